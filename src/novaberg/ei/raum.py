@@ -1,0 +1,137 @@
+"""Nova's register space (Raum): depth and closeness, pulled toward a target (spec emotion §8).
+
+The target comes from conversation labels (mode → depth; dynamic and style → closeness).
+Nova follows it gradually, faster downward than upward, and never overshoots.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Final, NamedTuple
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIEFE: Final = 0.3
+DEFAULT_NAEHE: Final = 0.5
+"""Raum() defaults (spec emotion §1)."""
+
+TIEFE_BY_MODE: Final[Mapping[str, float]] = {
+    "philosophischer_austausch": 0.9,
+    "fachgespraech": 0.8,
+    "emotional": 0.7,
+    "lernmodus": 0.7,
+    "arbeitsmodus": 0.6,
+    "beratend": 0.6,
+    "kreativ": 0.5,
+    "spielerisch": 0.4,
+    "berichtend": 0.4,
+    "alltag": 0.3,
+}
+"""Target depth by conversation mode (spec emotion §8)."""
+
+UNKNOWN_TIEFE: Final = 0.3
+"""Target depth for an unknown mode (logged as an error, spec emotion §8)."""
+
+NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
+    "vertrauen": 1.0,
+    "dankbar": 0.8,
+    "hilfesuchend": 0.6,
+    "neutral": 0.5,
+    "angriff": 0.3,
+    "distanz": 0.2,
+}
+"""Closeness contribution of the relationship dynamic (spec emotion §8)."""
+
+NAEHE_BY_STYLE: Final[Mapping[str, float]] = {
+    "locker": 0.9,
+    "jugendlich": 0.85,
+    "emotional": 0.7,
+    "neutral": 0.5,
+    "fachlich": 0.4,
+    "formell": 0.2,
+}
+"""Closeness contribution of the language style (spec emotion §8)."""
+
+UNKNOWN_NAEHE: Final = 0.5
+"""Closeness contribution of an unknown dynamic or style (spec emotion §8)."""
+
+PULL_UP: Final = 0.35
+PULL_DOWN: Final = 0.65
+"""Share of the gap closed per turn when rising / falling (spec emotion §8)."""
+
+SNAP_DISTANCE: Final = 0.02
+"""Closer than this to the target after a step → take the target (spec emotion §8)."""
+
+GV_BIT_THRESHOLD: Final = 0.5
+"""E, N, T bits are 1 at or above 0.5 (spec emotion §8)."""
+
+
+class RaumTarget(NamedTuple):
+    """Target point of the register space."""
+
+    tiefe: float
+    naehe: float
+
+
+class RaumBits(NamedTuple):
+    """GV bits from energy, closeness and depth (spec emotion §8)."""
+
+    e: int
+    n: int
+    t: int
+
+
+def target_tiefe(mode: str) -> float:
+    """Target depth for a mode; unknown modes log an error and give 0.3 (spec emotion §8)."""
+    value = TIEFE_BY_MODE.get(mode)
+    if value is None:
+        logger.error("unknown mode %r: target depth %s", mode, UNKNOWN_TIEFE)
+        return UNKNOWN_TIEFE
+    return value
+
+
+def target_naehe(relationship_dynamic: str, language_style: str) -> float:
+    """Target closeness = (DYN + STIL) / 2, rounded to 2 (spec emotion §8)."""
+    dynamic = NAEHE_BY_DYNAMIC.get(relationship_dynamic, UNKNOWN_NAEHE)
+    style = NAEHE_BY_STYLE.get(language_style, UNKNOWN_NAEHE)
+    return round((dynamic + style) / 2, 2)
+
+
+def raum_target(mode: str, relationship_dynamic: str, language_style: str) -> RaumTarget:
+    """Where the labels of a turn place the register space (spec emotion §8)."""
+    return RaumTarget(target_tiefe(mode), target_naehe(relationship_dynamic, language_style))
+
+
+def pull_axis(current: float, target: float, factor: float = 1.0) -> float:
+    """One step of one axis toward its target (spec emotion §8).
+
+    A zero share (factor 0) freezes the axis completely, without rounding or snapping.
+    """
+    if current == target:
+        return current
+    rate = PULL_UP if target > current else PULL_DOWN
+    share = min(1.0, max(0.0, rate * factor))
+    if share == 0.0:
+        return current
+    new = round(current + share * (target - current), 2)
+    if abs(target - new) < SNAP_DISTANCE:
+        return target
+    low, high = min(current, target), max(current, target)
+    return min(high, max(low, new))
+
+
+def pull_raum(tiefe: float, naehe: float, target: RaumTarget, factor: float = 1.0) -> RaumTarget:
+    """Pull both axes toward the target by `factor` (1.0 in ei_calc, spec emotion §7.6)."""
+    return RaumTarget(
+        pull_axis(tiefe, target.tiefe, factor), pull_axis(naehe, target.naehe, factor)
+    )
+
+
+def raum_bits(arousal: float, naehe: float, tiefe: float) -> RaumBits:
+    """GV bits E (arousal), N (closeness), T (depth), each 1 at ≥ 0.5 (spec emotion §8)."""
+    return RaumBits(
+        int(arousal >= GV_BIT_THRESHOLD),
+        int(naehe >= GV_BIT_THRESHOLD),
+        int(tiefe >= GV_BIT_THRESHOLD),
+    )

