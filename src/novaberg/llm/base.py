@@ -7,6 +7,7 @@ pydantic validation, one retry and a typed `ModelOutputError` — live here once
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -72,7 +73,10 @@ def prompt_text(messages: Sequence[Message]) -> str:
     return "\n\n".join(m.get("content", "") for m in messages)
 
 
+@functools.cache
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema, generated once per class (pydantic takes ~15 ms for a nested
+    schema, more than a whole turn's graph overhead). Shared: treat it as read-only."""
     return model.model_json_schema()
 
 

@@ -78,10 +78,17 @@ class ModelGate:
         return bool(result)
 
     async def acquire(
-        self, priority: Priority = Priority.USER, wait_seconds: float | None = None
+        self,
+        priority: Priority = Priority.USER,
+        wait_seconds: float | None = None,
+        *,
+        token: str | None = None,
     ) -> str:
-        """Take a slot, polling without blocking the loop; return the holder token."""
-        token = uuid.uuid4().hex
+        """Take a slot, polling without blocking the loop; return the holder token.
+
+        `token` lets a caller name its slot (e.g. prefixed with a worker id) so a
+        recovering process can free the slots of a worker that died."""
+        token = token or uuid.uuid4().hex
         limit = self.wait_seconds if wait_seconds is None else wait_seconds
         deadline = time.monotonic() + limit
         while True:

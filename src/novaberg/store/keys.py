@@ -59,6 +59,11 @@ def worker_heartbeat(worker_id: str) -> str:
     return f"worker_alive:{worker_id}"
 
 
+def worker_registry() -> str:
+    """Set of worker ids that may own a processing list (orphan recovery scans it)."""
+    return "worker_registry"
+
+
 def active_pairs() -> str:
     """Set of pairs that have queued work, so consumers need not SCAN."""
     return "aktive_paare"
@@ -80,6 +85,11 @@ def turn_outcome(turn_id: str) -> str:
 def delivery_channel(user_id: str) -> str:
     """Pub/sub channel that fans a message out to every API process."""
     return f"zustellung:{user_id}"
+
+
+def delivery_channel_pattern() -> str:
+    """PSUBSCRIBE pattern matching every user's delivery channel."""
+    return "zustellung:*"
 
 
 def delivery_seq(user_id: str) -> str:
@@ -140,6 +150,11 @@ def kzg_index(pair: Pair) -> str:
 
 def promotion_queue(user_id: str) -> str:
     return f"queue:{user_id}"
+
+
+def promotion_users() -> str:
+    """Set of user ids with promotion jobs queued, so the promotion job need not SCAN."""
+    return "queue_nutzer"
 
 
 def promotion_working(user_id: str) -> str:

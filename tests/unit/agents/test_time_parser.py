@@ -92,6 +92,7 @@ CASES: list[tuple[str, tuple[int, int, int, int, int], bool, bool]] = [
     ("zehn Uhr abends", (2026, 7, 31, 22, 0), False, True),
     ("14 Uhr 30", (2026, 7, 31, 14, 30), False, True),
     ("13 Uhr", (2026, 8, 1, 13, 0), False, True),
+    ("ein Uhr", (2026, 8, 1, 13, 0), False, True),
     ("7 Uhr", (2026, 8, 1, 7, 0), False, True),
     ("um 3", (2026, 7, 31, 15, 0), False, True),
     ("14.30 Uhr", (2026, 7, 31, 14, 30), False, True),
@@ -184,6 +185,7 @@ def test_parse_table(
         "mach 3 Kreuze",
         "Julia kommt",
         "jene Leute",
+        "eine Uhr kaufen",
     ],
 )
 def test_no_time_or_out_of_range_gives_none(text: str) -> None:

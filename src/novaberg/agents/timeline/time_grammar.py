@@ -226,7 +226,7 @@ def _match_hour_word(tokens: list[Token], i: int, parts: Parts) -> int:
     hour = _number(tokens, i)
     if hour is None or tokens[i].kind == "ordinal" or not 0 <= hour <= 24:
         return 0
-    if _word(tokens, i + 1) in w.HOUR_WORDS:
+    if _word(tokens, i + 1) in w.HOUR_WORDS and _word(tokens, i) not in w.ARTICLE_FORMS:
         minute = _number(tokens, i + 2)
         if minute is not None and not 0 <= minute <= 59:
             minute = None

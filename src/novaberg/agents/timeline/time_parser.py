@@ -15,8 +15,17 @@ Anchors:
 Resolution order when several parts are present: explicit date > day word >
 duration > weekday; the clock is combined with whichever day wins. A weekday
 equal to the anchor's weekday means next week's (say "heute" for today).
-Durations ("in zwei Wochen", "vor 3 Tagen") are computed by dateparser;
-anything the scanner does not recognise at all is handed to dateparser whole.
+Durations ("in zwei Wochen", "vor 3 Tagen") are computed by dateparser; text
+in which the scanner recognises nothing but that names a month ("im März") is
+handed to dateparser whole.
+
+Clock: digits are 24-hour ("7 Uhr" = 07:00); a spoken 12-hour clock without a
+time-of-day word lands in 08:00-19:59 ("halb drei" = 14:30, "viertel vor acht"
+= 19:45, "um 9" = 09:00); "morgens", "abends", "nachts", "pm" ... override.
+
+``reference_mode``: "relativ_rueckwaerts" after a backward marker (vor, seit,
+letzte ...); "absolut" for a calendar date, a day word or "diese*"; otherwise
+"relativ" (weekday, duration or clock counted from the anchor).
 """
 
 from __future__ import annotations

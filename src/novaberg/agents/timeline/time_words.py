@@ -177,6 +177,9 @@ NUMBER_WORDS: dict[str, int] = {
 }
 """Spelled numbers for clocks, minutes and durations."""
 
+ARTICLE_FORMS: frozenset[str] = frozenset({"eine", "einer", "einen", "einem"})
+"""Mean 1 in a duration ("in einer Woche") but not before "Uhr" ("eine Uhr" is a watch)."""
+
 ARTICLE_ONE: frozenset[str] = frozenset({"a", "an"})
 """English articles that mean 1 in a duration ("in a week")."""
 

@@ -1,0 +1,198 @@
+"""Framework overhead of one full turn (HumanGraph + CharacterGraph).
+
+Runs N turns (main path: no task agent, tribunal ok) in-process with the scripted model at
+zero latency against embedded Redis and
+PostgreSQL in a temporary home, and reports per turn the wall time, the scripted model's own
+time (`CallStats.model_seconds`) and their difference — the overhead of graphs, nodes,
+stores and logging. Goal (issue #3): overhead median ≤ 25 ms.
+
+    .venv/bin/python bench/turn_overhead.py [--turns 50] [--warmup 3] [--human-only]
+
+Prints one JSON line per measured quantity, then a short table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+GOAL_MEDIAN_MS = 25.0
+"""Issue #3: overhead ≤ 25 ms median per full turn."""
+
+TEXTS = [
+    "Wie geht's dir?",
+    "Ich ziehe nächste Woche nach Köln!",
+    "Heute war ein anstrengender Tag.",
+    "Was hältst du von Jazz?",
+    "Meine Schwester heißt Lena und wohnt in Hamburg.",
+]
+
+
+MAIN_PATH_RULES: list[dict[str, Any]] = [
+    {
+        "match": ".*",
+        "schema": "RouterDecision",
+        "output": {
+            "needs_memory": False,
+            "needs_web": False,
+            "needs_timeline": False,
+            "timeline_query": None,
+            "momentum": "mid",
+            "management_action": "",
+            "management_target": "",
+            "management_target_typ": "titel",
+        },
+    },
+    {
+        "match": ".*",
+        "schema": "JuristVerdict",
+        "output": {"score": 0.1, "direktiven_score": 0.1, "begruendung": "unbedenklich"},
+    },
+    {"match": ".*", "schema": "PsychologistVerdict", "output": {"score": 0.1}},
+    {"match": ".*", "schema": "EthicistVerdict", "output": {"score": 0.1}},
+]
+"""Keep every turn on the main path (no task agent, tribunal ok); every other call gets the
+scripted model's schema-valid default answer."""
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[str, Any]:
+    from novaberg.agents.registry import agent_migrations, discover_agents
+    from novaberg.config import load_settings
+    from novaberg.graph.contract import GraphDeps
+    from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.llm.accounting import track_calls
+    from novaberg.llm.layer import ModelLayer
+    from novaberg.llm.scripted import Rule, ScriptedEmbedder, ScriptedLLM
+    from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.keys import Pair
+    from novaberg.store.postgres import create_pool
+    from novaberg.store.redis_client import create_redis
+
+    settings = load_settings(home=home, llm="scripted", embed="scripted", pixie=False)
+    services = EmbeddedServices(settings, extra_migrations=agent_migrations())
+    endpoints = await asyncio.to_thread(services.start)
+    redis = create_redis(endpoints.redis_url)
+    pool = await create_pool(endpoints.database_url)
+    try:
+        rules = [Rule.from_dict(rule) for rule in MAIN_PATH_RULES]
+        scripted = ScriptedLLM(rules, latency_ms=0.0)
+        model = ModelLayer(scripted, ScriptedEmbedder(settings.embed_dim))
+        deps = GraphDeps(settings, redis, pool, model)
+        runtime = GraphRuntime(deps, discover_agents())
+        pair = Pair("bench", settings.character)
+        totals: list[float] = []
+        models: list[float] = []
+        human: list[float] = []
+        character: list[float] = []
+        calls: list[int] = []
+        for index in range(warmup + turns):
+            text = TEXTS[index % len(TEXTS)]
+            with track_calls() as stats:
+                started = time.perf_counter()
+                result = await run_turn_inprocess(
+                    runtime, pair, text, with_character=not human_only
+                )
+                elapsed = (time.perf_counter() - started) * 1000
+            if result.event_payload.get("pfad1_ausfall"):
+                raise RuntimeError(f"path 1 failed: {result.event_payload['pfad1_ausfall']}")
+            if index < warmup:
+                continue
+            totals.append(elapsed)
+            models.append(stats.model_seconds * 1000)
+            human.append(result.human_ms)
+            character.append(result.character_ms)
+            calls.append(stats.calls)
+        assert deps.log is not None
+        await deps.log.close()
+    finally:
+        await pool.close()
+        await redis.aclose()
+        await asyncio.to_thread(services.stop)
+
+    overhead = [t - m for t, m in zip(totals, models, strict=True)]
+    return {
+        "turns": turns,
+        "graphs": "human" if human_only else "human+character",
+        "total_ms": totals,
+        "model_ms": models,
+        "overhead_ms": overhead,
+        "human_ms": human,
+        "character_ms": character,
+        "model_calls": calls,
+    }
+
+
+def _summary(name: str, values: list[float]) -> dict[str, Any]:
+    return {
+        "metric": name,
+        "median_ms": round(statistics.median(values), 3),
+        "p95_ms": round(_percentile(values, 0.95), 3),
+        "min_ms": round(min(values), 3),
+        "max_ms": round(max(values), 3),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--human-only", action="store_true", help="run the HumanGraph only")
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="novaberg-bench-"))
+    try:
+        data = asyncio.run(_bench(home, args.turns, args.warmup, args.human_only))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+    rows = [
+        _summary("turn_total", data["total_ms"]),
+        _summary("model_time", data["model_ms"]),
+        _summary("overhead", data["overhead_ms"]),
+        _summary("human_graph", data["human_ms"]),
+        _summary("character_graph", data["character_ms"]),
+    ]
+    for row in rows:
+        row.update(turns=data["turns"], graphs=data["graphs"])
+        print(json.dumps(row))
+    overhead_median = rows[2]["median_ms"]
+    verdict = {
+        "metric": "goal",
+        "overhead_median_ms": overhead_median,
+        "goal_ms": GOAL_MEDIAN_MS,
+        "ratio_to_goal": round(overhead_median / GOAL_MEDIAN_MS, 3),
+        "model_calls_per_turn": statistics.median(data["model_calls"]),
+        "met": overhead_median <= GOAL_MEDIAN_MS,
+    }
+    print(json.dumps(verdict))
+
+    print(f"\n{'metric':<16}{'median ms':>11}{'p95 ms':>10}")
+    for row in rows:
+        print(f"{row['metric']:<16}{row['median_ms']:>11.2f}{row['p95_ms']:>10.2f}")
+    print(
+        f"overhead median {overhead_median:.2f} ms vs goal {GOAL_MEDIAN_MS:.0f} ms: "
+        f"{'met' if verdict['met'] else 'NOT met'} ({data['graphs']}, {data['turns']} turns)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""The agent framework's types: `AgentState`, `AgentResult`, `Korrektur`, `BaseAgent`.
+
+Why this shape (spec agents.md §1.1, seed 002 §6): every task agent is a LangGraph
+subgraph over one small state (`AgentState`, wire keys in German because they are
+logged and stored in the pending question), and reports back through one
+validated result type, so the planner, the task block and the session markers
+never have to guess what an agent meant.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+__all__ = [
+    "RUNNING",
+    "STATUS_CANON",
+    "AgentDefinitionError",
+    "AgentResult",
+    "AgentState",
+    "BaseAgent",
+    "Korrektur",
+    "PeriodicTask",
+]
+
+STATUS_CANON: frozenset[str] = frozenset(
+    {"abgeschlossen", "fehler", "rueckfrage", "abgelehnt", "rejected", "dismissed"}
+)
+"""Final statuses (spec agents.md §1.1): done, fault, question, reasoned refusal,
+legacy bare refusal, user said no at a gate."""
+
+RUNNING = "laufend"
+"""`AgentState.status` while the subgraph runs; never a final status."""
+
+KONTEXT_KEYS: frozenset[str] = frozenset(
+    {"user_id", "character_id", "memory_context", "verlauf", "initiator"}
+)
+"""Catalogued `kontext` keys an agent may see (spec §1.1: invoke drops the rest)."""
+
+
+class AgentDefinitionError(ValueError):
+    """An agent folder or result violates the framework contract."""
+
+
+class AgentState(TypedDict, total=False):
+    """Everything an agent sees (spec agents.md §1.1). Keys are wire names."""
+
+    aufgabe: str  # the stimulus text (user utterance, or the answer on resume)
+    aufgabe_typ: str  # "workflow" | "kognitiv"
+    agent_name: str
+    kontext: dict[str, Any]  # user_id, character_id, memory_context, verlauf
+    parameter: dict[str, Any]  # action, target, ..., resume flags; node scratch space
+    schritte: Annotated[list[dict[str, Any]], operator.add]  # audit: {node, ergebnis, ...}
+    ergebnis: Any
+    status: str  # RUNNING while running, then one of STATUS_CANON
+    rueckfrage: str | None
+    fehler: str | None
+
+
+@dataclass(frozen=True)
+class Korrektur:
+    """Why an agent refused and what would have worked (never executed)."""
+
+    befund: str  # what is wrong
+    beleg: str  # evidence
+    vorschlag: str  # a working phrasing
+
+    def __post_init__(self) -> None:
+        for name in ("befund", "beleg", "vorschlag"):
+            if not str(getattr(self, name) or "").strip():
+                raise AgentDefinitionError(f"Korrektur needs a non-empty {name}")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"befund": self.befund, "beleg": self.beleg, "vorschlag": self.vorschlag}
+
+
+@dataclass(frozen=True)
+class PeriodicTask:
+    """A background agent's schedule (spec §1.1); user agents return None."""
+
+    name: str
+    priority: float
+    interval_s: float
+    description: str = ""
+
+
+@dataclass
+class AgentResult:
+    """One agent run as the planner and the responder see it (spec agents.md §1.1)."""
+
+    agent_name: str
+    ergebnis: Any
+    status: str
+    fehler: str | None = None
+    rueckfrage: str | None = None
+    korrektur: Korrektur | None = None
+    schritte: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUS_CANON:
+            raise AgentDefinitionError(f"unknown agent status {self.status!r}")
+        if not self.agent_name:
+            raise AgentDefinitionError("AgentResult needs an agent_name")
+        required = {"abgelehnt": "korrektur", "fehler": "fehler", "rueckfrage": "rueckfrage"}
+        needed = required.get(self.status)
+        if needed is not None and not getattr(self, needed):
+            raise AgentDefinitionError(f"status {self.status!r} requires {needed}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_name": self.agent_name,
+            "ergebnis": self.ergebnis,
+            "status": self.status,
+            "fehler": self.fehler,
+            "rueckfrage": self.rueckfrage,
+            "korrektur": self.korrektur.to_dict() if self.korrektur else None,
+            "schritte": self.schritte,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def coerce(cls, value: AgentResult | dict[str, Any]) -> AgentResult:
+        """Accept a result or its dict form (state that went through JSON)."""
+        if isinstance(value, AgentResult):
+            return value
+        data = dict(value)
+        korrektur = data.get("korrektur")
+        if isinstance(korrektur, dict):
+            data["korrektur"] = Korrektur(**korrektur)
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+class BaseAgent(ABC):
+    """A task agent: a folder with AGENT.md, agent.py (this class) and dispatch.py.
+
+    `name` is the wire name the router and the pending question use ("notizen",
+    "timeline", "direktiven", "charakter_identitaet"); the folder name is English.
+    """
+
+    graph_suitability: tuple[str, ...] = ("user",)
+    """Which graphs may run the agent (spec §1.1 `graph_eignung`)."""
+
+    load_type: str = "llm"
+    """"llm" or "cpu" (spec §1.1 `lastart`)."""
+
+    router_intents: tuple[str, ...] = ()
+    """Perception intents that select this agent in the planner (spec §1.4 rule 2)."""
+
+    aliases: tuple[str, ...] = ()
+    """Further lowercase names a router target may use for this agent."""
+
+    rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
+    """Fixed phrasing hint for a refusal (`Korrektur.vorschlag`, spec §1.5)."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    def directory(self) -> Path:
+        return Path(inspect.getfile(self.__class__)).parent
+
+    @property
+    def description(self) -> str:
+        """AGENT.md, required: an agent without a description is not discoverable."""
+        path = self.directory / "AGENT.md"
+        if not path.is_file():
+            raise AgentDefinitionError(f"{self.directory.name}: AGENT.md is missing")
+        return path.read_text(encoding="utf-8")
+
+    @property
+    def notice(self) -> str:
+        """The router's notice (`aushang`): the AGENT.md section "## Aushang" or its
+        first paragraph after the title."""
+        text = self.description
+        marker = "## Aushang"
+        if marker in text:
+            section = text.split(marker, 1)[1]
+            return section.split("\n## ", 1)[0].strip()
+        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+        body = [p for p in paragraphs if not p.startswith("#")]
+        return body[0] if body else ""
+
+    @property
+    def capabilities(self) -> list[str]:
+        return []
+
+    def periodic_task(self) -> PeriodicTask | None:
+        return None
+
+    @abstractmethod
+    def build_graph(self, deps: GraphDeps) -> Any:
+        """The compiled LangGraph subgraph over `AgentState`, nodes bound to `deps`."""
+
+    async def invoke(self, state: AgentState, deps: GraphDeps) -> AgentState:
+        """Drop undeclared `kontext` keys, then run the subgraph."""
+        kontext = {k: v for k, v in (state.get("kontext") or {}).items() if k in KONTEXT_KEYS}
+        graph = self.build_graph(deps)
+        result = await graph.ainvoke({**state, "kontext": kontext})
+        return AgentState(**result)  # type: ignore[typeddict-item]

@@ -1,0 +1,91 @@
+"""Identity execute node: the approved write, verified by re-reading (spec §3.4)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents import rule_store
+from novaberg.agents.base import AgentState
+from novaberg.agents.character_identity.classify import merge_instructions
+from novaberg.agents.character_identity.repository import TABLE
+from novaberg.agents.workflow import fail, now_from, step
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+NODE = "ausfuehren"
+VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
+
+
+def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "abgeschlossen", "ergebnis": message, "schritte": step(NODE, what, **extra)}
+
+
+async def _insert(deps: GraphDeps, user_id: str, anweisung: str) -> int:
+    new_id = await rule_store.insert(deps.pool, TABLE, user_id, anweisung, now_from(deps))
+    await rule_store.verify(deps.pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+    return new_id
+
+
+async def _deactivate(deps: GraphDeps, user_id: str, ids: list[int]) -> None:
+    await rule_store.set_active(deps.pool, TABLE, user_id, ids, False, now_from(deps))
+    for rule_id in ids:
+        await rule_store.verify(deps.pool, TABLE, user_id, rule_id, aktiv=False)
+
+
+async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
+    parameter = dict(state.get("parameter") or {})
+    user_id = (state.get("kontext") or {}).get("user_id", "")
+    action = parameter.get("aktion")
+    anweisung = str(parameter.get("anweisung") or "").strip()
+    target_id = parameter.get("target_id")
+    pool = deps.pool
+    try:
+        active = await rule_store.active(pool, TABLE, user_id)
+        if action == "read":
+            text = "\n".join(rule_store.render_rule(r) for r in active)
+            return _done(text or "Es gibt keine Charakter-Anweisungen.", "gelesen")
+        if action == "create":
+            new_id = await _insert(deps, user_id, anweisung)
+            return _done(f"Ich bin ab jetzt: {anweisung}.", "erstellt", id=new_id, verifiziert=True)
+        if action in {"delete", "delete_alle"}:
+            ids = [int(i) for i in parameter.get("target_ids") or []]
+            if not ids:
+                return fail(NODE, "Es gibt nichts zu löschen.")
+            await _deactivate(deps, user_id, ids)
+            return _done("Charakter-Anweisung gelöscht; ich bin wieder ich selbst.", "geloescht")
+        if action == "replace":
+            await _deactivate(deps, user_id, [r["id"] for r in active])
+            new_id = await _insert(deps, user_id, anweisung)
+            return _done(
+                f"Alles Bisherige ersetzt; ich bin jetzt: {anweisung}.", "ersetzt", id=new_id
+            )
+        if action == "merge":
+            merged = await merge_instructions(deps, [r["anweisung"] for r in active], anweisung)
+            if merged is None:
+                return fail(NODE, "Ich konnte die Anweisungen nicht zusammenführen.")
+            await _deactivate(deps, user_id, [r["id"] for r in active])
+            new_id = await _insert(deps, user_id, merged)
+            return _done(f"Zusammengeführt zu: {merged}.", "zusammengefuehrt", id=new_id)
+        if target_id is None:
+            return fail(NODE, "Ich weiß nicht, welche Anweisung gemeint ist.")
+        row = await rule_store.get(pool, TABLE, user_id, int(target_id))
+        if row is None:
+            return fail(NODE, "Die Anweisung gibt es nicht.")
+        if action == "reactivate":
+            now = now_from(deps)
+            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], True, now)
+            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=True, geaendert_am=now)
+            return _done(f"Ich bin wieder: {row['anweisung']}.", "reaktiviert", id=row["id"])
+        if action == "update":
+            await _deactivate(deps, user_id, [row["id"]])
+            new_id = await _insert(deps, user_id, anweisung)
+            return _done(
+                f"'{row['anweisung']}' geändert in '{anweisung}'.",
+                "geaendert",
+                id=row["id"],
+                neuer_id=new_id,
+            )
+        return fail(NODE, f"Unbekannte Aktion '{action}'.")
+    except rule_store.VerificationFailed as exc:
+        return fail(NODE, VERIFY_FAILED, verifiziert=False, grund=str(exc))

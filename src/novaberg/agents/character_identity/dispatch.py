@@ -1,0 +1,18 @@
+"""dispatch_character_identity: ConversationState ⇄ AgentState for the identity agent."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents.base import BaseAgent
+from novaberg.agents.dispatch_common import run_dispatch
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+
+async def dispatch_character_identity(
+    state: dict[str, Any], deps: GraphDeps, agent: BaseAgent
+) -> dict[str, Any]:
+    update, _result, _final = await run_dispatch(state, deps, agent)
+    return update

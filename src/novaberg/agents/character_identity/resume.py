@@ -1,0 +1,67 @@
+"""Identity resume node: gate/choice answers (closed rule) and the consolidation answer.
+
+The consolidation question (more than three active instructions) was never
+parsed in the seed (spec agents.md §3.4, unclear); here: a named candidate or
+"ersetz…" + a choice replaces that one, "zusammen…" merges all into one,
+"trotzdem/zusätzlich/auch" adds the new one; a decline dismisses; anything else
+asks again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents.base import AgentState
+from novaberg.agents.character_identity.validate_db import CONSOLIDATE
+from novaberg.agents.choice import pick_candidate
+from novaberg.agents.consent import Consent, interpret_consent
+from novaberg.agents.gate import dismissed, read_gate_answer
+from novaberg.agents.workflow import ask, step
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+NODE = "resume"
+MERGE_STEMS = ("zusammen", "merge", "kombinier", "vereinig", "fasse")
+ADD_STEMS = ("trotzdem", "zusätzlich", "dazu", "auch", "hinzu", "add")
+REPLACE_STEMS = ("ersetz", "statt", "austausch", "tausch", "replace")
+
+
+def _stems(answer: str, stems: tuple[str, ...]) -> bool:
+    words = re.findall(r"[^\W\d_]+", answer.lower())
+    return any(w.startswith(s) for w in words for s in stems)
+
+
+def _consolidation(parameter: dict[str, Any]) -> dict[str, Any]:
+    answer = str(parameter.get("user_answer") or "")
+    clean = {k: v for k, v in parameter.items() if k not in {"frage_typ", "resume"}}
+    if interpret_consent(answer) is Consent.DECLINE:
+        return dismissed(clean)
+    if _stems(answer, MERGE_STEMS):
+        clean.update(aktion="merge", weiter="execute")
+        return {"parameter": clean, "schritte": step(NODE, "zusammenfuehren")}
+    chosen = pick_candidate(answer, parameter.get("kandidaten") or [], ("anweisung",))
+    if chosen is not None and (_stems(answer, REPLACE_STEMS) or not _stems(answer, ADD_STEMS)):
+        clean.update(aktion="update", target_id=chosen["id"], weiter="execute")
+        return {"parameter": clean, "schritte": step(NODE, "ersetzen", id=chosen["id"])}
+    if _stems(answer, ADD_STEMS):
+        clean.update(aktion="create", weiter="execute")
+        return {"parameter": clean, "schritte": step(NODE, "hinzufuegen")}
+    return ask(NODE, str(parameter.get("original_rueckfrage") or ""), parameter, antwort="unklar")
+
+
+async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
+    parameter = dict(state.get("parameter") or {})
+    if parameter.get("frage_typ") == CONSOLIDATE:
+        return _consolidation(parameter)
+    outcome, update = read_gate_answer(state)
+    if outcome == "stop":
+        return update
+    next_node = "execute" if outcome == "execute" else "db_validate"
+    update["parameter"] = {**update["parameter"], "weiter": next_node}
+    return update
+
+
+def after_resume(state: AgentState) -> str:
+    return str((state.get("parameter") or {}).get("weiter") or "db_validate")

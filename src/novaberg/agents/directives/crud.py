@@ -1,0 +1,75 @@
+"""Directives execute node: the approved write, verified by re-reading (spec §3.3)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents import rule_store
+from novaberg.agents.base import AgentState
+from novaberg.agents.workflow import fail, now_from, step
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+NODE = "ausfuehren"
+TABLE: rule_store.Table = "direktiven"
+VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
+
+
+def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "status": "abgeschlossen",
+        "ergebnis": message,
+        "schritte": step(NODE, what, **extra),
+    }
+
+
+async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
+    parameter = dict(state.get("parameter") or {})
+    user_id = (state.get("kontext") or {}).get("user_id", "")
+    action = parameter.get("aktion")
+    anweisung = str(parameter.get("anweisung") or "").strip()
+    kontext = str(parameter.get("kontext") or "").strip() or None
+    target_id = parameter.get("target_id")
+    now = now_from(deps)
+    pool = deps.pool
+    try:
+        if action == "read":
+            rows = await rule_store.active(pool, TABLE, user_id)
+            text = "\n".join(rule_store.render_rule(r) for r in rows)
+            return _done(text or "Es gibt keine aktiven Direktiven.", "gelesen")
+        if action == "create":
+            new_id = await rule_store.insert(pool, TABLE, user_id, anweisung, now, kontext)
+            await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+            return _done(f"Neue Direktive: '{anweisung}'.", "erstellt", id=new_id, verifiziert=True)
+        if target_id is None:
+            return fail(NODE, "Ich weiß nicht, welche Direktive gemeint ist.")
+        row = await rule_store.get(pool, TABLE, user_id, int(target_id))
+        if row is None:
+            return fail(NODE, "Die Direktive gibt es nicht.")
+        if action == "delete":
+            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], False, now)
+            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=False)
+            return _done(f"Direktive '{row['anweisung']}' gelöscht.", "geloescht", id=row["id"])
+        if action == "reactivate":
+            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], True, now)
+            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=True, geaendert_am=now)
+            return _done(
+                f"Direktive '{row['anweisung']}' wiederhergestellt.", "reaktiviert", id=row["id"]
+            )
+        if action == "update":
+            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], False, now)
+            new_id = await rule_store.insert(
+                pool, TABLE, user_id, anweisung, now, kontext or row.get("kontext")
+            )
+            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=False)
+            await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+            return _done(
+                f"Direktive '{row['anweisung']}' geändert in '{anweisung}'.",
+                "geaendert",
+                id=row["id"],
+                neuer_id=new_id,
+            )
+        return fail(NODE, f"Unbekannte Aktion '{action}'.")
+    except rule_store.VerificationFailed as exc:
+        return fail(NODE, VERIFY_FAILED, verifiziert=False, grund=str(exc))

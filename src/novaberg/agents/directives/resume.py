@@ -1,0 +1,28 @@
+"""Directives resume node: the answer to the gate or choice question (closed rule, §4).
+
+The seed executed on any answer, "nein" included (spec agents.md §3.3 [code]);
+here only an approval executes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents.base import AgentState
+from novaberg.agents.gate import read_gate_answer
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+
+async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
+    outcome, update = read_gate_answer(state)
+    if outcome == "stop":
+        return update
+    next_node = "execute" if outcome == "execute" else "db_validate"
+    update["parameter"] = {**update["parameter"], "weiter": next_node}
+    return update
+
+
+def after_resume(state: AgentState) -> str:
+    return str((state.get("parameter") or {}).get("weiter") or "db_validate")

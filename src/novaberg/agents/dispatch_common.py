@@ -1,0 +1,162 @@
+"""The per-agent dispatch contract, written once (spec agents.md §1.5).
+
+Each agent's `dispatch.py` calls `run_dispatch`: ConversationState → AgentState,
+run the subgraph, AgentState → AgentResult → state update. A question is stored
+as `pending_agent:{user_id}`; a resume deletes that key *before* the agent runs
+and the agent stores it again if it asks again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Korrektur
+from novaberg.agents.pending import pending_question, store_pending, take_pending
+from novaberg.graph import reiz
+from novaberg.store.session import numbered_view
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+log = logging.getLogger(__name__)
+
+__all__ = ["history_lines", "reiz_herkunft", "run_dispatch", "stimulus_text"]
+
+HISTORY_PAIRS = 5
+HISTORY_CHARS = 100
+"""Classifier context: last 5 turn pairs, ≤100 chars each (spec agents.md §2)."""
+
+reiz_herkunft = reiz.stimulus_origin
+"""`event_payload.reiz_herkunft`, default "nutzer_turn" (shared helper in graph.reiz)."""
+
+stimulus_text = reiz.stimulus_text
+"""`eigener_gedanke` on an impulse, else `user_prompt`; raises `StimulusError` (no fallback)."""
+
+
+def history_lines(state: dict[str, Any]) -> list[str]:
+    """The last turn pairs as numbered lines for the `[KONTEXT]` block (shared view)."""
+    turns = list(state.get("session_turns") or state.get("raw_turns") or [])
+    view = numbered_view(turns, pairs=HISTORY_PAIRS, width=HISTORY_CHARS)
+    return view.splitlines() if view else []
+
+
+def _to_result(agent: BaseAgent, final: AgentState, resume: bool) -> AgentResult:
+    status = final.get("status") or RUNNING
+    meta = {"resume": resume}
+    steps = list(final.get("schritte") or [])
+    if status == "rejected":
+        grund = (final.get("parameter") or {}).get("grund") or "unklar"
+        return AgentResult(
+            agent_name=agent.name,
+            ergebnis=None,
+            status="abgelehnt",
+            korrektur=Korrektur(
+                befund="Nicht als Aufgabe für mich verstanden.",
+                beleg=f"Klassifikation: rejected/{grund}",
+                vorschlag=agent.rejection_hint,
+            ),
+            schritte=steps,
+            meta=meta,
+        )
+    if status == RUNNING or status not in {"abgeschlossen", "fehler", "rueckfrage", "dismissed"}:
+        return AgentResult(
+            agent.name, None, "fehler", fehler="Agent endete ohne Ergebnis.", schritte=steps
+        )
+    if status == "fehler" and not final.get("fehler"):
+        final = {**final, "fehler": "Unbekannter Fehler."}
+    return AgentResult(
+        agent_name=agent.name,
+        ergebnis=final.get("ergebnis"),
+        status=status,
+        fehler=final.get("fehler"),
+        rueckfrage=final.get("rueckfrage"),
+        schritte=steps,
+        meta=meta,
+    )
+
+
+def _summary(result: AgentResult) -> tuple[str, str]:
+    """`(management_result, management_detail)` per spec §1.5."""
+    if result.status == "rueckfrage":
+        return result.rueckfrage or "", f"Rückfrage: {result.rueckfrage}"
+    if result.status == "fehler":
+        return f"Fehler: {result.fehler}", result.fehler or ""
+    if result.status == "abgelehnt" and result.korrektur is not None:
+        return "", result.korrektur.befund
+    if result.status == "dismissed":
+        return "Nutzer hat abgelehnt, nichts geändert.", str(result.ergebnis or "")
+    return str(result.ergebnis or ""), str(result.ergebnis or "")
+
+
+async def run_dispatch(
+    state: dict[str, Any],
+    deps: GraphDeps,
+    agent: BaseAgent,
+    *,
+    extra_parameter: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], AgentResult, AgentState]:
+    """Run `agent` for this turn; return `(state update, result, final AgentState)`."""
+    user_id = str(state.get("user_id") or "")
+    action = str(state.get("management_action") or "")
+    target = str(state.get("management_target") or "")
+    aufgabe = stimulus_text(state)
+    parameter: dict[str, Any] = {
+        "action": action,
+        "target": target,
+        "target_typ": state.get("management_target_typ") or "titel",
+        **(extra_parameter or {}),
+    }
+    resume = False
+    if action == "resume":
+        pending = await pending_question(deps.redis, user_id)
+        if pending and pending.get("agent_name") == agent.name:
+            pending = await take_pending(deps.redis, user_id) or pending  # delete before resuming
+            resume = True
+            parameter = {
+                **(pending.get("parameter") or {}),
+                "resume": True,
+                "user_answer": aufgabe,
+                "original_rueckfrage": pending.get("rueckfrage") or "",
+            }
+        else:
+            log.info("resume for %s without its pending question; classifying anew", agent.name)
+            parameter["action"] = "agent"
+    agent_state = AgentState(
+        aufgabe=aufgabe,
+        aufgabe_typ="workflow",
+        agent_name=agent.name,
+        kontext={
+            "user_id": user_id,
+            "character_id": state.get("character_id") or "",
+            "memory_context": state.get("memory_context") or "",
+            "verlauf": history_lines(state),
+            "initiator": reiz_herkunft(state),
+        },
+        parameter=parameter,
+        schritte=[],
+        ergebnis=None,
+        status=RUNNING,
+        rueckfrage=None,
+        fehler=None,
+    )
+    final = await agent.invoke(agent_state, deps)
+    result = _to_result(agent, final, resume)
+    if result.status == "rueckfrage":
+        await store_pending(
+            deps.redis,
+            user_id,
+            agent_name=agent.name,
+            action=action,
+            target=target,
+            rueckfrage=result.rueckfrage or "",
+            parameter=dict(final.get("parameter") or {}),
+        )
+    management_result, management_detail = _summary(result)
+    update = {
+        "agent_results": [*(state.get("agent_results") or []), result],
+        "agent_name": "",
+        "management_result": management_result,
+        "management_detail": management_detail,
+    }
+    return update, result, final

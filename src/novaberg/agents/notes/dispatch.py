@@ -1,0 +1,18 @@
+"""dispatch_notes: ConversationState ⇄ AgentState for the notes agent (spec agents.md §1.5)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from novaberg.agents.base import BaseAgent
+from novaberg.agents.dispatch_common import run_dispatch
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+
+async def dispatch_notes(
+    state: dict[str, Any], deps: GraphDeps, agent: BaseAgent
+) -> dict[str, Any]:
+    update, _result, _final = await run_dispatch(state, deps, agent)
+    return update

@@ -1,0 +1,127 @@
+"""SQL shared by the two rule tables: `direktiven` and `charakter_anweisungen`.
+
+Both hold short instructions with `aktiv` and `geaendert_am` and are never
+deleted: delete deactivates, update deactivates and inserts, reactivate flips
+`aktiv` back (spec agents.md §3.3, §3.4). Only `direktiven` has `kontext`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from psycopg_pool import AsyncConnectionPool
+
+Table = Literal["direktiven", "charakter_anweisungen"]
+
+RECENT_INACTIVE = 10
+"""How many inactive rules the classifier and the restore check look at."""
+
+
+def _columns(table: Table) -> str:
+    extra = ", kontext" if table == "direktiven" else ""
+    return f"id, user_id, anweisung{extra}, erstellt_am, aktiv, geaendert_am"
+
+
+async def active(pool: AsyncConnectionPool, table: Table, user_id: str) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND aktiv ORDER BY id",
+            (user_id,),
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+async def recent_inactive(
+    pool: AsyncConnectionPool, table: Table, user_id: str, limit: int = RECENT_INACTIVE
+) -> list[dict[str, Any]]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND NOT aktiv"
+            " ORDER BY COALESCE(geaendert_am, erstellt_am) DESC, id DESC LIMIT %s",
+            (user_id, limit),
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+async def get(
+    pool: AsyncConnectionPool, table: Table, user_id: str, rule_id: int
+) -> dict[str, Any] | None:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND id = %s",
+            (user_id, rule_id),
+        )
+        return cast(dict[str, Any] | None, await cur.fetchone())
+
+
+async def insert(
+    pool: AsyncConnectionPool,
+    table: Table,
+    user_id: str,
+    anweisung: str,
+    now: datetime,
+    kontext: str | None = None,
+) -> int:
+    async with pool.connection() as conn:
+        if table == "direktiven":
+            cur = await conn.execute(
+                "INSERT INTO direktiven (user_id, anweisung, kontext, erstellt_am)"
+                " VALUES (%s, %s, %s, %s) RETURNING id",
+                (user_id, anweisung, kontext or None, now),
+            )
+        else:
+            cur = await conn.execute(
+                "INSERT INTO charakter_anweisungen (user_id, anweisung, erstellt_am)"
+                " VALUES (%s, %s, %s) RETURNING id",
+                (user_id, anweisung, now),
+            )
+        row = cast(dict[str, Any] | None, await cur.fetchone())
+        assert row is not None
+        return int(row["id"])
+
+
+async def set_active(
+    pool: AsyncConnectionPool,
+    table: Table,
+    user_id: str,
+    rule_ids: list[int],
+    aktiv: bool,
+    now: datetime,
+) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(
+            f"UPDATE {table} SET aktiv = %s, geaendert_am = %s WHERE user_id = %s AND id = ANY(%s)",
+            (aktiv, now, user_id, rule_ids),
+        )
+
+
+def contains_either(left: str, right: str) -> bool:
+    """Case-insensitive: one text contains the other (spec §3.3 similarity test)."""
+    a, b = left.strip().lower(), right.strip().lower()
+    return bool(a and b) and (a in b or b in a)
+
+
+def matching(rows: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    return [r for r in rows if contains_either(r["anweisung"], text)]
+
+
+def render_rule(row: dict[str, Any]) -> str:
+    kontext = f" ({row['kontext']})" if row.get("kontext") else ""
+    return f"- [{row['id']}] {row['anweisung']}{kontext}"
+
+
+class VerificationFailed(Exception):
+    """The re-read rule does not show the write."""
+
+
+async def verify(
+    pool: AsyncConnectionPool, table: Table, user_id: str, rule_id: int, **expected: Any
+) -> None:
+    """Re-read after a write (seed 002 §7.4 VERIFIZIEREN); raise if it does not show."""
+    row = await get(pool, table, user_id, rule_id)
+    if row is None:
+        raise VerificationFailed(f"{table} {rule_id} missing after write")
+    for key, value in expected.items():
+        if row[key] != value:
+            raise VerificationFailed(f"{table} {rule_id}: {key}={row[key]!r}, expected {value!r}")

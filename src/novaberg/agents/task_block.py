@@ -1,0 +1,110 @@
+"""The `[AUFGABE]` block the responder gets after agents ran (spec agents.md §1.6).
+
+Pure Python: the agents' results decide exactly one instruction, by priority
+question > refusal > fault > declined > done > legacy result. Everything except a
+question cuts the memory/web context (`task_context_cut`), because a report of
+what was done must not be diluted by recollections.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from novaberg.agents.base import AgentResult
+
+__all__ = ["build_task_block", "question_text"]
+
+HEADER = "[AUFGABE]"
+
+
+def _parse_json(text: str) -> dict[str, Any] | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _candidate_line(index: int, cand: dict[str, Any]) -> str:
+    label = cand.get("name") or cand.get("title") or cand.get("anweisung") or "?"
+    extras = [
+        str(cand[k])
+        for k in ("zusammenfassung", "datum", "typ", "erstellt")
+        if cand.get(k) not in (None, "")
+    ]
+    return f"{index}. {label}" + (f" — {', '.join(extras)}" if extras else "")
+
+
+def question_text(rueckfrage: str) -> str:
+    """A human question from a stored `rueckfrage` (plain text or question JSON)."""
+    data = _parse_json(rueckfrage)
+    if data is None:
+        return rueckfrage
+    if data.get("typ") == "disambiguierung":
+        lines = [_candidate_line(i, c) for i, c in enumerate(data.get("kandidaten") or [], 1)]
+        head = data.get("frage") or "Welchen Eintrag meinst du?"
+        return head + "\n" + "\n".join(lines)
+    return str(data.get("frage") or rueckfrage)
+
+
+def _question_block(rueckfrage: str) -> str:
+    data = _parse_json(rueckfrage)
+    if data is not None and data.get("typ") == "disambiguierung":
+        return (
+            f"{HEADER}\nEs gibt mehrere passende Einträge. Frage den Nutzer, welchen er meint, "
+            "und nenne jeden mit Name, Inhalt bzw. Datum. Stelle nur diese Auswahlfrage, "
+            f"nichts anderes:\n{question_text(rueckfrage)}"
+        )
+    text = question_text(rueckfrage) if data is not None and data.get("frage") else rueckfrage
+    return f"{HEADER}\nStelle dem Nutzer genau diese Frage, nichts anderes:\n{text}"
+
+
+def build_task_block(
+    agent_results: Iterable[AgentResult | dict[str, Any]] | None, management_result: str = ""
+) -> tuple[str, bool]:
+    """`(task_block, task_context_cut)` for the responder; ("", False) when nothing ran."""
+    results = [AgentResult.coerce(r) for r in (agent_results or [])]
+    by_status: dict[str, list[AgentResult]] = {}
+    for result in results:
+        by_status.setdefault(result.status, []).append(result)
+
+    if "rueckfrage" in by_status:
+        return _question_block(by_status["rueckfrage"][0].rueckfrage or ""), False
+    if "abgelehnt" in by_status:
+        lines = [
+            f"- {r.agent_name}: {r.korrektur.befund} Stattdessen möglich: {r.korrektur.vorschlag}"
+            for r in by_status["abgelehnt"]
+            if r.korrektur is not None
+        ]
+        return (
+            f"{HEADER}\nEs wurde nichts gespeichert oder geändert; sag das ehrlich, "
+            "ohne etwas zu erfinden:\n" + "\n".join(lines),
+            True,
+        )
+    if "fehler" in by_status:
+        lines = [f"- Agent '{r.agent_name}': {r.fehler}" for r in by_status["fehler"]]
+        return (
+            f"{HEADER}\nDie Aufgabe ist fehlgeschlagen. Sag dem Nutzer ehrlich, dass es "
+            "nicht geklappt hat, und behaupte nicht, es sei erledigt:\n" + "\n".join(lines),
+            True,
+        )
+    if "dismissed" in by_status:
+        return (
+            f"{HEADER}\nDer Nutzer hat abgelehnt. Bestätige kurz, dass nichts geändert wurde.",
+            True,
+        )
+    if "abgeschlossen" in by_status:
+        lines = [f"- {r.agent_name}: {r.ergebnis}" for r in by_status["abgeschlossen"]]
+        return (
+            f"{HEADER}\nErledigt. Berichte in der Ich-Form, was du getan hast:\n"
+            + "\n".join(lines),
+            True,
+        )
+    if management_result:
+        return f"{HEADER}\n- {management_result}", True
+    return "", False

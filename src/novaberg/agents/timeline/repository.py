@@ -1,0 +1,194 @@
+"""SQL for the `timeline` table (spec agents.md §3.2). Every query is scoped by user.
+
+The database holds UTC (`TIMESTAMPTZ`); callers pass aware datetimes and convert
+to the configured zone only for display. Changes are bi-temporal: the old row is
+deactivated and a new row (with `vorgaenger_id`) is inserted.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+from psycopg_pool import AsyncConnectionPool
+
+EVENT_TYPES = ("termin", "geburtstag", "deadline", "jahrestag", "erinnerung")
+
+FLAGS: dict[str, tuple[bool, bool, bool]] = {
+    "termin": (True, True, True),
+    "deadline": (True, True, True),
+    "geburtstag": (False, True, False),
+    "jahrestag": (False, True, False),
+    "erinnerung": (False, True, False),
+}
+"""(binding, remind, conflict_check) per event type (spec agents.md §3.2); else all False."""
+
+RESUBMIT_AFTER = timedelta(days=7)
+"""`wiedervorlage_am` = event_time + 7 d on insert (spec agents.md §3.2)."""
+
+SEARCH_LIMIT = 10
+
+REMINDER_GRACE = timedelta(hours=24)
+"""A reminder more than a day overdue (server was down) is marked, not delivered late."""
+
+DAY_REMINDER_OFFSET = timedelta(hours=9)
+"""Day-precision entries (stored at local midnight) remind nine hours later, ~09:00."""
+
+COLUMNS = (
+    "id, user_id, event_time, event_ende, event_type, title, details, precision, binding,"
+    " remind, conflict_check, erinnert_am, themen, created_at, aktiv, wiedervorlage_am,"
+    " vorgaenger_id"
+)
+
+
+def normalise_type(event_type: str | None) -> str:
+    value = (event_type or "").strip().lower()
+    return value if value in EVENT_TYPES else "termin"
+
+
+async def insert(
+    pool: AsyncConnectionPool,
+    user_id: str,
+    *,
+    title: str,
+    event_time: datetime,
+    event_type: str,
+    details: str,
+    precision: str,
+    now: datetime,
+    vorgaenger_id: int | None = None,
+) -> int:
+    kind = normalise_type(event_type)
+    binding, remind, conflict_check = FLAGS.get(kind, (False, False, False))
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "INSERT INTO timeline (user_id, event_time, event_type, title, details, precision,"
+            " binding, remind, conflict_check, themen, created_at, last_touched,"
+            " wiedervorlage_am, vorgaenger_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                user_id,
+                event_time.astimezone(UTC),
+                kind,
+                title,
+                details,
+                precision,
+                binding,
+                remind,
+                conflict_check,
+                [kind],
+                now,
+                now,
+                event_time.astimezone(UTC) + RESUBMIT_AFTER,
+                vorgaenger_id,
+            ),
+        )
+        row = cast(dict[str, Any] | None, await cur.fetchone())
+        assert row is not None
+        return int(row["id"])
+
+
+async def get(pool: AsyncConnectionPool, user_id: str, entry_id: int) -> dict[str, Any] | None:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND id = %s", (user_id, entry_id)
+        )
+        return cast(dict[str, Any] | None, await cur.fetchone())
+
+
+async def by_title(pool: AsyncConnectionPool, user_id: str, title: str) -> list[dict[str, Any]]:
+    """Active entries whose title contains `title`, any date, earliest first."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+            " AND title ILIKE %s ORDER BY event_time LIMIT %s",
+            (user_id, f"%{_escape_like(title)}%", SEARCH_LIMIT),
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def in_range(
+    pool: AsyncConnectionPool, user_id: str, start: datetime, end: datetime
+) -> list[dict[str, Any]]:
+    """Active entries with start ≤ event_time < end, earliest first."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+            " AND event_time >= %s AND event_time < %s ORDER BY event_time",
+            (user_id, start, end),
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+async def same_title_between(
+    pool: AsyncConnectionPool, user_id: str, title: str, start: datetime, end: datetime
+) -> list[dict[str, Any]]:
+    """Duplicate check: active entries with the same title (case-insensitive) in [start, end)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+            " AND lower(title) = lower(%s) AND event_time >= %s AND event_time < %s",
+            (user_id, title.strip(), start, end),
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+async def deactivate(pool: AsyncConnectionPool, user_id: str, entry_id: int, now: datetime) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(
+            "UPDATE timeline SET aktiv = false, last_touched = %s WHERE user_id = %s AND id = %s",
+            (now, user_id, entry_id),
+        )
+
+
+async def due_reminders(
+    pool: AsyncConnectionPool, now: datetime, *, user_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Active `remind` entries whose time has come and that were not reminded yet.
+
+    Minute precision reminds at `event_time`; day precision at local midnight +
+    `DAY_REMINDER_OFFSET`. Entries more than `REMINDER_GRACE` overdue are left out
+    (see `skip_stale_reminders`).
+    """
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            f"""SELECT {COLUMNS} FROM timeline
+                WHERE aktiv AND remind AND erinnert_am IS NULL
+                  AND (%(u)s::text IS NULL OR user_id = %(u)s)
+                  AND event_time + CASE WHEN precision = 'day' THEN %(off)s
+                                        ELSE interval '0' END <= %(now)s
+                  AND event_time + CASE WHEN precision = 'day' THEN %(off)s
+                                        ELSE interval '0' END > %(since)s
+                ORDER BY event_time""",
+            {"u": user_id, "off": DAY_REMINDER_OFFSET, "now": now, "since": now - REMINDER_GRACE},
+        )
+        return cast(list[dict[str, Any]], await cur.fetchall())
+
+
+async def mark_reminded(pool: AsyncConnectionPool, entry_ids: list[int], now: datetime) -> int:
+    """Set `erinnert_am`; only rows not yet reminded count (idempotent across workers)."""
+    if not entry_ids:
+        return 0
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "UPDATE timeline SET erinnert_am = %s WHERE id = ANY(%s) AND erinnert_am IS NULL",
+            (now, entry_ids),
+        )
+        return cur.rowcount
+
+
+async def skip_stale_reminders(pool: AsyncConnectionPool, now: datetime) -> int:
+    """Mark reminders more than `REMINDER_GRACE` overdue as handled without delivery."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            """UPDATE timeline SET erinnert_am = %(now)s
+               WHERE aktiv AND remind AND erinnert_am IS NULL
+                 AND event_time + CASE WHEN precision = 'day' THEN %(off)s
+                                       ELSE interval '0' END <= %(since)s""",
+            {"now": now, "off": DAY_REMINDER_OFFSET, "since": now - REMINDER_GRACE},
+        )
+        return cur.rowcount

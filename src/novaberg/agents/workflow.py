@@ -1,0 +1,172 @@
+"""Shared pieces of the workflow-agent subgraphs (seed 002 §7, spec agents.md §2).
+
+Pattern: validate → classify → [db-validate] → search → CRUD → confirm, with the
+transaction phases recognise → validate → execute → verify. This module holds
+what all four user agents share: audit steps, the "stop when decided" edge, the
+keyword cross-check with its confidence, the classification call, and the
+final confirm node.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langgraph.graph import END
+from pydantic import BaseModel
+
+from novaberg.agents.base import RUNNING, AgentState
+from novaberg.config import Role
+from novaberg.llm.errors import ModelError
+from novaberg.prompts import render, user_message
+
+if TYPE_CHECKING:
+    from novaberg.graph.contract import GraphDeps
+
+log = logging.getLogger(__name__)
+
+S = TypeVar("S", bound=BaseModel)
+
+KEYWORD_HINTS: dict[str, tuple[str, ...]] = {
+    "reactivate": (
+        r"wiederherstell",
+        r"wieder\s+her",
+        r"reaktivier",
+        r"zurückhol",
+        r"rückgängig",
+        r"\bundo\b",
+        r"zurücknehm",
+    ),
+    "delete": (r"lösch", r"entfern", r"weg\s+damit", r"absag", r"stornier"),
+    "add_content": (r"füg\w*\b.*\bhinzu", r"hinzufüg", r"aufnehm", r"nimm\b.*\bauf\b", r"ergänz"),
+    "remove_content": (r"streich", r"nimm\b.*\braus\b", r"entferne\b.*\bvon\b", r"runter\s+von"),
+    "clear_content": (r"\bleer", r"alles\s+lösch", r"komplett\s+leer"),
+    "update": (r"änder", r"aktualisier", r"korrigier"),
+    "reschedule": (r"verschieb", r"verleg"),
+    "read": (r"\bzeig", r"was\s+hast", r"welche", r"\bliste\b", r"auflist", r"aufzähl"),
+    "create": (r"erstell", r"anlegen", r"\bleg\b.*\ban\b", r"\bmach\b.*\bneu"),
+}
+"""Keyword hints per action (spec agents.md §2); case-insensitive, several may fire."""
+
+_UMLAUT_ASCII = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
+def step(node: str, ergebnis: Any, **extra: Any) -> list[dict[str, Any]]:
+    """One audit entry, as a list so a node can return it as the `schritte` update."""
+    return [{"node": node, "ergebnis": ergebnis, **extra}]
+
+
+def decided(state: AgentState) -> bool:
+    return (state.get("status") or RUNNING) != RUNNING
+
+
+def unless_decided(target: str | Callable[[AgentState], str]) -> Callable[[AgentState], str]:
+    """Conditional edge: END once a node set a final status, else `target`."""
+
+    def route(state: AgentState) -> str:
+        if decided(state):
+            return END
+        return target(state) if callable(target) else target
+
+    return route
+
+
+def keyword_hints(text: str) -> set[str]:
+    """Actions whose keyword patterns occur in `text` (umlaut and ASCII spellings)."""
+    lowered = text.lower()
+    variants = {lowered, lowered.translate(_UMLAUT_ASCII)}
+    hits: set[str] = set()
+    for action, patterns in KEYWORD_HINTS.items():
+        for pattern in patterns:
+            ascii_pattern = pattern.translate(_UMLAUT_ASCII)
+            if any(re.search(p, v) for p in {pattern, ascii_pattern} for v in variants):
+                hits.add(action)
+                break
+    return hits
+
+
+def confidence(action: str, hints: set[str]) -> str:
+    """`niedrig` without hints, `hoch` if the model agrees with one, else `konflikt`
+    (spec agents.md §2; stored in the audit, never a reason to execute anything)."""
+    if not hints:
+        return "niedrig"
+    return "hoch" if action in hints else "konflikt"
+
+
+def hint_text(hints: set[str]) -> str:
+    return ", ".join(sorted(hints)) if hints else ""
+
+
+def history_text(state: AgentState) -> str:
+    return "\n".join((state.get("kontext") or {}).get("verlauf") or [])
+
+
+async def classify(
+    deps: GraphDeps, prompt: str, schema: type[S], *, node: str = "klassifizieren"
+) -> tuple[S | None, str | None]:
+    """One structured ANALYSIS call; `(None, reason)` if the model gave nothing usable."""
+    try:
+        result = await deps.model.structured(Role.ANALYSIS, user_message(prompt), schema)
+    except ModelError as exc:
+        log.warning("%s: model call failed: %s", node, exc)
+        return None, f"{type(exc).__name__}: {exc}"
+    return result, None
+
+
+def render_prompt(prompt_name: str, /, **blocks: Any) -> str:
+    """Fill `prompts/<prompt_name>.txt`; never name a placeholder `name` or `variant`
+    (they collide with `render`'s own parameters)."""
+    return render(prompt_name, **blocks)
+
+
+def domain_language_text(domain: Mapping[str, Any]) -> str:
+    """The `[FACHSPRACHE]` block body from an agent's domain-language dict (seed 002 §7.5)."""
+    lines = ["Aktionen: " + ", ".join(domain.get("aktionen", []))]
+    for phrase, action in (domain.get("umgangssprache") or {}).items():
+        lines.append(f'"{phrase}" → {action}')
+    return "\n".join(lines)
+
+
+def now_from(deps: GraphDeps) -> datetime:
+    """The injected clock as an aware datetime in the configured zone."""
+    return datetime.fromtimestamp(deps.clock(), tz=deps.settings.tz)
+
+
+def fail(node: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "fehler", "fehler": message, "schritte": step(node, "fehler", **extra)}
+
+
+def ask(node: str, question: str, parameter: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "status": "rueckfrage",
+        "rueckfrage": question,
+        "parameter": parameter,
+        "schritte": step(node, "rueckfrage", **extra),
+    }
+
+
+def confirm_node(state: AgentState) -> dict[str, Any]:
+    """Final node: done unless a question or fault was already set."""
+    if decided(state):
+        return {}
+    return {"status": "abgeschlossen", "schritte": step("bestaetigen", "abgeschlossen")}
+
+
+def validate_node(state: AgentState) -> dict[str, Any]:
+    """First node of every workflow agent: a user and a non-empty task are required."""
+    if not (state.get("kontext") or {}).get("user_id"):
+        return fail("validieren", "Kein Nutzer angegeben.")
+    if not (state.get("aufgabe") or "").strip():
+        return fail("validieren", "Die Aufgabe ist leer.")
+    return {"schritte": step("validieren", "ok")}
+
+
+def resume_or_classify(state: AgentState) -> str:
+    return "resume" if (state.get("parameter") or {}).get("resume") else "classify"
+
+
+def create_or_search(state: AgentState) -> str:
+    return "execute" if (state.get("parameter") or {}).get("aktion") == "create" else "search"

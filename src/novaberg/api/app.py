@@ -1,0 +1,88 @@
+"""The FastAPI app factory. Tests, `novaberg serve` and external ASGI servers
+(`uvicorn --factory novaberg.api.app:create_app`) all build the app here.
+
+Routers live in their own modules and are listed in `ROUTERS`; a new endpoint
+family (chat, WebSocket, admin, ...) adds its router there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from novaberg import __version__
+from novaberg.api import chat, health, memory, ws
+from novaberg.api.context import AppContext, cancel_quietly
+from novaberg.config import Settings, load_settings
+from novaberg.runtime.services import EmbeddedServices, Endpoints
+
+log = logging.getLogger(__name__)
+
+ROUTERS: list[APIRouter] = [health.router, chat.router, ws.router, memory.router]
+"""Every router the app serves, in order."""
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    endpoints: Endpoints | None = None,
+    context: AppContext | None = None,
+    consumers: bool = False,
+) -> FastAPI:
+    """Build the app.
+
+    - `context` given: use it as is; its owner opens and closes it (tests).
+    - `endpoints` given: connect to those Redis/PostgreSQL URLs; start nothing.
+    - neither: the lifespan starts (or reuses) the embedded services and stops
+      what it started on shutdown.
+
+    `consumers`: also run the prompt and event consumers in this process
+    (`novaberg serve`); `novaberg api` and tests leave them to separate workers.
+    """
+    if context is not None:
+        settings = context.settings
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if context is not None:
+            app.state.context = context
+            yield
+            return
+        services: EmbeddedServices | None = None
+        resolved = endpoints
+        if resolved is None:
+            services = EmbeddedServices(settings)
+            resolved = await asyncio.to_thread(services.start)
+        try:
+            ctx = await AppContext.open(settings, resolved)
+        except BaseException:
+            if services is not None:
+                await asyncio.to_thread(services.stop)
+            raise
+        app.state.context = ctx
+        warm_up = asyncio.create_task(ctx.warm_up())
+        try:
+            yield
+        finally:
+            await cancel_quietly(warm_up)
+            await ctx.aclose()
+            if services is not None:
+                await asyncio.to_thread(services.stop)
+
+    app = FastAPI(
+        title="Novaberg",
+        version=__version__,
+        description="Self-hosted companion-chat server: chat with a character that "
+        "perceives, remembers, acts and writes on its own.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.run_consumers = consumers
+    for router in ROUTERS:
+        app.include_router(router)
+    return app

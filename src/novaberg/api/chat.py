@@ -1,0 +1,242 @@
+"""`POST /chat` (the intake), the chat page at `/`, and the chat services' lifespan.
+
+The lifespan (nested inside the app's, so `app.state.context` exists) builds
+the per-process chat services: token cache, intake, delivery hub, and — in
+`novaberg serve` — a worker running both consumers in this process. On a
+loopback bind it also makes sure the default user exists and hands the page
+its token, so a newcomer on localhost is never asked for one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import cache
+from html import escape
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from novaberg.api.auth import TokenCache, current_user
+from novaberg.api.context import AppContext
+from novaberg.events.delivery import DeliveryHub
+from novaberg.events.intake import CharacterCache, Intake, IntakeError
+from novaberg.events.worker import Worker, close_graphs, graph_runtime
+from novaberg.store.users import issue_token, known_characters, register_token
+
+log = logging.getLogger(__name__)
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
+
+MAX_BODY_BYTES = 128 * 1024
+"""A 16 KiB text may grow up to 6x through JSON escapes; anything larger is refused unread."""
+
+PAGE_TOKEN_FILE = "page_token"
+"""File under NOVABERG_HOME holding the local page's token (mode 0600)."""
+
+PAGE_TOKEN_LABEL = "seite"
+
+
+class ChatRequest(BaseModel):
+    """Body of `POST /chat`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    character_id: str = Field(min_length=1, max_length=64, examples=["nova"])
+    text: str = Field(description="The utterance; ≤ 16 KiB UTF-8, not blank.")
+    client_id: str | None = Field(
+        default=None, description="Optional id of the sending tab/device (1-64 chars)."
+    )
+
+
+class ChatAccepted(BaseModel):
+    nachrichten_id: str
+    empfangen_am: float
+
+
+class ChatError(BaseModel):
+    fehler: str
+    detail: str
+
+
+@dataclass
+class ChatServices:
+    tokens: TokenCache
+    intake: Intake
+    hub: DeliveryHub
+    page_token: str | None
+    worker: Worker | None
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def local_page_token(ctx: AppContext) -> str:
+    """The default user's page token, kept on disk so an open tab survives a restart."""
+    settings = ctx.settings
+    path = settings.home.expanduser() / PAGE_TOKEN_FILE
+    token = path.read_text().strip() if path.exists() else ""
+    if token:
+        await register_token(ctx.pool, settings.default_user, token, PAGE_TOKEN_LABEL)
+        return token
+    issued = await issue_token(ctx.pool, settings.default_user, PAGE_TOKEN_LABEL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(issued.token)
+    log.info("created the page token for user %s", settings.default_user)
+    return issued.token
+
+
+@asynccontextmanager
+async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
+    ctx: AppContext = app.state.context
+    tokens = TokenCache(ctx.pool)
+    hub = DeliveryHub(ctx.redis)
+    await hub.start()
+    page_token = None
+    if _is_loopback(ctx.settings.host) and getattr(app.state, "local_page", True):
+        page_token = await local_page_token(ctx)
+    worker = None
+    graphs = None
+    if getattr(app.state, "run_consumers", False):
+        try:
+            graphs = graph_runtime(ctx.settings, ctx.redis, ctx.pool, ctx.model)
+        except ImportError as exc:
+            log.error("consumers not started: the graphs are not available (%s)", exc)
+        else:
+            worker = Worker(ctx.redis, graphs, ctx.gate)
+            await worker.start()
+    app.state.token_cache = tokens
+    app.state.chat = ChatServices(
+        tokens=tokens,
+        intake=Intake(ctx.redis, CharacterCache(lambda: known_characters(ctx.pool))),
+        hub=hub,
+        page_token=page_token,
+        worker=worker,
+    )
+    try:
+        yield
+    finally:
+        if worker is not None:
+            await worker.stop()
+        if graphs is not None:
+            await close_graphs(graphs)
+        await hub.stop()
+
+
+router = APIRouter(lifespan=chat_lifespan)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"fehler": code, "detail": message}, status_code=status)
+
+
+def _body_error(body: bytes, exc: ValidationError) -> JSONResponse:
+    err = exc.errors()[0]
+    if err["type"] == "json_invalid":
+        try:
+            body.decode("utf-8")
+            json.loads(body)
+        except UnicodeDecodeError:
+            return _error(400, "utf8_ungueltig", "the body is not valid UTF-8")
+        except ValueError:
+            return _error(400, "json_ungueltig", f"the body is not JSON: {err['msg']}")
+        return _error(400, "utf8_ungueltig", "text contains an unpaired surrogate (not UTF-8)")
+    where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+    return _error(422, "eingabe_ungueltig", f"{where}: {err['msg']}")
+
+
+_CHAT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": ChatRequest.model_json_schema()}},
+    }
+}
+
+
+@router.post(
+    "/chat",
+    status_code=202,
+    response_model=ChatAccepted,
+    responses={
+        400: {"model": ChatError},
+        401: {"model": ChatError},
+        404: {"model": ChatError},
+        413: {"model": ChatError},
+        422: {"model": ChatError},
+    },
+    openapi_extra=_CHAT_BODY,
+    summary="Accept an utterance; the answer arrives over the WebSocket",
+)
+async def post_chat(request: Request, user_id: str = Depends(current_user)) -> Response:
+    """Validate, stamp, enqueue, answer (seed 000 §3.0). No model call, no waiting."""
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        return _error(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
+    try:
+        req = ChatRequest.model_validate_json(body)
+    except ValidationError as exc:
+        return _body_error(body, exc)
+    services: ChatServices = request.app.state.chat
+    try:
+        accepted = await services.intake.accept(user_id, req.character_id, req.text, req.client_id)
+    except IntakeError as exc:
+        return _error(exc.status, exc.code, exc.message)
+    content = (
+        f'{{"nachrichten_id":"{accepted.message_id}","empfangen_am":{accepted.received_at!r}}}'
+    )
+    return Response(content, status_code=202, media_type="application/json")
+
+
+# --- the chat page -----------------------------------------------------------------------
+
+
+@cache
+def _web_file(name: str) -> bytes:
+    return (WEB_DIR / name).read_bytes()
+
+
+@router.get("/", include_in_schema=False)
+async def page(request: Request) -> HTMLResponse:
+    """The chat page; on a loopback bind, loopback visitors get the local token built in."""
+    html = _web_file("index.html").decode("utf-8")
+    services: ChatServices | None = getattr(request.app.state, "chat", None)
+    token = ""
+    client = request.client.host if request.client else None
+    if services is not None and services.page_token and _is_loopback(client):
+        token = services.page_token
+    settings = request.app.state.context.settings
+    html = html.replace("{{TOKEN}}", escape(token)).replace(
+        "{{CHARACTER}}", escape(settings.character)
+    )
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/web/{name}", include_in_schema=False)
+async def web_file(name: str) -> Response:
+    if name not in WEB_FILES:
+        return _error(404, "nicht_gefunden", f"no such file {name!r}")
+    return Response(_web_file(name), media_type=WEB_FILES[name])
+
+
+@router.get("/chat/me", summary="Who the token belongs to")
+async def me(request: Request, user_id: str = Depends(current_user)) -> dict[str, object]:
+    services: ChatServices = request.app.state.chat
+    return {"user_id": user_id, "seq_aktuell": await services.hub.delivery.current_seq(user_id)}

@@ -1,0 +1,60 @@
+"""`GET /ws?token=…[&since=SEQ][&client_id=…]`: the user's delivery stream.
+
+Server → client messages (JSON, each with the user's `seq`): `character_stage`,
+`character_response`, `turn_gescheitert`, `user_utterance`; on connect one
+`verbindung` hello carrying `seq_aktuell`. With `since=SEQ` the connection
+first receives what the user missed after SEQ (see `events.delivery` for the
+catch-up window). A client never sends anything the server needs; the socket
+is read only to notice when it closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from fastapi import APIRouter, Query, WebSocket, WebSocketDisconnect
+
+from novaberg.api.auth import websocket_user
+from novaberg.events.delivery import CLOSE_UNAUTHORIZED
+
+log = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+@router.websocket("/ws")
+async def delivery_socket(
+    websocket: WebSocket,
+    token: str | None = None,
+    since: int | None = Query(default=None, ge=0),
+    client_id: str | None = Query(default=None, min_length=1, max_length=64),
+) -> None:
+    user_id = await websocket_user(websocket, token)
+    if user_id is None:
+        await websocket.close(code=CLOSE_UNAUTHORIZED, reason="token fehlt oder ungültig")
+        return
+    hub = websocket.app.state.chat.hub
+    await websocket.accept()
+    conn = await hub.attach(websocket, user_id, client_id, since)
+    pump = asyncio.create_task(hub.pump(conn), name=f"ws-pump:{user_id}")
+    reader = asyncio.create_task(_read_until_closed(websocket), name=f"ws-read:{user_id}")
+    try:
+        await asyncio.wait({pump, reader}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        hub.detach(conn)
+        for task in (pump, reader):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            await websocket.close()
+
+
+async def _read_until_closed(websocket: WebSocket) -> None:
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            message = await websocket.receive()
+            if message.get("type") == "websocket.disconnect":
+                return

@@ -1,0 +1,150 @@
+"""`novaberg turn "text"`: one full turn in-process — the developer's window into it.
+
+Runs HumanGraph then CharacterGraph without queues against the configured (or embedded)
+Redis/PostgreSQL and model, and prints every stage with its duration and model calls, the
+answer, both emotions and the tribunal votes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from novaberg.config import Settings
+
+console = Console()
+
+
+def turn_command(
+    text: Annotated[str, typer.Argument(help="What the user says.")],
+    user: Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_USER].")] = None,
+    character: Annotated[
+        str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")
+    ] = None,
+    llm: Annotated[
+        str | None, typer.Option(help="Model backend: local | openai | scripted [NOVABERG_LLM].")
+    ] = None,
+) -> None:
+    """Run one turn (HumanGraph, then CharacterGraph) in-process and show every stage."""
+    from novaberg.config import SettingsError, load_settings
+
+    overrides: dict[str, Any] = {"llm": llm} if llm else {}
+    try:
+        settings = load_settings(**overrides)
+    except SettingsError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    asyncio.run(
+        _turn(settings, text, user or settings.default_user, character or settings.character)
+    )
+
+
+async def _turn(settings: Settings, text: str, user: str, character: str) -> None:
+    from novaberg.agents.registry import agent_migrations, discover_agents
+    from novaberg.api.context import AppContext
+    from novaberg.graph.contract import GraphDeps
+    from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.keys import Pair
+    from novaberg.store.pipeline_log import read_turn
+
+    services = EmbeddedServices(settings, extra_migrations=agent_migrations())
+    with console.status("starting services and model ..."):
+        endpoints = await asyncio.to_thread(services.start)
+    try:
+        ctx = await AppContext.open(settings, endpoints)
+        try:
+            with console.status(f"loading model ({ctx.model.backend_name}) ..."):
+                await ctx.warm_up()
+            deps = GraphDeps(settings, ctx.redis, ctx.pool, ctx.model)
+            runtime = GraphRuntime(deps, discover_agents())
+
+            def on_stage(graph: str, node: str, state: dict[str, Any], ms: float) -> None:
+                console.print(f"  [dim]{graph:<9}[/dim] {node:<22} {ms:>9.1f} ms")
+
+            console.print(f"[bold]turn[/bold] {user}:{character} — {text!r}")
+            result = await run_turn_inprocess(runtime, Pair(user, character), text, on_stage)
+            assert deps.log is not None
+            await deps.log.flush()
+            rows = await read_turn(ctx.pool, result.turn_id)
+            _report(result, rows)
+            await deps.log.close()
+        finally:
+            await ctx.aclose()
+    finally:
+        await asyncio.to_thread(services.stop)
+
+
+def _emotion_line(personality: Any) -> str:
+    if personality is None:
+        return "-"
+    e = personality.emotion
+    return (
+        f"{e.emotion} (arousal {e.arousal:.2f}, vector {e.emotions_vector or '-'}, "
+        f"mode {e.mode}, style {e.language_style}, dynamic {e.relationship_dynamic})"
+    )
+
+
+def _report(result: Any, rows: list[dict[str, Any]]) -> None:
+    stages = Table(title=f"turn {result.turn_id}", show_edge=False)
+    for column in ("graph", "node", "ms", "model calls", "result", "note"):
+        stages.add_column(column)
+    for row in rows:
+        if row["art"] != "node":
+            continue
+        inhalt = row["inhalt"] or {}
+        note = inhalt.get("ausfall") or inhalt.get("fehler") or ""
+        stages.add_row(
+            row["quelle"],
+            row["node"],
+            f"{row['dauer_ms']:.1f}" if row["dauer_ms"] is not None else "-",
+            str(row["modell_aufrufe"]),
+            row["ergebnis"],
+            str(note)[:60],
+        )
+    console.print(stages)
+    console.print(
+        f"HumanGraph {result.human_ms:.0f} ms, CharacterGraph {result.character_ms:.0f} ms"
+    )
+    if result.event_payload.get("pfad1_ausfall"):
+        console.print(f"[red]path 1 failed:[/red] {result.event_payload['pfad1_ausfall']}")
+
+    cstate = result.character_state
+    console.print(f"\n[bold]answer[/bold] ({result.response.get('tribunal_verdict') or '-'}):")
+    console.print(result.response.get("nachricht") or "[red](no answer)[/red]")
+    console.print(
+        f"\n[bold]user emotion[/bold]  {_emotion_line(result.human_state.get('external'))}"
+    )
+    console.print(f"[bold]nova emotion[/bold]  {_emotion_line(cstate.get('internal'))}")
+    if cstate.get("nova_emotion_konflikt"):
+        console.print("[yellow]emotional conflict between user and Nova[/yellow]")
+    console.print(
+        f"salience: user {result.event_payload.get('salienz_human')}, "
+        f"intentions {result.event_payload.get('user_intentionen')}"
+    )
+
+    votes = cstate.get("tribunal_votes") or []
+    if votes:
+        table = Table(title="tribunal", show_edge=False)
+        for column in ("judge", "score", "directives", "vote", "reasoning"):
+            table.add_column(column)
+        for vote in votes:
+            table.add_row(
+                str(vote.get("rolle")),
+                _num(vote.get("score")),
+                _num(vote.get("direktiven_score")),
+                str(vote.get("vote") or f"unreadable: {vote.get('ausfall')}"),
+                str(vote.get("begruendung") or "")[:70],
+            )
+        console.print(table)
+    rounds = cstate.get("correction_round") or 0
+    if rounds:
+        console.print(f"correction rounds: {rounds}")
+
+
+def _num(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else "-"

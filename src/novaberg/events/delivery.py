@@ -1,0 +1,294 @@
+"""Delivery of server messages to every connection of a user, across processes.
+
+`Delivery.send` (any process: API or worker) numbers a message with the user's
+next sequence number, keeps it in a bounded per-user log for catch-up, and
+publishes it on the user's Redis channel — one atomic script, so a numbered
+message is always both logged and published. Optionally the same script claims
+a turn's outcome marker first, so a duplicate outcome is never sent.
+
+`DeliveryHub` (API processes) holds the WebSocket connections. One pattern
+subscription per process receives every user's messages and forwards them to
+that user's local connections; a connection that reconnects with `since=SEQ`
+first gets what it missed from the log, then the live stream, without gaps or
+duplicates (messages are filtered by `seq`).
+
+Catch-up window: the last `LOG_KEEP` (500) messages per user, none older than
+`LOG_MAX_AGE` (24 h). A client asking for older messages gets what is left and
+can tell from the first `seq` that something was lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+
+from novaberg.events.model import MSG_HELLO, MSG_UTTERANCE, WireMessage
+from novaberg.store import keys
+
+log = logging.getLogger(__name__)
+
+LOG_KEEP = 500
+"""Messages per user kept for reconnect catch-up (issue #4, documented in README)."""
+
+LOG_MAX_AGE = 86_400
+"""Seconds a logged message stays eligible for catch-up (issue #4)."""
+
+OUTCOME_TTL = 86_400
+"""How long a turn's outcome marker suppresses duplicates (seed 000 §3.1.1)."""
+
+CONNECTION_QUEUE = 1_000
+"""Unsent messages a slow connection may queue before it is closed (it then catches up)."""
+
+RECONNECT_DELAY = 0.5
+"""Pause before the hub re-subscribes after losing its Redis connection."""
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_TOO_SLOW = 4408
+
+# KEYS: seq, log, channel, outcome ('' = none)
+# ARGV: body (JSON object without seq, starts with '{'), keep, ttl, outcome_ttl
+_SEND = """
+if KEYS[4] ~= '' then
+  if not redis.call('SET', KEYS[4], '1', 'NX', 'EX', tonumber(ARGV[4])) then
+    return 0
+  end
+end
+local seq = redis.call('INCR', KEYS[1])
+local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[1], 2)
+redis.call('ZADD', KEYS[2], seq, msg)
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[2]) + 1))
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+redis.call('PUBLISH', KEYS[3], msg)
+return seq
+"""
+
+
+class Delivery:
+    """Publishes numbered messages to a user's connections (any process may send)."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+        self._script = redis.register_script(_SEND)
+
+    async def send(
+        self,
+        user_id: str,
+        message: WireMessage | dict[str, Any],
+        *,
+        outcome_key: str | None = None,
+    ) -> int:
+        """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed."""
+        body = message.wire_dict() if isinstance(message, WireMessage) else dict(message)
+        body.pop("seq", None)
+        body.setdefault("gesendet_am", time.time())
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        seq = await self._script(
+            keys=[
+                keys.delivery_seq(user_id),
+                keys.delivery_log(user_id),
+                keys.delivery_channel(user_id),
+                outcome_key or "",
+            ],
+            args=[text, LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL],
+        )
+        return int(seq)
+
+    async def current_seq(self, user_id: str) -> int:
+        return int(await self.redis.get(keys.delivery_seq(user_id)) or 0)
+
+    async def since(self, user_id: str, seq: int, *, now: float | None = None) -> list[str]:
+        """Logged messages after `seq`, oldest first, within the catch-up window."""
+        raw = await self.redis.zrangebyscore(keys.delivery_log(user_id), f"({seq}", "+inf")
+        oldest = (now or time.time()) - LOG_MAX_AGE
+        return [m for m in raw if _sent_at(m) >= oldest]
+
+
+def _sent_at(message: str) -> float:
+    try:
+        return float(json.loads(message).get("gesendet_am", 0.0))
+    except (ValueError, AttributeError):
+        return 0.0
+
+
+def _seq_of(message: str) -> int:
+    """Messages start with '{"seq":N,' (see `_SEND`): read N without parsing the rest."""
+    end = message.find(",", 7)
+    return int(message[7:end])
+
+
+class Socket(Protocol):
+    async def send_text(self, data: str) -> None: ...
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
+
+
+@dataclass(eq=False)
+class Connection:
+    """One WebSocket of one user, with its own outgoing queue (a slow peer stalls no one)."""
+
+    socket: Socket
+    user_id: str
+    client_id: str | None
+    last_seq: int = 0
+    queue: asyncio.Queue[str | None] = field(
+        default_factory=lambda: asyncio.Queue(CONNECTION_QUEUE)
+    )
+    replaying: bool = True
+    held: list[tuple[int, str]] = field(default_factory=list)
+    overflowed: bool = False
+
+    def offer(self, seq: int, message: str) -> None:
+        if self.replaying:
+            self.held.append((seq, message))
+            return
+        if seq <= self.last_seq:
+            return
+        self.last_seq = seq
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.overflowed = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.put_nowait(None)
+
+    def wants(self, message: str) -> bool:
+        """The user's own utterance is not echoed to the client that sent it."""
+        if self.client_id is None or f'"typ":"{MSG_UTTERANCE}"' not in message:
+            return True
+        try:
+            senders = json.loads(message).get("client_ids") or []
+        except ValueError:
+            return True
+        return self.client_id not in senders
+
+
+class DeliveryHub:
+    """Per API process: the user's live connections, fed from Redis pub/sub."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+        self.delivery = Delivery(redis)
+        self._connections: dict[str, set[Connection]] = defaultdict(set)
+        self._task: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._listen(), name="delivery-hub")
+            await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for conns in list(self._connections.values()):
+            for conn in list(conns):
+                with contextlib.suppress(asyncio.QueueFull):
+                    conn.queue.put_nowait(None)
+
+    def connection_count(self, user_id: str | None = None) -> int:
+        if user_id is not None:
+            return len(self._connections.get(user_id, ()))
+        return sum(len(c) for c in self._connections.values())
+
+    async def _listen(self) -> None:
+        prefix_len = len(keys.delivery_channel(""))
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(keys.delivery_channel_pattern())
+                if self._subscribed.is_set():  # a reconnect: fill what we may have missed
+                    await self._replay_all()
+                self._subscribed.set()
+                async for item in pubsub.listen():
+                    if item.get("type") != "pmessage":
+                        continue
+                    self._dispatch(str(item["channel"])[prefix_len:], str(item["data"]))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("delivery hub lost its Redis subscription (%s); reconnecting", exc)
+                await asyncio.sleep(RECONNECT_DELAY)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    def _dispatch(self, user_id: str, message: str) -> None:
+        conns = self._connections.get(user_id)
+        if not conns:
+            return
+        seq = _seq_of(message)
+        for conn in conns:
+            if conn.wants(message):
+                conn.offer(seq, message)
+            elif not conn.replaying:
+                conn.last_seq = max(conn.last_seq, seq)
+
+    async def _replay_all(self) -> None:
+        for conns in list(self._connections.values()):
+            for conn in list(conns):
+                for message in await self.delivery.since(conn.user_id, conn.last_seq):
+                    if conn.wants(message):
+                        conn.offer(_seq_of(message), message)
+
+    # -- one connection ----------------------------------------------------------------------
+
+    async def attach(
+        self, socket: Socket, user_id: str, client_id: str | None, since: int | None
+    ) -> Connection:
+        """Register a connection; replay the log after `since` (if given) before live messages."""
+        conn = Connection(socket, user_id, client_id)
+        self._connections[user_id].add(conn)
+        current = await self.delivery.current_seq(user_id)
+        hello = {"typ": MSG_HELLO, "user_id": user_id, "seq_aktuell": current}
+        if since is not None and since > current:
+            hello["hinweis"] = (
+                "since liegt hinter dem aktuellen Stand; der Zähler wurde neu gestartet"
+            )
+            since = 0
+        conn.queue.put_nowait(json.dumps(hello, ensure_ascii=False))
+        if since is None:
+            conn.last_seq = current
+            replay: list[str] = []
+        else:
+            conn.last_seq = since
+            replay = await self.delivery.since(user_id, since)
+        conn.replaying = False
+        for message in replay:
+            if conn.wants(message):
+                conn.offer(_seq_of(message), message)
+        held, conn.held = conn.held, []
+        for seq, message in held:
+            conn.offer(seq, message)
+        return conn
+
+    def detach(self, conn: Connection) -> None:
+        conns = self._connections.get(conn.user_id)
+        if conns is not None:
+            conns.discard(conn)
+            if not conns:
+                self._connections.pop(conn.user_id, None)
+
+    async def pump(self, conn: Connection) -> None:
+        """Write the connection's queue to its socket until it is closed or falls behind."""
+        while True:
+            message = await conn.queue.get()
+            if message is None:
+                if conn.overflowed:
+                    log.warning("closing a slow connection of %s; it will catch up", conn.user_id)
+                    with contextlib.suppress(Exception):
+                        await conn.socket.close(CLOSE_TOO_SLOW, "zu langsam, bitte neu verbinden")
+                return
+            await conn.socket.send_text(message)

@@ -1,0 +1,319 @@
+"""The event consumer: run the CharacterGraph for each event and deliver the answer.
+
+Per claimed event (seed 000 §7, DESIGN §7): take the model gate without
+blocking the loop, build the state from the event (`event_source`,
+`event_payload`), stream the graph and send `character_stage` per node, send
+`character_response` the moment `perception_assistant` has run, let the
+post-run finish, then — atomically — enqueue a self-trigger (if any, capped at
+3) and delete the marker. Every run ends in exactly one outcome; a failure
+after the answer left costs nothing but a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from novaberg.events.delivery import Delivery
+from novaberg.events.intake import pair_from_member
+from novaberg.events.model import (
+    MAX_SELF_TRIGGERS,
+    Event,
+    EventRejected,
+    StageMessage,
+    build_event,
+    new_id,
+    parse_event,
+    stage_label,
+)
+from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, Outcomes, reason_for
+from novaberg.events.queues import Claimed, TurnQueues
+from novaberg.graph.contract import RELEASE_NODE, CharacterTurn, TurnGraphs
+from novaberg.llm.errors import GateTimeout
+from novaberg.llm.gate import ModelGate
+from novaberg.store import keys
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL = 0.05
+"""Seconds between polls of the active pairs."""
+
+EVENT_SEEN_TTL = 86_400
+"""How long a handled event id suppresses a duplicate delivery of the same event."""
+
+MEASURED_STATE_FIELDS = (
+    "nachricht",
+    "turn_id",
+    "nachrichten_ids",
+    "emotion",
+    "arousal",
+    "emotions_vektor",
+    "nova_emotions_verlauf",
+    "tribunal_verdict",
+)
+"""Eight `character_response` fields whose emptiness is logged by name (seed 000 §3.1.1),
+measured on the payload as sent, not on its carrier objects. Model, token count, origin
+and the user's emotion values stay unmeasured. `nachrichten_ids` is legitimately empty
+for a run the character started itself (impulse, self-trigger)."""
+
+
+def empty_fields(payload: dict[str, Any]) -> list[str]:
+    """Names of the measured fields that are absent, None, '' or empty containers."""
+    empty = []
+    for name in MEASURED_STATE_FIELDS:
+        value = payload.get(name)
+        if value is None or (isinstance(value, str | list | dict) and len(value) == 0):
+            empty.append(name)
+    return empty
+
+
+class EventConsumer:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        graphs: TurnGraphs,
+        gate: ModelGate,
+        *,
+        worker_id: str,
+        delivery: Delivery | None = None,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.redis = redis
+        self.graphs = graphs
+        self.gate = gate
+        self.worker_id = worker_id
+        self.queues = TurnQueues(redis, worker_id)
+        self.delivery = delivery or Delivery(redis)
+        self.outcomes = Outcomes(redis, self.delivery)
+        self.poll_interval = poll_interval
+        self._running: dict[keys.Pair, asyncio.Task[None]] = {}
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    async def poll_once(self) -> int:
+        """Claim one runnable event per idle pair and start its run; return how many."""
+        started = 0
+        for member in await self.redis.smembers(keys.active_pairs()):
+            pair = pair_from_member(member)
+            if pair in self._running:
+                continue
+            entry = await self.queues.claim_event(pair)
+            if entry is None:
+                continue
+            task = asyncio.create_task(self._handle(pair, entry), name=f"path2:{pair}")
+            self._running[pair] = task
+            task.add_done_callback(lambda _t, p=pair: self._running.pop(p, None))
+            started += 1
+        return started
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.poll_once()
+            except Exception:
+                log.exception("event consumer poll failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.poll_interval)
+
+    async def drain(self) -> None:
+        while self._running:
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    # -- one event -----------------------------------------------------------------------------
+
+    async def _handle(self, pair: keys.Pair, entry: Claimed) -> None:
+        follow_up: Event | None = None
+        try:
+            try:
+                event = parse_event(entry.data["raw"])
+            except EventRejected as exc:
+                await self._reject(pair, entry, str(exc))
+                return
+            if not await self.redis.set(
+                keys.event_seen(event.event_id), self.worker_id, nx=True, ex=EVENT_SEEN_TTL
+            ):
+                log.warning("duplicate event %s for %s suppressed", event.event_id, pair)
+                return
+            follow_up = await self._run(pair, event)
+        except Exception as exc:  # never leave a turn silent
+            log.exception("event run for %s crashed", pair)
+            await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
+        finally:
+            await self.queues.finish(pair, entry, release_marker=True, push=follow_up)
+
+    async def _run(self, pair: keys.Pair, event: Event) -> Event | None:
+        """Run the CharacterGraph for `event`; return the self-trigger event, if any."""
+        ids = event.message_ids
+        try:
+            token = await self.gate.acquire(token=f"{self.worker_id}:{new_id()}")
+        except GateTimeout as exc:
+            await self._fail(event, reason_for(exc))
+            return None
+        released = False
+        final: dict[str, Any] | None = None
+        last_node = "start"
+        try:
+            state = self.graphs.character_state(
+                CharacterTurn(
+                    pair=pair,
+                    turn_id=event.turn_id,
+                    event_source=event.source,
+                    event_payload=dict(event.payload),
+                    trigger_count=event.trigger_count,
+                )
+            )
+            async for node, after in self.graphs.stream_character(state):
+                final, last_node = after, node
+                await self._stage(event, node)
+                if node == RELEASE_NODE and not released:
+                    released = await self._release(event, ids, after)
+        except Exception as exc:
+            if released:
+                log.exception(
+                    "post-run of turn %s failed after the answer left (at %s); answer kept",
+                    event.turn_id,
+                    last_node,
+                )
+            else:
+                await self._fail(event, reason_for(exc, f"nach {last_node}"))
+                return None
+        finally:
+            await self.gate.release(token)
+        if not released:
+            await self._fail(event, f"{NO_ANSWER} (letzter Knoten {last_node})")
+            return None
+        return await self._self_trigger(pair, event, final or {})
+
+    async def _stage(self, event: Event, node: str) -> None:
+        await self.delivery.send(
+            event.user_id,
+            StageMessage(
+                character_id=event.character_id,
+                turn_id=event.turn_id,
+                node=node,
+                label=stage_label(node),
+                graph="character",
+            ),
+        )
+
+    async def _release(self, event: Event, ids: list[str], state: dict[str, Any]) -> bool:
+        payload = dict(self.graphs.response_payload(state))
+        # Identity from the event payload, not the result state (seed 000 §3.1.1).
+        payload["turn_id"] = event.turn_id
+        payload["nachrichten_ids"] = list(ids)
+        payload["reiz_herkunft"] = event.payload.get("reiz_herkunft", payload.get("reiz_herkunft"))
+        if event.payload.get("ausloeser_turn_id") is not None:
+            payload.setdefault("ausloeser_turn_id", event.payload["ausloeser_turn_id"])
+        missing = empty_fields(payload)
+        log.info(
+            "turn %s payload: %d of %d measured fields set%s",
+            event.turn_id,
+            len(MEASURED_STATE_FIELDS) - len(missing),
+            len(MEASURED_STATE_FIELDS),
+            f"; empty: {', '.join(missing)}" if missing else "",
+        )
+        if not ids and event.source == "user":
+            log.error("turn %s: answer names no nachrichten_ids (not attributable)", event.turn_id)
+        seq = await self.outcomes.respond(
+            event.user_id, event.character_id, event.turn_id, event.trigger_count, ids, payload
+        )
+        return True if seq else await self.outcomes.decided(event.turn_id, event.trigger_count)
+
+    async def _self_trigger(
+        self, pair: keys.Pair, event: Event, result: dict[str, Any]
+    ) -> Event | None:
+        # Log every arrival, not only success: a dead channel must be told from
+        # "no trigger needed" (seed 000 §7.1, rule 2).
+        log.info(
+            "self-trigger in result of turn %s (%s): present=%s value=%r",
+            event.turn_id,
+            pair,
+            "self_trigger" in result,
+            result.get("self_trigger"),
+        )
+        if not result.get("self_trigger"):
+            return None
+        if event.trigger_count >= MAX_SELF_TRIGGERS:
+            log.warning(
+                "self-trigger dropped at the limit: trigger_count=%d limit=%d pair=%s turn=%s",
+                event.trigger_count,
+                MAX_SELF_TRIGGERS,
+                pair,
+                event.turn_id,
+            )
+            return None
+        if await self.redis.exists(keys.pending_agent(pair.user_id)):
+            log.info("self-trigger of turn %s skipped: an agent question is open", event.turn_id)
+            return None
+        payload = dict(result.get("self_trigger_payload") or {})
+        payload["turn_id"] = event.turn_id  # the retry inherits the turn (seed 000 §3.1.1)
+        try:
+            follow = build_event(
+                user_id=pair.user_id,
+                character_id=pair.character_id,
+                source="character",
+                typ="continue",
+                payload=payload,
+                trigger_count=event.trigger_count + 1,
+            )
+        except EventRejected as exc:
+            log.error("self-trigger of turn %s rejected: %s", event.turn_id, exc)
+            return None
+        log.info(
+            "self-trigger of turn %s queued as %s (trigger_count %d)",
+            event.turn_id,
+            follow.event_id,
+            follow.trigger_count,
+        )
+        return follow
+
+    # -- failures -------------------------------------------------------------------------------
+
+    async def _fail(self, event: Event, reason: str) -> None:
+        await self.outcomes.fail(
+            event.user_id,
+            event.character_id,
+            event.turn_id,
+            event.trigger_count,
+            event.message_ids,
+            reason,
+        )
+
+    async def _reject(self, pair: keys.Pair, entry: Claimed, problem: str) -> None:
+        """A rule-breaking event is dropped and logged, never repaired. If it names the
+        user's utterances, they still get their outcome."""
+        raw = str(entry.data.get("raw", ""))
+        log.error("event for %s rejected (%s): %s", pair, problem, raw[:500])
+        if raw_identity(raw)[1]:
+            await self._fail_raw(pair, entry, f"{BAD_EVENT}: {problem}")
+
+    async def _fail_raw(self, pair: keys.Pair, entry: Claimed, reason: str) -> None:
+        """Fail an event we may not be able to parse: report whatever ids it names."""
+        turn_id, ids, count = raw_identity(entry.data.get("raw", ""))
+        if turn_id is None:
+            return
+        await self.outcomes.fail(pair.user_id, pair.character_id, turn_id, count, ids, reason)
+
+
+def raw_identity(raw: str) -> tuple[str | None, list[str], int]:
+    """turn_id, nachrichten_ids (user events only) and trigger_count of a raw event."""
+    try:
+        data = json.loads(raw)
+        payload = data.get("payload") or {}
+        turn_id = payload.get("turn_id")
+        ids = payload.get("nachrichten_ids") if data.get("source") == "user" else []
+        count = data.get("trigger_count", 0)
+        return (
+            str(turn_id) if turn_id else None,
+            [str(i) for i in ids or []],
+            count if isinstance(count, int) else 0,
+        )
+    except (ValueError, AttributeError, TypeError):
+        return None, [], 0

@@ -1,0 +1,337 @@
+"""Events, queue entries and WebSocket messages at the boundary (seed 000 §3, DESIGN §6).
+
+The wire keeps the seed's German names; Python attributes are English and
+mapped by alias. Everything that crosses Redis or the WebSocket is built or
+read through these models, so a malformed payload is rejected (and logged by
+the caller) at the border instead of travelling on as a plausible default.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+# --- constants (one place, each naming its source) ------------------------------------
+
+INTAKE_WINDOW_SECONDS = 30.0
+"""EINGANG_FENSTER: max gap to the previous utterance inside one block (seed 000 §3.0)."""
+
+MAX_SELF_TRIGGERS = 3
+"""Loop guard: a run with trigger_count 3 may not create another event (seed 000 §3.3)."""
+
+MAX_PROMPT_BYTES = 16 * 1024
+"""Largest accepted utterance, UTF-8 encoded (issue #4)."""
+
+OWN_IMPULSE = "eigener_impuls"
+"""`reiz_herkunft` of a stimulus Nova worked out herself (seed 000 §3.1.1)."""
+
+Source = Literal["user", "character"]
+EventKind = Literal["message", "continue", "awaiting_user"]
+
+# WebSocket message types (DESIGN §6)
+MSG_STAGE = "character_stage"
+MSG_RESPONSE = "character_response"
+MSG_FAILED = "turn_gescheitert"
+MSG_UTTERANCE = "user_utterance"
+MSG_HELLO = "verbindung"
+
+
+STAGE_LABELS: dict[str, str] = {
+    # HumanGraph (spec pipeline §0)
+    "perception": "nimmt wahr",
+    "enricher": "liest mit",
+    "ei_calc": "fühlt nach",
+    "salience": "gewichtet",
+    "dispatcher": "merkt sich",
+    # CharacterGraph
+    "db_access": "erinnert sich",
+    "emotional_gravitation": "spürt nach",
+    "reducer": "sortiert",
+    "situation": "ordnet die Lage",
+    "router": "überlegt",
+    "planner": "plant",
+    "agent_dispatch": "erledigt",
+    "conversation_vector": "sucht die Richtung",
+    "stance": "findet Haltung",
+    "composer": "sammelt Inhalt",
+    "responder": "schreibt",
+    "thinker": "prüft",
+    "tribunal": "wägt ab",
+    "evaluate": "entscheidet",
+    "corrector": "korrigiert",
+    "perception_assistant": "liest nach",
+    "ei_calc_persist": "hält fest",
+}
+"""Short words for the live stage line of the chat page; unknown nodes show their name."""
+
+
+def stage_label(node: str) -> str:
+    return STAGE_LABELS.get(node, node.replace("_", " "))
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class EventRejected(ValueError):
+    """An event (or payload) that violates the payload rules; never repaired."""
+
+
+# --- prompt queue entry ---------------------------------------------------------------
+
+
+class QueuedUtterance(BaseModel):
+    """One accepted utterance in `prompt_queue:{u}:{c}` (spec pipeline §1.1)."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    message_id: str = Field(alias="nachrichten_id")
+    text: str = Field(alias="prompt")
+    received_at: float = Field(alias="empfangen_am")
+    client_id: str | None = None
+
+    def wire(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+# --- payloads ---------------------------------------------------------------------------
+
+
+def _check_arousal(value: Any) -> float | None:
+    """`gedanke_arousal`: a number in [0, 1] or null; bool and strings are rejected,
+    out-of-range values are rejected, never clamped (seed 000 §3.1.1)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"gedanke_arousal must be a number in [0,1] or null, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"gedanke_arousal {value!r} is outside [0,1] (not clamped)")
+    return float(value)
+
+
+class UserMessagePayload(BaseModel):
+    """Payload of a `message` event from the prompt consumer. Graph fields pass through."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    turn_id: str = Field(min_length=1)
+    message_ids: list[str] = Field(alias="nachrichten_ids", min_length=1)
+    user_prompt: str
+    received_at: float | None = Field(default=None, alias="empfangen_am")
+
+
+class ImpulsePayload(BaseModel):
+    """A Pixie impulse: Nova's own thought, never a `user_prompt` (seed 000 §3.1.1).
+
+    `gedanke_arousal` and `ausloeser_turn_id` must be present, possibly null:
+    presence distinguishes "no level" from an entry of the old kind.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    turn_id: str = Field(min_length=1)
+    own_thought: str = Field(alias="eigener_gedanke", min_length=1)
+    stimulus_origin: Literal["eigener_impuls"] = Field(alias="reiz_herkunft")
+    thought_arousal: float | None = Field(alias="gedanke_arousal")
+    trigger_turn_id: str | None = Field(alias="ausloeser_turn_id")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "user_prompt" in data:
+                raise ValueError("an impulse payload must not carry a user_prompt key")
+            for key in ("gedanke_arousal", "ausloeser_turn_id"):
+                if key not in data:
+                    raise ValueError(f"an impulse payload must carry {key} (null allowed)")
+        return data
+
+    @field_validator("thought_arousal", mode="before")
+    @classmethod
+    def _arousal(cls, value: Any) -> float | None:
+        return _check_arousal(value)
+
+
+class ContinuePayload(BaseModel):
+    """A self-trigger (thinker retry): inherits the turn_id; if it retries an impulse it
+    must carry `gedanke_arousal` on (seed 000 §3.1.1, 'two producers')."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    turn_id: str = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("reiz_herkunft") == OWN_IMPULSE:
+            if "gedanke_arousal" not in data:
+                raise ValueError("a retried impulse must carry gedanke_arousal on (null allowed)")
+            _check_arousal(data["gedanke_arousal"])
+            if "user_prompt" in data:
+                raise ValueError("a retried impulse must not carry a user_prompt key")
+        return data
+
+
+# --- the event ---------------------------------------------------------------------------
+
+
+class Event(BaseModel):
+    """One entry of `event_queue:{u}:{c}` (seed 000 §3.1)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    event_id: str = Field(default_factory=new_id, min_length=1)
+    user_id: str = Field(min_length=1)
+    character_id: str = Field(min_length=1)
+    source: Source
+    kind: EventKind = Field(alias="typ")
+    payload: dict[str, Any] = Field(default_factory=dict)
+    trigger_count: int = Field(default=0, ge=0)
+    created_at: float = Field(default_factory=time.time, alias="erstellt_am")
+
+    @field_validator("trigger_count", mode="before")
+    @classmethod
+    def _int_not_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("trigger_count must be an integer")
+        return value
+
+    @model_validator(mode="after")
+    def _payload_rules(self) -> Event:
+        self.validated_payload()
+        return self
+
+    @property
+    def is_impulse(self) -> bool:
+        return self.payload.get("reiz_herkunft") == OWN_IMPULSE and self.kind == "message"
+
+    def validated_payload(self) -> BaseModel:
+        """The payload checked against the rule for this kind of event."""
+        model: type[BaseModel]
+        if self.source == "user":
+            if self.kind != "message":
+                raise ValueError(f"a user event must be typ=message, got {self.kind!r}")
+            model = UserMessagePayload
+        elif self.kind == "message":
+            model = ImpulsePayload
+        else:
+            model = ContinuePayload
+        return model.model_validate(self.payload)
+
+    @property
+    def turn_id(self) -> str:
+        return str(self.payload["turn_id"])
+
+    @property
+    def message_ids(self) -> list[str]:
+        """The utterances this event answers; only a user's message names any."""
+        if self.source != "user":
+            return []
+        return [str(i) for i in self.payload.get("nachrichten_ids", [])]
+
+    def wire(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+def parse_event(raw: str | bytes) -> Event:
+    """Read an event from the queue; raise `EventRejected` naming the violated rule."""
+    try:
+        return Event.model_validate_json(raw)
+    except ValidationError as exc:
+        raise EventRejected(_first_error(exc)) from None
+
+
+def build_event(**fields: Any) -> Event:
+    """Build an event from wire or attribute names; raise `EventRejected` on a rule."""
+    try:
+        return Event.model_validate(fields)
+    except ValidationError as exc:
+        raise EventRejected(_first_error(exc)) from None
+
+
+def impulse_event(
+    user_id: str,
+    character_id: str,
+    thought: str,
+    *,
+    thought_arousal: Any,
+    trigger_turn_id: str | None,
+    extra: dict[str, Any] | None = None,
+) -> Event:
+    """The event a Pixie impulse creates (seed 000 §3.1.1): a new turn, no user_prompt."""
+    payload = dict(extra or {})
+    payload.update(
+        turn_id=new_id(),
+        eigener_gedanke=thought,
+        reiz_herkunft=OWN_IMPULSE,
+        gedanke_arousal=thought_arousal,
+        ausloeser_turn_id=trigger_turn_id,
+    )
+    return build_event(
+        user_id=user_id,
+        character_id=character_id,
+        source="character",
+        typ="message",
+        payload=payload,
+    )
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", "invalid"))
+    return f"{where}: {msg}" if where else msg
+
+
+# --- WebSocket messages (server -> client) ------------------------------------------------
+
+
+class WireMessage(BaseModel):
+    """Base of every message the hub delivers; `seq` is added by the hub."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    kind: str = Field(alias="typ")
+    character_id: str
+
+    def wire_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class StageMessage(WireMessage):
+    kind: Literal["character_stage"] = Field(default=MSG_STAGE, alias="typ")
+    turn_id: str
+    node: str
+    label: str
+    graph: Literal["human", "character"]
+
+
+class ResponseMessage(WireMessage):
+    """`character_response`; the graph's payload fields travel as extras."""
+
+    kind: Literal["character_response"] = Field(default=MSG_RESPONSE, alias="typ")
+    text: str = Field(alias="nachricht")
+    turn_id: str
+    message_ids: list[str] = Field(alias="nachrichten_ids")
+    stimulus_origin: str | None = Field(default=None, alias="reiz_herkunft")
+
+
+class FailedMessage(WireMessage):
+    kind: Literal["turn_gescheitert"] = Field(default=MSG_FAILED, alias="typ")
+    turn_id: str
+    message_ids: list[str] = Field(alias="nachrichten_ids")
+    reason: str = Field(alias="grund")
+
+
+class UtteranceMessage(WireMessage):
+    """The user's block as their other clients see it (seed 002 §3.3)."""
+
+    kind: Literal["user_utterance"] = Field(default=MSG_UTTERANCE, alias="typ")
+    turn_id: str
+    message_ids: list[str] = Field(alias="nachrichten_ids")
+    text: str = Field(alias="nachricht")
+    utterances: list[dict[str, Any]] = Field(alias="aeusserungen")
+    client_ids: list[str] = Field(default_factory=list)

@@ -1,0 +1,129 @@
+"""Exactly one outcome per run: a `character_response` or a `turn_gescheitert`.
+
+Every accepted `nachrichten_id` must end in exactly one message naming it
+(DESIGN §7). A run is identified by its `turn_id` and `trigger_count` (a
+thinker retry inherits the turn_id but is a run of its own); the outcome marker
+is claimed in the same atomic script that numbers and publishes the message, so
+a duplicate event, a recovery racing a slow worker, or a failure after the
+answer left can never produce a second outcome.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from novaberg.events.delivery import Delivery
+from novaberg.events.model import FailedMessage, ResponseMessage
+from novaberg.llm.errors import GateTimeout, ModelOutputError, ModelTimeout, ModelUnavailable
+from novaberg.store import keys
+
+log = logging.getLogger(__name__)
+
+REASON_MAX = 200
+"""A failure reason is a short line for the client, not a traceback."""
+
+# Reasons (wire values of `grund`)
+GATE_TIMEOUT = "gate_timeout"
+MODEL_TIMEOUT = "modell_timeout"
+MODEL_OUTPUT = "modell_ausgabe_unlesbar"
+MODEL_UNAVAILABLE = "modell_nicht_erreichbar"
+NO_ANSWER = "keine_antwort"
+WORKER_DIED = "worker_ausgefallen"
+NODE_ERROR = "fehler_im_knoten"
+BAD_EVENT = "ereignis_ungueltig"
+
+
+def outcome_key(turn_id: str, trigger_count: int) -> str:
+    return keys.turn_outcome(f"{turn_id}:{trigger_count}")
+
+
+def reason_for(exc: BaseException, where: str | None = None) -> str:
+    """A short wire reason naming the kind of failure (and the node, if known)."""
+    if isinstance(exc, GateTimeout):
+        code = GATE_TIMEOUT
+    elif isinstance(exc, ModelTimeout):
+        code = MODEL_TIMEOUT
+    elif isinstance(exc, ModelOutputError):
+        code = MODEL_OUTPUT
+    elif isinstance(exc, ModelUnavailable):
+        code = MODEL_UNAVAILABLE
+    else:
+        code = f"{NODE_ERROR}: {type(exc).__name__}"
+    text = f"{code} ({where})" if where else code
+    return text[:REASON_MAX]
+
+
+class Outcomes:
+    def __init__(self, redis: aioredis.Redis, delivery: Delivery | None = None) -> None:
+        self.redis = redis
+        self.delivery = delivery or Delivery(redis)
+
+    async def respond(
+        self,
+        user_id: str,
+        character_id: str,
+        turn_id: str,
+        trigger_count: int,
+        message_ids: list[str],
+        payload: dict[str, Any],
+    ) -> int:
+        """Send the released answer; return its seq (0 = this run already had an outcome).
+
+        `turn_id` and `nachrichten_ids` come from the event payload, not from the
+        result state: the client needs the ids of *its* question (seed 000 §3.1.1).
+        """
+        fields = dict(payload)
+        fields.update(
+            typ="character_response",
+            character_id=character_id,
+            turn_id=turn_id,
+            nachrichten_ids=list(message_ids),
+        )
+        fields.setdefault("nachricht", "")
+        message = ResponseMessage.model_validate(fields)
+        seq = await self.delivery.send(
+            user_id, message, outcome_key=outcome_key(turn_id, trigger_count)
+        )
+        if seq == 0:
+            log.warning("duplicate answer for turn %s/%d suppressed", turn_id, trigger_count)
+        return seq
+
+    async def fail(
+        self,
+        user_id: str,
+        character_id: str,
+        turn_id: str,
+        trigger_count: int,
+        message_ids: list[str],
+        reason: str,
+    ) -> int:
+        """Report a run without an answer; return its seq (0 = already had an outcome)."""
+        message = FailedMessage(
+            character_id=character_id,
+            turn_id=turn_id,
+            nachrichten_ids=list(message_ids),
+            grund=reason[:REASON_MAX],
+        )
+        seq = await self.delivery.send(
+            user_id, message, outcome_key=outcome_key(turn_id, trigger_count)
+        )
+        if seq:
+            log.warning(
+                "turn %s of %s:%s failed (%s); ids %s",
+                turn_id,
+                user_id,
+                character_id,
+                reason,
+                message_ids,
+            )
+        else:
+            log.info(
+                "failure of turn %s/%d not sent: it already had an outcome", turn_id, trigger_count
+            )
+        return seq
+
+    async def decided(self, turn_id: str, trigger_count: int) -> bool:
+        return bool(await self.redis.exists(outcome_key(turn_id, trigger_count)))

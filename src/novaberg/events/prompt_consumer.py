@@ -1,0 +1,227 @@
+"""The prompt consumer: cut a block, run Path 1 once for it, hand the turn on.
+
+Per pair (seed 000 §3.0): when the turn marker can be taken and no event is
+waiting, the front group of utterances (each ≤ 30 s after its predecessor,
+no waiting) becomes one prompt. The HumanGraph perceives it under the model
+gate; the utterance goes to the user's other clients; then the `message`
+event with a new turn_id and all nachrichten_ids is enqueued. The marker stays
+set: the event consumer takes it over and deletes it after the CharacterGraph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from novaberg.events.delivery import Delivery
+from novaberg.events.intake import pair_from_member
+from novaberg.events.model import (
+    Event,
+    EventRejected,
+    QueuedUtterance,
+    StageMessage,
+    UtteranceMessage,
+    build_event,
+    new_id,
+    stage_label,
+)
+from novaberg.events.outcomes import Outcomes, reason_for
+from novaberg.events.queues import Claimed, TurnQueues
+from novaberg.graph.contract import HumanTurn, TurnGraphs
+from novaberg.llm.errors import GateTimeout
+from novaberg.llm.gate import ModelGate
+from novaberg.store import keys
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL = 0.05
+"""Seconds between polls of the active pairs (the spec's 1 s adds a second to every answer)."""
+
+LAST_ACTIVITY_TTL = 7_200
+"""`last_activity:{u}` lives 2 h (spec pipeline §1.1)."""
+
+
+def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUtterance]]:
+    """The HumanTurn for a cut block; the utterances are joined with newlines."""
+    items = [QueuedUtterance.model_validate_json(raw) for raw in entry.data["items"]]
+    turn = HumanTurn(
+        pair=pair,
+        turn_id=str(entry.data["turn_id"]),
+        prompt="\n".join(item.text for item in items),
+        nachrichten_ids=[item.message_id for item in items],
+        empfangen_am=items[0].received_at,
+    )
+    return turn, items
+
+
+def block_message_ids(entry: Claimed) -> list[str]:
+    """Best-effort ids of a block, also when an item is unreadable (for failure reports)."""
+    ids: list[str] = []
+    for raw in entry.data.get("items", []):
+        try:
+            ids.append(str(json.loads(raw)["nachrichten_id"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return ids
+
+
+class PromptConsumer:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        graphs: TurnGraphs,
+        gate: ModelGate,
+        *,
+        worker_id: str,
+        delivery: Delivery | None = None,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.redis = redis
+        self.graphs = graphs
+        self.gate = gate
+        self.worker_id = worker_id
+        self.queues = TurnQueues(redis, worker_id)
+        self.delivery = delivery or Delivery(redis)
+        self.outcomes = Outcomes(redis, self.delivery)
+        self.poll_interval = poll_interval
+        self._running: dict[keys.Pair, asyncio.Task[None]] = {}
+
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    async def poll_once(self) -> int:
+        """Start a turn for every pair that can start one; return how many started."""
+        started = 0
+        for member in await self.redis.smembers(keys.active_pairs()):
+            pair = pair_from_member(member)
+            if pair in self._running:
+                continue
+            entry = await self.queues.begin_turn(pair, new_id())
+            if entry is None:
+                continue
+            task = asyncio.create_task(self._turn(pair, entry), name=f"path1:{pair}")
+            self._running[pair] = task
+            task.add_done_callback(lambda _t, p=pair: self._running.pop(p, None))
+            started += 1
+        return started
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.poll_once()
+            except Exception:
+                log.exception("prompt consumer poll failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.poll_interval)
+
+    async def drain(self) -> None:
+        """Wait for the turns this consumer started (shutdown, tests)."""
+        while self._running:
+            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+    async def _turn(self, pair: keys.Pair, entry: Claimed) -> None:
+        turn_id = str(entry.data["turn_id"])
+        try:
+            turn, items = block_turn(pair, entry)
+        except Exception as exc:
+            log.error("unreadable block for %s: %s", pair, exc)
+            await self._fail(pair, entry, block_message_ids(entry), reason_for(exc, "eingang"))
+            return
+        log.info("turn %s for %s: block of %d utterance(s)", turn_id, pair, len(items))
+        try:
+            await self.redis.set(
+                keys.last_activity(pair.user_id), turn.empfangen_am, ex=LAST_ACTIVITY_TTL
+            )
+            final, failure = await self._path1(turn)
+        except GateTimeout as exc:
+            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "pfad 1"))
+            return
+        except Exception as exc:
+            log.exception("path 1 of turn %s crashed outside the graph", turn_id)
+            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "pfad 1"))
+            return
+        try:
+            await self._broadcast(turn, items)
+            event = self._event(turn, final, failure)
+        except Exception as exc:
+            log.exception("turn %s: could not build its event", turn_id)
+            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "ereignis"))
+            return
+        await self.queues.finish(pair, entry, release_marker=False, push=event)
+
+    async def _path1(self, turn: HumanTurn) -> tuple[dict[str, Any] | None, str | None]:
+        """Run the HumanGraph under the gate. A failure inside the graph does not end
+        the turn: the event still goes out, marked `pfad1_ausfall` (spec pipeline §10)."""
+        token = await self.gate.acquire(token=f"{self.worker_id}:{new_id()}")
+        final: dict[str, Any] | None = None
+        failure: str | None = None
+        last_node = "start"
+        try:
+            state = self.graphs.human_state(turn)
+            async for node, after in self.graphs.stream_human(state):
+                final, last_node = after, node
+                await self.delivery.send(
+                    turn.pair.user_id,
+                    StageMessage(
+                        character_id=turn.pair.character_id,
+                        turn_id=turn.turn_id,
+                        node=node,
+                        label=stage_label(node),
+                        graph="human",
+                    ),
+                )
+        except Exception as exc:
+            failure = reason_for(exc, f"nach {last_node}")
+            log.warning("path 1 of turn %s failed: %s", turn.turn_id, failure, exc_info=True)
+        finally:
+            await self.gate.release(token)
+        return final, failure
+
+    async def _broadcast(self, turn: HumanTurn, items: list[QueuedUtterance]) -> None:
+        """The utterance to the user's other clients, after Path 1 and before the event, so
+        the answer cannot overtake it (seed 002 §3.3). Sending is one non-blocking Redis
+        call; the hub's per-connection writers keep slow sockets off this loop."""
+        await self.delivery.send(
+            turn.pair.user_id,
+            UtteranceMessage(
+                character_id=turn.pair.character_id,
+                turn_id=turn.turn_id,
+                nachrichten_ids=turn.nachrichten_ids,
+                nachricht=turn.prompt,
+                aeusserungen=[item.model_dump(by_alias=True) for item in items],
+                client_ids=sorted({i.client_id for i in items if i.client_id}),
+            ),
+        )
+
+    def _event(self, turn: HumanTurn, final: dict[str, Any] | None, failure: str | None) -> Event:
+        payload = dict(self.graphs.human_event_payload(turn, final, failure))
+        # The turn's identity comes from the block, whatever the graph wrote.
+        payload["turn_id"] = turn.turn_id
+        payload["nachrichten_ids"] = list(turn.nachrichten_ids)
+        payload.setdefault("user_prompt", turn.prompt)
+        payload.setdefault("empfangen_am", turn.empfangen_am)
+        if failure is not None:
+            payload.setdefault("pfad1_ausfall", failure)
+        try:
+            return build_event(
+                user_id=turn.pair.user_id,
+                character_id=turn.pair.character_id,
+                source="user",
+                typ="message",
+                payload=payload,
+                trigger_count=0,
+            )
+        except EventRejected as exc:
+            raise ValueError(f"the HumanGraph's event payload broke a rule: {exc}") from None
+
+    async def _fail(self, pair: keys.Pair, entry: Claimed, ids: list[str], reason: str) -> None:
+        await self.outcomes.fail(
+            pair.user_id, pair.character_id, str(entry.data["turn_id"]), 0, ids, reason
+        )
+        await self.queues.finish(pair, entry, release_marker=True)

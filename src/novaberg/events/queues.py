@@ -1,0 +1,225 @@
+"""Atomic queue and turn-marker operations (seed 000 §3.0, §3.1; DESIGN §7).
+
+The turn marker `turn_laeuft:{u}:{c}` spans both halves of a turn. Its value
+says who holds it:
+
+- `<turn_id>` — the prompt consumer took it; Path 1 runs; the turn's event is
+  not claimed yet. Only the event carrying that turn_id may claim it.
+- `<turn_id>@<worker_id>` — an event consumer is running that turn's
+  CharacterGraph. Nothing else of the pair may start.
+
+Work in progress is always visible in the worker's processing list (an entry
+per block or event), so a worker that dies leaves recoverable orphans. Each
+script below is one atomic step; the queues stay consistent whichever process
+dies between two steps.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from novaberg.events.intake import pair_member
+from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event
+from novaberg.store import keys
+
+MAX_BLOCK = 100
+"""Most utterances cut into one block; the rest waits for the next turn."""
+
+MAX_EVENT_SCAN = 200
+"""How deep the event consumer looks for the event owning the marker."""
+
+# KEYS: prompt_queue, event_queue, marker, active_pairs, processing
+# ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
+_BEGIN_TURN = """
+if redis.call('LLEN', KEYS[1]) == 0 then
+  if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('SREM', KEYS[4], ARGV[3])
+  end
+  return false
+end
+if redis.call('LLEN', KEYS[2]) > 0 then return false end
+if not redis.call('SET', KEYS[3], ARGV[1], 'NX', 'EX', tonumber(ARGV[2])) then return false end
+local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[5]) - 1)
+local count = 1
+local ok, first = pcall(cjson.decode, items[1])
+local prev = ok and type(first) == 'table' and tonumber(first.empfangen_am) or nil
+for i = 2, #items do
+  if prev == nil then break end
+  local ok2, item = pcall(cjson.decode, items[i])
+  local t = ok2 and type(item) == 'table' and tonumber(item.empfangen_am) or nil
+  if t == nil or t - prev > tonumber(ARGV[4]) then break end
+  count = i
+  prev = t
+end
+local block = {}
+for i = 1, count do block[i] = items[i] end
+redis.call('LTRIM', KEYS[1], count, -1)
+local entry = cjson.encode({art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
+                            character_id = ARGV[7], items = block})
+redis.call('LPUSH', KEYS[5], entry)
+return entry
+"""
+
+# KEYS: event_queue, processing, marker; ARGV: worker_id, marker_ttl, scan
+_CLAIM_EVENT = """
+local marker = redis.call('GET', KEYS[3])
+if marker and string.find(marker, '@', 1, true) then return false end
+local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+for i, raw in ipairs(items) do
+  local tid = nil
+  local ok, ev = pcall(cjson.decode, raw)
+  if ok and type(ev) == 'table' and type(ev.payload) == 'table'
+     and type(ev.payload.turn_id) == 'string' then
+    tid = ev.payload.turn_id
+  end
+  if (not marker) or (tid ~= nil and marker == tid) then
+    redis.call('LREM', KEYS[1], 1, raw)
+    local owner = (tid or 'ungueltig') .. '@' .. ARGV[1]
+    redis.call('SET', KEYS[3], owner, 'EX', tonumber(ARGV[2]))
+    local entry = cjson.encode({art = 'event', raw = raw, marker = owner})
+    redis.call('LPUSH', KEYS[2], entry)
+    return entry
+  end
+end
+return false
+"""
+
+# KEYS: marker, processing, event_queue, active_pairs
+# ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
+_FINISH = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+if ARGV[3] ~= '' then
+  redis.call('RPUSH', KEYS[3], ARGV[3])
+  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  redis.call('SADD', KEYS[4], ARGV[5])
+end
+return redis.call('LREM', KEYS[2], 1, ARGV[2])
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One processing-list entry: a cut block or a claimed event."""
+
+    raw: str
+    data: dict[str, Any]
+
+    @classmethod
+    def parse(cls, raw: str) -> Claimed:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = {}
+        return cls(raw, data if isinstance(data, dict) else {})
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("art"))
+
+    @property
+    def marker(self) -> str:
+        """The marker value this entry holds."""
+        if self.kind == "block":
+            return str(self.data["turn_id"])
+        return str(self.data.get("marker", ""))
+
+    @property
+    def pair(self) -> keys.Pair | None:
+        if self.kind == "block":
+            try:
+                return keys.Pair(str(self.data["user_id"]), str(self.data["character_id"]))
+            except KeyError:
+                return None
+        try:
+            event = json.loads(self.data["raw"])
+            return keys.Pair(str(event["user_id"]), str(event["character_id"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+class TurnQueues:
+    """The scripts, bound to one Redis client and one worker's processing list."""
+
+    def __init__(self, redis: aioredis.Redis, worker_id: str) -> None:
+        if "@" in worker_id:
+            raise ValueError("a worker id must not contain '@' (marker syntax)")
+        self.redis = redis
+        self.worker_id = worker_id
+        self.processing = keys.processing_list(worker_id)
+        self._begin = redis.register_script(_BEGIN_TURN)
+        self._claim = redis.register_script(_CLAIM_EVENT)
+        self._finish = redis.register_script(_FINISH)
+
+    async def begin_turn(self, pair: keys.Pair, turn_id: str) -> Claimed | None:
+        """Take the marker and cut the front block, if no turn runs and no event waits."""
+        raw = await self._begin(
+            keys=[
+                keys.prompt_queue(pair),
+                keys.event_queue(pair),
+                keys.turn_marker(pair),
+                keys.active_pairs(),
+                self.processing,
+            ],
+            args=[
+                turn_id,
+                keys.TURN_MARKER_TTL,
+                pair_member(pair),
+                INTAKE_WINDOW_SECONDS,
+                MAX_BLOCK,
+                pair.user_id,
+                pair.character_id,
+            ],
+        )
+        return Claimed.parse(raw) if raw else None
+
+    async def claim_event(self, pair: keys.Pair) -> Claimed | None:
+        """Move the next runnable event of the pair into this worker's processing list."""
+        raw = await self._claim(
+            keys=[keys.event_queue(pair), self.processing, keys.turn_marker(pair)],
+            args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
+        )
+        return Claimed.parse(raw) if raw else None
+
+    async def finish(
+        self,
+        pair: keys.Pair,
+        entry: Claimed,
+        *,
+        release_marker: bool = True,
+        push: Event | None = None,
+        processing: str | None = None,
+    ) -> None:
+        """Atomically: optionally push an event, optionally release the marker this entry
+        holds, and drop the entry from the processing list."""
+        await self._finish(
+            keys=[
+                keys.turn_marker(pair),
+                processing or self.processing,
+                keys.event_queue(pair),
+                keys.active_pairs(),
+            ],
+            args=[
+                entry.marker if release_marker else "",
+                entry.raw,
+                push.wire() if push is not None else "",
+                keys.QUEUE_TTL,
+                pair_member(pair),
+            ],
+        )
+
+
+async def push_event(redis: aioredis.Redis, event: Event) -> None:
+    """Enqueue an event (e.g. a Pixie impulse) so the event consumer finds it."""
+    pair = keys.Pair(event.user_id, event.character_id)
+    queue = keys.event_queue(pair)
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.rpush(queue, event.wire())
+        pipe.expire(queue, keys.QUEUE_TTL)
+        pipe.sadd(keys.active_pairs(), pair_member(pair))
+        await pipe.execute()

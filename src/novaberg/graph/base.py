@@ -1,0 +1,142 @@
+"""The node wrapper every node of every graph runs in (seed 002 §3.7, GraphBase).
+
+A node is a plain coroutine::
+
+    async def some_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
+
+(extra arguments are bound with `functools.partial`). `wrap_node` turns it into the
+one-argument callable LangGraph wants and, around every run:
+
+- opens a `track_calls()` scope, so the row knows how many model calls the node made;
+- times the run and adds `node_timings: {name: ms}` to the update;
+- checks that every returned key is a declared channel (`STATE_CHANNELS`) and raises
+  `UndeclaredChannelError` naming the key — LangGraph would silently drop it;
+- records one `pipeline_log` row (art "node", ergebnis "ok" | "fehler");
+- on an exception records an "fehler" row and re-raises.
+
+**Reserved return key `_log`** (`LOG_KEY`): a node may return `"_log": {...}`, a small
+JSON-ready summary of what it did (e.g. `{"ausfall": "perception_unlesbar"}`). The wrapper
+pops it from the update and stores it as the row's `inhalt`; it never reaches the state.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from langgraph.graph import StateGraph
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.state import STATE_CHANNELS, ConversationState
+from novaberg.llm.accounting import track_calls
+from novaberg.store.pipeline_log import ART_NODE, LogRow
+
+LOG_KEY: Final = "_log"
+"""Reserved return key: the node's summary for its pipeline_log row (popped, not state)."""
+
+TIMINGS_KEY: Final = "node_timings"
+
+GRAPH_NAMES: Final = frozenset({"human", "character", "agent"})
+"""Allowed `graph` values (pipeline_log.quelle), seed 002 §4.1a graph_rolle."""
+
+ERGEBNIS_OK: Final = "ok"
+ERGEBNIS_FEHLER: Final = "fehler"
+
+NodeFn = Callable[[ConversationState, GraphDeps], Awaitable[dict[str, Any] | None]]
+WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any]]]
+
+
+class UndeclaredChannelError(KeyError):
+    """A node returned a key that is not a declared ConversationState channel."""
+
+    def __init__(self, node: str, keys: list[str]) -> None:
+        self.node = node
+        self.keys = keys
+        super().__init__(
+            f"node {node!r} returned undeclared state channel(s) {keys}; "
+            "declare them in graph/state.py (LangGraph would drop them silently)"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def check_channels(node: str, update: dict[str, Any]) -> None:
+    """Raise `UndeclaredChannelError` if `update` holds a key that is not a channel."""
+    undeclared = [key for key in update if key not in STATE_CHANNELS]
+    if undeclared:
+        raise UndeclaredChannelError(node, sorted(undeclared))
+
+
+def wrap_node(name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> WrappedNode:
+    """The LangGraph node callable for `fn` (see the module docstring for what it adds)."""
+    if graph not in GRAPH_NAMES:
+        raise ValueError(f"graph must be one of {sorted(GRAPH_NAMES)}, not {graph!r}")
+    pipeline_log = deps.log
+    if pipeline_log is None:  # GraphDeps.__post_init__ always sets one
+        raise ValueError("GraphDeps.log is None; construct GraphDeps normally")
+
+    async def run(state: ConversationState) -> dict[str, Any]:
+        started = time.perf_counter()
+        summary: dict[str, Any] = {}
+        with track_calls() as stats:
+            try:
+                result = await fn(state, deps)
+                if result is None:
+                    result = {}
+                if not isinstance(result, dict):
+                    raise TypeError(f"node {name!r} returned {type(result).__name__}, not dict")
+                update = dict(result)
+                raw_summary = update.pop(LOG_KEY, None)
+                if raw_summary is not None:
+                    summary = dict(raw_summary)
+                check_channels(name, update)
+            except BaseException as exc:
+                elapsed = (time.perf_counter() - started) * 1000
+                inhalt = dict(summary)
+                inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
+                pipeline_log.record(
+                    _row(state, name, graph, elapsed, stats.calls, ERGEBNIS_FEHLER, inhalt)
+                )
+                raise
+        elapsed = (time.perf_counter() - started) * 1000
+        if stats.total_tokens:
+            summary.setdefault("tokens", stats.total_tokens)
+        pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, ERGEBNIS_OK, summary))
+        update[TIMINGS_KEY] = {name: round(elapsed, 3)}
+        return update
+
+    run.__name__ = f"node_{name}"
+    run.__qualname__ = run.__name__
+    return run
+
+
+def _row(
+    state: ConversationState,
+    node: str,
+    graph: str,
+    elapsed_ms: float,
+    calls: int,
+    ergebnis: str,
+    inhalt: dict[str, Any],
+) -> LogRow:
+    return LogRow(
+        quelle=graph,
+        node=node,
+        art=ART_NODE,
+        turn_id=state.get("turn_id"),
+        dauer_ms=round(elapsed_ms, 3),
+        modell_aufrufe=calls,
+        ergebnis=ergebnis,
+        inhalt=inhalt,
+        user_id=state.get("user_id"),
+        character_id=state.get("character_id"),
+        span_id=uuid.uuid4(),
+    )
+
+
+def add_node(builder: StateGraph, name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> None:
+    """`builder.add_node(name, wrap_node(name, fn, deps, graph))`."""
+    builder.add_node(name, wrap_node(name, fn, deps, graph))

@@ -1,0 +1,100 @@
+"""What the layers above the graphs (events, CLI, Pixie) may rely on.
+
+`GraphDeps` is everything a node may touch; `TurnGraphs` is how a caller runs a
+turn: build the initial state, stream the graph node by node, and read the
+wire payloads out of the resulting state. The event consumer streams
+`stream_character` itself because the answer must leave the moment
+`perception_assistant` has run (seed 002 §3.2), not at the end of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.config import Settings
+from novaberg.llm.layer import ModelLayer
+from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import PipelineLog
+
+RELEASE_NODE = "perception_assistant"
+"""The node after which the answer is released to the client (seed 002 §3.2)."""
+
+
+def _wall_clock() -> float:
+    import time
+
+    return time.time()
+
+
+@dataclass
+class GraphDeps:
+    """Everything a node may use. `clock` is injectable so tests need not sleep."""
+
+    settings: Settings
+    redis: aioredis.Redis
+    pool: AsyncConnectionPool
+    model: ModelLayer
+    clock: Callable[[], float] = field(default=_wall_clock)
+    log: PipelineLog | None = None
+    """Node-run log (graph/base.py writes one row per node run). Never None after
+    construction: `__post_init__` creates a writer on `pool` when none is given."""
+
+    def __post_init__(self) -> None:
+        if self.log is None:
+            self.log = PipelineLog(self.pool)
+
+
+@dataclass(frozen=True)
+class HumanTurn:
+    """One block of user utterances cut by the prompt consumer (seed 000 §3.0)."""
+
+    pair: Pair
+    turn_id: str
+    prompt: str
+    nachrichten_ids: list[str]
+    empfangen_am: float
+
+
+@dataclass(frozen=True)
+class CharacterTurn:
+    """One CharacterGraph run, built from an event (seed 000 §3.1, §7)."""
+
+    pair: Pair
+    turn_id: str
+    event_source: str
+    event_payload: dict[str, Any]
+    trigger_count: int = 0
+
+
+class TurnGraphs(Protocol):
+    """Implemented by `graph.runner.GraphRuntime`."""
+
+    def human_state(self, turn: HumanTurn) -> dict[str, Any]: ...
+
+    def stream_human(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Yield `(node_name, state_after_node)` for each HumanGraph node."""
+        ...
+
+    def human_event_payload(
+        self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
+    ) -> dict[str, Any]:
+        """The `message` event payload (wire names); `failure` marks `pfad1_ausfall`."""
+        ...
+
+    def character_state(self, turn: CharacterTurn) -> dict[str, Any]: ...
+
+    def stream_character(
+        self, state: dict[str, Any]
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Yield `(node_name, state_after_node)` for each CharacterGraph node."""
+        ...
+
+    def response_payload(self, state: dict[str, Any]) -> dict[str, Any]:
+        """`character_response` fields read from the state after `RELEASE_NODE`:
+        nachricht, turn_id, nachrichten_ids, reiz_herkunft, emotion, arousal, ..."""
+        ...

@@ -1,0 +1,205 @@
+"""Conversation-vector node ("GV-Node", seed 002 §4.5; spec pipeline §5 gv_node).
+
+Forms the turn's hypothesis of where the conversation is heading — a few lines the
+responder reads as `gespraechsvektor`. How far Nova thinks ahead (the *length*, 0–3 jumps)
+follows from the counterpart's state:
+
+    start 1; positive emotion +0.5 + 0.5·a, negative −0.5·a; vertrauen +0.5, distanz −0.5;
+    + mode delta; locker +0.3, formell −0.2; crisis (spirale/absturz with a ≥ 0.7) → 0.
+
+Length 0 makes no call. Length ≥ 1 makes one free-text call; from length 2 the answer is
+asked in lines `SPRUNG 1..n`, `ABSICHT`, `STRATEGIE`, `VEHIKEL`, `IMPULS`. Intents
+begruessung|meta|system skip the thinking ahead altogether.
+
+**Not here yet:** the landscape (axes, 64 sectors → 14 clusters, initiative) is a later
+issue; `gv_detail["cluster"]` is therefore `None` ("not computed", never a plausible
+cluster). `gv_detail` carries every key on every path; `vorausdenken` ∈
+gelaufen | skip | krise | laenge_null, plus `ausfall` when the call failed (a failure must
+not look like a hypothesis that happened to be empty).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from novaberg.config import Role
+from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.personality import Emotion
+from novaberg.graph.reiz import stimulus_text
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError
+from novaberg.prompts import render, user_message
+from novaberg.store.session import numbered_view
+
+log = logging.getLogger(__name__)
+
+LENGTH_START: Final = 1.0
+LENGTH_MIN: Final = 0
+LENGTH_MAX: Final = 3
+POSITIVE_BASE: Final = 0.5
+POSITIVE_PER_AROUSAL: Final = 0.5
+NEGATIVE_PER_AROUSAL: Final = 0.5
+DYNAMIC_DELTA: Final[Mapping[str, float]] = {"vertrauen": 0.5, "distanz": -0.5}
+STYLE_DELTA: Final[Mapping[str, float]] = {"locker": 0.3, "formell": -0.2}
+CRISIS_VECTORS: Final = frozenset({"spirale", "absturz"})
+CRISIS_AROUSAL: Final = 0.7
+"""The length rule (spec pipeline §5 gv_node)."""
+
+MODE_DELTA: Final[Mapping[str, float]] = {
+    "philosophischer_austausch": 0.5,
+    "fachgespraech": 0.3,
+    "lernmodus": 0.3,
+    "beratend": 0.3,
+    "kreativ": 0.3,
+    "spielerisch": 0.2,
+    "emotional": 0.0,
+    "alltag": 0.0,
+    "berichtend": -0.2,
+    "arbeitsmodus": -0.3,
+}
+"""The spec adds "the mode delta" without its values. Assumed here: modes that invite
+thinking along (philosophy, teaching, advice, creativity) lengthen, task-like modes
+(work, reporting) shorten. Unknown modes add 0."""
+
+SKIP_INTENTS: Final = frozenset({"begruessung", "meta", "system"})
+"""Intents that need no thinking ahead (spec pipeline §5)."""
+
+GV_TEMPERATURE: Final = 0.4
+"""The spec names no temperature for the GV call; a little freedom for a hypothesis."""
+
+GV_MAX_CHARS: Final = 800
+"""Cap on the hypothesis the responder reads (2048-token context, DESIGN §3)."""
+
+RAN: Final = "gelaufen"
+SKIPPED: Final = "skip"
+CRISIS: Final = "krise"
+LENGTH_ZERO: Final = "laenge_null"
+FAILED: Final = "ausfall"
+"""`gv_detail["vorausdenken"]` values."""
+
+_LINE_KEYS: Final = {
+    "ABSICHT": "absicht",
+    "STRATEGIE": "strategie",
+    "VEHIKEL": "vehikel",
+    "IMPULS": "impuls",
+}
+_SPRUNG = re.compile(r"^\s*SPRUNG\s*(\d+)\s*[:.\-]?\s*(.*)$", re.IGNORECASE)
+_KEYED = re.compile(r"^\s*(ABSICHT|STRATEGIE|VEHIKEL|IMPULS)\s*[:.\-]?\s*(.*)$", re.IGNORECASE)
+
+
+def raw_length(emotion: Emotion) -> float:
+    """The unrounded length before clamping (crisis handled by `is_crisis`)."""
+    arousal = emotion.arousal
+    value = LENGTH_START
+    group = group_of(emotion.emotion)
+    if group == POSITIVE:
+        value += POSITIVE_BASE + POSITIVE_PER_AROUSAL * arousal
+    elif group == NEGATIVE:
+        value -= NEGATIVE_PER_AROUSAL * arousal
+    value += DYNAMIC_DELTA.get(emotion.relationship_dynamic, 0.0)
+    value += MODE_DELTA.get(emotion.mode, 0.0)
+    value += STYLE_DELTA.get(emotion.language_style, 0.0)
+    return value
+
+
+def is_crisis(emotion: Emotion) -> bool:
+    """spirale/absturz at arousal ≥ 0.7: no thinking ahead, just be there."""
+    return emotion.emotions_vector in CRISIS_VECTORS and emotion.arousal >= CRISIS_AROUSAL
+
+
+def length_of(emotion: Emotion) -> int:
+    """The length 0–3 (half rounds up)."""
+    if is_crisis(emotion):
+        return 0
+    value = math.floor(raw_length(emotion) + 0.5)
+    return max(LENGTH_MIN, min(LENGTH_MAX, value))
+
+
+def parse_lines(text: str) -> dict[str, Any]:
+    """SPRUNG/ABSICHT/STRATEGIE/VEHIKEL/IMPULS lines of a length ≥ 2 answer."""
+    parsed: dict[str, Any] = {
+        "spruenge": [],
+        "absicht": "",
+        "strategie": "",
+        "vehikel": "",
+        "impuls": "",
+    }
+    for line in text.splitlines():
+        jump = _SPRUNG.match(line)
+        if jump:
+            parsed["spruenge"].append(jump.group(2).strip())
+            continue
+        keyed = _KEYED.match(line)
+        if keyed:
+            parsed[_LINE_KEYS[keyed.group(1).upper()]] = keyed.group(2).strip()
+    return parsed
+
+
+def empty_detail(length: int, raw: float, intent: str, mode: str) -> dict[str, Any]:
+    """gv_detail with every key (filled in by the path taken)."""
+    return {
+        "laenge": length,
+        "laenge_roh": round(raw, 3),
+        "vorausdenken": mode,
+        "intent": intent,
+        "spruenge": [],
+        "absicht": "",
+        "strategie": "",
+        "vehikel": "",
+        "impuls": "",
+        "cluster": None,
+        "ausfall": None,
+    }
+
+
+def _counterpart_emotion(state: ConversationState) -> Emotion:
+    emotion = getattr(state.get("external"), "emotion", None)
+    return emotion if isinstance(emotion, Emotion) else Emotion()
+
+
+async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Write `gespraechsvektor` and `gv_detail` (every key, every path)."""
+    emotion = _counterpart_emotion(state)
+    intent = emotion.intent
+    raw = raw_length(emotion)
+    if intent in SKIP_INTENTS:
+        detail = empty_detail(0, raw, intent, SKIPPED)
+        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": SKIPPED}}
+    length = length_of(emotion)
+    if length == 0:
+        why = CRISIS if is_crisis(emotion) else LENGTH_ZERO
+        detail = empty_detail(0, raw, intent, why)
+        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": why}}
+    detail = empty_detail(length, raw, intent, RAN)
+    prompt = render(
+        "conversation_vector",
+        variant="lang" if length >= 2 else "kurz",
+        reiz=stimulus_text(state),
+        verlauf=numbered_view(list(state.get("session_turns") or state.get("raw_turns") or [])),
+        stimmung=f"{emotion.emotion} (Erregung {emotion.arousal:.2f}), Modus {emotion.mode}",
+        laenge=str(length),
+    )
+    try:
+        text = (
+            await deps.model.chat(Role.ANALYSIS, user_message(prompt), temperature=GV_TEMPERATURE)
+        ).strip()
+    except ModelError as exc:
+        log.warning("conversation_vector: call failed (%s); no hypothesis", exc)
+        detail.update(vorausdenken=FAILED, ausfall=type(exc).__name__)
+        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": FAILED}}
+    if not text:
+        detail.update(vorausdenken=FAILED, ausfall="leer")
+        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": FAILED}}
+    text = text[:GV_MAX_CHARS]
+    if length >= 2:
+        detail.update(parse_lines(text))
+    return {
+        "gespraechsvektor": text,
+        "gv_detail": detail,
+        "_log": {"vorausdenken": RAN, "laenge": length},
+    }

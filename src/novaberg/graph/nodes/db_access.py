@@ -1,0 +1,230 @@
+"""db_access node ("db_zugriff"), the CharacterGraph's entry (seed 002 §3.2 row 1, §4.4;
+spec pipeline §5, spec emotion §9).
+
+Loads who is talking before anything is computed:
+
+- `internal.emotion` / `internal.raum` — Nova wakes with the state she fell asleep in
+  (`nova_state:{u}:{c}`, written by ei_calc_persist). On a user turn the pause since the
+  user's last turn fades her arousal toward calm (and resets the categories after a long
+  pause); on an impulse the thought's own arousal (`gedanke_arousal`, read through
+  `graph/reiz.py` only) lifts it. Both rules are the pure `ei.persistence.reload_nova_state`.
+- `external.emotion` — on a user event from the event payload the HumanGraph measured
+  (current_emotion, current_arousal, emotions_vektor, gespraechs_modus, sprach_stil,
+  beziehungs_dynamik, tone, intent, prompt_thema). On any other source Nova talks to
+  herself: `external` is a **copy** of `internal` (seed 002 §3.6).
+- profiles from `charakter_hash`: row (u, c) → `external.character`, row (c, u) →
+  `internal.character`; missing rows give empty profiles.
+- identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
+
+The SQL lives in the small `load_*` helpers below, so a later read API of the agents can
+replace it in one place. A failed read is logged at ERROR, named in the node's log row and
+leaves that part empty — the turn can still be answered without a profile.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
+from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
+from novaberg.graph.state import ConversationState
+from novaberg.store import nova_state
+from novaberg.store.keys import Pair
+
+log = logging.getLogger(__name__)
+
+USER_SOURCE: Final = "user"
+"""event_source of a turn the counterpart started (seed 002 §4.1a)."""
+
+PAYLOAD_TO_EMOTION: Final = {
+    "current_emotion": "emotion",
+    "current_arousal": "arousal",
+    "emotions_vektor": "emotions_vector",
+    "gespraechs_modus": "mode",
+    "sprach_stil": "language_style",
+    "beziehungs_dynamik": "relationship_dynamic",
+    "tone": "tone",
+    "intent": "intent",
+    "prompt_thema": "prompt_topic",
+}
+"""Event payload field (wire name) → Emotion attribute (spec pipeline §5 db_zugriff)."""
+
+PROFILE_COLUMNS: Final = {
+    "kern_hash": "core",
+    "adaptive_hash": "adaptive",
+    "beziehungsprofil": "relationship",
+    "intentions_profil": "intentions",
+    "emotions_profil": "emotions",
+}
+"""charakter_hash column → Character attribute (spec pipeline §1.2)."""
+
+LEVEL_APPLIED: Final = "angewandt"
+LEVEL_MISSING: Final = "kein_level"
+LEVEL_NOT_IMPULSE: Final = "kein_impuls"
+"""`gedanke_level`: how the own thought's arousal was applied (seed 000 §3.1.1)."""
+
+DEFAULT_CHARACTER_NAME: Final = "Nova"
+
+
+# --- SQL helpers (the one place that reads these tables) ---------------------------------
+
+
+async def _fetch(
+    pool: AsyncConnectionPool, sql: str, params: tuple[Any, ...]
+) -> list[dict[str, Any]]:
+    async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(sql, params)
+        return list(await cur.fetchall())
+
+
+async def load_profile(pool: AsyncConnectionPool, user_id: str, character_id: str) -> Character:
+    """The `charakter_hash` row (user_id, character_id) as a Character; empty if missing."""
+    rows = await _fetch(
+        pool,
+        f"SELECT {', '.join(PROFILE_COLUMNS)} FROM charakter_hash"
+        " WHERE user_id = %s AND character_id = %s",
+        (user_id, character_id),
+    )
+    if not rows:
+        return Character()
+    return Character.from_dict({attr: rows[0][column] for column, attr in PROFILE_COLUMNS.items()})
+
+
+async def load_identities(pool: AsyncConnectionPool, user_id: str) -> list[str]:
+    """Active character instructions of the user, oldest first."""
+    rows = await _fetch(
+        pool,
+        "SELECT anweisung FROM charakter_anweisungen WHERE user_id = %s AND aktiv"
+        " ORDER BY erstellt_am, id",
+        (user_id,),
+    )
+    return [str(row["anweisung"]) for row in rows if str(row["anweisung"] or "").strip()]
+
+
+async def load_directives(pool: AsyncConnectionPool, user_id: str) -> list[dict[str, Any]]:
+    """Active directives of the user as {anweisung, kontext}, oldest first."""
+    rows = await _fetch(
+        pool,
+        "SELECT anweisung, kontext FROM direktiven WHERE user_id = %s AND aktiv"
+        " ORDER BY erstellt_am, id",
+        (user_id,),
+    )
+    return [
+        {"anweisung": str(row["anweisung"]), "kontext": row["kontext"]}
+        for row in rows
+        if str(row["anweisung"] or "").strip()
+    ]
+
+
+async def character_name(pool: AsyncConnectionPool, character_id: str) -> str:
+    """The character's display name from `characters` ("Nova" for the default)."""
+    try:
+        rows = await _fetch(
+            pool, "SELECT name FROM characters WHERE character_id = %s", (character_id,)
+        )
+    except psycopg.Error as exc:
+        log.error("characters: name of %r unreadable: %s", character_id, exc)
+        rows = []
+    if rows and str(rows[0]["name"] or "").strip():
+        return str(rows[0]["name"]).strip()
+    return character_id.strip().title() if character_id.strip() else DEFAULT_CHARACTER_NAME
+
+
+# --- pure parts ------------------------------------------------------------------------------
+
+
+def emotion_from_payload(payload: dict[str, Any]) -> tuple[Emotion, list[str]]:
+    """external.emotion from the HumanGraph's measurements; also the missing field names."""
+    data = {attr: payload.get(field) for field, attr in PAYLOAD_TO_EMOTION.items()}
+    missing = [field for field in PAYLOAD_TO_EMOTION if payload.get(field) is None]
+    return Emotion.from_dict(data), missing
+
+
+def mirror(internal: InternalPersonality) -> Personality:
+    """external on a non-user event: an independent copy of Nova's profile and emotion."""
+    return Personality(character=internal.character.copy(), emotion=internal.emotion.copy())
+
+
+# --- node ---------------------------------------------------------------------------------------
+
+
+async def _read(what: str, failures: list[str], coro: Any, empty: Any) -> Any:
+    try:
+        return await coro
+    except psycopg.Error as exc:
+        log.error("db_access: %s unreadable: %s", what, exc)
+        failures.append(what)
+        return empty
+
+
+async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Fill `external` and `internal` (see the module docstring)."""
+    user_id = state.get("user_id", "")
+    character_id = state.get("character_id", "")
+    pair = Pair(user_id, character_id)
+    payload = dict(state.get("event_payload") or {})
+    is_user_turn = state.get("event_source") == USER_SOURCE
+    impulse = stimulus_is_own_thought(state)
+    level = stimulus_arousal(state) if impulse else None
+
+    reload = await nova_state.load(
+        deps.redis,
+        pair,
+        deps.clock(),
+        is_user_turn=is_user_turn,
+        own_thought_arousal=level,
+    )
+    failures: list[str] = []
+    pool = deps.pool
+    internal = InternalPersonality(
+        character=await _read(
+            "profil_charakter", failures, load_profile(pool, character_id, user_id), Character()
+        ),
+        emotion=Emotion.from_dict(reload.emotion),
+        identities=await _read("identitaeten", failures, load_identities(pool, user_id), []),
+        directives=await _read("direktiven", failures, load_directives(pool, user_id), []),
+        raum=Raum(tiefe=reload.tiefe, naehe=reload.naehe),
+    )
+    missing: list[str] = []
+    if is_user_turn:
+        emotion, missing = emotion_from_payload(payload)
+        external = Personality(
+            character=await _read(
+                "profil_nutzer", failures, load_profile(pool, user_id, character_id), Character()
+            ),
+            emotion=emotion,
+        )
+        if missing:
+            log.warning(
+                "db_access: payload lacks measured fields %s (turn=%s)",
+                missing,
+                state.get("turn_id"),
+            )
+    else:
+        external = mirror(internal)
+
+    gedanke_level = LEVEL_NOT_IMPULSE
+    if impulse:
+        gedanke_level = LEVEL_APPLIED if level is not None else LEVEL_MISSING
+    return {
+        "external": external,
+        "internal": internal,
+        "gedanke_level": gedanke_level,
+        "_log": {
+            "quelle": state.get("event_source"),
+            "pause_s": reload.pause_seconds,
+            "zerfall": reload.decay_factor,
+            "zurueckgesetzt": reload.reset,
+            "gedanke_level": gedanke_level,
+            "fehlende_felder": missing,
+            "ausfaelle": failures,
+            "identitaeten": len(internal.identities),
+            "direktiven": len(internal.directives),
+        },
+    }

@@ -1,0 +1,145 @@
+"""Dispatcher (seed 002 §3.5, spec pipeline §2/§5): the central writer at the end of a run.
+
+- Writes the **complete** session turn once (the only writer of `session:{u}:{c}:turns`):
+  an assistant turn from `internal.emotion` when `response` is set, else a user turn from
+  `external.emotion` with `inhalt = user_prompt` (nothing on an impulse, which has no user
+  prompt). Never in the AgentGraph. The turn carries the spec §2 fields plus `turn_id` and
+  `nachrichten_ids`.
+- Hands the run's PendingWrites on (`hand_over_writes`). Until the memory work lands this
+  records each one in `pending_writes_log` with ergebnis "offen"; the memory developer
+  replaces that one call with the short-term-memory hand-over.
+
+Unlike the seed's code (spec pipeline §5: "without pending_writes no session turn"), the
+turn is written whether or not salience produced writes: a failed salience must not erase
+what was said from the conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from psycopg.types.json import Jsonb
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.personality import Emotion, InternalPersonality, Personality
+from novaberg.graph.reiz import stimulus_origin
+from novaberg.graph.state import ConversationState, PendingWrite
+from novaberg.store.keys import Pair
+from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
+
+log = logging.getLogger(__name__)
+
+GRAPH_AGENT: Final = "agent"
+WRITE_OPEN: Final = "offen"
+"""pending_writes_log.ergebnis of a write nobody carried out yet."""
+
+_PENDING_SQL: Final = (
+    "INSERT INTO pending_writes_log (turn_id, user_id, character_id, quelle, ziel, aktion,"
+    " daten, beschreibung, ergebnis) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _emotion_fields(emotion: Emotion) -> dict[str, Any]:
+    return {
+        "emotion": emotion.emotion,
+        "arousal": emotion.arousal,
+        "modus": emotion.mode,
+        "emotions_vektor": emotion.emotions_vector,
+        "sprach_stil": emotion.language_style,
+        "beziehungs_dynamik": emotion.relationship_dynamic,
+        "tone": emotion.tone,
+    }
+
+
+def build_session_turn(state: ConversationState, now: float) -> dict[str, Any] | None:
+    """The complete session turn of this run (spec pipeline §2), or None if none is due."""
+    if state.get("graph_rolle") == GRAPH_AGENT:
+        return None
+    common = {
+        "zeit": now,
+        "intentionen": list(state.get("user_intentionen") or []),
+        "kern": state.get("session_turn_kern") or "",
+        "herkunft": stimulus_origin(state),
+        "turn_id": state.get("turn_id"),
+        "nachrichten_ids": list(state.get("nachrichten_ids") or []),
+    }
+    response = state.get("response") or ""
+    if response.strip():
+        internal = state.get("internal") or InternalPersonality()
+        return {
+            "rolle": ROLE_ASSISTANT,
+            "inhalt": response,
+            **_emotion_fields(internal.emotion),
+            **common,
+        }
+    prompt = state.get("user_prompt") or ""
+    if not prompt.strip():
+        return None  # an impulse without an answer: nothing was said
+    external = state.get("external") or Personality()
+    topic = external.emotion.prompt_topic
+    return {
+        "rolle": ROLE_USER,
+        "inhalt": prompt,
+        **_emotion_fields(external.emotion),
+        **common,
+        "themen": [topic] if topic else [],
+        "embedding": state.get("prompt_embedding"),
+    }
+
+
+async def record_pending_writes(
+    state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
+) -> int:
+    """Record every write in pending_writes_log with ergebnis "offen"."""
+    if not writes:
+        return 0
+    rows = [
+        (
+            state.get("turn_id"),
+            state["user_id"],
+            state["character_id"],
+            state.get("graph_rolle", ""),
+            write["ziel"],
+            write["aktion"],
+            Jsonb(write["daten"]),
+            write.get("beschreibung", ""),
+            WRITE_OPEN,
+        )
+        for write in writes
+    ]
+    async with deps.pool.connection() as conn, conn.cursor() as cur:
+        await cur.executemany(_PENDING_SQL, rows)
+    return len(rows)
+
+
+async def hand_over_writes(
+    state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
+) -> dict[str, Any]:
+    """THE hand-over point for PendingWrites (one call, replaced by the memory work).
+
+    Returns a small summary for the node log. Today: record them as "offen".
+    """
+    recorded = await record_pending_writes(state, deps, writes)
+    return {"aufgezeichnet": recorded, "ziele": sorted({w["ziel"] for w in writes})}
+
+
+async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Write the session turn (once) and hand the pending writes on."""
+    summary: dict[str, Any] = {}
+    update: dict[str, Any] = {}
+    pair = Pair(state["user_id"], state["character_id"])
+
+    turn = (
+        None if state.get("session_turn_geschrieben") else build_session_turn(state, deps.clock())
+    )
+    if turn is not None:
+        length = await append_turn(deps.redis, pair, turn)
+        update["session_turn_geschrieben"] = True
+        summary["session_turn"] = {"rolle": turn["rolle"], "laenge": length}
+    else:
+        summary["session_turn"] = None
+
+    writes = list(state.get("pending_writes") or [])
+    summary["pending_writes"] = await hand_over_writes(state, deps, writes)
+    return {**update, "_log": summary}

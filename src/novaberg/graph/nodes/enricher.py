@@ -1,0 +1,167 @@
+"""Enricher (seed 002 §4.4, spec pipeline §5): loads the context a run works with.
+
+Two variants, chosen by `graph_rolle`:
+
+- **human** (HumanGraph, `_enrich_human`): `raw_turns`, `user_intentionen` (of the last
+  user turn that has a modus), `prompt_embedding` (of the raw stimulus), `aktivierte_ziele`,
+  `ziel_vektoren` and `gravitationsterm`. No memory, no profiles.
+- **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
+  turns), `session_summary`, `zielsog_roh` and `memory_entries_raw` — for now built from
+  the session summary and the recent turns; short- and long-term memory resonance is added
+  by the memory work later. The payload's `user_intentionen` wins over the session's.
+
+A failed embedding leaves `prompt_embedding` None (logged) and activates no goals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.ei.goals import activate_goals
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.reiz import stimulus_text
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError
+from novaberg.store.keys import Pair
+from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
+
+log = logging.getLogger(__name__)
+
+GRAPH_HUMAN: Final = "human"
+
+IMPULSE_KERN_PREFIX: Final = "[Nova-Impuls]"
+"""session_turns leave out turns whose kern starts with this (spec pipeline §5 enricher)."""
+
+RECENT_TURNS_AS_MEMORY: Final = 6
+"""How many recent session turns become memory entries until real memory resonance exists."""
+
+SUMMARY_WEIGHT: Final = 1.0
+TURN_WEIGHT: Final = 0.5
+"""Weights of session-derived memory entries (the reducer keeps the heavier duplicate)."""
+
+_GOALS_SQL: Final = (
+    "SELECT id, ziel_typ, zielsatz, thema, motivation, emotion, arousal, embedding"
+    " FROM ziele WHERE user_id = %s AND character_id = %s AND aktiv AND embedding IS NOT NULL"
+)
+
+
+async def load_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
+    """The character's active goals toward this user (`ziele`: user_id = the character as
+    subject, character_id = the counterpart; spec pipeline §1.2)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(_GOALS_SQL, (pair.character_id, pair.user_id))
+        rows = await cur.fetchall()
+    goals = []
+    for row in rows:
+        goal = dict(row)
+        vector = goal["embedding"]
+        values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
+        goal["embedding"] = [float(x) for x in values]
+        goals.append(goal)
+    return goals
+
+
+def last_user_intentions(turns: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Intentions of the newest user turn that carries a modus (spec pipeline §5)."""
+    for turn in reversed(turns):
+        if turn.get("rolle") == ROLE_USER and turn.get("modus"):
+            return [str(item) for item in turn.get("intentionen") or []]
+    return []
+
+
+def without_impulses(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """session_turns: every turn except Nova's impulse turns."""
+    return [
+        dict(turn)
+        for turn in turns
+        if not str(turn.get("kern") or "").startswith(IMPULSE_KERN_PREFIX)
+    ]
+
+
+def session_memory_entries(summary: str, turns: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """ContextEntry dicts {quelle, subtyp, inhalt, gewicht, meta} from the session."""
+    entries: list[dict[str, Any]] = []
+    if summary.strip():
+        entries.append(
+            {
+                "quelle": "session",
+                "subtyp": "zusammenfassung",
+                "inhalt": summary.strip(),
+                "gewicht": SUMMARY_WEIGHT,
+                "meta": {},
+            }
+        )
+    for turn in list(turns)[-RECENT_TURNS_AS_MEMORY:]:
+        text = str(turn.get("inhalt") or "").strip()
+        if not text:
+            continue
+        speaker = "Nova" if turn.get("rolle") == ROLE_ASSISTANT else "Nutzer"
+        entries.append(
+            {
+                "quelle": "session",
+                "subtyp": "turn",
+                "inhalt": f"{speaker}: {text}",
+                "gewicht": TURN_WEIGHT,
+                "meta": {
+                    "rolle": turn.get("rolle"),
+                    "emotion": turn.get("emotion"),
+                    "zeit": turn.get("zeit"),
+                },
+            }
+        )
+    return entries
+
+
+async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
+    try:
+        return [float(x) for x in await deps.model.embed_one(text)]
+    except (ModelError, OSError, RuntimeError) as exc:
+        log.error("enricher: embedding failed (%s); no prompt_embedding, no goals", exc)
+        return None
+
+
+async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Load turns, embed the stimulus, activate goals; the full variant adds session context."""
+    pair = Pair(state["user_id"], state["character_id"])
+    turns = await read_turns(deps.redis, pair)
+    text = stimulus_text(state)
+    embedding = await _embed(deps, text)
+    goals = await load_goals(deps.pool, pair) if embedding is not None else []
+    activation = activate_goals(embedding, goals)
+
+    update: dict[str, Any] = {
+        "raw_turns": turns,
+        "user_intentionen": last_user_intentions(turns),
+        "prompt_embedding": embedding,
+        "aktivierte_ziele": activation.activated,
+        "ziel_vektoren": activation.goal_vectors,
+        "gravitationsterm": activation.gravitation_term,
+    }
+    summary: dict[str, Any] = {
+        "variante": "human" if state.get("graph_rolle") == GRAPH_HUMAN else "voll",
+        "turns": len(turns),
+        "ziele": len(goals),
+        "aktiviert": len(activation.activated),
+        "gravitationsterm": round(activation.gravitation_term, 4),
+        "embedding": embedding is not None,
+    }
+    if state.get("graph_rolle") == GRAPH_HUMAN:
+        return {**update, "_log": summary}
+
+    payload = state.get("event_payload") or {}
+    if isinstance(payload.get("user_intentionen"), list):
+        update["user_intentionen"] = [str(item) for item in payload["user_intentionen"]]
+    session_turns = without_impulses(turns)
+    session_summary = await read_summary(deps.redis, pair)
+    update.update(
+        session_turns=session_turns,
+        session_summary=session_summary,
+        zielsog_roh=activation.raw_goal_pull,
+        memory_entries_raw=session_memory_entries(session_summary, session_turns),
+    )
+    summary["memory_entries_raw"] = len(update["memory_entries_raw"])
+    return {**update, "_log": summary}

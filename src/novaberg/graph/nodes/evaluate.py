@@ -1,0 +1,196 @@
+"""Evaluate node: turns the tribunal's verdict into the next step (seed 002 §2.3, §4.7a).
+
+`ok` passes. Anything else goes to the corrector while rounds are left
+(`correction_round < max_corrections`). With every round used up a `warnung` passes and an
+`ablehnen` is replaced by the fixed neutral fallback (spec pipeline §6). The decision is
+written to `evaluate_entscheidung`, and the node writes `correction_round` and
+`max_corrections` back on every path: only the two side by side tell an answer that used
+up its rounds from one that was accepted (seed 002 §4.7a).
+
+**Fallback language (decision).** The seed's fallback is German. The answer should follow
+the user's language, so when the stimulus *looks English* (a small stop-word count, no
+language model involved) the English version is used; everything else gets the German text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Final
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
+from novaberg.graph.reiz import StimulusError, stimulus_text
+from novaberg.graph.state import ConversationState
+
+log = logging.getLogger(__name__)
+
+MAX_CORRECTIONS: Final = 2
+"""Correction rounds before the fallback (seed 002 §2.3: "Maximale Korrektur-Iterationen: 2")."""
+
+FALLBACK_DE: Final = (
+    "Ich kann diese Anfrage leider nicht beantworten. Bitte formuliere deine Frage anders."
+)
+"""The fixed neutral answer on a final `ablehnen` (spec pipeline §6)."""
+
+FALLBACK_EN: Final = (
+    "I'm afraid I can't answer this request. Please phrase your question differently."
+)
+"""The same answer for a user who writes English (module docstring)."""
+
+DECISION_OK: Final = "ok"
+DECISION_FALLBACK: Final = "fallback"
+DECISION_CORRECT: Final = "correct"
+"""`evaluate_entscheidung` values (seed 002 §3.2: ok / fallback / correct)."""
+
+NEXT_RELEASE: Final = "perception_assistant"
+NEXT_CORRECT: Final = "corrector"
+"""Targets of `route_after_evaluate` (node names in character_graph)."""
+
+_ENGLISH: Final = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "is",
+        "are",
+        "was",
+        "were",
+        "you",
+        "your",
+        "i",
+        "i'm",
+        "it's",
+        "what",
+        "how",
+        "why",
+        "can",
+        "could",
+        "would",
+        "do",
+        "does",
+        "don't",
+        "please",
+        "thanks",
+        "thank",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "my",
+        "me",
+        "this",
+        "that",
+    ]
+)
+_GERMAN: Final = frozenset(
+    [
+        "der",
+        "die",
+        "das",
+        "ist",
+        "sind",
+        "war",
+        "du",
+        "dein",
+        "ich",
+        "es",
+        "was",
+        "wie",
+        "warum",
+        "kann",
+        "könnte",
+        "würde",
+        "bitte",
+        "danke",
+        "und",
+        "oder",
+        "nicht",
+        "mit",
+        "mein",
+        "mir",
+        "dies",
+        "das",
+        "ein",
+        "eine",
+        "auf",
+        "für",
+        "zu",
+        "im",
+    ]
+)
+ENGLISH_MIN_HITS: Final = 2
+"""An utterance counts as English with ≥ 2 English and more English than German stop words."""
+
+
+def looks_english(text: str) -> bool:
+    """Cheap language guess for the fallback text (no model call)."""
+    words = re.findall(r"[a-zäöüß']+", text.lower())
+    english = sum(1 for word in words if word in _ENGLISH)
+    german = sum(1 for word in words if word in _GERMAN)
+    return english >= ENGLISH_MIN_HITS and english > german
+
+
+def fallback_text(stimulus: str) -> str:
+    """The neutral fallback in the user's language (English or the German default)."""
+    return FALLBACK_EN if looks_english(stimulus) else FALLBACK_DE
+
+
+def decide(verdict: str, correction_round: int, max_corrections: int) -> str:
+    """ok → ok; rounds left → correct; at the max warnung → ok, ablehnen → fallback."""
+    if verdict == VOTE_OK:
+        return DECISION_OK
+    if correction_round < max_corrections:
+        return DECISION_CORRECT
+    if verdict == VOTE_WARN:
+        return DECISION_OK
+    if verdict != VOTE_REJECT:
+        log.error("evaluate: unknown tribunal verdict %r treated as ablehnen", verdict)
+    return DECISION_FALLBACK
+
+
+def _limit(state: ConversationState, default: int) -> int:
+    value = state.get("max_corrections")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return default
+
+
+async def evaluate(
+    state: ConversationState, deps: GraphDeps, max_corrections: int = MAX_CORRECTIONS
+) -> dict[str, Any]:
+    """Decide ok / correct / fallback; the fallback replaces `response`."""
+    limit = _limit(state, max_corrections)
+    rounds = int(state.get("correction_round") or 0)
+    verdict = state.get("tribunal_verdict") or ""
+    decision = decide(verdict, rounds, limit)
+    update: dict[str, Any] = {
+        "evaluate_entscheidung": decision,
+        "correction_round": rounds,
+        "max_corrections": limit,
+        "_log": {"urteil": verdict, "entscheidung": decision, "runde": rounds, "max": limit},
+    }
+    if decision == DECISION_FALLBACK:
+        try:
+            stimulus = stimulus_text(state)
+        except StimulusError:
+            stimulus = ""
+        update["response"] = fallback_text(stimulus)
+        log.warning(
+            "evaluate: tribunal rejected the answer after %d correction rounds; "
+            "neutral fallback sent (turn=%s)",
+            rounds,
+            state.get("turn_id"),
+        )
+    return update
+
+
+def route_after_evaluate(state: ConversationState) -> str:
+    """Conditional edge: `corrector` on correct, else `perception_assistant` (ok, fallback)."""
+    if state.get("evaluate_entscheidung") == DECISION_CORRECT:
+        return NEXT_CORRECT
+    return NEXT_RELEASE

@@ -1,0 +1,200 @@
+"""Perception ("Perzeption", seed 002 §3.1/§4.2, spec emotion §3): one structured call that
+reads an utterance's intent, tone, topic, emotion, arousal, mode, style and relationship.
+
+`perzeption_rolle == "user"` reads the stimulus and writes `external.emotion`;
+`"assistant"` reads `state["response"]` (Nova's released answer) and writes
+`internal.emotion`. The Personality is copied, never mutated in place. `emotions_vector`
+is never touched (ei_calc sets it). Intentions are not a perception output (salience).
+
+Fallbacks (spec emotion §3): a missing field takes its default; an unreadable answer
+after the model layer's retry (`ModelOutputError`) takes all defaults — logged, and the
+node's pipeline_log row carries `ausfall`.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from novaberg.config import Role
+from novaberg.ei.canon import CANON, clamp01, parse_number
+from novaberg.ei.labels import (
+    DEFAULT_AROUSAL_LEVEL,
+    DEFAULT_EMOTION,
+    DEFAULT_INTENT,
+    DEFAULT_LANGUAGE_STYLE,
+    DEFAULT_MODE,
+    DEFAULT_PROMPT_TOPIC,
+    DEFAULT_RELATIONSHIP_DYNAMIC,
+    DEFAULT_TONE,
+    INTENTS,
+    LANGUAGE_STYLES,
+    MODES,
+    RELATIONSHIP_DYNAMICS,
+    TONES,
+)
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.graph.reiz import stimulus_text
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError, ModelOutputError
+from novaberg.prompts import render, user_message
+from novaberg.store.keys import Pair
+from novaberg.store.session import numbered_view, read_turns
+
+log = logging.getLogger(__name__)
+
+PERCEPTION_TEMPERATURE: Final = 0.05
+"""spec emotion §3."""
+
+ROLE_USER: Final = "user"
+ROLE_ASSISTANT: Final = "assistant"
+
+
+def _enum(values: frozenset[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Advertise the allowed values to constrained decoding without enforcing them (the spec
+    says perception never enum-checks; consumers tolerate other strings, spec emotion §12)."""
+    return {"enum": sorted(values)}
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
+
+
+class Rational(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    intent: str = Field(DEFAULT_INTENT, json_schema_extra=_enum(INTENTS))
+    tone: str = Field(DEFAULT_TONE, json_schema_extra=_enum(TONES))
+    thema: str = Field(DEFAULT_PROMPT_TOPIC, max_length=80)
+
+
+class Emotional(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    emotion: str = Field(DEFAULT_EMOTION, json_schema_extra=_enum(CANON))
+    arousal: float = Field(DEFAULT_AROUSAL_LEVEL, ge=0.0, le=1.0)
+
+    @field_validator("arousal", mode="before")
+    @classmethod
+    def _arousal(cls, value: object) -> float:
+        """Clamped to [0, 1]; non-numeric → 0.5 (spec emotion §3)."""
+        number = parse_number(value)
+        return DEFAULT_AROUSAL_LEVEL if number is None else clamp01(number)
+
+
+class Psychological(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    modus: str = Field(DEFAULT_MODE, json_schema_extra=_enum(MODES))
+    sprach_stil: str = Field(DEFAULT_LANGUAGE_STYLE, json_schema_extra=_enum(LANGUAGE_STYLES))
+    beziehungs_dynamik: str = Field(
+        DEFAULT_RELATIONSHIP_DYNAMIC, json_schema_extra=_enum(RELATIONSHIP_DYNAMICS)
+    )
+
+
+class PerceptionResult(BaseModel):
+    """The perception JSON (spec emotion §3); every part defaults to its fallbacks."""
+
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    rational: Rational = Field(default_factory=Rational)
+    emotional: Emotional = Field(default_factory=Emotional)
+    psychologisch: Psychological = Field(default_factory=Psychological)
+
+
+def _label(value: str, default: str) -> str:
+    text = (value or "").strip().lower()
+    return text or default
+
+
+def apply_perception(target: Personality, result: PerceptionResult) -> Personality:
+    """A copy of `target` with the 8 perceived fields set (emotions_vector untouched)."""
+    updated = target.copy()
+    emotion = updated.emotion
+    emotion.intent = _label(result.rational.intent, DEFAULT_INTENT)
+    emotion.tone = _label(result.rational.tone, DEFAULT_TONE)
+    emotion.prompt_topic = (result.rational.thema or "").strip()
+    emotion.emotion = _label(result.emotional.emotion, DEFAULT_EMOTION)
+    emotion.arousal = result.emotional.arousal
+    emotion.mode = _label(result.psychologisch.modus, DEFAULT_MODE)
+    emotion.language_style = _label(result.psychologisch.sprach_stil, DEFAULT_LANGUAGE_STYLE)
+    emotion.relationship_dynamic = _label(
+        result.psychologisch.beziehungs_dynamik, DEFAULT_RELATIONSHIP_DYNAMIC
+    )
+    return updated
+
+
+def _today(deps: GraphDeps) -> str:
+    try:
+        zone = ZoneInfo(deps.settings.timezone)
+    except Exception:  # unknown zone: the date is context only
+        zone = None
+    return datetime.fromtimestamp(deps.clock(), zone).strftime("%d.%m.%Y")
+
+
+async def _history(state: ConversationState, deps: GraphDeps) -> str:
+    turns = state.get("raw_turns")
+    if turns is None:
+        pair = Pair(state["user_id"], state["character_id"])
+        turns = await read_turns(deps.redis, pair, limit=20)
+    return numbered_view(turns)
+
+
+async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Perceive the stimulus (role user) or Nova's answer (role assistant)."""
+    role = state.get("perzeption_rolle", ROLE_USER)
+    if role == ROLE_ASSISTANT:
+        text = state.get("response") or ""
+        target: Personality = state.get("internal") or InternalPersonality()
+        channel = "internal"
+    elif role == ROLE_USER:
+        text = stimulus_text(state)
+        target = state.get("external") or Personality()
+        channel = "external"
+    else:
+        raise ValueError(f"unknown perzeption_rolle {role!r}")
+
+    summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
+    if not text.strip():
+        log.error("perception(%s): empty text; fallbacks used", role)
+        summary["ausfall"] = "leerer_text"
+        return {channel: apply_perception(target, PerceptionResult()), "_log": summary}
+
+    prompt = render(
+        "perception",
+        variant=role,
+        charakter=state.get("character_id", "nova").capitalize(),
+        datum=_today(deps),
+        verlauf=await _history(state, deps),
+        text=text,
+    )
+    try:
+        result = await deps.model.structured(
+            Role.ANALYSIS,
+            user_message(prompt),
+            PerceptionResult,
+            temperature=PERCEPTION_TEMPERATURE,
+        )
+    except ModelOutputError as exc:
+        log.error("perception(%s): unreadable model output, all fallbacks: %s", role, exc)
+        result = PerceptionResult()
+        summary["ausfall"] = "unlesbar"
+        summary["fallback"] = True
+    except ModelError as exc:
+        log.error("perception(%s): model failed (%s), all fallbacks", role, exc)
+        result = PerceptionResult()
+        summary["ausfall"] = f"modell_fehler: {type(exc).__name__}"
+        summary["fallback"] = True
+    updated = apply_perception(target, result)
+    summary.update(
+        emotion=updated.emotion.emotion,
+        arousal=updated.emotion.arousal,
+        intent=updated.emotion.intent,
+        modus=updated.emotion.mode,
+    )
+    return {channel: updated, "_log": summary}

@@ -1,0 +1,193 @@
+"""Router node: what does this turn need, and is it a task for an agent? (spec pipeline §7)
+
+Two ways through:
+
+- **Resume without a model call.** A task agent left an open question
+  (`pending_agent:{u}`, agents/pending.py) and the stimulus is a real user utterance: the
+  utterance is the answer, so `management_action="resume"` and the planner hands it to the
+  waiting agent (seed 002 §7.3). An impulse (Nova's own thought) is nobody's answer and
+  leaves the question untouched.
+- **Otherwise one structured call** (temperature 0.05) with the perception values, the
+  numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
+  documented defaults (all false, momentum mid, no management, target type "titel") and
+  sets `router_ausfall`, logged at WARNING — the defaults alone would look like a decision.
+
+A management action forces momentum from low to mid (a task turn is never a lull the
+proactive delivery may fill). `route_after_router` sends management to the planner, the
+rest straight to the conversation vector.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from novaberg.agents.pending import pending_question
+from novaberg.agents.registry import AgentRegistry
+from novaberg.config import Role
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.reiz import stimulus_is_own_thought, stimulus_text
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError
+from novaberg.prompts import render, user_message
+from novaberg.store.session import numbered_view
+
+log = logging.getLogger(__name__)
+
+ROUTER_TEMPERATURE: Final = 0.05
+"""spec pipeline §7."""
+
+ACTION_AGENT: Final = "agent"
+ACTION_RESUME: Final = "resume"
+"""`management_action` values besides "" (seed 002 §4.3)."""
+
+MOMENTUM_LOW: Final = "low"
+MOMENTUM_MID: Final = "mid"
+
+DEFAULT_TARGET_TYPE: Final = "titel"
+"""`management_target_typ` when the router says nothing (spec pipeline §7)."""
+
+AGENT_GRAPH_SUITABILITY: Final = "user"
+"""The CharacterGraph dispatches the user agents (`graph_suitability` "user")."""
+
+NEXT_PLANNER: Final = "planner"
+NEXT_CONVERSATION: Final = "conversation_vector"
+
+
+class TimelineQuery(BaseModel):
+    """The turn's timeline question (spec pipeline §7)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: Literal["range", "search"]
+    from_: str = Field(default="", alias="from")
+    to: str = ""
+    keyword: str = ""
+    direction: Literal["forward", "backward", "both"] = "forward"
+    limit: int = 10
+    date: str = ""
+    title: str = ""
+
+
+class RouterDecision(BaseModel):
+    """The router's answer (spec pipeline §7)."""
+
+    needs_memory: bool = False
+    needs_web: bool = False
+    needs_timeline: bool = False
+    timeline_query: TimelineQuery | None = None
+    momentum: Literal["low", "mid", "high"] = MOMENTUM_MID
+    management_action: Literal["", "agent"] = ""
+    management_target: str = ""
+    management_target_typ: Literal["titel", "inhalt", "thema"] = DEFAULT_TARGET_TYPE
+
+
+def decision_update(decision: RouterDecision) -> dict[str, Any]:
+    """State channels from a decision, with the management → momentum ≥ mid rule."""
+    momentum = decision.momentum
+    if decision.management_action and momentum == MOMENTUM_LOW:
+        momentum = MOMENTUM_MID
+    query: dict[str, Any] = {}
+    if decision.needs_timeline and decision.timeline_query is not None:
+        query = decision.timeline_query.model_dump(by_alias=True)
+    return {
+        "needs_memory": decision.needs_memory,
+        "needs_web": decision.needs_web,
+        "needs_timeline": decision.needs_timeline,
+        "timeline_query": query,
+        "momentum": momentum,
+        "management_action": decision.management_action,
+        "management_target": decision.management_target.strip()
+        if decision.management_action
+        else "",
+        "management_target_typ": decision.management_target_typ,
+    }
+
+
+def resume_update() -> dict[str, Any]:
+    """The fixed answer on a pending question (spec pipeline §7, no model call)."""
+    return {
+        "needs_memory": True,
+        "needs_web": False,
+        "needs_timeline": False,
+        "timeline_query": {},
+        "momentum": MOMENTUM_MID,
+        "management_action": ACTION_RESUME,
+        "management_target": "",
+        "management_target_typ": DEFAULT_TARGET_TYPE,
+        "router_ausfall": None,
+    }
+
+
+def _perception_text(state: ConversationState) -> str:
+    emotion = getattr(state.get("external"), "emotion", None)
+    if emotion is None:
+        return "keine"
+    return (
+        f"Absicht {emotion.intent}, Ton {emotion.tone}, Emotion {emotion.emotion} "
+        f"(Erregung {emotion.arousal:.2f}), Modus {emotion.mode}, Thema {emotion.prompt_topic or '-'}"
+    )
+
+
+def history_turns(state: ConversationState) -> list[dict[str, Any]]:
+    """The session turns the enricher loaded (full view if present, else the raw turns)."""
+    return list(state.get("session_turns") or state.get("raw_turns") or [])
+
+
+def router_prompt(state: ConversationState, registry: AgentRegistry | None, stimulus: str) -> str:
+    notices = registry.descriptions(AGENT_GRAPH_SUITABILITY) if registry is not None else ""
+    return render(
+        "router",
+        wahrnehmung=_perception_text(state),
+        verlauf=numbered_view(history_turns(state)),
+        agenten=notices,
+        reiz=stimulus,
+    )
+
+
+async def router(
+    state: ConversationState, deps: GraphDeps, registry: AgentRegistry | None = None
+) -> dict[str, Any]:
+    """Set the routing channels (see the module docstring)."""
+    own_thought = stimulus_is_own_thought(state)
+    if not own_thought:
+        pending = await pending_question(deps.redis, state.get("user_id", ""))
+        if pending is not None:
+            update = resume_update()
+            update["_log"] = {"weg": "resume", "agent": pending.get("agent_name")}
+            return update
+    stimulus = stimulus_text(state)
+    try:
+        decision = await deps.model.structured(
+            Role.ANALYSIS,
+            user_message(router_prompt(state, registry, stimulus)),
+            RouterDecision,
+            temperature=ROUTER_TEMPERATURE,
+        )
+    except ModelError as exc:
+        reason = f"{type(exc).__name__}: {exc}"[:300]
+        log.warning(
+            "router: unreadable decision (%s); defaults used (turn=%s)",
+            reason,
+            state.get("turn_id"),
+        )
+        update = decision_update(RouterDecision())
+        update["router_ausfall"] = reason
+        update["_log"] = {"weg": "standard", "ausfall": reason}
+        return update
+    update = decision_update(decision)
+    update["router_ausfall"] = None
+    update["_log"] = {
+        "weg": "modell",
+        "management": update["management_action"],
+        "ziel": update["management_target"],
+        "momentum": update["momentum"],
+    }
+    return update
+
+
+def route_after_router(state: ConversationState) -> str:
+    """Conditional edge: management (agent or resume) → planner, else conversation vector."""
+    return NEXT_PLANNER if state.get("management_action") else NEXT_CONVERSATION

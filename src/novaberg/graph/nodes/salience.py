@@ -1,0 +1,391 @@
+"""Salience ("Salienz", spec pipeline §4, seed 002 §4.8): how worth remembering a text is.
+
+Role by `graph_rolle`:
+
+| role      | scored text | background ([LAGEBILD]) |
+|-----------|-------------|-------------------------|
+| human     | stimulus    | response (empty on path 1) |
+| character | response    | stimulus                |
+| agent     | stimulus    | none                    |
+
+Texts shorter than 60 chars or without "." are one segment; longer ones are split by one
+structured call (failure → the whole text is one segment). Each segment gets one structured
+scoring call. An unreadable answer (non-numeric salienz, bad JSON → `ModelOutputError`, or a
+failed call) is a **logged failure that writes nothing** for that segment and is named in
+`salienz_ausfall` — never a 0.
+
+Scoring: human → `salienz = round(min(1, raw + gravitationsterm), 2)` when the term is
+> 0, `salienz_human = max(raw)` (None if nothing was readable), `user_intentionen` = the
+ordered union. character/agent → `effektiv = min(1, max(pflicht, eigen))` with
+`eigen = max(raw, gravitationsterm) × (1 + 0.3 × nova_arousal)` and
+`pflicht = salienz_human × nutzer_gewichtung` (None if either is missing; always in the
+AgentGraph). Every readable segment emits one `kzg` PendingWrite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from novaberg.config import Role
+from novaberg.ei.canon import clamp01, parse_number
+from novaberg.ei.labels import INTENT_CANON
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.graph.reiz import stimulus_text
+from novaberg.graph.state import ConversationState, PendingWrite
+from novaberg.llm.errors import ModelError, ModelOutputError
+from novaberg.prompts import render, user_message
+
+log = logging.getLogger(__name__)
+
+SALIENCE_TEMPERATURE: Final = 0.05
+"""spec pipeline §4."""
+
+SEGMENT_MIN_CHARS: Final = 60
+"""Texts shorter than this (or without ".") are one segment (spec pipeline §4)."""
+
+AROUSAL_BOOST: Final = 0.3
+"""eigen = max(raw, gravitationsterm) × (1 + 0.3 × nova_arousal) (spec pipeline §4)."""
+
+USER_WEIGHT_MIN: Final = 0.5
+USER_WEIGHT_MAX: Final = 1.5
+"""nutzer_gewichtung is clamped to [0.5, 1.5] (spec pipeline §4)."""
+
+GRAPH_HUMAN: Final = "human"
+GRAPH_CHARACTER: Final = "character"
+GRAPH_AGENT: Final = "agent"
+
+_USER_WEIGHT_SQL: Final = (
+    "SELECT nutzer_gewichtung FROM charakter_hash WHERE user_id = %s AND character_id = %s"
+)
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
+
+
+LIST_LIMITS: Final = {
+    "themen": (3, 40),
+    "explizit": (2, 20),
+    "implizit": (2, 20),
+    "intentionen": (3, 30),
+    "entitaeten_roh": (4, 40),
+}
+"""(max items, max chars per item) advertised to constrained decoding. A small local model
+otherwise fills lists until max_tokens and the JSON is cut off. Longer answers of other
+backends are clipped, never rejected."""
+
+TEXT_LIMITS: Final = {"begruendung": 160, "zeitausdruck_roh": 60, "thema_kurz": 40}
+"""Max chars of free-text fields (same reason as LIST_LIMITS)."""
+
+SEGMENT_MAX_CHARS: Final = 400
+SEGMENTS_MAX: Final = 8
+
+
+def _list_schema(name: str, enum: list[str] | None = None) -> dict[str, Any]:
+    items_max, chars_max = LIST_LIMITS[name]
+    items: dict[str, Any] = {"type": "string", "maxLength": chars_max}
+    if enum is not None:
+        items = {"type": "string", "enum": enum}
+    return {"maxItems": items_max, "items": items}
+
+
+def _clip_list(name: str, value: object) -> object:
+    if not isinstance(value, list):
+        return value
+    items_max, chars_max = LIST_LIMITS[name]
+    return [str(item)[:chars_max] for item in value[:items_max]]
+
+
+def _clip_text(name: str, value: object) -> object:
+    return value[: TEXT_LIMITS[name]] if isinstance(value, str) else value
+
+
+class Segment(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    segment: str = Field(json_schema_extra={"maxLength": SEGMENT_MAX_CHARS})
+    thema_kurz: str = Field("", json_schema_extra={"maxLength": TEXT_LIMITS["thema_kurz"]})
+
+    @field_validator("thema_kurz", mode="before")
+    @classmethod
+    def _clip(cls, value: object, info: Any) -> object:
+        return _clip_text(info.field_name, value)
+
+
+class Segmentation(BaseModel):
+    """Answer of the segmentation call (spec pipeline §4: `[{segment, thema_kurz}]`)."""
+
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    segmente: list[Segment] = Field(min_length=1, json_schema_extra={"maxItems": SEGMENTS_MAX})
+
+    @field_validator("segmente", mode="before")
+    @classmethod
+    def _clip(cls, value: object) -> object:
+        return value[:SEGMENTS_MAX] if isinstance(value, list) else value
+
+
+class Emotions(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    explizit: list[str] = Field(default_factory=list, json_schema_extra=_list_schema("explizit"))
+    implizit: list[str] = Field(default_factory=list, json_schema_extra=_list_schema("implizit"))
+    valenz: Literal["positiv", "negativ", "neutral"] = "neutral"
+
+    @field_validator("explizit", "implizit", mode="before")
+    @classmethod
+    def _clip(cls, value: object, info: Any) -> object:
+        return _clip_list(info.field_name, value)
+
+
+class SalienceScore(BaseModel):
+    """Answer of one scoring call (spec pipeline §4). `salienz` must be a number in [0, 1]:
+    anything else fails validation and, after the model layer's retry, drops the segment."""
+
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
+    salienz: float = Field(ge=0.0, le=1.0)
+    themen: list[str] = Field(default_factory=list, json_schema_extra=_list_schema("themen"))
+    emotionen: Emotions = Field(default_factory=Emotions)
+    gedaechtnistyp: Literal["kurz", "lang"] = "kurz"
+    dimension: Literal[
+        "kognition", "emotion", "werte", "interessen", "kommunikation", "kontext"
+    ] = "kontext"
+    intentionen: list[str] = Field(
+        default_factory=list,
+        json_schema_extra=_list_schema("intentionen", list(INTENT_CANON)),
+    )
+    entitaeten_roh: list[str] = Field(
+        default_factory=list, json_schema_extra=_list_schema("entitaeten_roh")
+    )
+    zeitausdruck_roh: str = Field(
+        "", json_schema_extra={"maxLength": TEXT_LIMITS["zeitausdruck_roh"]}
+    )
+    begruendung: str = Field("", json_schema_extra={"maxLength": TEXT_LIMITS["begruendung"]})
+
+    @field_validator("salienz", mode="before")
+    @classmethod
+    def _numeric(cls, value: object) -> float:
+        """A non-numeric salienz is unreadable, not 0 (spec pipeline §4); bools too."""
+        number = parse_number(value) if isinstance(value, int | float) else None
+        if number is None:
+            raise ValueError(f"salienz {value!r} is not a number")
+        return number
+
+    @field_validator("themen", "intentionen", "entitaeten_roh", mode="before")
+    @classmethod
+    def _clip_lists(cls, value: object, info: Any) -> object:
+        return _clip_list(info.field_name, value)
+
+    @field_validator("zeitausdruck_roh", "begruendung", mode="before")
+    @classmethod
+    def _clip_texts(cls, value: object, info: Any) -> object:
+        return _clip_text(info.field_name, value)
+
+
+def needs_segmentation(text: str) -> bool:
+    """Only texts of ≥ 60 chars that contain "." are split (spec pipeline §4)."""
+    return len(text) >= SEGMENT_MIN_CHARS and "." in text
+
+
+def ordered_union(lists: list[list[str]]) -> list[str]:
+    """Canonical intentions in first-seen order; unknown names are dropped."""
+    seen: list[str] = []
+    for items in lists:
+        for item in items:
+            name = str(item).strip().lower()
+            if name in INTENT_CANON and name not in seen:
+                seen.append(name)
+    return seen
+
+
+def human_salience(raw: float, gravitationsterm: float) -> float:
+    """Boosted salience of one user segment (spec pipeline §4, Human)."""
+    if gravitationsterm > 0:
+        return round(min(1.0, raw + gravitationsterm), 2)
+    return raw
+
+
+def character_salience(
+    raw: float,
+    gravitationsterm: float,
+    nova_arousal: float,
+    salienz_human: float | None,
+    nutzer_gewichtung: float | None,
+) -> tuple[float, float, float | None]:
+    """(effektiv, eigen, pflicht) of one of Nova's segments (spec pipeline §4, Character)."""
+    eigen = max(raw, gravitationsterm) * (1 + AROUSAL_BOOST * nova_arousal)
+    pflicht = None
+    if salienz_human is not None and nutzer_gewichtung is not None:
+        weight = min(USER_WEIGHT_MAX, max(USER_WEIGHT_MIN, nutzer_gewichtung))
+        pflicht = salienz_human * weight
+    effektiv = min(1.0, max(eigen, pflicht if pflicht is not None else eigen))
+    return effektiv, eigen, pflicht
+
+
+async def load_user_weight(deps: GraphDeps, user_id: str, character_id: str) -> float | None:
+    """nutzer_gewichtung of row (character, user) in charakter_hash; None without a row."""
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(_USER_WEIGHT_SQL, (character_id, user_id))
+        row = await cur.fetchone()
+    return None if row is None else parse_number(row["nutzer_gewichtung"])
+
+
+def _texts(state: ConversationState, role: str) -> tuple[str, str]:
+    """(scored text, background) for the role."""
+    if role == GRAPH_HUMAN:
+        return stimulus_text(state), state.get("response") or ""
+    if role == GRAPH_CHARACTER:
+        return state.get("response") or "", stimulus_text(state)
+    if role == GRAPH_AGENT:
+        return stimulus_text(state), ""
+    raise ValueError(f"unknown graph_rolle {role!r}")
+
+
+async def _segments(deps: GraphDeps, text: str, summary: dict[str, Any]) -> list[Segment]:
+    if not needs_segmentation(text):
+        return [Segment(segment=text)]
+    try:
+        result = await deps.model.structured(
+            Role.ANALYSIS,
+            user_message(render("salience_segment", text=text)),
+            Segmentation,
+            temperature=SALIENCE_TEMPERATURE,
+        )
+    except ModelError as exc:
+        log.warning("salience: segmentation failed (%s); whole text is one segment", exc)
+        summary["segmentierung"] = f"ausfall: {type(exc).__name__}"
+        return [Segment(segment=text)]
+    segments = [s for s in result.segmente if s.segment.strip()]
+    if not segments:
+        summary["segmentierung"] = "leer"
+        return [Segment(segment=text)]
+    summary["segmentierung"] = "llm"
+    return segments
+
+
+async def _score(
+    deps: GraphDeps, role: str, segment: Segment, background: str, character: str
+) -> SalienceScore | str:
+    """The segment's score, or the reason it is unreadable."""
+    prompt = render(
+        "salience_score",
+        variant=role,
+        charakter=character,
+        lagebild=background,
+        text=segment.segment,
+    )
+    try:
+        return await deps.model.structured(
+            Role.ANALYSIS, user_message(prompt), SalienceScore, temperature=SALIENCE_TEMPERATURE
+        )
+    except ModelOutputError:
+        return "unlesbar"
+    except ModelError as exc:
+        return f"modell_fehler: {type(exc).__name__}"
+
+
+def _perceived(state: ConversationState, role: str) -> Personality:
+    if role == GRAPH_HUMAN:
+        return state.get("external") or Personality()
+    return state.get("internal") or InternalPersonality()
+
+
+async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Score the role's text segment by segment and plan one kzg write per readable one."""
+    role = state.get("graph_rolle", GRAPH_HUMAN)
+    text, background = _texts(state, role)
+    summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
+    is_human = role == GRAPH_HUMAN
+    if not text.strip():
+        log.error("salience(%s): empty scored text; nothing written", role)
+        summary["ausfall"] = "leerer_text"
+        update: dict[str, Any] = {"salienz_ausfall": "leerer_text", "_log": summary}
+        if is_human:
+            update["salienz_human"] = None
+        return update
+
+    character = state.get("character_id", "nova").capitalize()
+    segments = await _segments(deps, text, summary)
+    scores = await asyncio.gather(
+        *(_score(deps, role, segment, background, character) for segment in segments)
+    )
+
+    gravitationsterm = float(state.get("gravitationsterm") or 0.0)
+    perceived = _perceived(state, role).emotion
+    salienz_human = state.get("salienz_human")
+    if salienz_human is None and not is_human:
+        salienz_human = parse_number((state.get("event_payload") or {}).get("salienz_human"))
+    user_weight = None
+    if role == GRAPH_CHARACTER and salienz_human is not None:
+        user_weight = await load_user_weight(deps, state["user_id"], state["character_id"])
+
+    writes: list[PendingWrite] = []
+    failures: list[str] = []
+    raws: list[float] = []
+    intentions: list[list[str]] = []
+    total = len(segments)
+    for index, (segment, score) in enumerate(zip(segments, scores, strict=True)):
+        if isinstance(score, str):
+            log.error("salience(%s): segment %d/%d %s; dropped", role, index + 1, total, score)
+            failures.append(f"segment {index + 1}: {score}")
+            continue
+        raw = score.salienz
+        raws.append(raw)
+        intentions.append(score.intentionen)
+        obj = score.model_dump()
+        obj["salienz_roh"] = raw
+        obj["intentionen"] = ordered_union([score.intentionen])
+        if is_human:
+            obj["salienz"] = human_salience(raw, gravitationsterm)
+        else:
+            effektiv, eigen, pflicht = character_salience(
+                raw, gravitationsterm, perceived.arousal, salienz_human, user_weight
+            )
+            obj.update(salienz=clamp01(effektiv), eigen=eigen, pflicht=pflicht)
+        obj.update(
+            emotion=perceived.emotion,
+            modus=perceived.mode,
+            arousal=perceived.arousal,
+            emotions_vektor=perceived.emotions_vector,
+            sprach_stil=perceived.language_style,
+            beziehungs_dynamik=perceived.relationship_dynamic,
+            tone=perceived.tone,
+            gravitationsterm=gravitationsterm,
+            thema_kurz=segment.thema_kurz,
+        )
+        writes.append(
+            PendingWrite(
+                ziel="kzg",
+                aktion="create",
+                daten={
+                    "salienz_obj": obj,
+                    "segment": segment.segment,
+                    "segment_index": index,
+                    "segment_gesamt": total,
+                },
+                beschreibung=(
+                    f"kzg create ({role}) {index + 1}/{total}: salienz {obj['salienz']:.2f} "
+                    f"- {segment.segment[:60]}"
+                ),
+            )
+        )
+
+    ausfall = "; ".join(failures) if failures else None
+    summary.update(
+        segmente=total,
+        lesbar=len(raws),
+        salienzen=[round(w["daten"]["salienz_obj"]["salienz"], 3) for w in writes],
+        ausfall=ausfall,
+    )
+    update = {"pending_writes": writes, "salienz_ausfall": ausfall, "_log": summary}
+    if is_human:
+        update["salienz_human"] = max(raws) if raws else None
+        if raws:  # nothing readable: keep the enricher's intentions of the last user turn
+            update["user_intentionen"] = ordered_union(intentions)
+    return update

@@ -1,0 +1,188 @@
+"""Thinker node: a fact check of the answer before the tribunal (spec pipeline §8).
+
+Runs only when the answer or the stimulus states facts (dates, times, amounts — the fact
+indicators below) or the router asked for the web (`needs_web`). One structured check call
+returns `{ergebnis: OK|KORREKTUR, probleme, korrigierte_antwort}`; a correction replaces
+the response. The web tools and the ReAct loop of the seed are a later issue; here the
+model checks against the memory and the task result it is given.
+
+**Double failure → self-trigger** (seed 000 §3.1.1, seed 002 §3.2 row 10). If the check
+produces nothing usable (unreadable/failed call, or KORREKTUR without a corrected answer)
+and still nothing after two follow-up calls, Nova admits it ("Hmm... ich muss das nochmal
+durchgehen.") and asks for a second run: `self_trigger=True` and a `self_trigger_payload`
+that *inherits* the turn_id and carries exactly one stimulus place plus `gedanke_arousal`,
+both read through `graph/reiz.py` — the same accessor the retry run reads them with, so
+the two cannot drift apart. Never in a run that already is such a retry
+(`thinker_unsicher_retry` in the payload): that would loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, Field
+
+from novaberg.config import Role
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.context_text import task_text
+from novaberg.graph.reiz import (
+    ORIGIN_OWN_THOUGHT,
+    ORIGIN_USER,
+    stimulus_arousal,
+    stimulus_is_own_thought,
+    stimulus_text,
+)
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError
+from novaberg.prompts import render, user_message
+
+log = logging.getLogger(__name__)
+
+THINKER_TEMPERATURE: Final = 0.15
+"""spec pipeline §8."""
+
+FOLLOW_UP_CALLS: Final = 2
+"""A check that produced nothing is retried twice before it counts as a double failure
+(spec pipeline §8: "still after 2 follow-up calls")."""
+
+UNSURE_SUFFIX: Final = "Hmm... ich muss das nochmal durchgehen."
+"""Appended to the answer on a double failure (spec pipeline §8)."""
+
+RETRY_FLAG: Final = "thinker_unsicher_retry"
+"""Payload flag of the retry run; such a run never self-triggers again (spec pipeline §8)."""
+
+RESULT_INACTIVE: Final = "inaktiv"
+RESULT_OK: Final = "ok"
+RESULT_CORRECTED: Final = "korrektur"
+RESULT_FAILED: Final = "ausfall"
+RESULT_FAILED_ON_RETRY: Final = "ausfall_im_retry"
+"""`thinker_ergebnis` values."""
+
+_MONTHS = (
+    "januar februar märz maerz april mai juni juli august september oktober november dezember "
+    "january february march june july october december"
+)
+_WEEKDAYS = (
+    "montag dienstag mittwoch donnerstag freitag samstag sonntag "
+    "monday tuesday wednesday thursday friday saturday sunday"
+)
+FACT_INDICATORS: Final = re.compile(
+    r"\b(?:am|um)\s|\buhr\b|termin|%|\d\s*km\b|\d{1,2}:\d{2}|\d{1,2}\.\d{1,2}\.|\b(?:"
+    + "|".join(_MONTHS.split() + _WEEKDAYS.split())
+    + r")\b",
+    re.IGNORECASE,
+)
+"""Fact indicators (spec pipeline §8: "am ", "um ", "Uhr", "Termin", months, weekdays, "%",
+"km", …). "am"/"um" are matched as words: the seed's bare substrings also fire inside
+"warum " or "Baum ". Times (12:30) and dates (3.5.) are added as the obvious "…"."""
+
+
+class ThinkerCheck(BaseModel):
+    """The check call's answer (spec pipeline §8 result lines as JSON)."""
+
+    ergebnis: Literal["OK", "KORREKTUR"]
+    probleme: str = Field(default="", max_length=400)
+    korrigierte_antwort: str = ""
+
+
+def needs_check(state: ConversationState, stimulus: str, response: str) -> bool:
+    """Activation: a fact indicator in answer or stimulus, or `needs_web`."""
+    if state.get("needs_web"):
+        return True
+    return bool(FACT_INDICATORS.search(response) or FACT_INDICATORS.search(stimulus))
+
+
+def is_retry_run(state: ConversationState) -> bool:
+    payload = state.get("event_payload") or {}
+    return bool(payload.get(RETRY_FLAG))
+
+
+def retry_payload(state: ConversationState) -> dict[str, Any]:
+    """The payload of the second run: same turn, same stimulus place, same thought arousal."""
+    text = stimulus_text(state)
+    payload: dict[str, Any] = {}
+    if stimulus_is_own_thought(state):
+        payload["eigener_gedanke"] = text
+        payload["reiz_herkunft"] = ORIGIN_OWN_THOUGHT
+    else:
+        payload["user_prompt"] = text
+        payload["reiz_herkunft"] = ORIGIN_USER
+    payload["gedanke_arousal"] = stimulus_arousal(state)
+    payload["turn_id"] = state.get("turn_id") or ""
+    payload["nachrichten_ids"] = list(state.get("nachrichten_ids") or [])
+    payload[RETRY_FLAG] = True
+    return payload
+
+
+def _usable(check: ThinkerCheck) -> bool:
+    return check.ergebnis == "OK" or bool(check.korrigierte_antwort.strip())
+
+
+async def run_check(
+    state: ConversationState, deps: GraphDeps, stimulus: str, response: str
+) -> tuple[ThinkerCheck | None, list[str]]:
+    """The check with its follow-ups: (usable result or None, one failure note per attempt)."""
+    prompt = render(
+        "thinker",
+        reiz=stimulus,
+        antwort=response,
+        erinnerung=state.get("memory_context") or "",
+        aufgabe=task_text(state),
+    )
+    failures: list[str] = []
+    for _attempt in range(1 + FOLLOW_UP_CALLS):
+        try:
+            check = await deps.model.structured(
+                Role.ANALYSIS, user_message(prompt), ThinkerCheck, temperature=THINKER_TEMPERATURE
+            )
+        except ModelError as exc:
+            failures.append(type(exc).__name__)
+            continue
+        if _usable(check):
+            return check, failures
+        failures.append("korrektur_ohne_antwort")
+    return None, failures
+
+
+async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Fact-check `response`; correct it, or on a double failure request a second run."""
+    stimulus = stimulus_text(state)
+    response = state.get("response") or ""
+    if not needs_check(state, stimulus, response):
+        return {"thinker_ergebnis": RESULT_INACTIVE, "self_trigger": False}
+    check, failures = await run_check(state, deps, stimulus, response)
+    if check is not None:
+        if check.ergebnis == "KORREKTUR":
+            return {
+                "response": check.korrigierte_antwort.strip(),
+                "thinker_ergebnis": RESULT_CORRECTED,
+                "self_trigger": False,
+                "_log": {"ergebnis": RESULT_CORRECTED, "probleme": check.probleme[:400]},
+            }
+        return {"thinker_ergebnis": RESULT_OK, "self_trigger": False}
+    if is_retry_run(state):
+        log.warning(
+            "thinker: check failed again in the retry run (turn=%s, %s); no further trigger",
+            state.get("turn_id"),
+            failures,
+        )
+        return {
+            "thinker_ergebnis": RESULT_FAILED_ON_RETRY,
+            "self_trigger": False,
+            "_log": {"ergebnis": RESULT_FAILED_ON_RETRY, "fehlversuche": failures},
+        }
+    log.warning(
+        "thinker: double failure (turn=%s, %s); self-trigger requested",
+        state.get("turn_id"),
+        failures,
+    )
+    suffixed = f"{response.rstrip()} {UNSURE_SUFFIX}" if response.strip() else UNSURE_SUFFIX
+    return {
+        "response": suffixed,
+        "thinker_ergebnis": RESULT_FAILED,
+        "self_trigger": True,
+        "self_trigger_payload": retry_payload(state),
+        "_log": {"ergebnis": RESULT_FAILED, "fehlversuche": failures},
+    }

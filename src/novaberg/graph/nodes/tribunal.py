@@ -1,0 +1,257 @@
+"""Tribunal node: three perspectives judge whether the answer may go out (seed 002 §2).
+
+Jurist (legality, liability, the user's directives), psychologist (hurt, manipulation,
+ignored distress) and ethicist (fairness, harm, discrimination) each give a score in
+[0, 1]; Python turns scores into votes (seed 002 §2.5) and the votes into one verdict.
+The three calls are independent, so they run concurrently (DESIGN §8).
+
+**An unreadable judge is a failure, not an ok.** The spec records the original code
+counting a parse error as `ok` (spec pipeline §6); issue #3 overrides that. A judge whose
+call fails (unreadable output after the model layer's retry, timeout, backend down) gets a
+`TribunalVote` with `vote=None` and the reason in `ausfall`, is listed in
+`tribunal_ausfaelle` and logged at WARNING. **Decision:** for the aggregation a failed judge
+counts as `warnung` — it cannot vouch for the answer, but a missing judgement is not
+evidence that the answer is harmful either. So one failed judge next to two oks still
+passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
+the corrector, and with every round used up a `warnung` passes (seed 002 §2.3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+from pydantic import BaseModel, Field
+
+from novaberg.config import Role
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.context_text import directives_text, situation_text
+from novaberg.graph.reiz import stimulus_text
+from novaberg.graph.state import ConversationState, TribunalVote
+from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout
+from novaberg.prompts import render, user_message
+
+log = logging.getLogger(__name__)
+
+SCORE_WARN: Final = 0.7
+SCORE_REJECT: Final = 0.9
+"""score ≥ 0.9 → ablehnen, ≥ 0.7 → warnung, else ok (seed 002 §2.5)."""
+
+DIRECTIVE_WARN: Final = 0.5
+DIRECTIVE_REJECT: Final = 0.7
+"""The jurist's directive score is stricter: ≥ 0.7 ablehnen, ≥ 0.5 warnung (seed 002 §2.5)."""
+
+TRIBUNAL_TEMPERATURE: Final = 0.2
+"""Judges answer as JSON at temperature 0.2 (spec pipeline §6)."""
+
+VOTE_OK: Final = "ok"
+VOTE_WARN: Final = "warnung"
+VOTE_REJECT: Final = "ablehnen"
+"""Stored vote values (wire names, seed 002 §2.3)."""
+
+FAILED_VOTE_COUNTS_AS: Final = VOTE_WARN
+"""How a judge without a readable verdict counts in the aggregation (module docstring)."""
+
+QUORUM: Final = 2
+"""Two votes decide: 2× ablehnen → ablehnen, 2× (warnung or worse) → warnung (seed §2.3)."""
+
+JURIST: Final = "jurist"
+PSYCHOLOGIST: Final = "psychologe"
+ETHICIST: Final = "ethiker"
+ROLES: Final = (JURIST, PSYCHOLOGIST, ETHICIST)
+"""Wire names of the three perspectives (TribunalVote.rolle)."""
+
+_SEVERITY: Final = {VOTE_OK: 0, VOTE_WARN: 1, VOTE_REJECT: 2}
+
+REASON_MAX_CHARS: Final = 400
+"""Bounds the reasoning so a small model's verdict still fits its token budget."""
+
+
+class ScoredVerdict(BaseModel):
+    """What every judge returns first: a score in [0, 1] (1 = must not go out)."""
+
+    score: float = Field(ge=0.0, le=1.0)
+
+
+class JudgeVerdict(ScoredVerdict):
+    """Psychologist's and ethicist's answer `{score, begruendung}` (spec pipeline §6)."""
+
+    begruendung: str = Field(default="", max_length=REASON_MAX_CHARS)
+
+
+class PsychologistVerdict(JudgeVerdict):
+    """The psychologist's answer (own class so logs and scripted rules can tell them apart)."""
+
+
+class EthicistVerdict(JudgeVerdict):
+    """The ethicist's answer."""
+
+
+class JuristVerdict(ScoredVerdict):
+    """The jurist's answer `{score, direktiven_score, begruendung}` (spec pipeline §6).
+    The reasoning comes last so a small model commits to both numbers first."""
+
+    direktiven_score: float = Field(ge=0.0, le=1.0)
+    begruendung: str = Field(default="", max_length=REASON_MAX_CHARS)
+
+
+Verdict = JudgeVerdict | JuristVerdict
+
+_SCHEMAS: Final[dict[str, type[JudgeVerdict] | type[JuristVerdict]]] = {
+    JURIST: JuristVerdict,
+    PSYCHOLOGIST: PsychologistVerdict,
+    ETHICIST: EthicistVerdict,
+}
+_PROMPTS: Final = {
+    JURIST: "tribunal_jurist",
+    PSYCHOLOGIST: "tribunal_psychologist",
+    ETHICIST: "tribunal_ethicist",
+}
+
+
+# --- pure vote logic ---------------------------------------------------------------------
+
+
+def score_vote(score: float, warn: float = SCORE_WARN, reject: float = SCORE_REJECT) -> str:
+    """A score's vote: ≥ reject → ablehnen, ≥ warn → warnung, else ok."""
+    if score >= reject:
+        return VOTE_REJECT
+    if score >= warn:
+        return VOTE_WARN
+    return VOTE_OK
+
+
+def worse(a: str, b: str) -> str:
+    """The stricter of two votes."""
+    return a if _SEVERITY[a] >= _SEVERITY[b] else b
+
+
+def jurist_vote(score: float, directive_score: float) -> str:
+    """Both jurist scores as votes (directives with 0.5/0.7); the stricter one wins."""
+    return worse(score_vote(score), score_vote(directive_score, DIRECTIVE_WARN, DIRECTIVE_REJECT))
+
+
+def counted_vote(vote: TribunalVote) -> str:
+    """The vote as the aggregation counts it (a failed judge → FAILED_VOTE_COUNTS_AS)."""
+    value = vote.get("vote")
+    return value if value else FAILED_VOTE_COUNTS_AS
+
+
+def aggregate(votes: list[TribunalVote]) -> str:
+    """2× ablehnen → ablehnen; 2× (warnung or ablehnen) → warnung; else ok (seed §2.3)."""
+    counted = [counted_vote(vote) for vote in votes]
+    if counted.count(VOTE_REJECT) >= QUORUM:
+        return VOTE_REJECT
+    if sum(1 for v in counted if v in (VOTE_WARN, VOTE_REJECT)) >= QUORUM:
+        return VOTE_WARN
+    return VOTE_OK
+
+
+def summarise(votes: list[TribunalVote]) -> str:
+    """The critical feedback for the corrector: every non-ok vote and every failure."""
+    lines = []
+    for vote in votes:
+        if vote.get("ausfall"):
+            lines.append(f"- {vote['rolle']}: kein lesbares Urteil ({vote['ausfall']})")
+        elif vote.get("vote") != VOTE_OK:
+            reason = vote.get("begruendung") or "ohne Begründung"
+            lines.append(f"- {vote['rolle']} ({vote['vote']}): {reason}")
+    return "\n".join(lines)
+
+
+def make_vote(role: str, verdict: Verdict) -> TribunalVote:
+    """The TribunalVote for a readable verdict."""
+    directive = verdict.direktiven_score if isinstance(verdict, JuristVerdict) else None
+    vote = (
+        jurist_vote(verdict.score, directive)
+        if directive is not None
+        else score_vote(verdict.score)
+    )
+    return TribunalVote(
+        rolle=role,
+        score=verdict.score,
+        direktiven_score=directive,
+        vote=vote,
+        begruendung=verdict.begruendung.strip(),
+        ausfall=None,
+    )
+
+
+def failed_vote(role: str, reason: str) -> TribunalVote:
+    """The TribunalVote of a judge without a readable verdict."""
+    return TribunalVote(
+        rolle=role,
+        score=None,
+        direktiven_score=None,
+        vote=None,
+        begruendung="",
+        ausfall=reason,
+    )
+
+
+def _failure_reason(exc: ModelError) -> str:
+    if isinstance(exc, ModelOutputError):
+        return "unlesbar"
+    if isinstance(exc, ModelTimeout):
+        return "zeitueberschreitung"
+    return f"modellfehler: {type(exc).__name__}"
+
+
+# --- prompt and node ------------------------------------------------------------------------
+
+
+def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
+    """The rendered prompt of one judge."""
+    values: dict[str, Any] = {
+        "lagebild": situation_text(state),
+        "erinnerung": state.get("memory_context") or "",
+        "anmerkungen": "\n".join(state.get("node_annotations") or []),
+        "reiz": stimulus,
+        "antwort": state.get("response") or "",
+    }
+    if role == JURIST:
+        values["direktiven"] = directives_text(state)
+    return render(_PROMPTS[role], **values)
+
+
+async def judge(
+    role: str, state: ConversationState, stimulus: str, deps: GraphDeps
+) -> TribunalVote:
+    """One judge's vote; a failed call becomes a failed vote (logged at WARNING)."""
+    prompt = judge_prompt(role, state, stimulus)
+    try:
+        verdict = await deps.model.structured(
+            Role.ANALYSIS, user_message(prompt), _SCHEMAS[role], temperature=TRIBUNAL_TEMPERATURE
+        )
+    except ModelError as exc:
+        reason = _failure_reason(exc)
+        log.warning(
+            "tribunal: %s gave no readable verdict (%s: %s) turn=%s",
+            role,
+            reason,
+            exc,
+            state.get("turn_id"),
+        )
+        return failed_vote(role, reason)
+    return make_vote(role, verdict)
+
+
+async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Judge `response` from three perspectives concurrently; write votes and verdict."""
+    stimulus = stimulus_text(state)
+    votes = list(await asyncio.gather(*(judge(role, state, stimulus, deps) for role in ROLES)))
+    verdict = aggregate(votes)
+    failures = [f"{vote['rolle']}: {vote['ausfall']}" for vote in votes if vote.get("ausfall")]
+    return {
+        "tribunal_votes": votes,
+        "tribunal_verdict": verdict,
+        "tribunal_summary": summarise(votes),
+        "tribunal_ausfaelle": failures,
+        "_log": {
+            "urteil": verdict,
+            "stimmen": {vote["rolle"]: vote.get("vote") for vote in votes},
+            "ausfaelle": failures,
+            "runde": state.get("correction_round", 0),
+        },
+    }

@@ -1,0 +1,93 @@
+"""The only way nodes read a run's stimulus ("Reiz", seed 002 §4.1).
+
+Exactly one of `user_prompt` (what the counterpart said) and `eigener_gedanke` (Nova's
+own thought on an impulse) is set, and `event_payload["reiz_herkunft"]` names which.
+There is **no fallback** from one place to the other: an impulse without a thought, or a
+user turn without a prompt, is a defect and raises `StimulusError` instead of running a
+turn that judges the wrong text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from novaberg.ei.canon import parse_number
+
+log = logging.getLogger(__name__)
+
+ORIGIN_USER: Final = "nutzer_turn"
+"""reiz_herkunft of a turn started by the counterpart (the default, spec pipeline §0)."""
+
+ORIGIN_OWN_THOUGHT: Final = "eigener_impuls"
+"""reiz_herkunft of a turn started by Nova's own impulse (seed 000 §3.1.1)."""
+
+ORIGIN_KEY: Final = "reiz_herkunft"
+AROUSAL_KEY: Final = "gedanke_arousal"
+
+
+class StimulusError(ValueError):
+    """The state's stimulus is contradictory or missing (no fallback, seed 002 §4.1)."""
+
+
+def _payload(state: Mapping[str, Any]) -> Mapping[str, Any]:
+    payload = state.get("event_payload")
+    return payload if isinstance(payload, Mapping) else {}
+
+
+def _filled(value: object) -> str:
+    return value if isinstance(value, str) and value.strip() else ""
+
+
+def stimulus_origin(state: Mapping[str, Any]) -> str:
+    """`event_payload["reiz_herkunft"]`, default "nutzer_turn"."""
+    origin = _payload(state).get(ORIGIN_KEY)
+    return origin if isinstance(origin, str) and origin else ORIGIN_USER
+
+
+def stimulus_is_own_thought(state: Mapping[str, Any]) -> bool:
+    """True when this run reacts to Nova's own impulse."""
+    return stimulus_origin(state) == ORIGIN_OWN_THOUGHT
+
+
+def stimulus_text(state: Mapping[str, Any]) -> str:
+    """The text this run reacts to: `eigener_gedanke` on an impulse, else `user_prompt`.
+
+    Raises `StimulusError` when both or neither place is set, or when the filled place does
+    not match `reiz_herkunft`.
+    """
+    prompt = _filled(state.get("user_prompt"))
+    thought = _filled(state.get("eigener_gedanke"))
+    if prompt and thought:
+        raise StimulusError("both user_prompt and eigener_gedanke are set; exactly one may be")
+    if not prompt and not thought:
+        raise StimulusError("neither user_prompt nor eigener_gedanke is set")
+    if stimulus_is_own_thought(state):
+        if not thought:
+            raise StimulusError("reiz_herkunft is eigener_impuls but eigener_gedanke is empty")
+        return thought
+    if not prompt:
+        raise StimulusError(
+            f"reiz_herkunft is {stimulus_origin(state)!r} but user_prompt is empty "
+            "(eigener_gedanke is set; no fallback)"
+        )
+    return prompt
+
+
+def stimulus_arousal(state: Mapping[str, Any]) -> float | None:
+    """The arousal the own thought was formed in (`gedanke_arousal`), or None.
+
+    None when absent. A present but invalid value (boolean, non-numeric, outside [0, 1]) is
+    logged at ERROR and also gives None — never clamped (DESIGN §6). Numeric strings are
+    invalid too: the wire value is a JSON number.
+    """
+    payload = _payload(state)
+    if AROUSAL_KEY not in payload or payload[AROUSAL_KEY] is None:
+        return None
+    raw = payload[AROUSAL_KEY]
+    number = parse_number(raw) if isinstance(raw, int | float) else None  # bool → None
+    if number is None or not 0.0 <= number <= 1.0:
+        log.error("gedanke_arousal %r is not a number in [0, 1]; ignored", raw)
+        return None
+    return number

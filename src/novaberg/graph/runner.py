@@ -1,0 +1,275 @@
+"""`GraphRuntime`: builds the graphs once and implements `contract.TurnGraphs`.
+
+Callers (prompt consumer, event consumer, CLI, bench) build a turn's initial state here,
+stream the graph node by node — `(node, full_state_after_node)` — and read the wire
+payloads out of the resulting state. `run_turn_inprocess` runs HumanGraph then
+CharacterGraph back to back without queues (the `novaberg turn` command and the bench).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from novaberg.graph.contract import CharacterTurn, GraphDeps, HumanTurn
+from novaberg.graph.human_graph import HUMAN_ROLES, build_human_graph
+from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.graph.reiz import ORIGIN_OWN_THOUGHT, ORIGIN_USER, stimulus_origin
+from novaberg.store.keys import Pair
+
+CHARACTER_ROLES: Final = {
+    "graph_rolle": "character",
+    "ei_calc_rolle": "character",
+    "perzeption_rolle": "assistant",
+}
+"""The role flags a CharacterGraph state carries (spec pipeline §0)."""
+
+MAX_CORRECTIONS: Final = 2
+"""Correction rounds before the tribunal fallback (seed 002 §2.3, spec pipeline §6)."""
+
+EVENT_SOURCE_USER: Final = "user"
+
+StageCallback = Callable[[str, str, dict[str, Any], float], Awaitable[None] | None]
+"""on_stage(graph, node, state_after_node, duration_ms)."""
+
+
+def _fresh_channels() -> dict[str, Any]:
+    return {"pending_writes": [], "node_annotations": [], "node_timings": {}}
+
+
+async def _stream(compiled: Any, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict]]:
+    """Yield (node, state after that node's step) using the updates + values stream modes."""
+    pending: list[str] = []
+    async for mode, chunk in compiled.astream(state, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            pending.extend(name for name in chunk if not name.startswith("__"))
+        elif mode == "values" and pending:
+            for name in pending:
+                yield name, chunk
+            pending = []
+
+
+class GraphRuntime:
+    """Compiled HumanGraph and CharacterGraph with the state/payload helpers around them."""
+
+    def __init__(self, deps: GraphDeps, registry: Any = None) -> None:
+        self.deps = deps
+        self.registry = registry
+        self._human: Any = None
+        self._character: Any = None
+
+    # --- graphs ------------------------------------------------------------------------
+
+    @property
+    def human_graph(self) -> Any:
+        if self._human is None:
+            self._human = build_human_graph(self.deps)
+        return self._human
+
+    @property
+    def character_graph(self) -> Any:
+        if self._character is None:
+            from novaberg.graph.character_graph import build_character_graph
+
+            self._character = build_character_graph(self.deps, self.registry)
+        return self._character
+
+    # --- HumanGraph ----------------------------------------------------------------------
+
+    def human_state(self, turn: HumanTurn) -> dict[str, Any]:
+        """Initial HumanGraph state for one block of user utterances."""
+        return {
+            "user_id": turn.pair.user_id,
+            "character_id": turn.pair.character_id,
+            "turn_id": turn.turn_id,
+            "nachrichten_ids": list(turn.nachrichten_ids),
+            "user_prompt": turn.prompt,
+            "eigener_gedanke": "",
+            "empfangen_am": turn.empfangen_am,
+            "event_source": EVENT_SOURCE_USER,
+            "event_payload": {
+                "reiz_herkunft": ORIGIN_USER,
+                "turn_id": turn.turn_id,
+                "empfangen_am": turn.empfangen_am,
+                "nachrichten_ids": list(turn.nachrichten_ids),
+            },
+            "trigger_count": 0,
+            **HUMAN_ROLES,
+            "external": Personality(),
+            "internal": InternalPersonality(),
+            **_fresh_channels(),
+        }
+
+    def stream_human(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        return _stream(self.human_graph, state)
+
+    def human_event_payload(
+        self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
+    ) -> dict[str, Any]:
+        """The `message` event payload (spec pipeline §10 step 4), also after a failure."""
+        state = final_state or {}
+        external = state.get("external")
+        emotion = external.emotion if isinstance(external, Personality) else None
+        payload: dict[str, Any] = {
+            "turn_id": turn.turn_id,
+            "empfangen_am": turn.empfangen_am,
+            "user_prompt": turn.prompt,
+            "reiz_herkunft": ORIGIN_USER,
+            "salienz_human": state.get("salienz_human"),
+            "user_intentionen": list(state.get("user_intentionen") or []),
+            "current_emotion": emotion.emotion if emotion else None,
+            "current_arousal": emotion.arousal if emotion else None,
+            "gespraechs_modus": emotion.mode if emotion else None,
+            "intent": emotion.intent if emotion else None,
+            "tone": emotion.tone if emotion else None,
+            "sprach_stil": emotion.language_style if emotion else None,
+            "beziehungs_dynamik": emotion.relationship_dynamic if emotion else None,
+            "emotions_vektor": emotion.emotions_vector if emotion else None,
+            "prompt_thema": emotion.prompt_topic if emotion else None,
+            "nachrichten_ids": list(turn.nachrichten_ids),
+        }
+        if failure:
+            payload["pfad1_ausfall"] = failure
+        return payload
+
+    # --- CharacterGraph --------------------------------------------------------------------
+
+    def character_state(self, turn: CharacterTurn) -> dict[str, Any]:
+        """Initial CharacterGraph state for one event. db_zugriff fills the personalities."""
+        payload = dict(turn.event_payload)
+        own = payload.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT
+        return {
+            "user_id": turn.pair.user_id,
+            "character_id": turn.pair.character_id,
+            "turn_id": turn.turn_id,
+            "nachrichten_ids": list(payload.get("nachrichten_ids") or []),
+            "user_prompt": "" if own else str(payload.get("user_prompt") or ""),
+            "eigener_gedanke": str(payload.get("eigener_gedanke") or "") if own else "",
+            "empfangen_am": payload.get("empfangen_am"),
+            "event_source": turn.event_source,
+            "event_payload": payload,
+            "trigger_count": turn.trigger_count,
+            **CHARACTER_ROLES,
+            "external": Personality(),
+            "internal": InternalPersonality(),
+            "salienz_human": payload.get("salienz_human"),
+            "correction_round": 0,
+            "max_corrections": MAX_CORRECTIONS,
+            **_fresh_channels(),
+        }
+
+    def stream_character(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        return _stream(self.character_graph, state)
+
+    def response_payload(self, state: dict[str, Any]) -> dict[str, Any]:
+        """`character_response` fields from the state after the release node."""
+        internal = state.get("internal")
+        emotion = internal.emotion if isinstance(internal, Personality) else None
+        external = state.get("external")
+        user = external.emotion if isinstance(external, Personality) else None
+        payload = state.get("event_payload") or {}
+        return {
+            "nachricht": state.get("response") or "",
+            "turn_id": state.get("turn_id"),
+            "nachrichten_ids": list(
+                payload.get("nachrichten_ids") or state.get("nachrichten_ids") or []
+            ),
+            "reiz_herkunft": stimulus_origin(state),
+            "emotion": emotion.emotion if emotion else None,
+            "arousal": emotion.arousal if emotion else None,
+            "emotions_vektor": emotion.emotions_vector if emotion else None,
+            "nova_emotion_konflikt": state.get("nova_emotion_konflikt"),
+            "nova_emotions_verlauf": state.get("nova_emotions_verlauf"),
+            "tribunal_verdict": state.get("tribunal_verdict"),
+            "modell": state.get("model"),
+            "token_total": state.get("token_total"),
+            "user_emotion": user.emotion if user else None,
+            "user_arousal": user.arousal if user else None,
+            "user_intentionen": list(state.get("user_intentionen") or []),
+        }
+
+
+# --- in-process turn (CLI, bench) ---------------------------------------------------------
+
+
+@dataclass
+class TurnResult:
+    """Everything one in-process turn produced."""
+
+    turn_id: str
+    human_state: dict[str, Any] = field(default_factory=dict)
+    event_payload: dict[str, Any] = field(default_factory=dict)
+    character_state: dict[str, Any] = field(default_factory=dict)
+    response: dict[str, Any] = field(default_factory=dict)
+    stages: list[tuple[str, str, float]] = field(default_factory=list)
+    human_ms: float = 0.0
+    character_ms: float = 0.0
+
+
+async def _emit(on_stage: StageCallback | None, *args: Any) -> None:
+    if on_stage is None:
+        return
+    result = on_stage(*args)
+    if result is not None:
+        await result
+
+
+async def run_turn_inprocess(
+    runtime: GraphRuntime,
+    pair: Pair,
+    text: str,
+    on_stage: StageCallback | None = None,
+    *,
+    with_character: bool = True,
+) -> TurnResult:
+    """HumanGraph then CharacterGraph for one utterance, without queues.
+
+    `on_stage(graph, node, state, ms)` is called after every node. A HumanGraph failure is
+    carried into the event payload as `pfad1_ausfall` (as the prompt consumer does); a
+    CharacterGraph failure propagates.
+    """
+    turn_id = uuid.uuid4().hex
+    human_turn = HumanTurn(
+        pair=pair,
+        turn_id=turn_id,
+        prompt=text,
+        nachrichten_ids=[uuid.uuid4().hex],
+        empfangen_am=runtime.deps.clock(),
+    )
+    result = TurnResult(turn_id=turn_id)
+    state: dict[str, Any] | None = runtime.human_state(human_turn)
+    failure = None
+    started = time.perf_counter()
+    try:
+        async for node, after in runtime.stream_human(state):
+            state = after
+            ms = float((after.get("node_timings") or {}).get(node, 0.0))
+            result.stages.append(("human", node, ms))
+            await _emit(on_stage, "human", node, after, ms)
+    except Exception as exc:
+        failure = f"{type(exc).__name__}: {exc}"
+    result.human_ms = (time.perf_counter() - started) * 1000
+    result.human_state = state or {}
+    result.event_payload = runtime.human_event_payload(human_turn, state, failure)
+    if failure is not None:
+        result.event_payload["pfad1_ausfall"] = failure
+    if not with_character:
+        return result
+
+    character_turn = CharacterTurn(
+        pair=pair, turn_id=turn_id, event_source="user", event_payload=result.event_payload
+    )
+    cstate = runtime.character_state(character_turn)
+    started = time.perf_counter()
+    async for node, after in runtime.stream_character(cstate):
+        cstate = after
+        ms = float((after.get("node_timings") or {}).get(node, 0.0))
+        result.stages.append(("character", node, ms))
+        await _emit(on_stage, "character", node, after, ms)
+    result.character_ms = (time.perf_counter() - started) * 1000
+    result.character_state = cstate
+    result.response = runtime.response_payload(cstate)
+    return result

@@ -1,0 +1,154 @@
+"""`ConversationState`: every channel any graph node reads or writes.
+
+LangGraph silently drops a key that is not declared here at the next node
+border — the seed lost a self-trigger that way (THINKER-SELFTRIGGER-KANALLOS).
+So every key a node returns must be declared, and a test builds each graph and
+checks it. Channel names keep the seed's vocabulary (seed 002 §4) because the
+seeds, the issues and the pipeline log speak it; comments say what each holds.
+Channels several nodes append to carry a reducer.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from novaberg.graph.personality import InternalPersonality, Personality
+
+
+class PendingWrite(TypedDict):
+    """A write a node plans and the dispatcher carries out (seed 002 §4.9)."""
+
+    ziel: str  # "kzg" | "fakten" | "timeline" | "notizen"
+    aktion: str  # "create" | "update" | "delete" | "upsert"
+    daten: dict[str, Any]
+    beschreibung: str
+
+
+class TribunalVote(TypedDict):
+    """One judge's verdict. `ausfall` is set (and `vote` is None) when unreadable."""
+
+    rolle: str  # "jurist" | "psychologe" | "ethiker"
+    score: float | None
+    direktiven_score: float | None
+    vote: str | None  # "ok" | "warnung" | "ablehnen"
+    begruendung: str
+    ausfall: str | None
+
+
+def _merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    return {**(left or {}), **(right or {})}
+
+
+class ConversationState(TypedDict, total=False):
+    # --- core (seed 002 §4.1) --------------------------------------------------
+    user_id: str
+    character_id: str
+    turn_id: str
+    nachrichten_ids: list[str]
+    user_prompt: str  # what the counterpart said; absent/empty on an impulse
+    eigener_gedanke: str  # Nova's own thought; empty on a user turn
+    system_prompt: str
+    temperature: float
+    empfangen_am: float | None
+
+    # --- event and role flags (seed 002 §4.1a) ---------------------------------
+    event_source: str  # "user" | "character"
+    event_payload: dict[str, Any]
+    trigger_count: int
+    perzeption_rolle: str  # "user" | "assistant"
+    ei_calc_rolle: str  # "user" | "character"
+    graph_rolle: str  # "human" | "character" | "agent"
+
+    # --- personalities (seed 002 §4.2) -----------------------------------------
+    external: Personality  # the counterpart (a copy of internal on non-user events)
+    internal: InternalPersonality  # the character
+
+    # --- enricher (seed 002 §4.4) ----------------------------------------------
+    raw_turns: list[dict[str, Any]]
+    session_turns: list[dict[str, Any]]
+    session_summary: str
+    user_intentionen: list[str]
+    prompt_embedding: list[float] | None
+    aktivierte_ziele: list[dict[str, Any]]
+    ziel_vektoren: dict[int, list[float]]
+    gravitationsterm: float
+    zielsog_roh: float
+    memory_entries_raw: list[Any]
+    such_vektor: list[float] | None
+    suchtext: str
+    suchtext_herkunft: str
+    lzg_resonanz: dict[str, Any]
+    kzg_treffer: list[dict[str, Any]]
+    web_context: str
+
+    # --- reducer -----------------------------------------------------------------
+    memory_entries: list[Any]
+    memory_context: str  # third person (thinker, tribunal, corrector)
+    memory_context_verfasser: str  # Person A / Person B
+
+    # --- EI (seed 002 §4.4a) -----------------------------------------------------
+    emotions_verlauf: list[dict[str, Any]]
+    nova_emotions_verlauf: list[dict[str, Any]]
+    nova_emotion_konflikt: bool
+    gedanke_level: str  # how the own-thought arousal was applied ("angewandt", "kein_level")
+
+    # --- router (seed 002 §4.3) --------------------------------------------------
+    needs_memory: bool
+    needs_web: bool
+    needs_timeline: bool
+    momentum: str
+    management_action: str  # "agent" | "resume" | ""
+    management_target: str
+    management_target_typ: str
+    timeline_query: dict[str, Any]
+    router_ausfall: str | None
+
+    # --- planner / agents (seed 002 §4.6, §6) -------------------------------------
+    agent_name: str
+    agent_results: list[Any]
+    management_result: str
+    management_detail: str
+    pending_writes: Annotated[list[PendingWrite], operator.add]
+    task_block: str
+    task_context_cut: bool
+    timeline_id: int | None
+
+    # --- conversation vector (seed 002 §4.5) ---------------------------------------
+    gespraechsvektor: str
+    gv_detail: dict[str, Any]
+
+    # --- responder (seed 002 §4.7) -----------------------------------------------------
+    response: str
+    model: str
+    token_total: int
+
+    # --- thinker -------------------------------------------------------------------------
+    thinker_ergebnis: str
+    self_trigger: bool
+    self_trigger_payload: dict[str, Any]
+
+    # --- tribunal and correction loop (seed 002 §4.7a) -----------------------------------
+    tribunal_votes: list[TribunalVote]
+    tribunal_verdict: str  # "ok" | "warnung" | "ablehnen"
+    tribunal_summary: str
+    tribunal_ausfaelle: list[str]
+    correction_round: int
+    max_corrections: int
+    evaluate_entscheidung: str  # "ok" | "fallback" | "correct"
+    node_annotations: Annotated[list[str], operator.add]
+
+    # --- salience (seed 002 §4.8) ----------------------------------------------------
+    salienz_human: float | None
+    salienz_ausfall: str | None
+
+    # --- dispatcher (seed 002 §4.8a) ------------------------------------------------------
+    session_turn_kern: str
+    session_turn_geschrieben: bool
+
+    # --- bookkeeping ---------------------------------------------------------------------
+    node_timings: Annotated[dict[str, float], _merge_dicts]
+
+
+STATE_CHANNELS: frozenset[str] = frozenset(ConversationState.__annotations__)
+"""Names of every declared channel (used by the channel-declaration test)."""

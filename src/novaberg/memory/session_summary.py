@@ -1,0 +1,161 @@
+"""Keep the session list short: summarise the oldest turns once it grows too long.
+
+Above 25 turns the oldest 10 are summarised by the model (analysis role, temperature 0.2)
+together with the previous summary into `session:{u}:{c}:summary`, and trimmed from
+`session:{u}:{c}:turns` (spec pipeline §2). The list is RPUSHed, oldest first
+(`store.session.append_turn`).
+
+Fallback when the summary call fails (model error, timeout or empty text): the list is cut
+to its last 20 turns without a summary and the loss is logged at WARNING with the number of
+turns dropped; the previous summary stays untouched.
+
+The trim is atomic and only happens if the oldest turns are still the ones that were
+summarised (a Lua check), so a concurrent writer appending at the tail, or a second
+summariser, can never make this drop turns nobody summarised.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+
+from novaberg.config import Role
+from novaberg.llm.base import LLM
+from novaberg.llm.errors import ModelError
+from novaberg.prompts import render, user_message
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+
+log = logging.getLogger(__name__)
+
+SUMMARY_ABOVE: Final = 25
+"""Summarise when the session holds more than 25 turns (spec pipeline §2)."""
+
+SUMMARY_BATCH: Final = 10
+"""The oldest 10 turns are summarised and trimmed (spec pipeline §2)."""
+
+FALLBACK_KEEP: Final = 20
+"""If the summary call fails, keep the last 20 turns (spec pipeline §2)."""
+
+SUMMARY_TEMPERATURE: Final = 0.2
+"""Summary call temperature (spec pipeline §2)."""
+
+TURN_CHARS: Final = 400
+"""A turn's text is cut to this many characters inside the summary prompt."""
+
+# KEYS[1]=turns, KEYS[2]=summary; ARGV[1]=n, ARGV[2]=summary text, ARGV[3]=ttl,
+# ARGV[4..]=the n oldest items as read. 1 = trimmed, 0 = the head changed meanwhile.
+_TRIM_IF_UNCHANGED = """
+local n = tonumber(ARGV[1])
+local head = redis.call('LRANGE', KEYS[1], 0, n - 1)
+if #head ~= n then return 0 end
+for i = 1, n do
+  if head[i] ~= ARGV[3 + i] then return 0 end
+end
+redis.call('LTRIM', KEYS[1], n, -1)
+redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryOutcome:
+    """What `summarise_if_needed` did: "nichts" | "zusammengefasst" | "gekuerzt" (fallback)
+    | "uebersprungen" (someone else changed the head meanwhile)."""
+
+    action: str
+    length_before: int
+    dropped: int = 0
+    error: str | None = None
+
+
+def _turn_line(number: int, turn: Mapping[str, Any], character_label: str) -> str:
+    text = " ".join(str(turn.get("inhalt") or "").split())[:TURN_CHARS]
+    if turn.get("rolle") == "assistant":
+        return f"[{number}] {character_label}: {text}"
+    emotion = turn.get("emotion") or "neutral"
+    return f"[{number}] USER ({emotion}): {text}"
+
+
+def _decode(items: Sequence[str]) -> list[dict[str, Any]]:
+    turns = []
+    for item in items:
+        try:
+            turn = json.loads(item)
+        except (TypeError, ValueError):
+            turn = {"inhalt": str(item)}
+        turns.append(turn if isinstance(turn, dict) else {"inhalt": str(turn)})
+    return turns
+
+
+async def summarise_if_needed(
+    redis: aioredis.Redis,
+    model: LLM,
+    pair: Pair,
+    *,
+    character_label: str = "NOVA",
+    character_name: str = "Nova",
+) -> SummaryOutcome:
+    """Summarise and trim the session when it holds more than 25 turns (call after a write)."""
+    turns_key = keys.session_turns(pair)
+    length = int(await redis.llen(turns_key))
+    if length <= SUMMARY_ABOVE:
+        return SummaryOutcome("nichts", length)
+    oldest = list(await redis.lrange(turns_key, 0, SUMMARY_BATCH - 1))
+    previous = await redis.get(keys.session_summary(pair)) or ""
+    lines = [
+        _turn_line(i, turn, character_label) for i, turn in enumerate(_decode(oldest), start=1)
+    ]
+    try:
+        text = await model.chat(
+            Role.ANALYSIS,
+            user_message(
+                render(
+                    "session_summary",
+                    charakter=character_name,
+                    bisher=previous,
+                    turns="\n".join(lines),
+                )
+            ),
+            temperature=SUMMARY_TEMPERATURE,
+        )
+        text = text.strip()
+        if not text:
+            raise ModelError("empty summary")
+    except ModelError as exc:
+        return await _fallback(redis, pair, length, f"{type(exc).__name__}: {exc}")
+
+    script = redis.register_script(_TRIM_IF_UNCHANGED)
+    done = int(
+        await script(
+            keys=[turns_key, keys.session_summary(pair)],
+            args=[len(oldest), text, keys.SESSION_TTL, *oldest],
+        )
+    )
+    if not done:
+        log.info("session %s: head changed during the summary; nothing trimmed", pair)
+        return SummaryOutcome("uebersprungen", length)
+    return SummaryOutcome("zusammengefasst", length, dropped=len(oldest))
+
+
+async def _fallback(redis: aioredis.Redis, pair: Pair, length: int, error: str) -> SummaryOutcome:
+    """Keep the last 20 turns, no summary; the loss is logged (spec pipeline §2)."""
+    turns_key = keys.session_turns(pair)
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.llen(turns_key)
+        pipe.ltrim(turns_key, -FALLBACK_KEEP, -1)
+        before, _ = await pipe.execute()
+    dropped = max(0, int(before) - FALLBACK_KEEP)
+    log.warning(
+        "session %s: summary failed (%s); kept the last %d turns, %d dropped unsummarised",
+        pair,
+        error,
+        FALLBACK_KEEP,
+        dropped,
+    )
+    return SummaryOutcome("gekuerzt", length, dropped=dropped, error=error)

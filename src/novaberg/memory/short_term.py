@@ -1,0 +1,452 @@
+"""Short-term memory (KZG) as a service: store a salience write, retrieve for the enricher.
+
+Creation follows spec pipeline §3 (the seed's KZG agent): refuse an unreadable or too weak
+salience, condense the segment (LLM, analysis role, temperature 0.1) into `kern`, embed
+"Thema: … Aussage: …", store with the TTL tier, reinforce the pair's entries sharing a
+theme, queue the promotion once an entry crosses the gate, mark the profiles dirty.
+Retrieval is the enricher's KZG resonance: the pair's top 10 by cosine, both perspectives,
+kept at (1 + cos)/2 ≥ 0.72.
+
+Not done here (later issues): entity/timeline magnets (`entitaeten_roh`,
+`zeitausdruck_roh` → ids) and the shadow task per first intention.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import redis.asyncio as aioredis
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.config import Role
+from novaberg.ei.canon import parse_number
+from novaberg.llm.base import LLM
+from novaberg.llm.errors import ModelError
+from novaberg.memory import curve
+from novaberg.memory.context import SOURCE_SHORT_TERM, ContextEntry
+from novaberg.prompts import render, user_message
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+from novaberg.store.kzg import KzgHit, KzgStore
+from novaberg.store.pipeline_log import PipelineLog
+
+log = logging.getLogger(__name__)
+
+RETRIEVAL_TOP_K: Final = 10
+RETRIEVAL_THRESHOLD: Final = 0.72
+"""KNN top 10 of the pair; keep (1 + cos)/2 ≥ 0.72 (spec pipeline §3 "Retrieval")."""
+
+CONDENSE_TEMPERATURE: Final = 0.1
+CONDENSE_MAX_TOKENS: Final = 256
+"""Condensing call: analysis role, temperature 0.1, ≤ 256 tokens (spec pipeline §3)."""
+
+KERN_MAX_CHARS: Final = 600
+"""A kern longer than this is cut (the prompt asks for ≤ 2 sentences)."""
+
+DEFAULT_MEMORY_TYPE: Final = "kurz"
+DEFAULT_DIMENSION: Final = "kontext"
+INTAKE_SOURCE: Final = "gemessen"
+"""Entry defaults (spec pipeline §3 "Entry hash")."""
+
+PROMOTION_TASK: Final = "lzg_promotion"
+"""`aufgabe` of a promotion job in `queue:{u}` (spec pipeline §1.1)."""
+
+OBSERVER_USER: Final = "user"
+OBSERVER_ASSISTANT: Final = "assistant"
+
+LOG_SOURCE: Final = "kzg"
+"""pipeline_log `quelle`/`node` of this service's rows."""
+
+PERCEPTION_FIELDS: Final = (
+    "emotion",
+    "arousal",
+    "modus",
+    "emotions_vektor",
+    "sprach_stil",
+    "beziehungs_dynamik",
+    "tone",
+)
+"""Entry fields copied from the perception of the speaker (spec pipeline §3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """A created entry: key, the condensed kern (→ `session_turn_kern`), curved salience."""
+
+    key: str
+    kern: str
+    salience: float
+    intake: float
+    promotion_queued: bool
+    reinforced: tuple[str, ...] = ()
+
+
+def theme_set(themes: str | Iterable[str] | None) -> set[str]:
+    """Themes compared lowercase and trimmed (spec pipeline §3 "Reinforcement")."""
+    if themes is None:
+        return set()
+    items = themes.split(",") if isinstance(themes, str) else themes
+    return {str(t).strip().lower() for t in items if str(t).strip()}
+
+
+def embed_text(themes: Sequence[str], kern: str) -> str:
+    """The text that is embedded (spec pipeline §1.3)."""
+    if themes:
+        return f"Thema: {', '.join(themes)}. Aussage: {kern}"
+    return f"Aussage: {kern}"
+
+
+def _clean_kern(text: str) -> str:
+    kern = " ".join(text.split()).strip().strip('"„“”»«').strip()
+    return kern[:KERN_MAX_CHARS].rstrip()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+class ShortTermMemory:
+    """Writes and reads a pair's short-term memory.
+
+    `promotions=False` (Pixie off, spec §3 "all queue effects need PIXIE_AKTIV") skips the
+    promotion queue; everything else is unchanged. `clock` returns epoch seconds.
+    """
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        model: LLM,
+        *,
+        pool: AsyncConnectionPool | None = None,
+        pipeline_log: PipelineLog | None = None,
+        store: KzgStore | None = None,
+        clock: Callable[[], float] = time.time,
+        promotions: bool = True,
+    ) -> None:
+        self.redis = redis
+        self.model = model
+        self.pool = pool
+        self.pipeline_log = pipeline_log
+        self.store = store or KzgStore(redis)
+        self.clock = clock
+        self.promotions = promotions
+
+    # --- creation -------------------------------------------------------------------
+
+    async def store_salience_write(
+        self,
+        pair: Pair,
+        daten: Mapping[str, Any],
+        beobachter: str,
+        turn_id: str | None = None,
+        perception: Mapping[str, Any] | None = None,
+        *,
+        timeline_id: int | None = None,
+        hints: str = "",
+        character_name: str | None = None,
+    ) -> StoredEntry | None:
+        """Carry out one `kzg` PendingWrite (`daten` = {salienz_obj, segment, ...}).
+
+        Returns None, logged with the reason, when the salience is unreadable or below the
+        gate, the segment is empty, the condensing call fails or gives an empty kern.
+        """
+        obj = daten.get("salienz_obj") or {}
+        segment = str(daten.get("segment") or "").strip()
+        intake = parse_number(obj.get("salienz")) if isinstance(obj, Mapping) else None
+        if intake is None:
+            self._refuse(
+                pair,
+                turn_id,
+                "salienz_unlesbar",
+                {"salienz": _text(obj.get("salienz") if isinstance(obj, Mapping) else obj)},
+            )
+            return None
+        if not curve.accepted(intake):
+            self._refuse(pair, turn_id, "unter_schwelle", {"salienz_eingang": intake}, error=False)
+            return None
+        if not segment:
+            self._refuse(pair, turn_id, "segment_leer", {})
+            return None
+
+        themes = [str(t).strip() for t in obj.get("themen") or [] if str(t).strip()]
+        try:
+            kern = await self._condense(
+                segment, themes, beobachter, hints, character_name or pair.character_id.capitalize()
+            )
+        except ModelError as exc:
+            self._refuse(
+                pair, turn_id, "verdichtung_gescheitert", {"fehler": f"{type(exc).__name__}: {exc}"}
+            )
+            return None
+        if not kern:
+            self._refuse(pair, turn_id, "kern_leer", {}, error=False)
+            return None
+        try:
+            vector = (await self.model.embed([embed_text(themes, kern)]))[0]
+        except ModelError as exc:
+            self._refuse(
+                pair, turn_id, "embedding_gescheitert", {"fehler": f"{type(exc).__name__}: {exc}"}
+            )
+            return None
+
+        now = self.clock()
+        curved = curve.salience(intake, 1)
+        fields = self._fields(pair, obj, beobachter, themes, kern, intake, curved, now, perception)
+        if timeline_id is not None:
+            fields["timeline_id"] = timeline_id
+        if turn_id:
+            fields["turn_id"] = turn_id
+        key = await self.store.create(
+            pair, fields, vector, ttl_seconds=curve.ttl_seconds(curved), epoch_ms=int(now * 1000)
+        )
+        queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
+        reinforced = await self.reinforce_neighbours(pair, key, themes)
+        await self.redis.set(keys.profile_dirty(pair), "1")
+        await self._link_turn(turn_id, key)
+        self._note(
+            pair,
+            turn_id,
+            "db_write",
+            {
+                "key": key,
+                "salienz": round(curved, 5),
+                "salienz_eingang": intake,
+                "themen": themes,
+                "verstaerkt": list(reinforced),
+                "befoerderung": queued,
+            },
+        )
+        return StoredEntry(key, kern, curved, intake, queued, tuple(reinforced))
+
+    async def reinforce_neighbours(
+        self, pair: Pair, new_key: str, themes: Iterable[str]
+    ) -> list[str]:
+        """haeufigkeit + 1 for every other entry of the pair sharing a theme (spec §3).
+
+        Salience is recomputed from the stored `salienz_eingang`, the TTL raised to the new
+        tier (never shortened); content and embedding stay. Entries without
+        `salienz_eingang` are skipped. Crossing the gate queues the neighbour's promotion.
+        """
+        wanted = theme_set(themes)
+        if not wanted:
+            return []
+        reinforced: list[str] = []
+        for row in await self.store.theme_rows(pair):
+            if row.key == new_key or not (theme_set(row.themen) & wanted):
+                continue
+            intake = parse_number(row.salienz_eingang)
+            if intake is None:
+                continue
+            frequency = await self.store.increment_frequency(row.key)
+            if frequency is None:
+                continue
+            curved = curve.salience(intake, frequency)
+            left = await self.store.set_salience(
+                pair, row.key, curved, tier_seconds=curve.ttl_seconds(curved)
+            )
+            if left is None:
+                continue
+            reinforced.append(row.key)
+            entry_themes = sorted(theme_set(row.themen))
+            await self._maybe_queue(pair, row.key, curved, entry_themes, None, self.clock())
+        return reinforced
+
+    # --- retrieval ------------------------------------------------------------------
+
+    async def nearest(
+        self, pair: Pair, vector: Sequence[float] | np.ndarray, k: int = RETRIEVAL_TOP_K
+    ) -> list[KzgHit]:
+        """Top k by cosine without the threshold (emotional gravitation scans these)."""
+        return await self.store.nearest(pair, vector, k)
+
+    async def retrieve(
+        self,
+        pair: Pair,
+        vector: Sequence[float] | np.ndarray | None,
+        *,
+        k: int = RETRIEVAL_TOP_K,
+        threshold: float = RETRIEVAL_THRESHOLD,
+    ) -> list[ContextEntry]:
+        """The enricher's KZG resonance; [] is a valid answer. No reinforcement on read."""
+        if vector is None or len(vector) == 0:
+            return []
+        entries: list[ContextEntry] = []
+        for hit in await self.store.nearest(pair, vector, k):
+            inhalt = hit.fields.get("inhalt", "").strip()
+            if hit.similarity < threshold or not inhalt:
+                continue
+            entries.append(context_entry(hit))
+        return entries
+
+    # --- internals ------------------------------------------------------------------
+
+    async def _condense(
+        self, segment: str, themes: Sequence[str], observer: str, hints: str, name: str
+    ) -> str:
+        variant = OBSERVER_ASSISTANT if observer == OBSERVER_ASSISTANT else OBSERVER_USER
+        prompt = render(
+            "short_term_condense",
+            variant=variant,
+            charakter=name,
+            themen=", ".join(themes),
+            hinweise=hints,
+            aussage=segment,
+        )
+        text = await self.model.chat(
+            Role.ANALYSIS,
+            user_message(prompt),
+            temperature=CONDENSE_TEMPERATURE,
+            max_tokens=CONDENSE_MAX_TOKENS,
+        )
+        return _clean_kern(text)
+
+    def _fields(
+        self,
+        pair: Pair,
+        obj: Mapping[str, Any],
+        observer: str,
+        themes: Sequence[str],
+        kern: str,
+        intake: float,
+        curved: float,
+        now: float,
+        perception: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        seen = dict(perception or {})
+        fields: dict[str, Any] = {
+            "user_id": pair.user_id,
+            "character_id": pair.character_id,
+            "beobachter": observer,
+            "themen": ", ".join(themes),
+            "inhalt": kern,
+            "salienz": repr(curved),
+            "salienz_eingang": repr(intake),
+            "salienz_eingang_herkunft": INTAKE_SOURCE,
+            "haeufigkeit": 1,
+            "gedaechtnistyp": _text(obj.get("gedaechtnistyp")) or DEFAULT_MEMORY_TYPE,
+            "dimension": _text(obj.get("dimension")) or DEFAULT_DIMENSION,
+            "intentionen": json.dumps(list(obj.get("intentionen") or []), ensure_ascii=False),
+            "erstellt_am": repr(now),
+            "entitaet_ids": "",
+        }
+        for name in PERCEPTION_FIELDS:
+            value = seen.get(name)
+            if value is None or value == "":
+                value = obj.get(name)
+            fields[name] = _text(value)
+        return fields
+
+    async def _maybe_queue(
+        self,
+        pair: Pair,
+        key: str,
+        curved: float,
+        themes: Sequence[str],
+        dimension: str | None,
+        now: float,
+    ) -> bool:
+        if not self.promotions or not curve.reaches_promotion(curved):
+            return False
+        if not await self.store.mark_promotion(key, now):
+            return False
+        job = {
+            "aufgabe": PROMOTION_TASK,
+            "user_id": pair.user_id,
+            "character_id": pair.character_id,
+            "key": key,
+            "salienz": curved,
+            "themen": list(themes),
+            "dimension": dimension or "",
+        }
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.rpush(keys.promotion_queue(pair.user_id), json.dumps(job, ensure_ascii=False))
+        pipe.sadd(keys.promotion_users(), pair.user_id)
+        await pipe.execute()
+        return True
+
+    async def _link_turn(self, turn_id: str | None, key: str) -> None:
+        """One `verbindung` row per new key; the promotion fills in lzg_id later."""
+        if self.pool is None:
+            return
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute(
+                    "INSERT INTO verbindung (turn_id, kzg_id) VALUES (%s, %s)", (turn_id, key)
+                )
+        except Exception as exc:  # the entry exists; a missing link is reported, not fatal
+            log.error("kzg: verbindung for %s (turn %s) not written: %s", key, turn_id, exc)
+
+    def _refuse(
+        self,
+        pair: Pair,
+        turn_id: str | None,
+        reason: str,
+        detail: Mapping[str, Any],
+        *,
+        error: bool = True,
+    ) -> None:
+        level = logging.WARNING if error else logging.INFO
+        log.log(level, "kzg %s turn %s: no entry (%s) %s", pair, turn_id, reason, dict(detail))
+        self._note(
+            pair,
+            turn_id,
+            "fehler" if error else "bemerkung",
+            {"grund": reason, **detail},
+            ergebnis=reason,
+        )
+
+    def _note(
+        self,
+        pair: Pair,
+        turn_id: str | None,
+        art: str,
+        inhalt: Mapping[str, Any],
+        *,
+        ergebnis: str = "ok",
+    ) -> None:
+        if self.pipeline_log is None:
+            return
+        self.pipeline_log.add(
+            quelle=LOG_SOURCE,
+            node=LOG_SOURCE,
+            art=art,
+            turn_id=turn_id,
+            ergebnis=ergebnis,
+            inhalt=dict(inhalt),
+            user_id=pair.user_id,
+            character_id=pair.character_id,
+        )
+
+
+def context_entry(hit: KzgHit) -> ContextEntry:
+    """A search hit as the reducer's ContextEntry (spec pipeline §3 "Retrieval")."""
+    f = hit.fields
+    salience = parse_number(f.get("salienz"))
+    return ContextEntry(
+        quelle=SOURCE_SHORT_TERM,
+        subtyp=f.get("dimension") or DEFAULT_DIMENSION,
+        inhalt=f.get("inhalt", "").strip(),
+        gewicht=0.0 if salience is None else salience,
+        meta={
+            "key": hit.key,
+            "similarity": hit.similarity,
+            "themen": f.get("themen", ""),
+            "beobachter": f.get("beobachter", ""),
+            "erstellt_am": parse_number(f.get("erstellt_am")),
+            "arousal": parse_number(f.get("arousal")),
+            "emotion": f.get("emotion", ""),
+            "modus": f.get("modus", ""),
+            "gedaechtnistyp": f.get("gedaechtnistyp", ""),
+            "emotions_vektor": f.get("emotions_vektor", ""),
+        },
+    )

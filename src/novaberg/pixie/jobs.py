@@ -1,0 +1,84 @@
+"""The background jobs Pixie runs today (spec pipeline §9; impulse jobs come later).
+
+| job | priority / interval | lane | model |
+|---|---|---|---|
+| synapsen_promotion | 0.9 / 300 s | cpu | embedding, per job |
+| synapsen_decay | 0.2 / daily | cpu | none |
+| ziel_decay | 0.2 / daily | cpu | none |
+| charakter | 0.3 / 600 s | llm | structured, per dirty pair |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from novaberg.memory.jobs.character import run_distillation
+from novaberg.memory.jobs.promotion import run_promotions
+from novaberg.memory.long_term import LongTermMemory
+from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
+from novaberg.store import goals
+from novaberg.store.kzg import KzgStore
+
+DAY: int = 86_400
+
+
+def _kzg(ctx: JobContext) -> KzgStore:
+    store = ctx.services.get("kzg")
+    if store is None:
+        store = ctx.services["kzg"] = KzgStore(ctx.redis)
+    return store
+
+
+def _long_term(ctx: JobContext) -> LongTermMemory:
+    memory = ctx.services.get("long_term")
+    if memory is None:
+        memory = ctx.services["long_term"] = LongTermMemory(
+            ctx.pool, ctx.redis, ctx.model, kzg=_kzg(ctx), clock=ctx.clock
+        )
+    return memory
+
+
+async def promotion_job(ctx: JobContext) -> Mapping[str, Any]:
+    counts = await run_promotions(ctx.redis, _long_term(ctx), slot=ctx.model_slot)
+    if counts.get("fehler"):
+        raise RuntimeError(f"{counts['fehler']} promotion(s) failed: {counts}")
+    return counts
+
+
+async def decay_job(ctx: JobContext) -> Mapping[str, Any]:
+    outcome = await _long_term(ctx).decay(ctx.clock())
+    return {
+        "aktualisiert": outcome.updated,
+        "deaktiviert": outcome.deactivated,
+        "log_geloescht": outcome.log_rows_deleted,
+    }
+
+
+async def goal_decay_job(ctx: JobContext) -> Mapping[str, Any]:
+    async with ctx.pool.connection() as conn:
+        updated, deactivated = await goals.decay_all(conn, datetime.fromtimestamp(ctx.clock(), UTC))
+    return {"aktualisiert": updated, "deaktiviert": deactivated}
+
+
+async def character_job(ctx: JobContext) -> Mapping[str, Any]:
+    return await run_distillation(
+        ctx.redis, ctx.pool, ctx.model, now=ctx.clock(), kzg=_kzg(ctx), slot=ctx.model_slot
+    )
+
+
+def default_jobs() -> list[Job]:
+    return [
+        Job(
+            "synapsen_promotion",
+            0.9,
+            300,
+            promotion_job,
+            LANE_CPU,
+            "short-term entries past the gate become long-term nodes and edges",
+        ),
+        Job("synapsen_decay", 0.2, DAY, decay_job, LANE_CPU, "long-term node decay, log purge"),
+        Job("ziel_decay", 0.2, DAY, goal_decay_job, LANE_CPU, "motivation decay of goals"),
+        Job("charakter", 0.3, 600, character_job, LANE_LLM, "distil the five profile layers"),
+    ]

@@ -1,0 +1,95 @@
+"""Distilled personality profiles in `charakter_hash` (spec pipeline §1.2, seed 002 §4.4).
+
+Row (user, character) is the person as the character sees them (→ `external.character`);
+row (character, user) is the character's own profile toward that person, with
+`nutzer_gewichtung` (→ `internal.character`). Each row has five text layers; English keys
+in code, the table's column names on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from psycopg import AsyncConnection
+
+from novaberg.store.keys import Pair
+
+LAYER_COLUMNS: Final[Mapping[str, str]] = {
+    "core": "kern_hash",
+    "adaptive": "adaptive_hash",
+    "relationship": "beziehungsprofil",
+    "intentions": "intentions_profil",
+    "emotions": "emotions_profil",
+}
+"""The five layers (English key → column; each has a `<column>_aktualisiert_am`)."""
+
+_SELECT: Final = (
+    "SELECT user_id, character_id, "
+    + ", ".join(f"{col}, {col}_aktualisiert_am" for col in LAYER_COLUMNS.values())
+    + ", nutzer_gewichtung, nutzer_gewichtung_quelle, nutzer_gewichtung_rad, nutzer_gewichtung_am"
+    " FROM charakter_hash WHERE user_id = %s AND character_id = %s"
+)
+
+
+def _as_profile(row: Mapping[str, Any]) -> dict[str, Any]:
+    profile: dict[str, Any] = {key: row[col] for key, col in LAYER_COLUMNS.items()}
+    profile["updated"] = {key: row[f"{col}_aktualisiert_am"] for key, col in LAYER_COLUMNS.items()}
+    profile["nutzer_gewichtung"] = row["nutzer_gewichtung"]
+    profile["nutzer_gewichtung_quelle"] = row["nutzer_gewichtung_quelle"]
+    profile["nutzer_gewichtung_rad"] = row["nutzer_gewichtung_rad"]
+    return profile
+
+
+async def read_profile(
+    conn: AsyncConnection, user_id: str, character_id: str
+) -> dict[str, Any] | None:
+    """Row (user_id, character_id) as {core, adaptive, relationship, intentions, emotions,
+    updated{...}, nutzer_gewichtung, ...}; None when the row does not exist."""
+    cur = await conn.execute(_SELECT, (user_id, character_id))
+    row = await cur.fetchone()
+    return None if row is None else _as_profile(row)
+
+
+async def read_pair_profiles(
+    conn: AsyncConnection, pair: Pair
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the user's profile = row (u, c), the character's profile = row (c, u))."""
+    return (
+        await read_profile(conn, pair.user_id, pair.character_id),
+        await read_profile(conn, pair.character_id, pair.user_id),
+    )
+
+
+async def upsert_layers(
+    conn: AsyncConnection,
+    user_id: str,
+    character_id: str,
+    layers: Mapping[str, str],
+    now: datetime,
+) -> list[str]:
+    """Write the non-empty layers given (keys of LAYER_COLUMNS); returns the keys written.
+
+    An empty layer leaves the stored one untouched: a distillation without evidence for a
+    layer does not erase what earlier evidence established.
+    """
+    written = {k: v.strip() for k, v in layers.items() if k in LAYER_COLUMNS and v and v.strip()}
+    await conn.execute(
+        "INSERT INTO charakter_hash (user_id, character_id) VALUES (%s, %s)"
+        " ON CONFLICT (user_id, character_id) DO NOTHING",
+        (user_id, character_id),
+    )
+    if not written:
+        return []
+    assignments = ", ".join(
+        f"{LAYER_COLUMNS[k]} = %s, {LAYER_COLUMNS[k]}_aktualisiert_am = %s" for k in written
+    )
+    params: list[Any] = []
+    for value in written.values():
+        params += [value, now]
+    await conn.execute(
+        f"UPDATE charakter_hash SET {assignments} WHERE user_id = %s AND character_id = %s",
+        (*params, user_id, character_id),
+    )
+    return list(written)

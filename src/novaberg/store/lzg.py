@@ -1,0 +1,384 @@
+"""Long-term memory (LZG) storage: SQL on `lzg_knoten` and `lzg_kanten` (spec pipeline §1.2).
+
+Nearest-neighbour search uses the HNSW index (`ORDER BY embedding <=> v LIMIT k`) with the
+pair filter of production; `hnsw.ef_search` and iterative scans are set per transaction.
+Every function takes an open connection so callers decide the transaction boundaries.
+No model calls and no weight formulas here (those live in `novaberg.memory`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from novaberg.store.keys import Pair
+
+EF_SEARCH: Final = 100
+"""HNSW candidate list per query. pgvector's default 40 loses recall on clustered data;
+bench/memory.py measures recall@10 against exact search (goal ≥ 0.95 at 1 M nodes)."""
+
+ITERATIVE_SCAN: Final = "strict_order"
+"""pgvector ≥ 0.8: keep scanning the index until LIMIT rows pass the pair filter, in
+exact distance order, so a small pair among many is still found through HNSW."""
+
+NODE_COLUMNS: Final = (
+    "k.id, k.kzg_quell_key, k.user_id, k.character_id, k.beobachter, k.inhalt, k.dimension,"
+    " k.gewicht_roh, k.gewicht_absolut, k.gewicht_decay, k.haeufigkeit, k.abrufe, k.aktiv,"
+    " k.erstellt_am, k.verstaerkt_am, k.abgerufen_am, k.decay_am, k.kzg_erstellt_am, k.themen,"
+    " k.gedaechtnistyp, k.entitaet_ids, k.timeline_id, k.emotion, k.arousal,"
+    " k.emotions_vektor, k.intentionen, k.modus, k.sprach_stil, k.beziehungs_dynamik, k.tone,"
+    " t.precision AS timeline_praezision, t.event_time AS timeline_zeit"
+)
+"""Every node column except the embedding, plus its timeline anchor (edge layer 4)."""
+
+_FROM: Final = "FROM lzg_knoten k LEFT JOIN timeline t ON t.id = k.timeline_id"
+
+INSERT_COLUMNS: Final = (
+    "kzg_quell_key",
+    "user_id",
+    "character_id",
+    "beobachter",
+    "inhalt",
+    "embedding",
+    "dimension",
+    "gewicht_roh",
+    "gewicht_absolut",
+    "gewicht_decay",
+    "haeufigkeit",
+    "erstellt_am",
+    "verstaerkt_am",
+    "kzg_erstellt_am",
+    "themen",
+    "gedaechtnistyp",
+    "entitaet_ids",
+    "timeline_id",
+    "emotion",
+    "arousal",
+    "emotions_vektor",
+    "intentionen",
+    "modus",
+    "sprach_stil",
+    "beziehungs_dynamik",
+    "tone",
+)
+
+
+def as_vector(vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    return np.asarray(vector, dtype=np.float32)
+
+
+async def set_search_params(conn: AsyncConnection, ef_search: int = EF_SEARCH) -> None:
+    """Per-transaction HNSW settings (call inside `conn.transaction()`)."""
+    await conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.iterative_scan', %s, true)",
+        (str(int(ef_search)), ITERATIVE_SCAN),
+    )
+
+
+async def insert_node(conn: AsyncConnection, node: Mapping[str, Any]) -> int | None:
+    """Insert a node; None if a node for this `kzg_quell_key` already exists."""
+    values = [node.get(col) for col in INSERT_COLUMNS]
+    values[INSERT_COLUMNS.index("embedding")] = as_vector(node["embedding"])
+    placeholders = ", ".join(["%s"] * len(INSERT_COLUMNS))
+    cur = await conn.execute(
+        f"INSERT INTO lzg_knoten ({', '.join(INSERT_COLUMNS)}) VALUES ({placeholders})"
+        " ON CONFLICT (kzg_quell_key) DO NOTHING RETURNING id",
+        values,
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row["id"])
+
+
+async def node_by_source(conn: AsyncConnection, kzg_key: str) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.kzg_quell_key = %s", (kzg_key,)
+    )
+    return await cur.fetchone()
+
+
+async def get_node(conn: AsyncConnection, node_id: int) -> dict[str, Any] | None:
+    cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = %s", (node_id,))
+    return await cur.fetchone()
+
+
+async def nearest(
+    conn: AsyncConnection,
+    pair: Pair,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+    *,
+    active_only: bool = True,
+    ef_search: int = EF_SEARCH,
+    exact: bool = False,
+) -> list[dict[str, Any]]:
+    """The pair's k nodes nearest to `vector` (cosine), each with a `cosine` column.
+
+    Runs in its own transaction so the HNSW settings stay local. `exact=True` disables
+    index scans (the benchmark's ground truth; never used in production).
+    """
+    active = " AND k.aktiv" if active_only else ""
+    sql = (
+        f"SELECT {NODE_COLUMNS}, 1 - (k.embedding <=> %(v)s) AS cosine {_FROM}"
+        f" WHERE k.user_id = %(u)s AND k.character_id = %(c)s{active}"
+        " ORDER BY k.embedding <=> %(v)s LIMIT %(k)s"
+    )
+    params = {"v": as_vector(vector), "u": pair.user_id, "c": pair.character_id, "k": int(k)}
+    async with conn.transaction():
+        if exact:
+            await conn.execute("SET LOCAL enable_indexscan = off")
+        else:
+            await set_search_params(conn, ef_search)
+        cur = await conn.execute(sql, params)
+        return list(await cur.fetchall())
+
+
+async def overlap_candidates(
+    conn: AsyncConnection,
+    pair: Pair,
+    vector: Sequence[float] | np.ndarray,
+    *,
+    themes: Sequence[str],
+    entity_ids: Sequence[int],
+    exclude_id: int | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Active nodes of the pair sharing a theme or an entity, strongest first, with cosine."""
+    if not themes and not entity_ids:
+        return []
+    cur = await conn.execute(
+        f"SELECT {NODE_COLUMNS}, 1 - (k.embedding <=> %(v)s) AS cosine {_FROM}"
+        " WHERE k.user_id = %(u)s AND k.character_id = %(c)s AND k.aktiv"
+        " AND k.id <> %(x)s AND (k.themen && %(t)s::text[] OR k.entitaet_ids && %(e)s::int[])"
+        " ORDER BY k.gewicht_decay DESC LIMIT %(n)s",
+        {
+            "v": as_vector(vector),
+            "u": pair.user_id,
+            "c": pair.character_id,
+            "x": exclude_id if exclude_id is not None else -1,
+            "t": list(themes),
+            "e": list(entity_ids),
+            "n": int(limit),
+        },
+    )
+    return list(await cur.fetchall())
+
+
+async def timeline_candidates(
+    conn: AsyncConnection,
+    pair: Pair,
+    vector: Sequence[float] | np.ndarray,
+    *,
+    precision: str,
+    moment: datetime,
+    within_days: int,
+    exclude_id: int | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Active nodes of the pair anchored to a timeline row of the same precision nearby."""
+    cur = await conn.execute(
+        f"SELECT {NODE_COLUMNS}, 1 - (k.embedding <=> %(v)s) AS cosine {_FROM}"
+        " WHERE k.user_id = %(u)s AND k.character_id = %(c)s AND k.aktiv AND k.id <> %(x)s"
+        " AND t.precision = %(p)s"
+        " AND t.event_time BETWEEN %(m)s - make_interval(days => %(d)s)"
+        " AND %(m)s + make_interval(days => %(d)s)"
+        " ORDER BY k.gewicht_decay DESC LIMIT %(n)s",
+        {
+            "v": as_vector(vector),
+            "u": pair.user_id,
+            "c": pair.character_id,
+            "x": exclude_id if exclude_id is not None else -1,
+            "p": precision,
+            "m": moment,
+            "d": int(within_days) + 1,
+            "n": int(limit),
+        },
+    )
+    return list(await cur.fetchall())
+
+
+async def set_weights(
+    conn: AsyncConnection,
+    node_id: int,
+    *,
+    raw: float,
+    absolute: float,
+    decayed: float,
+    now: datetime,
+    count_frequency: bool,
+) -> None:
+    """A reinforcement or reactivation: new weights, active, verstaerkt_am = now."""
+    await conn.execute(
+        "UPDATE lzg_knoten SET gewicht_roh = %s, gewicht_absolut = %s, gewicht_decay = %s,"
+        " aktiv = TRUE, verstaerkt_am = %s,"
+        " haeufigkeit = haeufigkeit + CASE WHEN %s THEN 1 ELSE 0 END WHERE id = %s",
+        (raw, absolute, decayed, now, count_frequency, node_id),
+    )
+
+
+EdgeRow = tuple[int, int, float, float, list[str], list[int], list[str], float | None, float | None]
+"""(a, b, gewicht_roh, gewicht_absolut, gruende, geteilte_entitaet_ids, geteilte_themen,
+timeline_naehe_tage, embedding_cosine_initial)."""
+
+
+async def upsert_edges(conn: AsyncConnection, rows: Iterable[EdgeRow], now: datetime) -> int:
+    """Insert directed edges; an existing (a, b) gets the new weights only."""
+    batch = [(*row, len(row[4]), now) for row in rows]
+    if not batch:
+        return 0
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO lzg_kanten (knoten_a_id, knoten_b_id, gewicht_roh, gewicht_absolut,"
+            " verbindungs_gruende, geteilte_entitaet_ids, geteilte_themen, timeline_naehe_tage,"
+            " embedding_cosine_initial, anzahl_schichten, erstellt_am)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (knoten_a_id, knoten_b_id) DO UPDATE SET"
+            " gewicht_roh = EXCLUDED.gewicht_roh, gewicht_absolut = EXCLUDED.gewicht_absolut",
+            batch,
+        )
+    return len(batch)
+
+
+async def edges_touching(conn: AsyncConnection, node_id: int) -> list[dict[str, Any]]:
+    """Every directed edge from or to a node, with both ends' weight, themes and precision."""
+    cur = await conn.execute(
+        "SELECT e.id, e.knoten_a_id, e.knoten_b_id, e.verbindungs_gruende,"
+        " e.embedding_cosine_initial, e.timeline_naehe_tage,"
+        " a.gewicht_absolut AS a_absolut, a.themen AS a_themen, ta.precision AS a_praezision,"
+        " b.gewicht_absolut AS b_absolut, b.themen AS b_themen, tb.precision AS b_praezision"
+        " FROM lzg_kanten e JOIN lzg_knoten a ON a.id = e.knoten_a_id"
+        " JOIN lzg_knoten b ON b.id = e.knoten_b_id"
+        " LEFT JOIN timeline ta ON ta.id = a.timeline_id"
+        " LEFT JOIN timeline tb ON tb.id = b.timeline_id"
+        " WHERE e.knoten_a_id = %s OR e.knoten_b_id = %s",
+        (node_id, node_id),
+    )
+    return list(await cur.fetchall())
+
+
+async def set_edge_weights(
+    conn: AsyncConnection, updates: Iterable[tuple[float, float, int]]
+) -> None:
+    """(gewicht_roh, gewicht_absolut, edge id) for recomputed edges."""
+    batch = list(updates)
+    if not batch:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE lzg_kanten SET gewicht_roh = %s, gewicht_absolut = %s WHERE id = %s", batch
+        )
+
+
+async def outgoing(
+    conn: AsyncConnection, steps: Sequence[tuple[int, int | None]], k: int
+) -> list[dict[str, Any]]:
+    """For each (node, predecessor): its k strongest outgoing edges to active nodes, never
+    back to the predecessor (spreading activation, spec pipeline §9 "LZG read")."""
+    if not steps or k <= 0:
+        return []
+    sources = [s for s, _ in steps]
+    previous = [p for _, p in steps]
+    cur = await conn.execute(
+        "SELECT s.quelle, s.vorgaenger, e.id AS kante_id, e.gewicht_absolut AS kanten_gewicht,"
+        " e.verbindungs_gruende, e.geteilte_entitaet_ids, e.geteilte_themen,"
+        " n.id, n.inhalt, n.dimension, n.gewicht_decay, n.emotion, n.arousal, n.themen,"
+        " n.entitaet_ids, n.erstellt_am, n.verstaerkt_am, n.beobachter"
+        " FROM unnest(%s::bigint[], %s::bigint[]) AS s(quelle, vorgaenger)"
+        " CROSS JOIN LATERAL ("
+        "   SELECT e.* FROM lzg_kanten e JOIN lzg_knoten nn ON nn.id = e.knoten_b_id"
+        "   WHERE e.knoten_a_id = s.quelle AND nn.aktiv"
+        "     AND (s.vorgaenger IS NULL OR e.knoten_b_id <> s.vorgaenger)"
+        "   ORDER BY e.gewicht_absolut DESC LIMIT %s) e"
+        " JOIN lzg_knoten n ON n.id = e.knoten_b_id",
+        (sources, previous, int(k)),
+    )
+    return list(await cur.fetchall())
+
+
+async def mark_retrieved(conn: AsyncConnection, node_ids: Sequence[int], now: datetime) -> int:
+    """abrufe + 1, abgerufen_am = now: decay then measures from this use."""
+    if not node_ids:
+        return 0
+    cur = await conn.execute(
+        "UPDATE lzg_knoten SET abrufe = abrufe + 1, abgerufen_am = %s WHERE id = ANY(%s)",
+        (now, list(node_ids)),
+    )
+    return cur.rowcount
+
+
+async def decay_batch(
+    conn: AsyncConnection,
+    *,
+    now: datetime,
+    rate_per_day: float,
+    threshold: float,
+    after_id: int,
+    batch: int,
+) -> tuple[int, int, int | None]:
+    """Decay up to `batch` active nodes with id > after_id (Ebbinghaus, spec pipeline §9).
+
+    gewicht_decay = gewicht_absolut × e^(−rate × days since the newer of verstaerkt_am and
+    abgerufen_am); below `threshold` the node is deactivated (soft delete).
+    Returns (updated, deactivated, last id or None when done).
+    """
+    cur = await conn.execute(
+        "WITH b AS ("
+        "  SELECT id, gewicht_absolut * exp(-%(r)s * GREATEST(0, extract(epoch FROM"
+        "    (%(now)s - GREATEST(verstaerkt_am, abgerufen_am))) / 86400.0)) AS d"
+        "  FROM lzg_knoten WHERE aktiv AND id > %(after)s ORDER BY id LIMIT %(n)s)"
+        " UPDATE lzg_knoten k SET gewicht_decay = b.d, decay_am = %(now)s,"
+        "   aktiv = b.d >= %(th)s"
+        " FROM b WHERE k.id = b.id RETURNING k.id, k.aktiv",
+        {"r": rate_per_day, "now": now, "after": after_id, "n": int(batch), "th": threshold},
+    )
+    rows = await cur.fetchall()
+    if not rows:
+        return 0, 0, None
+    deactivated = sum(1 for row in rows if not row["aktiv"])
+    return len(rows), deactivated, max(int(row["id"]) for row in rows)
+
+
+async def list_nodes(
+    conn: AsyncConnection,
+    pair: Pair,
+    *,
+    include_inactive: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """A pair's nodes for read APIs, strongest (gewicht_decay) first."""
+    active = "" if include_inactive else " AND k.aktiv"
+    cur = await conn.execute(
+        f"SELECT {NODE_COLUMNS}, (SELECT count(*) FROM lzg_kanten e WHERE e.knoten_a_id = k.id)"
+        f" AS kanten {_FROM} WHERE k.user_id = %s AND k.character_id = %s{active}"
+        " ORDER BY k.gewicht_decay DESC, k.id LIMIT %s OFFSET %s",
+        (pair.user_id, pair.character_id, int(limit), int(offset)),
+    )
+    return list(await cur.fetchall())
+
+
+async def count_nodes(conn: AsyncConnection, pair: Pair) -> dict[str, int]:
+    cur = await conn.execute(
+        "SELECT count(*) FILTER (WHERE aktiv) AS aktiv, count(*) AS gesamt FROM lzg_knoten"
+        " WHERE user_id = %s AND character_id = %s",
+        (pair.user_id, pair.character_id),
+    )
+    row = await cur.fetchone()
+    return {"aktiv": int(row["aktiv"]), "gesamt": int(row["gesamt"])} if row else {}
+
+
+async def link_turn(conn: AsyncConnection, kzg_key: str, node_id: int) -> None:
+    """Fill `verbindung.lzg_id` for the promoted short-term key (spec pipeline §9)."""
+    await conn.execute("UPDATE verbindung SET lzg_id = %s WHERE kzg_id = %s", (node_id, kzg_key))
+
+
+async def purge_pipeline_log(conn: AsyncConnection, before: datetime) -> int:
+    """Delete pipeline_log rows older than `before`, except `turn_roh` (kept forever)."""
+    cur = await conn.execute(
+        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> 'turn_roh'", (before,)
+    )
+    return cur.rowcount

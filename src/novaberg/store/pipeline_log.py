@@ -1,0 +1,221 @@
+"""`pipeline_log`: one row per node run (and other notable events), written in batches.
+
+Recording must cost a node microseconds, so `PipelineLog.record` only appends to an
+in-memory buffer; a background task flushes it every `FLUSH_INTERVAL_S` (the spec says
+the log is written asynchronously, spec pipeline §1.2). Rows are never lost silently: a
+failed flush is logged at ERROR and retried once; if the retry fails too, the dropped rows
+are named (count and turn ids) in a second ERROR line.
+
+Call `await log.flush()` before reading a turn back (tests, the CLI) and `await log.close()`
+on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S: Final = 1.0
+"""Background flush period. The seed flushes every 10 s (spec pipeline §1.2); 1 s keeps the
+developer's view of a turn current without costing the turn anything."""
+
+RETRY_DELAY_S: Final = 0.2
+"""Pause before the single retry of a failed flush."""
+
+ART_NODE: Final = "node"
+"""`art` of the row the node wrapper writes for each node run."""
+
+_INSERT: Final = (
+    "INSERT INTO pipeline_log (erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
+    " modell_aufrufe, ergebnis, inhalt, user_id, character_id)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+@dataclass(slots=True)
+class LogRow:
+    """One pipeline_log row as recorded (column names are the table's)."""
+
+    quelle: str
+    node: str
+    art: str
+    turn_id: str | None = None
+    dauer_ms: float | None = None
+    modell_aufrufe: int = 0
+    ergebnis: str = "ok"
+    inhalt: dict[str, Any] = field(default_factory=dict)
+    user_id: str | None = None
+    character_id: str | None = None
+    span_id: uuid.UUID | None = None
+    erstellt_am: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def params(self) -> tuple[Any, ...]:
+        return (
+            self.erstellt_am,
+            self.turn_id,
+            self.span_id,
+            self.quelle,
+            self.node,
+            self.art,
+            self.dauer_ms,
+            self.modell_aufrufe,
+            self.ergebnis,
+            Jsonb(self.inhalt, dumps=_dumps),
+            self.user_id,
+            self.character_id,
+        )
+
+
+def _dumps(obj: Any) -> str:
+    import json
+
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+class PipelineLog:
+    """Buffered, asynchronously flushed writer of pipeline_log rows."""
+
+    def __init__(
+        self, pool: AsyncConnectionPool, *, flush_interval: float = FLUSH_INTERVAL_S
+    ) -> None:
+        self.pool = pool
+        self.flush_interval = flush_interval
+        self._buffer: list[LogRow] = []
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.written = 0
+        self.dropped = 0
+
+    # --- recording (sync, microseconds) ---------------------------------------------
+
+    def record(self, row: LogRow) -> None:
+        """Queue one row; starts the background flusher on the running loop if needed."""
+        self._buffer.append(row)
+        self._ensure_flusher()
+
+    def add(
+        self,
+        *,
+        quelle: str,
+        node: str,
+        art: str,
+        turn_id: str | None = None,
+        dauer_ms: float | None = None,
+        modell_aufrufe: int = 0,
+        ergebnis: str = "ok",
+        inhalt: dict[str, Any] | None = None,
+        user_id: str | None = None,
+        character_id: str | None = None,
+    ) -> None:
+        """Keyword form of `record` for rows that are not node runs (e.g. a dispatcher note)."""
+        self.record(
+            LogRow(
+                quelle=quelle,
+                node=node,
+                art=art,
+                turn_id=turn_id,
+                dauer_ms=dauer_ms,
+                modell_aufrufe=modell_aufrufe,
+                ergebnis=ergebnis,
+                inhalt=inhalt or {},
+                user_id=user_id,
+                character_id=character_id,
+            )
+        )
+
+    @property
+    def pending(self) -> int:
+        """Rows recorded but not yet written."""
+        return len(self._buffer)
+
+    # --- flushing ----------------------------------------------------------------------
+
+    def _ensure_flusher(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop: rows wait for an explicit flush()
+        task = self._task
+        if task is not None and not task.done() and task.get_loop() is loop:
+            return
+        self._task = loop.create_task(self._run(), name="pipeline_log_flusher")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_interval)
+            try:
+                await self.flush()
+            except Exception:  # flush() logs its own failures; never kill the flusher
+                log.exception("pipeline_log: unexpected flusher error")
+
+    def _get_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock = asyncio.Lock()
+            self._lock_loop = loop
+        return self._lock
+
+    async def flush(self) -> int:
+        """Write every buffered row now; returns how many rows were written."""
+        async with self._get_lock():
+            if not self._buffer:
+                return 0
+            batch, self._buffer = self._buffer, []
+            try:
+                await self._write(batch)
+            except Exception as first:
+                log.error(
+                    "pipeline_log: flush of %d rows failed (%s); retrying once", len(batch), first
+                )
+                await asyncio.sleep(RETRY_DELAY_S)
+                try:
+                    await self._write(batch)
+                except Exception as second:
+                    turns = sorted({row.turn_id or "-" for row in batch})
+                    self.dropped += len(batch)
+                    log.error(
+                        "pipeline_log: retry failed (%s); DROPPED %d rows of turns %s",
+                        second,
+                        len(batch),
+                        ", ".join(turns[:20]),
+                    )
+                    return 0
+            self.written += len(batch)
+            return len(batch)
+
+    async def _write(self, batch: list[LogRow]) -> None:
+        async with self.pool.connection() as conn, conn.cursor() as cur:
+            await cur.executemany(_INSERT, [row.params() for row in batch])
+
+    async def close(self) -> None:
+        """Stop the background flusher and write what is left."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            if task.get_loop() is asyncio.get_running_loop():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self.flush()
+
+
+async def read_turn(pool: AsyncConnectionPool, turn_id: str) -> list[dict[str, Any]]:
+    """Every pipeline_log row of one turn, oldest first (flush the writer before reading)."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT id, erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
+            " modell_aufrufe, ergebnis, inhalt, user_id, character_id"
+            " FROM pipeline_log WHERE turn_id = %s ORDER BY erstellt_am, id",
+            (turn_id,),
+        )
+        return list(await cur.fetchall())

@@ -1,0 +1,92 @@
+"""Session turns: the pair's running conversation in `session:{u}:{c}:turns` (spec pipeline §2).
+
+A turn is a JSON dict (`rolle`, `inhalt`, `zeit`, `intentionen`, `emotion`, `arousal`, `modus`,
+`kern`, `emotions_vektor`, `sprach_stil`, `beziehungs_dynamik`, `tone`, `herkunft`, plus
+`themen`/`embedding` on user turns and `turn_id`/`nachrichten_ids`). The dispatcher is the
+**only** writer and writes each turn complete, in one step (seed 002 §3.5).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+
+log = logging.getLogger(__name__)
+
+VIEW_PAIRS: Final = 5
+VIEW_WIDTH: Final = 100
+"""Perception and router read the last 5 pairs, 100 chars each (spec pipeline §2)."""
+
+ROLE_USER: Final = "user"
+ROLE_ASSISTANT: Final = "assistant"
+
+
+async def append_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -> int:
+    """RPUSH one complete turn and refresh the session TTL; returns the new list length."""
+    key = keys.session_turns(pair)
+    payload = json.dumps(turn, ensure_ascii=False)
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.rpush(key, payload)
+        pipe.expire(key, keys.SESSION_TTL)
+        length, _ = await pipe.execute()
+    return int(length)
+
+
+async def read_turns(
+    redis: aioredis.Redis, pair: Pair, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The pair's turns, oldest first (the last `limit` if given). Unreadable entries are
+    logged and skipped."""
+    start = -limit if limit else 0
+    raw = await redis.lrange(keys.session_turns(pair), start, -1)
+    turns: list[dict[str, Any]] = []
+    for item in raw:
+        try:
+            turn = json.loads(item)
+        except (TypeError, ValueError):
+            log.error("session %s: unreadable turn skipped: %.80r", pair, item)
+            continue
+        if isinstance(turn, dict):
+            turns.append(turn)
+        else:
+            log.error("session %s: non-object turn skipped: %.80r", pair, item)
+    return turns
+
+
+async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:
+    """The LLM summary of older turns, "" if none."""
+    value = await redis.get(keys.session_summary(pair))
+    return value or ""
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def numbered_view(
+    turns: list[dict[str, Any]],
+    pairs: int = VIEW_PAIRS,
+    width: int = VIEW_WIDTH,
+    character_label: str = "NOVA",
+) -> str:
+    """The numbered history block: the last `pairs` pairs, higher number = newer.
+
+    `[n] USER (emotion): …` / `[n] NOVA: …` (spec pipeline §2); "" when there are no turns.
+    """
+    recent = [turn for turn in turns if str(turn.get("inhalt") or "").strip()][-2 * pairs :]
+    lines = []
+    for number, turn in enumerate(recent, start=1):
+        text = _clip(turn.get("inhalt") or "", width)
+        if turn.get("rolle") == ROLE_ASSISTANT:
+            lines.append(f"[{number}] {character_label}: {text}")
+        else:
+            emotion = turn.get("emotion") or "neutral"
+            lines.append(f"[{number}] USER ({emotion}): {text}")
+    return "\n".join(lines)

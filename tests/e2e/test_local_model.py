@@ -1,0 +1,68 @@
+"""The bundled models for real: SmolLM2-135M via llama.cpp and MiniLM embeddings.
+
+Slow-ish (two model loads, once per process), so marked `model`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from novaberg.config import Role, load_settings
+from novaberg.llm import local
+from novaberg.llm.accounting import track_calls
+from novaberg.llm.embeddings import LocalEmbedder
+from novaberg.llm.errors import ModelTimeout
+from novaberg.llm.local import LocalLLM
+
+pytestmark = pytest.mark.model
+
+
+class Mood(BaseModel):
+    mood: Literal["happy", "sad"]
+    score: float
+
+
+async def test_structured_returns_a_valid_object() -> None:
+    llm = LocalLLM(load_settings(llm="local", llm_timeout=120))
+    messages = [
+        {"role": "system", "content": "Answer with JSON: mood (happy or sad) and score 0-1."},
+        {"role": "user", "content": "I just won the lottery!"},
+    ]
+    with track_calls() as stats:
+        result = await llm.structured(Role.ANALYSIS, messages, Mood, temperature=0.0)
+    assert isinstance(result, Mood)
+    assert stats.calls == 1  # grammar-constrained: valid at the first attempt
+    assert stats.prompt_tokens > 0 and stats.completion_tokens > 0
+    assert stats.models == ["SmolLM2-135M-Instruct"]
+
+
+async def test_chat_and_timeout_free_the_worker() -> None:
+    llm = LocalLLM(load_settings(llm="local", llm_timeout=120))
+    text = await llm.chat(Role.CHAT, [{"role": "user", "content": "Say hello."}], max_tokens=24)
+    assert text
+    impatient = LocalLLM(load_settings(llm="local", llm_timeout=0.05))
+    with pytest.raises(ModelTimeout):
+        await impatient.chat(
+            Role.CHAT, [{"role": "user", "content": "Write a long story."}], max_tokens=2000
+        )
+    # the cancelled generation stopped; the single worker thread serves the next call
+    assert await llm.chat(Role.CHAT, [{"role": "user", "content": "Hi"}], max_tokens=8)
+    assert len(local._models) == 1  # one load per process, shared by every instance
+
+
+async def test_local_embedder_gives_384_normalized_floats() -> None:
+    embedder = LocalEmbedder(load_settings(embed="local"))
+    dog, puppy, tax = await embedder.embed(
+        ["The dog sleeps on the sofa.", "A puppy is napping on the couch.", "Tax law changed."]
+    )
+    assert len(dog) == 384 and all(isinstance(x, float) for x in dog)
+    assert math.isclose(sum(x * x for x in dog), 1.0, rel_tol=1e-4)
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True))
+
+    assert cosine(dog, puppy) > cosine(dog, tax)

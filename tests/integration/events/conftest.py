@@ -1,0 +1,123 @@
+"""Fixtures for the event-model tests: the real app under uvicorn in the test's loop,
+real Redis/PostgreSQL, the real GraphRuntime; the only double is the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from event_helpers import WAIT, Running, Socket, free_port
+from psycopg_pool import AsyncConnectionPool
+from websockets.asyncio.client import connect
+
+from novaberg.api.app import create_app
+from novaberg.api.context import AppContext
+from novaberg.config import Settings
+from novaberg.events.worker import Worker
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.runner import GraphRuntime
+from novaberg.llm.gate import ModelGate
+from novaberg.llm.layer import ModelLayer
+from novaberg.runtime.services import Endpoints
+from novaberg.store.users import issue_token
+
+
+@pytest.fixture
+def gate(redis: aioredis.Redis) -> ModelGate:
+    return ModelGate(redis, "scripted-events", 2, wait_seconds=10, lease_seconds=120)
+
+
+@pytest.fixture
+async def runtime(
+    settings: Settings, redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer
+) -> AsyncIterator[GraphRuntime]:
+    deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model)
+    yield GraphRuntime(deps)
+    assert deps.log is not None
+    await deps.log.close()
+
+
+@pytest.fixture
+async def server(
+    settings: Settings,
+    endpoints: Endpoints,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    gate: ModelGate,
+) -> AsyncIterator[Running]:
+    """The real app (no consumers: tests start workers themselves) on a free port."""
+    ctx = AppContext(settings, endpoints, redis, db, model, gate)
+    app = create_app(context=ctx)
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    srv = uvicorn.Server(config)
+    task = asyncio.create_task(srv.serve())
+    for _ in range(500):
+        if srv.started:
+            break
+        await asyncio.sleep(0.01)
+    assert srv.started, "uvicorn did not start"
+    yield Running(f"http://127.0.0.1:{port}", app)
+    srv.should_exit = True
+    await asyncio.wait_for(task, 15)
+
+
+@pytest.fixture
+async def http(server: Running) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=WAIT) as client:
+        yield client
+
+
+@pytest.fixture
+def token(db: AsyncConnectionPool) -> Callable[[str], Awaitable[str]]:
+    async def make(user_id: str) -> str:
+        return (await issue_token(db, user_id, "test")).token
+
+    return make
+
+
+@pytest.fixture
+async def workers(
+    redis: aioredis.Redis, runtime: GraphRuntime, gate: ModelGate
+) -> AsyncIterator[Callable[..., Awaitable[Worker]]]:
+    """Start workers on demand (fast polls and heartbeats); all are stopped at the end."""
+    started: list[Worker] = []
+
+    async def start(**kwargs: Any) -> Worker:
+        options: dict[str, Any] = {
+            "poll_interval": 0.02,
+            "heartbeat_interval": 0.2,
+            "heartbeat_ttl": 1.0,
+            "drain_seconds": 5.0,
+        }
+        options.update(kwargs)
+        worker = Worker(redis, runtime, gate, **options)
+        await worker.start()
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        await worker.stop()
+
+
+@pytest.fixture
+async def sockets(server: Running) -> AsyncIterator[Callable[..., Awaitable[Socket]]]:
+    opened: list[Socket] = []
+
+    async def open_socket(token: str, **params: Any) -> Socket:
+        query = "&".join(f"{k}={v}" for k, v in {"token": token, **params}.items())
+        sock = Socket(await connect(f"{server.ws_url}?{query}"))
+        await sock.wait_typ("verbindung")
+        opened.append(sock)
+        return sock
+
+    yield open_socket
+    for sock in opened:
+        await sock.close()

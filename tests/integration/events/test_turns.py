@@ -1,0 +1,255 @@
+"""End to end through the real app, queues, consumers and graphs (scripted model only):
+blocks, the turn marker, delivery to all of a user's clients and to no one else,
+failures that name every id, duplicates that stay single."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from event_helpers import post, script_answer
+
+from novaberg.events.model import QueuedUtterance, build_event
+from novaberg.events.queues import TurnQueues, push_event
+from novaberg.llm.gate import ModelGate
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store import keys
+
+PAIR = keys.Pair("anna", "nova")
+
+
+async def _accepted(http: httpx.AsyncClient, token: str, text: str, **kw: object) -> str:
+    response = await post(http, token, text, **kw)
+    assert response.status_code == 202, response.text
+    return str(response.json()["nachrichten_id"])
+
+
+async def test_three_quick_messages_become_one_block_and_one_answer(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    redis: aioredis.Redis,
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    texts = ["Hey", "Achso, ich wollte sagen...", "...dass ich morgen nicht kann"]
+    ids = [await _accepted(http, anna, text) for text in texts]
+    script_answer(scripted, "Schade! Dann ein andermal.")
+    await workers()
+    answer = await ws.wait_typ("character_response")
+    assert answer["nachrichten_ids"] == ids
+    assert answer["nachricht"] == "Schade! Dann ein andermal."
+    assert answer["turn_id"]
+    perception = [c["prompt"] for c in scripted.calls if c["schema"] == "PerceptionResult"]
+    assert any("\n".join(texts) in p for p in perception), "the block is perceived as one"
+    await ws.wait_for(lambda m: m.get("node") == "dispatcher" and m.get("graph") == "character")
+    await asyncio.sleep(0.2)
+    assert len(ws.of("character_response")) == 1
+    assert not ws.of("turn_gescheitert")
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
+    for _ in range(100):
+        if not await redis.exists(keys.turn_marker(PAIR)):
+            break
+        await asyncio.sleep(0.02)
+    assert not await redis.exists(keys.turn_marker(PAIR)), "marker deleted after the run"
+
+
+async def test_block_cut_respects_the_30s_window(redis: aioredis.Redis) -> None:
+    """Gaps to the *previous* utterance: 0, 12, 4 s join; a 40 s gap starts the next block."""
+    stamps = [1000.0, 1012.0, 1016.0, 1056.0]
+    for i, stamp in enumerate(stamps):
+        entry = QueuedUtterance(nachrichten_id=f"m{i}", prompt=f"t{i}", empfangen_am=stamp)
+        await redis.rpush(keys.prompt_queue(PAIR), entry.wire())
+    queues = TurnQueues(redis, "w-test")
+    first = await queues.begin_turn(PAIR, "turn-1")
+    assert first is not None
+    assert [QueuedUtterance.model_validate_json(r).message_id for r in first.data["items"]] == [
+        "m0",
+        "m1",
+        "m2",
+    ]
+    assert await redis.get(keys.turn_marker(PAIR)) == "turn-1"
+    assert await queues.begin_turn(PAIR, "turn-2") is None, "marker blocks a second turn"
+    await queues.finish(PAIR, first, release_marker=True)
+    await push_event(
+        redis,
+        build_event(
+            user_id="anna",
+            character_id="nova",
+            source="user",
+            typ="message",
+            payload={"turn_id": "x", "nachrichten_ids": ["q"], "user_prompt": "q"},
+        ),
+    )
+    assert await queues.begin_turn(PAIR, "turn-2") is None, "a waiting event blocks too"
+    await redis.delete(keys.event_queue(PAIR))
+    second = await queues.begin_turn(PAIR, "turn-2")
+    assert second is not None and len(second.data["items"]) == 1
+
+
+async def test_message_during_a_running_turn_waits_and_is_taken_after_it(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "Zweite Antwort.")
+    script_answer(scripted, "Erste Antwort.", latency_ms=800, times=1)
+    await workers()
+    first = await _accepted(http, anna, "Erste Frage")
+    await ws.wait_for(lambda m: m.get("node") == "responder")  # turn 1 is in Path 2
+    second = await _accepted(http, anna, "Zweite Frage")
+    answers = []
+    for _ in range(2):
+        answers.append(
+            await ws.wait_for(lambda m: m.get("typ") == "character_response" and m not in answers)
+        )
+    assert [a["nachrichten_ids"] for a in answers] == [[first], [second]]
+    assert [a["nachricht"] for a in answers] == ["Erste Antwort.", "Zweite Antwort."]
+    second_turn = answers[1]["turn_id"]
+    second_stages = [m["seq"] for m in ws.of("character_stage") if m["turn_id"] == second_turn]
+    assert min(second_stages) > answers[0]["seq"], "turn 2 starts only after turn 1's answer"
+    first_end = max(
+        m["seq"] for m in ws.of("character_stage") if m["turn_id"] == answers[0]["turn_id"]
+    )
+    assert min(second_stages) > first_end, "…and after turn 1's post-run (marker)"
+
+
+async def test_all_clients_of_a_user_receive_and_other_users_nothing(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM
+) -> None:
+    anna, bob = await token("anna"), await token("bob")
+    laptop = await sockets(anna, client_id="laptop")
+    phone = await sockets(anna, client_id="phone")
+    bob_ws = await sockets(bob)
+    script_answer(scripted, "Hallo Anna.")
+    await workers()
+    mid = await _accepted(http, anna, "Hallo", client_id="laptop")
+    on_laptop = await laptop.wait_typ("character_response")
+    on_phone = await phone.wait_typ("character_response")
+    assert on_laptop["nachrichten_ids"] == on_phone["nachrichten_ids"] == [mid]
+    assert on_laptop["seq"] == on_phone["seq"]
+    utterance = await phone.wait_typ("user_utterance")
+    assert utterance["nachrichten_ids"] == [mid] and utterance["nachricht"] == "Hallo"
+    assert not laptop.of("user_utterance"), "the sending client does not get its own echo"
+    await asyncio.sleep(0.3)
+    assert [m["typ"] for m in bob_ws.seen] == ["verbindung"], "bob receives nothing of anna's"
+    bob_me = await http.get("/chat/me", headers={"Authorization": f"Bearer {bob}"})
+    assert bob_me.json() == {"user_id": "bob", "seq_aktuell": 0}
+
+
+async def test_gate_wait_does_not_stall_other_pairs(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    gate: ModelGate,
+    redis: aioredis.Redis,
+) -> None:
+    """While every gate slot is taken (e.g. by background work), turns of several pairs wait
+    side by side: the consumers keep polling and the intake keeps answering."""
+    anna, bob = await token("anna"), await token("bob")
+    anna_ws, bob_ws = await sockets(anna), await sockets(bob)
+    held = [await gate.acquire(wait_seconds=1) for _ in range(gate.slots)]
+    await workers()
+    a = await _accepted(http, anna, "Hallo von Anna")
+    await _wait_marker(redis, PAIR)
+    b = await _accepted(http, bob, "Hallo von Bob")
+    await _wait_marker(redis, keys.Pair("bob", "nova"))  # bob's turn started while anna waits
+    assert (await post(http, anna, "noch eine")).status_code == 202, "intake still answers"
+    assert not anna_ws.of("character_stage"), "nothing ran while the gate was full"
+    for token_ in held:
+        await gate.release(token_)
+    assert (await anna_ws.wait_typ("character_response"))["nachrichten_ids"][0] == a
+    assert (await bob_ws.wait_typ("character_response"))["nachrichten_ids"] == [b]
+
+
+async def _wait_marker(redis: aioredis.Redis, pair: keys.Pair) -> None:
+    for _ in range(500):
+        if await redis.exists(keys.turn_marker(pair)):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no turn started for {pair}")
+
+
+async def test_gate_timeout_fails_the_turn_naming_its_ids(
+    http: httpx.AsyncClient, token, sockets, workers, redis: aioredis.Redis
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    short = ModelGate(redis, "scripted-events", 1, wait_seconds=0.3)
+    holder = await short.acquire()
+    ids = [await _accepted(http, anna, t) for t in ("eins", "zwei")]
+    worker = await workers()
+    worker.prompts.gate = short
+    failed = await ws.wait_typ("turn_gescheitert")
+    await short.release(holder)
+    assert failed["nachrichten_ids"] == ids
+    assert failed["grund"].startswith("gate_timeout")
+    assert not await redis.exists(keys.turn_marker(PAIR))
+
+
+async def test_model_timeout_fails_the_turn_naming_all_ids(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "", fault="timeout")
+    ids = [await _accepted(http, anna, t) for t in ("eins", "zwei", "drei")]
+    await workers()
+    failed = await ws.wait_typ("turn_gescheitert")
+    assert failed["nachrichten_ids"] == ids
+    assert failed["grund"].startswith("modell_timeout"), failed["grund"]
+    await asyncio.sleep(0.3)
+    assert not ws.of("character_response")
+    assert len(ws.of("turn_gescheitert")) == 1
+
+
+async def test_duplicate_event_is_answered_once(
+    token, sockets, workers, scripted: ScriptedLLM, redis: aioredis.Redis, caplog
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "Einmal.")
+    event = build_event(
+        user_id="anna",
+        character_id="nova",
+        source="user",
+        typ="message",
+        payload={"turn_id": "t-dup", "nachrichten_ids": ["m-dup"], "user_prompt": "Hallo"},
+    )
+    await push_event(redis, event)
+    await push_event(redis, event)  # delivered twice (e.g. a retried push)
+    caplog.set_level(logging.WARNING, logger="novaberg.events")
+    await workers()
+    answer = await ws.wait_typ("character_response")
+    assert answer["nachrichten_ids"] == ["m-dup"]
+    for _ in range(200):
+        if not await redis.llen(keys.event_queue(PAIR)) and not await redis.exists(
+            keys.turn_marker(PAIR)
+        ):
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)
+    assert len(ws.of("character_response")) == 1
+    assert any("duplicate event" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("first", ["response", "failure"])
+async def test_a_run_has_exactly_one_outcome(redis: aioredis.Redis, first: str) -> None:
+    from novaberg.events.outcomes import Outcomes
+
+    outcomes = Outcomes(redis)
+    respond = outcomes.respond("anna", "nova", "t1", 0, ["m1"], {"nachricht": "Hallo"})
+    fail = outcomes.fail("anna", "nova", "t1", 0, ["m1"], "modell_timeout")
+    order = [respond, fail] if first == "response" else [fail, respond]
+    assert await order[0] > 0
+    assert await order[1] == 0
+    assert await outcomes.respond("anna", "nova", "t1", 1, [], {"nachricht": "Nochmal"}) > 0
+    logged = await redis.zrange(keys.delivery_log("anna"), 0, -1)
+    assert len(logged) == 2

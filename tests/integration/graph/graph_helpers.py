@@ -1,0 +1,37 @@
+"""Shared scripted rules and fixtures for the graph integration tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from novaberg.llm.scripted import ScriptedLLM
+
+PERCEPTION_OK: dict[str, Any] = {
+    "rational": {"intent": "personal", "tone": "empathisch", "thema": "Umzug nach Köln"},
+    "emotional": {"emotion": "freude", "arousal": 0.7},
+    "psychologisch": {
+        "modus": "alltag",
+        "sprach_stil": "locker",
+        "beziehungs_dynamik": "vertrauen",
+    },
+}
+
+SCORE_OK: dict[str, Any] = {
+    "themen": ["umzug", "köln"],
+    "emotionen": {"explizit": ["freude"], "implizit": [], "valenz": "positiv"},
+    "salienz": 0.8,
+    "gedaechtnistyp": "lang",
+    "dimension": "kontext",
+    "begruendung": "Persönliche Neuigkeit.",
+    "intentionen": ["information_teilen", "emotionaler_ausdruck"],
+    "entitaeten_roh": ["Köln"],
+    "zeitausdruck_roh": "",
+}
+
+
+def script_human(scripted: ScriptedLLM, *, score: Any = None, perception: Any = None) -> None:
+    """Rules for one HumanGraph run: perception and salience score answers."""
+    scripted.add(
+        ".*", perception if perception is not None else PERCEPTION_OK, schema="PerceptionResult"
+    )
+    scripted.add(".*", score if score is not None else SCORE_OK, schema="SalienceScore")

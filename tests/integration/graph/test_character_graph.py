@@ -1,0 +1,602 @@
+"""CharacterGraph (path 2) with scripted model rules against the real Redis and PostgreSQL.
+
+Each test runs the HumanGraph first where the scenario needs a user turn (as the prompt
+consumer does), then the CharacterGraph through `GraphRuntime`, and asserts what a client,
+the next run or a developer reading the state could observe.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import Any
+
+from graph_helpers import script_human
+
+from novaberg.agents.pending import store_pending
+from novaberg.graph.contract import RELEASE_NODE, CharacterTurn, GraphDeps, HumanTurn
+from novaberg.graph.nodes.evaluate import FALLBACK_DE
+from novaberg.graph.nodes.thinker import UNSURE_SUFFIX
+from novaberg.graph.runner import GraphRuntime
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import read_turn
+from novaberg.store.session import read_turns
+
+PAIR = Pair("meister", "nova")
+NOW = 1_790_000_000.0  # graph conftest's FIXED_NOW
+
+MAIN_PATH = [
+    "db_access",
+    "ei_calc",
+    "enricher",
+    "reducer",
+    "router",
+    "conversation_vector",
+    "responder",
+    "thinker",
+    "tribunal",
+    "evaluate",
+    RELEASE_NODE,
+    "ei_calc_persist",
+    "salience",
+    "dispatcher",
+]
+
+ANSWER = "Mir geht's gut, danke der Nachfrage!"
+RESPONDER = r"Antworte kurz und natürlich"
+"""Matches only the responder's prompt (its [REGELN] block)."""
+ROUTER_PLAIN: dict[str, Any] = {
+    "needs_memory": False,
+    "needs_web": False,
+    "needs_timeline": False,
+    "timeline_query": None,
+    "momentum": "mid",
+    "management_action": "",
+    "management_target": "",
+    "management_target_typ": "titel",
+}
+NOVA_PERCEPTION: dict[str, Any] = {
+    "rational": {"intent": "smalltalk", "tone": "empathisch", "thema": "Befinden"},
+    "emotional": {"emotion": "zufriedenheit", "arousal": 0.4},
+    "psychologisch": {
+        "modus": "alltag",
+        "sprach_stil": "locker",
+        "beziehungs_dynamik": "vertrauen",
+    },
+}
+
+
+def ok_judges(scripted: ScriptedLLM, match: str = ".*") -> None:
+    scripted.add(
+        match, {"score": 0.1, "direktiven_score": 0.0, "begruendung": "ok"}, schema="JuristVerdict"
+    )
+    scripted.add(match, {"score": 0.1, "begruendung": "ok"}, schema="PsychologistVerdict")
+    scripted.add(match, {"score": 0.1, "begruendung": "ok"}, schema="EthicistVerdict")
+
+
+def reject_all(scripted: ScriptedLLM, match: str) -> None:
+    scripted.add(
+        match,
+        {"score": 0.95, "direktiven_score": 0.0, "begruendung": "haftung"},
+        schema="JuristVerdict",
+    )
+    scripted.add(match, {"score": 0.95, "begruendung": "verletzend"}, schema="PsychologistVerdict")
+    scripted.add(match, {"score": 0.95, "begruendung": "schaedlich"}, schema="EthicistVerdict")
+
+
+def script_character(scripted: ScriptedLLM, answer: str = ANSWER) -> None:
+    """Rules for a plain CharacterGraph run (chat rules first: later rules win)."""
+    scripted.add(r"\[STIMMUNG DES NUTZERS\]", "Der Nutzer will plaudern; Nova erzählt kurz.")
+    scripted.add(RESPONDER, answer)
+    scripted.add(r"\[KRITIK\]", "Korrigierte freundliche Antwort.")
+    scripted.add(".*", ROUTER_PLAIN, schema="RouterDecision")
+    scripted.add(
+        ".*", {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""}, schema="ThinkerCheck"
+    )
+    ok_judges(scripted)
+    # perception of Nova's own answer (the user's perception rule stays for path 1)
+    scripted.add(r"Mir geht|Korrigierte|Ich kann diese", NOVA_PERCEPTION, schema="PerceptionResult")
+
+
+def responder_calls(scripted: ScriptedLLM) -> list[dict[str, Any]]:
+    return [c for c in scripted.calls if c["schema"] is None and "Du bist Nova." in c["prompt"]]
+
+
+def human_turn(text: str, received: float = NOW) -> HumanTurn:
+    return HumanTurn(
+        pair=PAIR,
+        turn_id=uuid.uuid4().hex,
+        prompt=text,
+        nachrichten_ids=[uuid.uuid4().hex],
+        empfangen_am=received,
+    )
+
+
+async def run_human(runtime: GraphRuntime, turn: HumanTurn) -> dict[str, Any]:
+    final: dict[str, Any] = {}
+    async for _node, state in runtime.stream_human(runtime.human_state(turn)):
+        final = state
+    return runtime.human_event_payload(turn, final, None)
+
+
+AFTER: dict[str, dict[str, Any]] = {}
+"""State after each node of the last `run_character` (last occurrence per node)."""
+
+
+async def run_character(
+    runtime: GraphRuntime, payload: dict[str, Any], source: str = "user"
+) -> tuple[list[str], dict[str, Any]]:
+    turn = CharacterTurn(
+        pair=PAIR, turn_id=payload["turn_id"], event_source=source, event_payload=payload
+    )
+    nodes: list[str] = []
+    final: dict[str, Any] = {}
+    AFTER.clear()
+    async for node, state in runtime.stream_character(runtime.character_state(turn)):
+        nodes.append(node)
+        AFTER[node] = copy.deepcopy(state)
+        final = state
+    return nodes, final
+
+
+async def user_turn(runtime: GraphRuntime, text: str) -> tuple[list[str], dict[str, Any], dict]:
+    payload = await run_human(runtime, human_turn(text))
+    nodes, final = await run_character(runtime, payload)
+    return nodes, final, payload
+
+
+# --- seed 000 §6.1: simple chat ---------------------------------------------------------------
+
+
+async def test_simple_chat_main_path(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    nodes, final, payload = await user_turn(runtime, "Wie geht's dir?")
+
+    assert nodes == MAIN_PATH
+    assert final["response"] == ANSWER
+    assert final["tribunal_verdict"] == "ok"
+    assert final["evaluate_entscheidung"] == "ok"
+    assert final["correction_round"] == 0 and final["max_corrections"] == 2
+    assert final["tribunal_ausfaelle"] == []
+    assert [v["vote"] for v in final["tribunal_votes"]] == ["ok", "ok", "ok"]
+    assert final["management_action"] == "" and final["router_ausfall"] is None
+    assert final["self_trigger"] is False
+    assert final["thinker_ergebnis"] == "inaktiv"
+    assert final["model"] == "scripted" and final["token_total"] > 0
+    # gv: every key, one call at length ≥ 1 (freude/vertrauen/locker → long)
+    assert final["gv_detail"]["vorausdenken"] == "gelaufen"
+    assert final["gespraechsvektor"]
+    # perception_assistant wrote Nova's perceived state
+    assert final["internal"].emotion.emotion == "zufriedenheit"
+    # the judges ran concurrently as three structured calls with their own schemas
+    schemas = [c["schema"] for c in scripted.calls]
+    assert {"JuristVerdict", "PsychologistVerdict", "EthicistVerdict"} <= set(schemas)
+    # the responder saw identity, the current prompt and the language rule
+    (responder_call,) = responder_calls(scripted)
+    assert "Du bist Nova." in responder_call["prompt"]
+    assert "[AKTUELLER PROMPT]\nWie geht's dir?" in responder_call["prompt"]
+    assert "Sprache des Nutzers" in responder_call["prompt"]
+
+    # session: the user turn (path 1) and the complete assistant turn (path 2)
+    turns = await read_turns(deps.redis, PAIR)
+    assert [t["rolle"] for t in turns] == ["user", "assistant"]
+    assert turns[1]["inhalt"] == ANSWER
+    assert turns[1]["emotion"] == "zufriedenheit"
+    assert turns[1]["turn_id"] == payload["turn_id"]
+
+    # one pipeline_log row per node run, quelle character
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = [r for r in await read_turn(deps.pool, payload["turn_id"]) if r["quelle"] == "character"]
+    assert [r["node"] for r in rows] == MAIN_PATH
+    assert all(r["ergebnis"] == "ok" for r in rows)
+
+
+ASSISTANT_TURN_FIELDS = {
+    "rolle", "inhalt", "zeit", "intentionen", "emotion", "arousal", "modus", "kern",
+    "emotions_vektor", "sprach_stil", "beziehungs_dynamik", "tone", "herkunft",
+    "turn_id", "nachrichten_ids",
+}  # fmt: skip
+
+
+async def test_session_turn_complete_after_each_graph(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    turn = human_turn("Wie geht's dir?")
+    payload = await run_human(runtime, turn)
+    (user,) = await read_turns(deps.redis, PAIR)  # path 1 wrote the complete user turn
+    assert user["rolle"] == "user" and user["inhalt"] == "Wie geht's dir?"
+    assert user["emotion"] == "freude" and user["turn_id"] == turn.turn_id
+
+    await run_character(runtime, payload)
+    user_again, assistant = await read_turns(deps.redis, PAIR)
+    assert user_again == user  # path 2 appends, never annotates
+    assert set(assistant) >= ASSISTANT_TURN_FIELDS
+    assert assistant["rolle"] == "assistant" and assistant["inhalt"] == ANSWER
+    assert assistant["emotion"] == "zufriedenheit" and assistant["arousal"] == 0.4
+    assert assistant["tone"] == "empathisch" and assistant["sprach_stil"] == "locker"
+    assert assistant["turn_id"] == turn.turn_id
+    assert assistant["nachrichten_ids"] == turn.nachrichten_ids
+
+
+# --- tribunal and correction loop -----------------------------------------------------------
+
+
+async def test_tribunal_rejection_corrected_in_round_one(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer="Du bist doch selbst schuld.")
+    reject_all(scripted, r"Antwort: Du bist doch selbst schuld")
+    nodes, final, _ = await user_turn(runtime, "Mir geht es schlecht.")
+
+    assert nodes == [
+        *MAIN_PATH[:8],
+        "tribunal", "evaluate", "corrector", "tribunal", "evaluate",
+        *MAIN_PATH[10:],
+    ]  # fmt: skip
+    assert final["response"] == "Korrigierte freundliche Antwort."
+    assert final["correction_round"] == 1 and final["max_corrections"] == 2
+    assert final["tribunal_verdict"] == "ok" and final["evaluate_entscheidung"] == "ok"
+    # the corrector saw the critique of all three judges
+    (correction,) = [c for c in scripted.calls if "[KRITIK]" in c["prompt"]]
+    assert "jurist (ablehnen): haftung" in correction["prompt"]
+    assert "psychologe (ablehnen): verletzend" in correction["prompt"]
+    assert "[ANTWORT]\nDu bist doch selbst schuld." in correction["prompt"]
+    (_, assistant) = await read_turns(deps.redis, PAIR)
+    assert assistant["inhalt"] == "Korrigierte freundliche Antwort."
+
+
+async def test_two_rejections_end_in_the_neutral_fallback(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer="Schlimme Antwort.")
+    reject_all(scripted, ".*")
+    nodes, final, _ = await user_turn(runtime, "Was soll ich tun?")
+
+    loop = ["tribunal", "evaluate", "corrector"] * 2 + ["tribunal", "evaluate"]
+    assert nodes == [*MAIN_PATH[:8], *loop, *MAIN_PATH[10:]]
+    assert final["evaluate_entscheidung"] == "fallback"
+    assert final["tribunal_verdict"] == "ablehnen"
+    assert final["correction_round"] == 2 and final["max_corrections"] == 2
+    assert final["response"] == FALLBACK_DE
+    # the fallback is released and stored like any answer
+    assert AFTER[RELEASE_NODE]["response"] == FALLBACK_DE
+    (_, assistant) = await read_turns(deps.redis, PAIR)
+    assert assistant["inhalt"] == FALLBACK_DE
+
+
+async def test_fallback_follows_an_english_user(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer="Bad answer.")
+    reject_all(scripted, ".*")
+    _, final, _ = await user_turn(runtime, "What should I do with my life?")
+    assert final["evaluate_entscheidung"] == "fallback"
+    assert final["response"].startswith("I'm afraid I can't answer this request.")
+
+
+async def test_unreadable_judge_is_a_logged_failure_not_an_ok(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM, caplog: Any
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    scripted.add(".*", fault="malformed", schema="PsychologistVerdict")
+    caplog.set_level("WARNING", logger="novaberg.graph.nodes.tribunal")
+    nodes, final, payload = await user_turn(runtime, "Wie geht's dir?")
+
+    votes = {v["rolle"]: v for v in final["tribunal_votes"]}
+    assert votes["psychologe"]["vote"] is None
+    assert votes["psychologe"]["score"] is None
+    assert votes["psychologe"]["ausfall"] == "unlesbar"
+    assert votes["jurist"]["vote"] == votes["ethiker"]["vote"] == "ok"
+    assert final["tribunal_ausfaelle"] == ["psychologe: unlesbar"]
+    assert "psychologe: kein lesbares Urteil (unlesbar)" in final["tribunal_summary"]
+    assert any("psychologe gave no readable verdict" in r.message for r in caplog.records)
+    # one failure next to two oks still passes (a failure counts as warnung, not ok)
+    assert final["tribunal_verdict"] == "ok" and nodes == MAIN_PATH
+    await deps.log.flush()  # type: ignore[union-attr]
+    (row,) = [r for r in await read_turn(deps.pool, payload["turn_id"]) if r["node"] == "tribunal"]
+    assert row["inhalt"]["ausfaelle"] == ["psychologe: unlesbar"]
+
+
+async def test_two_failed_judges_send_the_answer_to_the_corrector(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    scripted.add("Antwort: Mir geht", fault="malformed", schema="PsychologistVerdict")
+    scripted.add("Antwort: Mir geht", fault="timeout", schema="EthicistVerdict")
+    nodes, final, _ = await user_turn(runtime, "Wie geht's dir?")
+
+    # were failures counted as ok, the first verdict would be ok and no corrector would run
+    assert "corrector" in nodes
+    assert AFTER["corrector"]["tribunal_verdict"] == "warnung"
+    assert sorted(AFTER["corrector"]["tribunal_ausfaelle"]) == [
+        "ethiker: zeitueberschreitung",
+        "psychologe: unlesbar",
+    ]
+    assert final["response"] == "Korrigierte freundliche Antwort."
+    assert final["tribunal_verdict"] == "ok" and final["tribunal_ausfaelle"] == []
+
+
+# --- thinker --------------------------------------------------------------------------------
+
+FACT_ANSWER = "Dein Termin ist am Montag um 14 Uhr."
+
+
+async def test_thinker_corrects_a_wrong_fact(runtime: GraphRuntime, scripted: ScriptedLLM) -> None:
+    script_human(scripted)
+    script_character(scripted, answer=FACT_ANSWER)
+    scripted.add(
+        ".*",
+        {
+            "ergebnis": "KORREKTUR",
+            "probleme": "Dienstag",
+            "korrigierte_antwort": "Mir geht es gut, Dienstag.",
+        },
+        schema="ThinkerCheck",
+    )
+    _, final, _ = await user_turn(runtime, "Wann ist mein Termin?")
+    assert final["thinker_ergebnis"] == "korrektur"
+    assert final["response"] == "Mir geht es gut, Dienstag."
+    assert final["self_trigger"] is False
+
+
+async def test_thinker_double_failure_requests_a_retry_run(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer=FACT_ANSWER)
+    scripted.add(".*", fault="malformed", schema="ThinkerCheck")
+    turn = human_turn("Wann ist mein Termin?")
+    payload = await run_human(runtime, turn)
+    nodes, final = await run_character(runtime, payload)
+
+    # one check + two follow-ups, each with the model layer's own retry
+    assert [c["schema"] for c in scripted.calls].count("ThinkerCheck") == 6
+    assert final["thinker_ergebnis"] == "ausfall"
+    assert final["response"] == f"{FACT_ANSWER} {UNSURE_SUFFIX}"
+    assert final["self_trigger"] is True
+    retry = final["self_trigger_payload"]
+    assert retry == {
+        "user_prompt": "Wann ist mein Termin?",
+        "reiz_herkunft": "nutzer_turn",
+        "gedanke_arousal": None,
+        "turn_id": turn.turn_id,  # inherited, not new
+        "nachrichten_ids": turn.nachrichten_ids,
+        "thinker_unsicher_retry": True,
+    }
+    assert nodes == MAIN_PATH  # the answer (with the admission) still goes out
+    # the payload is a valid `continue` event as the event consumer will build it
+    from novaberg.events.model import build_event
+
+    event = build_event(
+        user_id=PAIR.user_id, character_id=PAIR.character_id, source="character",
+        typ="continue", payload=retry, trigger_count=1,
+    )  # fmt: skip
+    assert event.turn_id == turn.turn_id
+
+    # the retry run never triggers again
+    scripted.calls.clear()
+    _, again = await run_character(runtime, retry, source="character")
+    assert again["thinker_ergebnis"] == "ausfall_im_retry"
+    assert again["self_trigger"] is False
+    assert "self_trigger_payload" not in again
+    assert UNSURE_SUFFIX not in again["response"]
+
+
+IMPULSE: dict[str, Any] = {
+    "eigener_gedanke": "Am Montag wollte der Nutzer doch umziehen?",
+    "reiz_herkunft": "eigener_impuls",
+    "gedanke_arousal": 0.85,
+    "ausloeser_turn_id": None,
+}
+
+
+async def test_thinker_retry_of_an_impulse_keeps_thought_and_arousal(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_character(scripted, answer="Ob der Umzug am Montag klappt?")
+    scripted.add(".*", fault="timeout", schema="ThinkerCheck")
+    payload = {**IMPULSE, "turn_id": uuid.uuid4().hex}
+    _, final = await run_character(runtime, payload, source="character")
+    retry = final["self_trigger_payload"]
+    assert "user_prompt" not in retry
+    assert retry["eigener_gedanke"] == IMPULSE["eigener_gedanke"]
+    assert retry["reiz_herkunft"] == "eigener_impuls"
+    assert retry["gedanke_arousal"] == 0.85  # read through the stimulus accessor
+    assert retry["turn_id"] == payload["turn_id"]
+
+    # the retry run lifts Nova's arousal with the same level again
+    _, _again = await run_character(runtime, retry, source="character")
+    assert AFTER["db_access"]["gedanke_level"] == "angewandt"
+    assert AFTER["db_access"]["internal"].emotion.arousal == 0.85
+
+
+# --- event_source "character": Nova talks to herself ----------------------------------------
+
+
+async def test_character_source_copies_internal_to_external_without_empathy(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_character(scripted, answer="Mir geht der Umzug nicht aus dem Kopf.")
+    await deps.redis.hset(
+        keys.nova_state(PAIR),
+        mapping={"emotion": "neugierig", "arousal": "0.3", "mode": "alltag", "raum_tiefe": "0.6"},
+    )
+    async with deps.pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO charakter_hash (user_id, character_id, kern_hash) VALUES "
+            "('nova', 'meister', 'Nova ist neugierig.'), ('meister', 'nova', 'Der Meister mag Tee.')"
+        )
+    # an impulse payload that (wrongly) carries user measurements: they must be ignored
+    payload = {
+        **IMPULSE,
+        "turn_id": uuid.uuid4().hex,
+        "current_emotion": "wut",
+        "current_arousal": 0.9,
+    }
+    nodes, final = await run_character(runtime, payload, source="character")
+
+    loaded = AFTER["db_access"]
+    internal, external = loaded["internal"], loaded["external"]
+    assert internal.emotion.emotion == "neugierig"
+    assert internal.emotion.arousal == 0.85  # lifted by gedanke_arousal
+    assert loaded["gedanke_level"] == "angewandt"
+    assert internal.character.core == "Nova ist neugierig."
+    assert external.emotion == internal.emotion and external.emotion is not internal.emotion
+    assert external.character == internal.character  # a copy of Nova, not the user's row
+    assert external.emotion.emotion != "wut"
+    # ei_calc: no empathy on a character event
+    after_ei = AFTER["ei_calc"]
+    assert after_ei["nova_emotion_konflikt"] is False
+    assert all(e["emotion"] != "wut" for e in after_ei["nova_emotions_verlauf"])
+    # the responder got the thought, not a user prompt or user profile
+    (call,) = responder_calls(scripted)
+    assert f"[EIGENER GEDANKE]\n{IMPULSE['eigener_gedanke']}" in call["prompt"]
+    assert "Der Meister mag Tee." not in call["prompt"]
+    assert "Niemand hat dir gerade etwas geschrieben." in call["prompt"]
+    assert nodes == MAIN_PATH
+    assert final["response"] == "Mir geht der Umzug nicht aus dem Kopf."
+
+
+# --- nova_state: Nova wakes with the state she fell asleep in --------------------------------
+
+
+async def test_nova_state_is_persisted_and_carried_to_the_next_run(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    await user_turn(runtime, "Wie geht's dir?")
+    stored = await deps.redis.hgetall(keys.nova_state(PAIR))
+    assert stored["emotion"] == "zufriedenheit"
+    assert float(stored["arousal"]) == 0.4
+    assert stored["language_style"] == "locker"
+    assert float(stored["turn_zeit"]) == NOW
+    assert float(stored["nutzer_zeit"]) == NOW  # user turn: payload empfangen_am
+    assert {"raum_tiefe", "raum_naehe", "mode", "tone", "intent", "prompt_topic"} <= set(stored)
+
+    # the next run (no pause) wakes with exactly that state
+    await user_turn(runtime, "Und sonst so?")
+    woke = AFTER["db_access"]["internal"]
+    assert woke.emotion.emotion == "zufriedenheit"
+    assert woke.emotion.arousal == 0.4
+    assert woke.raum.tiefe == float(stored["raum_tiefe"])
+    assert AFTER["db_access"]["gedanke_level"] == "kein_impuls"
+
+
+async def test_long_pause_fades_the_carried_state(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    await deps.redis.hset(
+        keys.nova_state(PAIR),
+        mapping={
+            "emotion": "begeisterung", "arousal": "0.9", "mode": "emotional",
+            "raum_tiefe": "0.7", "raum_naehe": "0.8", "nutzer_zeit": str(NOW - 4 * 3600),
+        },
+    )  # fmt: skip
+    await user_turn(runtime, "Da bin ich wieder.")
+    woke = AFTER["db_access"]["internal"]
+    assert woke.emotion.emotion == "neutral" and woke.emotion.mode == "alltag"
+    assert woke.emotion.arousal == 0.5
+    assert (woke.raum.tiefe, woke.raum.naehe) == (0.7, 0.8)  # raum survives the pause
+
+
+async def test_self_trigger_run_does_not_touch_nutzer_zeit(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_character(scripted)
+    payload = {**IMPULSE, "turn_id": uuid.uuid4().hex}
+    await run_character(runtime, payload, source="character")
+    stored = await deps.redis.hgetall(keys.nova_state(PAIR))
+    assert "nutzer_zeit" not in stored and "turn_zeit" in stored
+
+
+# --- router -----------------------------------------------------------------------------------
+
+
+async def test_pending_question_resumes_without_a_model_call_and_hands_back(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    await store_pending(
+        deps.redis, PAIR.user_id, agent_name="notizen", action="add", target="Einkaufsliste",
+        rueckfrage="Welche Liste?", parameter={},
+    )  # fmt: skip
+    nodes, final, _ = await user_turn(runtime, "Wocheneinkauf")
+
+    assert "RouterDecision" not in [c["schema"] for c in scripted.calls]
+    assert AFTER["router"]["management_action"] == "resume"
+    assert AFTER["router"]["needs_memory"] is True and AFTER["router"]["momentum"] == "mid"
+    # no agent registered: the planner hands back to the conversation path cleanly
+    assert nodes == [*MAIN_PATH[:5], "planner", *MAIN_PATH[5:]]
+    assert final["management_action"] == ""
+    assert final["response"] == ANSWER
+    assert await deps.redis.exists(keys.pending_agent(PAIR.user_id))  # nobody consumed it
+
+
+async def test_impulse_leaves_a_pending_question_untouched(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_character(scripted)
+    await store_pending(
+        deps.redis, PAIR.user_id, agent_name="notizen", action="add", target="x",
+        rueckfrage="Welche Liste?", parameter={},
+    )  # fmt: skip
+    nodes, _ = await run_character(runtime, {**IMPULSE, "turn_id": uuid.uuid4().hex}, "character")
+    assert "RouterDecision" in [c["schema"] for c in scripted.calls]
+    assert AFTER["router"]["management_action"] == ""
+    assert nodes == MAIN_PATH
+    raw = await deps.redis.get(keys.pending_agent(PAIR.user_id))
+    assert json.loads(raw)["rueckfrage"] == "Welche Liste?"
+
+
+async def test_router_management_without_agents_forces_mid_and_hands_back(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    scripted.add(
+        ".*",
+        {
+            **ROUTER_PLAIN,
+            "momentum": "low",
+            "management_action": "agent",
+            "management_target": "notizen",
+        },
+        schema="RouterDecision",
+    )
+    nodes, final, _ = await user_turn(runtime, "Setz Milch auf die Einkaufsliste")
+    assert AFTER["router"]["management_action"] == "agent"
+    assert AFTER["router"]["management_target"] == "notizen"
+    assert AFTER["router"]["momentum"] == "mid"  # management forces low → mid
+    assert nodes == [*MAIN_PATH[:5], "planner", *MAIN_PATH[5:]]
+    assert final["management_action"] == "" and final["response"] == ANSWER
+
+
+async def test_unreadable_router_output_gives_defaults_and_is_marked(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    scripted.add(".*", fault="malformed", schema="RouterDecision")
+    nodes, final, _ = await user_turn(runtime, "Wie geht's dir?")
+    assert final["router_ausfall"] and "ModelOutputError" in final["router_ausfall"]
+    assert final["needs_memory"] is False and final["needs_web"] is False
+    assert final["momentum"] == "mid" and final["management_action"] == ""
+    assert final["management_target_typ"] == "titel" and final["timeline_query"] == {}
+    assert nodes == MAIN_PATH

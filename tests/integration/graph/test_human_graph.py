@@ -1,0 +1,199 @@
+"""HumanGraph (path 1) with scripted model rules against the real Redis and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
+
+from novaberg.graph.contract import GraphDeps, HumanTurn
+from novaberg.graph.runner import GraphRuntime
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import read_turn
+from novaberg.store.session import read_turns
+
+PAIR = Pair("meister", "nova")
+SHORT = "Ich ziehe nach Köln!"
+SESSION_FIELDS = {
+    "rolle", "inhalt", "zeit", "intentionen", "emotion", "arousal", "modus", "kern",
+    "emotions_vektor", "sprach_stil", "beziehungs_dynamik", "tone", "herkunft", "themen",
+    "embedding", "turn_id", "nachrichten_ids",
+}  # fmt: skip
+
+
+def _turn(text: str) -> HumanTurn:
+    return HumanTurn(
+        pair=PAIR,
+        turn_id=uuid.uuid4().hex,
+        prompt=text,
+        nachrichten_ids=[uuid.uuid4().hex, uuid.uuid4().hex],
+        empfangen_am=1_790_000_000.0,
+    )
+
+
+async def _run(runtime: GraphRuntime, turn: HumanTurn) -> tuple[list[str], dict[str, Any]]:
+    nodes: list[str] = []
+    final: dict[str, Any] = {}
+    async for node, state in runtime.stream_human(runtime.human_state(turn)):
+        nodes.append(node)
+        final = state
+    return nodes, final
+
+
+async def _pending_rows(deps: GraphDeps, turn_id: str) -> list[dict[str, Any]]:
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT * FROM pending_writes_log WHERE turn_id = %s ORDER BY id", (turn_id,)
+        )
+        return list(await cur.fetchall())
+
+
+async def test_short_text_complete_turn_two_calls_and_logs(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    turn = _turn(SHORT)
+    nodes, final = await _run(runtime, turn)
+    assert nodes == ["perception", "enricher", "ei_calc", "salience", "dispatcher"]
+
+    # exactly two model calls: perception + one salience score (short text, one segment)
+    assert [call["schema"] for call in scripted.calls] == ["PerceptionResult", "SalienceScore"]
+
+    (stored,) = await read_turns(deps.redis, PAIR)
+    assert set(stored) == SESSION_FIELDS
+    assert stored["rolle"] == "user" and stored["inhalt"] == SHORT
+    assert stored["emotion"] == "freude" and stored["arousal"] == 0.7
+    assert stored["tone"] == "empathisch" and stored["beziehungs_dynamik"] == "vertrauen"
+    assert stored["themen"] == ["Umzug nach Köln"]
+    assert stored["intentionen"] == ["information_teilen", "emotionaler_ausdruck"]
+    assert stored["herkunft"] == "nutzer_turn"
+    assert stored["turn_id"] == turn.turn_id
+    assert stored["nachrichten_ids"] == turn.nachrichten_ids
+    assert len(stored["embedding"]) == deps.settings.embed_dim
+    assert stored["emotions_vektor"] == final["external"].emotion.emotions_vector != ""
+    assert stored["zeit"] == 1_790_000_000.0
+
+    assert final["salienz_human"] == 0.8
+    assert final["salienz_ausfall"] is None
+    (write,) = final["pending_writes"]
+    assert write["ziel"] == "kzg" and write["aktion"] == "create"
+    assert write["daten"]["segment"] == SHORT
+    assert (write["daten"]["segment_index"], write["daten"]["segment_gesamt"]) == (0, 1)
+    assert write["daten"]["salienz_obj"]["salienz"] == 0.8
+    assert write["daten"]["salienz_obj"]["emotion"] == "freude"
+
+    (row,) = await _pending_rows(deps, turn.turn_id)
+    assert (row["ziel"], row["aktion"], row["ergebnis"], row["quelle"]) == (
+        "kzg", "create", "offen", "human",
+    )  # fmt: skip
+    assert row["daten"]["segment"] == SHORT
+
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, turn.turn_id)
+    node_rows = [r for r in rows if r["art"] == "node"]
+    assert [r["node"] for r in node_rows] == nodes
+    assert {r["node"]: r["modell_aufrufe"] for r in node_rows} == {
+        "perception": 1, "enricher": 0, "ei_calc": 0, "salience": 1, "dispatcher": 0,
+    }  # fmt: skip
+    assert all(r["ergebnis"] == "ok" and r["dauer_ms"] is not None for r in node_rows)
+    assert all(r["quelle"] == "human" for r in node_rows)
+
+
+async def test_unreadable_salience_writes_nothing_and_salienz_human_none(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted, score={**SCORE_OK, "salienz": "ziemlich hoch"})
+    turn = _turn(SHORT)
+    _, final = await _run(runtime, turn)
+    assert final["salienz_human"] is None
+    assert final["pending_writes"] == []
+    assert "unlesbar" in final["salienz_ausfall"]
+    assert await _pending_rows(deps, turn.turn_id) == []
+    # the utterance still reaches the session, complete
+    (stored,) = await read_turns(deps.redis, PAIR)
+    assert stored["inhalt"] == SHORT and stored["emotion"] == "freude"
+    # one perception call + the salience call and its retry
+    assert [c["schema"] for c in scripted.calls] == [
+        "PerceptionResult", "SalienceScore", "SalienceScore",
+    ]  # fmt: skip
+
+
+async def test_unreadable_perception_uses_fallbacks_visibly(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    scripted.add(".*", schema="PerceptionResult", fault="malformed")
+    turn = _turn(SHORT)
+    _, final = await _run(runtime, turn)
+    emotion = final["external"].emotion
+    assert (emotion.emotion, emotion.arousal, emotion.intent, emotion.tone) == (
+        "neutral", 0.5, "smalltalk", "sachlich",
+    )  # fmt: skip
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = {r["node"]: r for r in await read_turn(deps.pool, turn.turn_id)}
+    assert rows["perception"]["inhalt"]["ausfall"] == "unlesbar"
+    assert rows["perception"]["inhalt"]["fallback"] is True
+    assert rows["perception"]["modell_aufrufe"] == 2  # the call and its retry
+
+
+async def test_long_text_is_segmented_and_scored_per_segment(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    scripted.add(".*", schema="SalienceScore", output={**SCORE_OK, "salienz": 0.4}, times=1)
+    scripted.add(
+        ".*",
+        schema="Segmentation",
+        output={
+            "segmente": [
+                {"segment": "Morgen ziehe ich nach Köln.", "thema_kurz": "umzug"},
+                {"segment": "Meine Schwester hilft mir dabei.", "thema_kurz": "familie"},
+            ]
+        },
+    )
+    text = "Morgen ziehe ich nach Köln. Meine Schwester hilft mir dabei, das wird anstrengend."
+    _, final = await _run(runtime, _turn(text))
+    assert [c["schema"] for c in scripted.calls].count("SalienceScore") == 2
+    assert len(final["pending_writes"]) == 2
+    assert sorted(w["daten"]["segment_index"] for w in final["pending_writes"]) == [0, 1]
+    assert {w["daten"]["segment_gesamt"] for w in final["pending_writes"]} == {2}
+    assert final["salienz_human"] == 0.8  # max of the raw segment saliences (0.4, 0.8)
+
+
+async def test_gravitation_boosts_salience_but_not_salienz_human(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    vector = (await deps.model.embed([SHORT]))[0]
+    async with deps.pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO ziele (user_id, character_id, zielsatz, motivation, embedding)"
+            " VALUES ('nova', 'meister', 'Mehr über Köln erfahren', 1.0, %s)",
+            (vector,),
+        )
+    script_human(scripted, score={**SCORE_OK, "salienz": 0.3})
+    _, final = await _run(runtime, _turn(SHORT))
+    assert final["gravitationsterm"] == 0.5  # 0.5 × strength 1.0
+    assert len(final["aktivierte_ziele"]) == 1
+    (write,) = final["pending_writes"]
+    assert write["daten"]["salienz_obj"]["salienz"] == 0.8  # round(min(1, 0.3 + 0.5), 2)
+    assert final["salienz_human"] == 0.3
+
+
+async def test_event_payload_carries_path1_results(
+    runtime: GraphRuntime, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    turn = _turn(SHORT)
+    _, final = await _run(runtime, turn)
+    payload = runtime.human_event_payload(turn, final, None)
+    assert payload["current_emotion"] == PERCEPTION_OK["emotional"]["emotion"]
+    assert payload["salienz_human"] == 0.8
+    assert payload["user_intentionen"] == ["information_teilen", "emotionaler_ausdruck"]
+    assert payload["nachrichten_ids"] == turn.nachrichten_ids
+    assert payload["prompt_thema"] == "Umzug nach Köln"
+    assert "pfad1_ausfall" not in payload
+    failed = runtime.human_event_payload(turn, None, "RuntimeError: weg")
+    assert failed["pfad1_ausfall"] == "RuntimeError: weg"
+    assert failed["salienz_human"] is None and failed["current_emotion"] is None

@@ -1,0 +1,96 @@
+"""The node wrapper: channel check, pipeline_log rows, model-call counting."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+
+from novaberg.config import Role
+from novaberg.graph.base import UndeclaredChannelError, add_node, wrap_node
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.state import ConversationState
+from novaberg.store.pipeline_log import read_turn
+
+STATE: ConversationState = {"turn_id": "t-wrap", "user_id": "meister", "character_id": "nova"}
+
+
+async def test_ok_row_has_duration_calls_and_summary(deps: GraphDeps) -> None:
+    async def two_calls(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        await deps.model.chat(Role.ANALYSIS, [{"role": "user", "content": "eins"}])
+        await deps.model.chat(Role.ANALYSIS, [{"role": "user", "content": "zwei"}])
+        return {"response": "fertig", "_log": {"zeichen": 6}}
+
+    update = await wrap_node("probe", two_calls, deps, "human")(STATE)
+    assert update["response"] == "fertig"
+    assert "_log" not in update
+    assert set(update["node_timings"]) == {"probe"}
+
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, "t-wrap")
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["quelle"], row["node"], row["art"], row["ergebnis"]) == (
+        "human",
+        "probe",
+        "node",
+        "ok",
+    )
+    assert row["modell_aufrufe"] == 2
+    assert row["dauer_ms"] is not None and row["dauer_ms"] >= 0
+    assert row["inhalt"]["zeichen"] == 6
+    assert (row["user_id"], row["character_id"]) == ("meister", "nova")
+
+
+async def test_undeclared_key_raises_and_logs_fehler(deps: GraphDeps) -> None:
+    async def leaky(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {"response": "x", "gibt_es_nicht": 1}
+
+    with pytest.raises(UndeclaredChannelError, match="gibt_es_nicht"):
+        await wrap_node("leaky", leaky, deps, "character")(STATE)
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, "t-wrap")
+    assert [r["ergebnis"] for r in rows] == ["fehler"]
+    assert "gibt_es_nicht" in rows[0]["inhalt"]["fehler"]
+
+
+async def test_exception_is_logged_then_reraised(deps: GraphDeps) -> None:
+    async def boom(state: ConversationState, deps: GraphDeps, *, how: str) -> dict[str, Any]:
+        await deps.model.chat(Role.ANALYSIS, [{"role": "user", "content": "vorher"}])
+        raise RuntimeError(how)
+
+    with pytest.raises(RuntimeError, match="kaputt"):
+        await wrap_node("boom", functools.partial(boom, how="kaputt"), deps, "agent")(STATE)
+    await deps.log.flush()  # type: ignore[union-attr]
+    (row,) = await read_turn(deps.pool, "t-wrap")
+    assert (row["node"], row["ergebnis"], row["quelle"]) == ("boom", "fehler", "agent")
+    assert row["modell_aufrufe"] == 1
+    assert "RuntimeError: kaputt" in row["inhalt"]["fehler"]
+
+
+async def test_add_node_in_a_real_graph_keeps_declared_keys(deps: GraphDeps) -> None:
+    async def first(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {"response": "a"}
+
+    async def second(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {"model": state["response"] + "b"}
+
+    builder = StateGraph(ConversationState)
+    add_node(builder, "first", first, deps, "character")
+    add_node(builder, "second", second, deps, "character")
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", END)
+    final = await builder.compile().ainvoke(dict(STATE))
+    assert final["model"] == "ab"
+    assert set(final["node_timings"]) == {"first", "second"}
+
+
+def test_unknown_graph_name_is_rejected(deps: GraphDeps) -> None:
+    async def noop(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {}
+
+    with pytest.raises(ValueError):
+        wrap_node("noop", noop, deps, "menschlich")

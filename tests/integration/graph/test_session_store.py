@@ -1,0 +1,36 @@
+"""Session turns in Redis and the numbered view (spec pipeline §2)."""
+
+from __future__ import annotations
+
+from novaberg.store import keys, session
+from novaberg.store.keys import Pair
+
+PAIR = Pair("meister", "nova")
+
+
+async def test_append_and_read_with_ttl(redis) -> None:  # type: ignore[no-untyped-def]
+    for i in range(3):
+        await session.append_turn(redis, PAIR, {"rolle": "user", "inhalt": f"t{i}"})
+    assert [t["inhalt"] for t in await session.read_turns(redis, PAIR)] == ["t0", "t1", "t2"]
+    assert [t["inhalt"] for t in await session.read_turns(redis, PAIR, limit=2)] == ["t1", "t2"]
+    ttl = await redis.ttl(keys.session_turns(PAIR))
+    assert 0 < ttl <= keys.SESSION_TTL
+
+
+async def test_unreadable_entry_is_skipped(redis) -> None:  # type: ignore[no-untyped-def]
+    await redis.rpush(keys.session_turns(PAIR), "{kaputt")
+    await session.append_turn(redis, PAIR, {"rolle": "user", "inhalt": "ok"})
+    assert [t["inhalt"] for t in await session.read_turns(redis, PAIR)] == ["ok"]
+
+
+def test_numbered_view_last_five_pairs_newest_highest() -> None:
+    turns = []
+    for i in range(7):
+        turns.append({"rolle": "user", "inhalt": f"frage {i}", "emotion": "freude"})
+        turns.append({"rolle": "assistant", "inhalt": f"antwort {i} " + "x" * 200})
+    view = session.numbered_view(turns).splitlines()
+    assert len(view) == 10
+    assert view[0] == "[1] USER (freude): frage 2"
+    assert view[-1].startswith("[10] NOVA: antwort 6 ")
+    assert len(view[-1]) == len("[10] NOVA: ") + 100
+    assert session.numbered_view([]) == ""

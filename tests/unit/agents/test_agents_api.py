@@ -1,0 +1,121 @@
+"""HTTP endpoints for notes, timeline, directives and identity (real PostgreSQL, real auth)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from agent_turns import NOW
+from fastapi import FastAPI
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.agents.timeline import repository as timeline_repo
+from novaberg.api.agents_api import router
+from novaberg.api.auth import TokenCache
+from novaberg.config import Settings
+from novaberg.store.users import issue_token
+
+
+@pytest.fixture
+async def client(
+    db: AsyncConnectionPool, settings: Settings, agent_schema: list[str]
+) -> AsyncIterator[httpx.AsyncClient]:
+    app = FastAPI()
+    app.include_router(router)
+    app.state.context = SimpleNamespace(pool=db, settings=settings)
+    app.state.token_cache = TokenCache(db)
+    token = (await issue_token(db, "u1")).token
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://novaberg",
+        headers={"Authorization": f"Bearer {token}"},
+    ) as http:
+        yield http
+
+
+async def test_requires_token(client: httpx.AsyncClient) -> None:
+    response = await client.get("/agents/notes", headers={"Authorization": ""})
+    assert response.status_code == 401
+
+
+async def test_notes_crud(client: httpx.AsyncClient, db: AsyncConnectionPool) -> None:
+    created = await client.post(
+        "/agents/notes", json={"name": "Einkaufsliste", "typ": "einkauf", "text": "Milch"}
+    )
+    assert created.status_code == 201
+    note = created.json()
+    assert note["zusammenfassung"] == "Milch"
+    patched = await client.patch(f"/agents/notes/{note['id']}", json={"text": "Milch, Eier"})
+    assert patched.json()["text"] == "Milch, Eier"
+    assert [n["id"] for n in (await client.get("/agents/notes")).json()] == [note["id"]]
+    assert (await client.delete(f"/agents/notes/{note['id']}")).status_code == 204
+    assert (await client.get("/agents/notes")).json() == []
+    archived = (await client.get(f"/agents/notes/{note['id']}")).json()
+    assert archived["aktiv"] is False and archived["status"] == "archiviert"
+    other = await issue_token(db, "u2")
+    foreign = await client.get(
+        f"/agents/notes/{note['id']}", headers={"Authorization": f"Bearer {other.token}"}
+    )
+    assert foreign.status_code == 404
+
+
+async def test_timeline_bitemporal_patch(client: httpx.AsyncClient) -> None:
+    created = await client.post(
+        "/agents/timeline",
+        json={"title": "Zahnarzt", "event_time": "2030-08-06T14:00:00+02:00"},
+    )
+    assert created.status_code == 201
+    old = created.json()
+    assert old["event_time"].startswith("2030-08-06T12:00:00")
+    assert old["datum_lokal"] == "06.08.2030 14:00"
+    moved = await client.patch(
+        f"/agents/timeline/{old['id']}", json={"event_time": "2030-08-07T14:00:00+02:00"}
+    )
+    new = moved.json()
+    assert new["id"] != old["id"] and new["vorgaenger_id"] == old["id"]
+    assert (await client.get(f"/agents/timeline/{old['id']}")).json()["aktiv"] is False
+    listed = await client.get(
+        "/agents/timeline",
+        params={"von": "2030-08-01T00:00:00+00:00", "bis": "2030-08-31T00:00:00+00:00"},
+    )
+    assert [e["id"] for e in listed.json()] == [new["id"]]
+    naive = await client.post(
+        "/agents/timeline", json={"title": "X", "event_time": "2030-08-06T14:00:00"}
+    )
+    assert naive.status_code == 422
+
+
+async def test_directives_and_identity(client: httpx.AsyncClient, db: AsyncConnectionPool) -> None:
+    rule = (await client.post("/agents/directives", json={"anweisung": "Siezen"})).json()
+    assert (await client.delete(f"/agents/directives/{rule['id']}")).status_code == 204
+    assert (await client.get("/agents/directives")).json() == []
+    restored = await client.post(f"/agents/directives/{rule['id']}/reactivate")
+    assert restored.json()["aktiv"] is True and restored.json()["geaendert_am"]
+    for text in ("Piratin", "Höflich", "Katzenfan"):
+        assert (await client.post("/agents/identity", json={"anweisung": text})).status_code == 201
+    fourth = await client.post("/agents/identity", json={"anweisung": "Köchin"})
+    assert fourth.status_code == 409
+    assert len((await client.get("/agents/identity")).json()) == 3
+
+
+async def test_openapi_documents_agent_routes(client: httpx.AsyncClient) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    for path in ("/agents/notes", "/agents/timeline", "/agents/directives", "/agents/identity"):
+        assert path in paths
+
+
+async def test_timeline_repository_range_is_user_scoped(db: AsyncConnectionPool) -> None:
+    await timeline_repo.insert(
+        db,
+        "u2",
+        title="Fremd",
+        event_time=NOW,
+        event_type="termin",
+        details="",
+        precision="minute",
+        now=NOW,
+    )
+    assert await timeline_repo.in_range(db, "u1", NOW.replace(hour=0), NOW.replace(hour=23)) == []
