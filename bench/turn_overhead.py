@@ -8,7 +8,9 @@ stores and logging. Goal (issue #3): overhead median ≤ 25 ms.
 
     .venv/bin/python bench/turn_overhead.py [--turns 50] [--warmup 3] [--human-only]
 
-Prints one JSON line per measured quantity, then a short table.
+Prints one JSON line per measured quantity, then a short table. `process_cpu` (this
+process's CPU time per turn) is reported too: on a shared machine the wall-clock overhead
+moves with other processes' load, the CPU time much less.
 """
 
 from __future__ import annotations
@@ -103,14 +105,18 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         human: list[float] = []
         character: list[float] = []
         calls: list[int] = []
+        cpu: list[float] = []
+        steps: list[int] = []
         for index in range(warmup + turns):
             text = TEXTS[index % len(TEXTS)]
             with track_calls() as stats:
                 started = time.perf_counter()
+                cpu_started = time.process_time()
                 result = await run_turn_inprocess(
                     runtime, pair, text, with_character=not human_only
                 )
                 elapsed = (time.perf_counter() - started) * 1000
+                cpu_ms = (time.process_time() - cpu_started) * 1000
             if result.event_payload.get("pfad1_ausfall"):
                 raise RuntimeError(f"path 1 failed: {result.event_payload['pfad1_ausfall']}")
             if index < warmup:
@@ -120,6 +126,8 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
             human.append(result.human_ms)
             character.append(result.character_ms)
             calls.append(stats.calls)
+            cpu.append(cpu_ms)
+            steps.append(len(result.stages))
         assert deps.log is not None
         await deps.log.close()
     finally:
@@ -137,7 +145,40 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         "human_ms": human,
         "character_ms": character,
         "model_calls": calls,
+        "process_cpu_ms": cpu,
+        "steps": steps,
+        "langgraph_floor_ms": await _langgraph_floor(round(statistics.median(steps)), turns),
     }
+
+
+async def _langgraph_floor(steps: int, runs: int) -> list[float]:
+    """Wall time of a LangGraph run of `steps` no-op nodes over the same ConversationState:
+    the framework's own floor under the same machine load, measured in the same run."""
+    from langgraph.graph import END, START, StateGraph
+
+    from novaberg.graph.personality import InternalPersonality, Personality
+    from novaberg.graph.state import ConversationState
+
+    builder = StateGraph(ConversationState)
+    previous = START
+    for index in range(steps):
+
+        async def node(state: Any, index: int = index) -> dict[str, Any]:
+            return {"node_timings": {f"n{index}": 0.0}}
+
+        builder.add_node(f"n{index}", node)
+        builder.add_edge(previous, f"n{index}")
+        previous = f"n{index}"
+    builder.add_edge(previous, END)
+    graph = builder.compile()
+    state = {"external": Personality(), "internal": InternalPersonality(), "node_timings": {}}
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        async for _chunk in graph.astream(dict(state), stream_mode="updates"):
+            pass
+        times.append((time.perf_counter() - started) * 1000)
+    return times
 
 
 def _summary(name: str, values: list[float]) -> dict[str, Any]:
@@ -169,6 +210,8 @@ def main() -> int:
         _summary("overhead", data["overhead_ms"]),
         _summary("human_graph", data["human_ms"]),
         _summary("character_graph", data["character_ms"]),
+        _summary("process_cpu", data["process_cpu_ms"]),
+        _summary("langgraph_floor", data["langgraph_floor_ms"]),
     ]
     for row in rows:
         row.update(turns=data["turns"], graphs=data["graphs"])
@@ -181,12 +224,21 @@ def main() -> int:
         "ratio_to_goal": round(overhead_median / GOAL_MEDIAN_MS, 3),
         "model_calls_per_turn": statistics.median(data["model_calls"]),
         "met": overhead_median <= GOAL_MEDIAN_MS,
+        "nodes_per_turn": statistics.median(data["steps"]),
+        "overhead_to_langgraph_floor": round(overhead_median / rows[-1]["median_ms"], 2),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
     }
     print(json.dumps(verdict))
 
     print(f"\n{'metric':<16}{'median ms':>11}{'p95 ms':>10}")
     for row in rows:
         print(f"{row['metric']:<16}{row['median_ms']:>11.2f}{row['p95_ms']:>10.2f}")
+    print(
+        f"(process_cpu: this process's CPU time per turn; Redis/PostgreSQL run elsewhere. "
+        f"langgraph_floor: {verdict['nodes_per_turn']} no-op nodes over the same state, "
+        f"same run. Load average {verdict['load_average_1m']} on {verdict['cpus']} CPUs.)"
+    )
     print(
         f"overhead median {overhead_median:.2f} ms vs goal {GOAL_MEDIAN_MS:.0f} ms: "
         f"{'met' if verdict['met'] else 'NOT met'} ({data['graphs']}, {data['turns']} turns)"

@@ -67,12 +67,16 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
                 console.print(f"  [dim]{graph:<9}[/dim] {node:<22} {ms:>9.1f} ms")
 
             console.print(f"[bold]turn[/bold] {user}:{character} — {text!r}")
-            result = await run_turn_inprocess(runtime, Pair(user, character), text, on_stage)
-            assert deps.log is not None
-            await deps.log.flush()
+            try:
+                result = await run_turn_inprocess(runtime, Pair(user, character), text, on_stage)
+            except Exception as exc:  # the CharacterGraph failed: say so, exit non-zero
+                console.print(f"[red]CharacterGraph failed: {type(exc).__name__}: {exc}[/red]")
+                raise typer.Exit(1) from None
+            finally:
+                assert deps.log is not None
+                await deps.log.close()
             rows = await read_turn(ctx.pool, result.turn_id)
             _report(result, rows)
-            await deps.log.close()
         finally:
             await ctx.aclose()
     finally:

@@ -24,7 +24,8 @@ from novaberg.llm.local import LocalLLM
 from novaberg.store.keys import Pair
 from novaberg.store.session import read_turns
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]
+"""Some 20 small-model calls on a shared 2-core machine take minutes, not seconds."""
 
 PAIR = Pair("meister", "nova")
 EMOTIONS = {
@@ -61,8 +62,9 @@ async def test_both_graphs_with_the_real_model(real_deps: GraphDeps) -> None:
     runtime = GraphRuntime(real_deps)
     stages: list[tuple[str, str]] = []
 
-    def on_stage(graph: str, node: str, _state: dict[str, Any], _ms: float) -> None:
+    def on_stage(graph: str, node: str, _state: dict[str, Any], ms: float) -> None:
         stages.append((graph, node))
+        print(f"{graph}/{node}: {ms:.0f} ms", flush=True)  # progress with -s
 
     result = await run_turn_inprocess(runtime, PAIR, "Hallo Nova, wie geht es dir heute?", on_stage)
 

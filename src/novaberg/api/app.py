@@ -15,14 +15,15 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from novaberg import __version__
-from novaberg.api import chat, health, memory, ws
+from novaberg.api import agents_api, chat, health, memory, ws
+from novaberg.agents.registry import agent_migrations
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.config import Settings, load_settings
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
 
-ROUTERS: list[APIRouter] = [health.router, chat.router, ws.router, memory.router]
+ROUTERS: list[APIRouter] = [health.router, chat.router, ws.router, memory.router, agents_api.router]
 """Every router the app serves, in order."""
 
 
@@ -56,7 +57,7 @@ def create_app(
         services: EmbeddedServices | None = None
         resolved = endpoints
         if resolved is None:
-            services = EmbeddedServices(settings)
+            services = EmbeddedServices(settings, extra_migrations=agent_migrations())
             resolved = await asyncio.to_thread(services.start)
         try:
             ctx = await AppContext.open(settings, resolved)

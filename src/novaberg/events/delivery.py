@@ -108,7 +108,7 @@ class Delivery:
         """Logged messages after `seq`, oldest first, within the catch-up window."""
         raw = await self.redis.zrangebyscore(keys.delivery_log(user_id), f"({seq}", "+inf")
         oldest = (now or time.time()) - LOG_MAX_AGE
-        return [m for m in raw if _sent_at(m) >= oldest]
+        return [str(m) for m in raw if _sent_at(str(m)) >= oldest]
 
 
 def _sent_at(message: str) -> float:

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -101,7 +102,7 @@ class EventConsumer:
         """Claim one runnable event per idle pair and start its run; return how many."""
         started = 0
         for member in await self.redis.smembers(keys.active_pairs()):
-            pair = pair_from_member(member)
+            pair = pair_from_member(str(member))
             if pair in self._running:
                 continue
             entry = await self.queues.claim_event(pair)
@@ -109,9 +110,15 @@ class EventConsumer:
                 continue
             task = asyncio.create_task(self._handle(pair, entry), name=f"path2:{pair}")
             self._running[pair] = task
-            task.add_done_callback(lambda _t, p=pair: self._running.pop(p, None))
+            task.add_done_callback(self._forget(pair))
             started += 1
         return started
+
+    def _forget(self, pair: keys.Pair) -> Callable[[asyncio.Task[None]], None]:
+        def done(_task: asyncio.Task[None]) -> None:
+            self._running.pop(pair, None)
+
+        return done
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -141,14 +148,17 @@ class EventConsumer:
             ):
                 log.warning("duplicate event %s for %s suppressed", event.event_id, pair)
                 return
-            follow_up = await self._run(pair, event)
+            follow_up = await self._run(pair, event, entry.marker)
         except Exception as exc:  # never leave a turn silent
             log.exception("event run for %s crashed", pair)
             await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
         finally:
-            await self.queues.finish(pair, entry, release_marker=True, push=follow_up)
+            try:
+                await self.queues.finish(pair, entry, release_marker=True, push=follow_up)
+            except Exception:  # the entry stays in the processing list for recovery
+                log.exception("could not finish the event run for %s", pair)
 
-    async def _run(self, pair: keys.Pair, event: Event) -> Event | None:
+    async def _run(self, pair: keys.Pair, event: Event, marker: str) -> Event | None:
         """Run the CharacterGraph for `event`; return the self-trigger event, if any."""
         ids = event.message_ids
         try:
@@ -171,6 +181,7 @@ class EventConsumer:
             )
             async for node, after in self.graphs.stream_character(state):
                 final, last_node = after, node
+                await self.queues.refresh_marker(pair, marker)
                 await self._stage(event, node)
                 if node == RELEASE_NODE and not released:
                     released = await self._release(event, ids, after)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -32,11 +32,11 @@ Source = Literal["user", "character"]
 EventKind = Literal["message", "continue", "awaiting_user"]
 
 # WebSocket message types (DESIGN §6)
-MSG_STAGE = "character_stage"
-MSG_RESPONSE = "character_response"
-MSG_FAILED = "turn_gescheitert"
-MSG_UTTERANCE = "user_utterance"
-MSG_HELLO = "verbindung"
+MSG_STAGE: Final = "character_stage"
+MSG_RESPONSE: Final = "character_response"
+MSG_FAILED: Final = "turn_gescheitert"
+MSG_UTTERANCE: Final = "user_utterance"
+MSG_HELLO: Final = "verbindung"
 
 
 STAGE_LABELS: dict[str, str] = {

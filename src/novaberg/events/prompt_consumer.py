@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -99,7 +100,7 @@ class PromptConsumer:
         """Start a turn for every pair that can start one; return how many started."""
         started = 0
         for member in await self.redis.smembers(keys.active_pairs()):
-            pair = pair_from_member(member)
+            pair = pair_from_member(str(member))
             if pair in self._running:
                 continue
             entry = await self.queues.begin_turn(pair, new_id())
@@ -107,9 +108,15 @@ class PromptConsumer:
                 continue
             task = asyncio.create_task(self._turn(pair, entry), name=f"path1:{pair}")
             self._running[pair] = task
-            task.add_done_callback(lambda _t, p=pair: self._running.pop(p, None))
+            task.add_done_callback(self._forget(pair))
             started += 1
         return started
+
+    def _forget(self, pair: keys.Pair) -> Callable[[asyncio.Task[None]], None]:
+        def done(_task: asyncio.Task[None]) -> None:
+            self._running.pop(pair, None)
+
+        return done
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -149,11 +156,10 @@ class PromptConsumer:
         try:
             await self._broadcast(turn, items)
             event = self._event(turn, final, failure)
+            await self.queues.finish(pair, entry, release_marker=False, push=event)
         except Exception as exc:
-            log.exception("turn %s: could not build its event", turn_id)
+            log.exception("turn %s: could not hand on its event", turn_id)
             await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "ereignis"))
-            return
-        await self.queues.finish(pair, entry, release_marker=False, push=event)
 
     async def _path1(self, turn: HumanTurn) -> tuple[dict[str, Any] | None, str | None]:
         """Run the HumanGraph under the gate. A failure inside the graph does not end
@@ -166,6 +172,7 @@ class PromptConsumer:
             state = self.graphs.human_state(turn)
             async for node, after in self.graphs.stream_human(state):
                 final, last_node = after, node
+                await self.queues.refresh_marker(turn.pair, turn.turn_id)
                 await self.delivery.send(
                     turn.pair.user_id,
                     StageMessage(
@@ -221,7 +228,12 @@ class PromptConsumer:
             raise ValueError(f"the HumanGraph's event payload broke a rule: {exc}") from None
 
     async def _fail(self, pair: keys.Pair, entry: Claimed, ids: list[str], reason: str) -> None:
-        await self.outcomes.fail(
-            pair.user_id, pair.character_id, str(entry.data["turn_id"]), 0, ids, reason
-        )
-        await self.queues.finish(pair, entry, release_marker=True)
+        """Report the turn and free the pair. If Redis itself fails here, the entry stays in
+        the processing list and is recovered when this worker is gone."""
+        try:
+            await self.outcomes.fail(
+                pair.user_id, pair.character_id, str(entry.data["turn_id"]), 0, ids, reason
+            )
+            await self.queues.finish(pair, entry, release_marker=True)
+        except Exception:
+            log.exception("could not report the failure of turn %s", entry.data.get("turn_id"))

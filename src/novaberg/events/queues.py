@@ -88,6 +88,14 @@ end
 return false
 """
 
+# KEYS: marker; ARGV: value, ttl
+_REFRESH = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 0
+"""
+
 # KEYS: marker, processing, event_queue, active_pairs
 # ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
 _FINISH = """
@@ -155,6 +163,7 @@ class TurnQueues:
         self._begin = redis.register_script(_BEGIN_TURN)
         self._claim = redis.register_script(_CLAIM_EVENT)
         self._finish = redis.register_script(_FINISH)
+        self._refresh = redis.register_script(_REFRESH)
 
     async def begin_turn(self, pair: keys.Pair, turn_id: str) -> Claimed | None:
         """Take the marker and cut the front block, if no turn runs and no event waits."""
@@ -185,6 +194,14 @@ class TurnQueues:
             args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
         )
         return Claimed.parse(raw) if raw else None
+
+    async def refresh_marker(self, pair: keys.Pair, value: str) -> bool:
+        """Extend the marker's TTL while its turn makes progress (after every node): the
+        TTL brakes a turn that stopped moving, not a long one that still moves."""
+        refreshed = await self._refresh(
+            keys=[keys.turn_marker(pair)], args=[value, keys.TURN_MARKER_TTL]
+        )
+        return bool(refreshed)
 
     async def finish(
         self,

@@ -147,7 +147,8 @@ class Worker:
     async def recover_orphans(self) -> int:
         """Adopt and end the turns of every registered worker whose heartbeat expired."""
         recovered = 0
-        for other in await self.redis.smembers(keys.worker_registry()):
+        for member in await self.redis.smembers(keys.worker_registry()):
+            other = str(member)
             if other == self.worker_id or await self.redis.exists(keys.worker_heartbeat(other)):
                 continue
             log.warning("worker %s is dead (no heartbeat); recovering its turns", other)
@@ -157,7 +158,7 @@ class Worker:
                 raw = await self.redis.lmove(orphan_list, self.queues.processing, "RIGHT", "LEFT")
                 if raw is None:
                     break
-                await self._recover_entry(Claimed.parse(raw), WORKER_DIED)
+                await self._recover_entry(Claimed.parse(str(raw)), WORKER_DIED)
                 recovered += 1
             await self.redis.srem(keys.worker_registry(), other)
         return recovered
@@ -165,7 +166,7 @@ class Worker:
     async def _recover_list(self, processing: str, *, reason: str) -> int:
         count = 0
         for raw in await self.redis.lrange(processing, 0, -1):
-            await self._recover_entry(Claimed.parse(raw), reason)
+            await self._recover_entry(Claimed.parse(str(raw)), reason)
             count += 1
         return count
 
@@ -188,7 +189,7 @@ class Worker:
 
     async def _free_gate_slots(self, dead_worker: str) -> None:
         prefix = f"{dead_worker}:"
-        members = await self.redis.zrange(self.gate.key, 0, -1)
+        members = [str(m) for m in await self.redis.zrange(self.gate.key, 0, -1)]
         stale = [m for m in members if m.startswith(prefix)]
         if stale:
             await self.redis.zrem(self.gate.key, *stale)

@@ -139,4 +139,4 @@ def _row(
 
 def add_node(builder: StateGraph, name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> None:
     """`builder.add_node(name, wrap_node(name, fn, deps, graph))`."""
-    builder.add_node(name, wrap_node(name, fn, deps, graph))
+    builder.add_node(name, wrap_node(name, fn, deps, graph))  # type: ignore[call-overload]

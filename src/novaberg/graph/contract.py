@@ -88,9 +88,7 @@ class TurnGraphs(Protocol):
 
     def character_state(self, turn: CharacterTurn) -> dict[str, Any]: ...
 
-    def stream_character(
-        self, state: dict[str, Any]
-    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    def stream_character(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Yield `(node_name, state_after_node)` for each CharacterGraph node."""
         ...
 

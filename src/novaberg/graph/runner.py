@@ -12,12 +12,13 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Annotated, Any, Final, get_origin, get_type_hints
 
 from novaberg.graph.contract import CharacterTurn, GraphDeps, HumanTurn
 from novaberg.graph.human_graph import HUMAN_ROLES, build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.reiz import ORIGIN_OWN_THOUGHT, ORIGIN_USER, stimulus_origin
+from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 
 CHARACTER_ROLES: Final = {
@@ -40,16 +41,42 @@ def _fresh_channels() -> dict[str, Any]:
     return {"pending_writes": [], "node_annotations": [], "node_timings": {}}
 
 
+def _reducers() -> dict[str, Callable[[Any, Any], Any]]:
+    """Channel → reducer for the channels declared with one (Annotated[..., reducer])."""
+    hints = get_type_hints(ConversationState, include_extras=True)
+    found: dict[str, Callable[[Any, Any], Any]] = {}
+    for name, hint in hints.items():
+        if get_origin(hint) is Annotated:
+            reducer = hint.__metadata__[-1]
+            if callable(reducer):
+                found[name] = reducer
+    return found
+
+
+_REDUCERS: Final = _reducers()
+
+
+def merge_update(state: dict[str, Any], update: dict[str, Any] | None) -> None:
+    """Apply one node's update to `state` the way LangGraph's channels do."""
+    for key, value in (update or {}).items():
+        reducer = _REDUCERS.get(key)
+        state[key] = reducer(state.get(key), value) if reducer else value
+
+
 async def _stream(compiled: Any, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict]]:
-    """Yield (node, state after that node's step) using the updates + values stream modes."""
-    pending: list[str] = []
-    async for mode, chunk in compiled.astream(state, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            pending.extend(name for name in chunk if not name.startswith("__"))
-        elif mode == "values" and pending:
-            for name in pending:
-                yield name, chunk
-            pending = []
+    """Yield (node, state after that node) for every node run.
+
+    Streams only the per-node updates and folds them into a local copy of the state with
+    the channels' own reducers: the "values" stream mode would make LangGraph read every
+    channel after every step, which costs more than most nodes do.
+    """
+    current = dict(state)
+    async for chunk in compiled.astream(state, stream_mode="updates"):
+        for name, update in chunk.items():
+            if name.startswith("__"):
+                continue
+            merge_update(current, update)
+            yield name, dict(current)
 
 
 class GraphRuntime:
@@ -240,11 +267,12 @@ async def run_turn_inprocess(
         empfangen_am=runtime.deps.clock(),
     )
     result = TurnResult(turn_id=turn_id)
-    state: dict[str, Any] | None = runtime.human_state(human_turn)
+    initial = runtime.human_state(human_turn)
+    state: dict[str, Any] | None = initial
     failure = None
     started = time.perf_counter()
     try:
-        async for node, after in runtime.stream_human(state):
+        async for node, after in runtime.stream_human(initial):
             state = after
             ms = float((after.get("node_timings") or {}).get(node, 0.0))
             result.stages.append(("human", node, ms))
@@ -254,8 +282,6 @@ async def run_turn_inprocess(
     result.human_ms = (time.perf_counter() - started) * 1000
     result.human_state = state or {}
     result.event_payload = runtime.human_event_payload(human_turn, state, failure)
-    if failure is not None:
-        result.event_payload["pfad1_ausfall"] = failure
     if not with_character:
         return result
 

@@ -150,13 +150,17 @@ class LocalLLM(TextBackend):
             request["response_format"] = {"type": "json_object", "schema": json_schema}
         cancel = threading.Event()
         timeout = self.settings.llm_timeout
+        # The budget starts when generation starts, not while the call waits for
+        # the single model thread behind concurrent calls (tribunal judges).
         try:
-            text, prompt_tokens, completion_tokens = await asyncio.wait_for(
-                self._run(self._generate, request, cancel), timeout
+            text, prompt_tokens, completion_tokens, timed_out = await self._run(
+                self._generate, request, cancel, timeout
             )
-        except TimeoutError as exc:
+        except asyncio.CancelledError:
             cancel.set()
-            raise ModelTimeout(f"local model: no answer within {timeout:.1f}s") from exc
+            raise
+        if timed_out:
+            raise ModelTimeout(f"local model: no answer within {timeout:.1f}s")
         return Completion(
             text=text,
             model=self.model_name,
@@ -164,16 +168,24 @@ class LocalLLM(TextBackend):
             completion_tokens=completion_tokens,
         )
 
-    def _generate(self, request: dict[str, Any], cancel: threading.Event) -> tuple[str, int, int]:
-        """Runs on the worker thread; stops at the next token once `cancel` is set."""
-        if cancel.is_set():  # timed out while queued
-            return "", 0, 0
+    def _generate(
+        self, request: dict[str, Any], cancel: threading.Event, timeout: float
+    ) -> tuple[str, int, int, bool]:
+        """Runs on the worker thread; stops at the next token once `cancel` is set
+        or the time budget is spent (then the last flag is True)."""
+        if cancel.is_set():  # the caller gave up while queued
+            return "", 0, 0, False
+        deadline = time.monotonic() + timeout
+        timed_out = False
         model = _load(self.model_path, self.settings)
         parts: list[str] = []
         stream = model.create_chat_completion(stream=True, **request)
         try:
             for chunk in stream:
                 if cancel.is_set():
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
                     break
                 delta = chunk["choices"][0].get("delta", {}).get("content")
                 if delta:
@@ -182,4 +194,4 @@ class LocalLLM(TextBackend):
             stream.close()
         completion_tokens = len(parts)  # one streamed chunk per generated token
         prompt_tokens = max(int(model.n_tokens) - completion_tokens, 0)
-        return "".join(parts), prompt_tokens, completion_tokens
+        return "".join(parts), prompt_tokens, completion_tokens, timed_out

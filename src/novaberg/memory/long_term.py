@@ -300,7 +300,7 @@ class LongTermMemory:
         return outcome
 
     async def _reinforce(
-        self, conn: AsyncConnection, key: str, node: Mapping[str, Any], now: datetime
+        self, conn: AsyncConnection[Any], key: str, node: Mapping[str, Any], now: datetime
     ) -> PromotionOutcome:
         node_id = int(node["id"])
         cosine = float(node["cosine"])
@@ -333,7 +333,7 @@ class LongTermMemory:
 
     async def _create(
         self,
-        conn: AsyncConnection,
+        conn: AsyncConnection[Any],
         pair: Pair,
         key: str,
         fields: Mapping[str, str],
@@ -385,7 +385,7 @@ class LongTermMemory:
 
     async def _connect(
         self,
-        conn: AsyncConnection,
+        conn: AsyncConnection[Any],
         pair: Pair,
         node: Mapping[str, Any],
         vector: Sequence[float],
@@ -407,7 +407,7 @@ class LongTermMemory:
             limit=EDGE_OVERLAP_CANDIDATES,
         ):
             candidates.setdefault(int(row["id"]), row)
-        precision = node.get("timeline_praezision")
+        precision = str(node.get("timeline_praezision") or "")
         moment = node.get("timeline_zeit")
         if precision in edges.TIMELINE_TOLERANCE_DAYS and moment is not None:
             for row in await lzg.timeline_candidates(
@@ -442,7 +442,7 @@ class LongTermMemory:
         await lzg.upsert_edges(conn, rows, now)
         return len(rows)
 
-    async def recompute_edges(self, conn: AsyncConnection, node_id: int) -> int:
+    async def recompute_edges(self, conn: AsyncConnection[Any], node_id: int) -> int:
         """After a reinforcement: every edge of the node from the ends' current weights."""
         updates: list[tuple[float, float, int]] = []
         for edge in await lzg.edges_touching(conn, node_id):

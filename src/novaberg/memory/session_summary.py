@@ -106,7 +106,7 @@ async def summarise_if_needed(
     length = int(await redis.llen(turns_key))
     if length <= SUMMARY_ABOVE:
         return SummaryOutcome("nichts", length)
-    oldest = list(await redis.lrange(turns_key, 0, SUMMARY_BATCH - 1))
+    oldest = [str(item) for item in await redis.lrange(turns_key, 0, SUMMARY_BATCH - 1)]
     previous = await redis.get(keys.session_summary(pair)) or ""
     lines = [
         _turn_line(i, turn, character_label) for i, turn in enumerate(_decode(oldest), start=1)

@@ -285,6 +285,9 @@ class ShortTermMemory:
             inhalt = hit.fields.get("inhalt", "").strip()
             if hit.similarity < threshold or not inhalt:
                 continue
+            if parse_number(hit.fields.get("salienz")) is None:
+                log.error("kzg %s: entry %s has no readable salienz; skipped", pair, hit.key)
+                continue
             entries.append(context_entry(hit))
         return entries
 
@@ -436,7 +439,7 @@ def context_entry(hit: KzgHit) -> ContextEntry:
         quelle=SOURCE_SHORT_TERM,
         subtyp=f.get("dimension") or DEFAULT_DIMENSION,
         inhalt=f.get("inhalt", "").strip(),
-        gewicht=0.0 if salience is None else salience,
+        gewicht=float(salience or 0.0),  # retrieve() drops entries without a salience
         meta={
             "key": hit.key,
             "similarity": hit.similarity,

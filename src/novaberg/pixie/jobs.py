@@ -10,14 +10,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import redis.asyncio as aioredis
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.llm.gate import ModelGate
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
 from novaberg.memory.long_term import LongTermMemory
-from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
+from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
 from novaberg.store.kzg import KzgStore
 
@@ -82,3 +87,16 @@ def default_jobs() -> list[Job]:
         Job("ziel_decay", 0.2, DAY, goal_decay_job, LANE_CPU, "motivation decay of goals"),
         Job("charakter", 0.3, 600, character_job, LANE_LLM, "distil the five profile layers"),
     ]
+
+
+def build_scheduler(
+    redis: aioredis.Redis,
+    pool: AsyncConnectionPool,
+    model: Any,
+    *,
+    gate: ModelGate | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Scheduler:
+    """The Pixie scheduler with today's jobs. Start it (when `settings.pixie` is on) with
+    `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it."""
+    return Scheduler(JobContext(redis, pool, model, clock=clock, gate=gate), default_jobs())

@@ -43,7 +43,7 @@ def _as_profile(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def read_profile(
-    conn: AsyncConnection, user_id: str, character_id: str
+    conn: AsyncConnection[Any], user_id: str, character_id: str
 ) -> dict[str, Any] | None:
     """Row (user_id, character_id) as {core, adaptive, relationship, intentions, emotions,
     updated{...}, nutzer_gewichtung, ...}; None when the row does not exist."""
@@ -53,7 +53,7 @@ async def read_profile(
 
 
 async def read_pair_profiles(
-    conn: AsyncConnection, pair: Pair
+    conn: AsyncConnection[Any], pair: Pair
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """(the user's profile = row (u, c), the character's profile = row (c, u))."""
     return (
@@ -63,7 +63,7 @@ async def read_pair_profiles(
 
 
 async def upsert_layers(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     user_id: str,
     character_id: str,
     layers: Mapping[str, str],

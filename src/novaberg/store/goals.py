@@ -61,7 +61,7 @@ def goal_owner(pair: Pair) -> tuple[str, str]:
 
 
 async def active_goals(
-    conn: AsyncConnection, pair: Pair, now: datetime, *, with_embedding: bool = True
+    conn: AsyncConnection[Any], pair: Pair, now: datetime, *, with_embedding: bool = True
 ) -> list[dict[str, Any]]:
     """The pair's active goals with live motivation; faded medium-term goals are left out.
 
@@ -87,7 +87,7 @@ async def active_goals(
     return goals
 
 
-async def all_goals(conn: AsyncConnection, pair: Pair) -> list[dict[str, Any]]:
+async def all_goals(conn: AsyncConnection[Any], pair: Pair) -> list[dict[str, Any]]:
     """Every goal of the pair, active ones first (read API)."""
     subject, counterpart = goal_owner(pair)
     cur = await conn.execute(
@@ -99,7 +99,7 @@ async def all_goals(conn: AsyncConnection, pair: Pair) -> list[dict[str, Any]]:
 
 
 async def insert_goal(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     pair: Pair,
     *,
     zielsatz: str,
@@ -136,7 +136,7 @@ async def insert_goal(
     return int(row["id"])
 
 
-async def decay_all(conn: AsyncConnection, now: datetime) -> tuple[int, int]:
+async def decay_all(conn: AsyncConnection[Any], now: datetime) -> tuple[int, int]:
     """Store the live motivation of every active medium-term goal; deactivate faded ones.
 
     Returns (updated, deactivated).

@@ -148,6 +148,11 @@ def kzg_index(pair: Pair) -> str:
     return f"kzg_index:{pair}"
 
 
+def kzg_index_version(pair: Pair) -> str:
+    """Counter bumped whenever a pair's KZG index changes (lets readers keep a cache)."""
+    return f"kzg_index_version:{pair}"
+
+
 def promotion_queue(user_id: str) -> str:
     return f"queue:{user_id}"
 

@@ -15,6 +15,7 @@ This module stores what it is given: no model calls and no salience rules (those
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import Any, Final
 import numpy as np
 import redis.asyncio as aioredis
 from redis.client import NEVER_DECODE
+from redis.exceptions import NoScriptError
 
 from novaberg.store import keys
 from novaberg.store.keys import Pair
@@ -43,21 +45,88 @@ every write, so an abandoned pair's index disappears on its own."""
 CACHE_PAIRS: Final = 64
 """Pairs whose vectors stay cached in this process (least recently searched evicted)."""
 
+VECTOR_BATCH: Final = 2000
+"""Vectors fetched per script call (bounds one reply to ~3 MB at 384 dims)."""
+
 FETCH_CHUNK: Final = 16
 """Hits re-read from Redis per round while filling the top k (expired keys are skipped)."""
 
 _DTYPE: Final = np.dtype("<f4")
 
-# KEYS[1]=entry, KEYS[2]=index; ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3..]=field, value
+# KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version; ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s,
+# ARGV[3..]=field, value
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], KEYS[1])
+redis.call('INCR', KEYS[3])
 if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
   redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
 return 1
+"""
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3..]=keys to drop
+_FORGET = """
+local n = redis.call('SREM', KEYS[1], unpack(KEYS, 3))
+if n > 0 then redis.call('INCR', KEYS[2]) end
+return n
+"""
+
+# KEYS[1]=index, KEYS[2]=version -> {version, members joined by newline}
+# (one bulk reply: the pure-Python RESP parser is slow on thousands of small replies)
+_MEMBERS = """
+return {redis.call('GET', KEYS[2]) or '0', table.concat(redis.call('SMEMBERS', KEYS[1]), '\\n')}
+"""
+
+# KEYS=entry keys; ARGV[1]=expected byte length ->
+# {concatenated vectors of the good keys, cjson [missing indices], cjson [other-size indices]}
+_VECTORS = """
+local parts, missing, other = {}, {}, {}
+local size = tonumber(ARGV[1])
+for i, k in ipairs(KEYS) do
+  local v = redis.call('HGET', k, 'embedding')
+  if not v then
+    missing[#missing + 1] = i
+  elseif #v ~= size then
+    other[#other + 1] = i
+  else
+    parts[#parts + 1] = v
+  end
+end
+return {table.concat(parts), cjson.encode(missing), cjson.encode(other)}
+"""
+
+# KEYS[1]=index, KEYS[2]=version; ARGV[1]=expected byte length -> {version, good keys joined
+# by newline, their concatenated vectors, cjson [missing keys], cjson [other-size keys]}
+_PAIR_VECTORS = """
+local parts, good, missing, other = {}, {}, {}, {}
+local size = tonumber(ARGV[1])
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('HGET', k, 'embedding')
+  if not v then
+    missing[#missing + 1] = k
+  elseif #v ~= size then
+    other[#other + 1] = k
+  else
+    parts[#parts + 1] = v
+    good[#good + 1] = k
+  end
+end
+return {redis.call('GET', KEYS[2]) or '0', table.concat(good, '\\n'), table.concat(parts),
+        cjson.encode(missing), cjson.encode(other)}
+"""
+
+# KEYS[1]=index -> cjson [[key, themen, salienz_eingang, haeufigkeit, user_id], ...]
+_THEME_ROWS = """
+local out = {}
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local r = redis.call('HMGET', k, 'themen', 'salienz_eingang', 'haeufigkeit', 'user_id')
+  out[#out + 1] = {k, r[1], r[2], r[3], r[4]}
+end
+return cjson.encode(out)
 """
 
 # KEYS[1]=entry, KEYS[2]=index; ARGV[1]=salienz, ARGV[2]=tier ttl_ms, ARGV[3]=index_ttl_s
@@ -136,7 +205,7 @@ class ThemeRow:
 
 @dataclass
 class _PairCache:
-    members: frozenset[str]
+    version: str
     keys: list[str]
     matrix: np.ndarray  # rows L2-normalised, float32
 
@@ -172,6 +241,11 @@ class KzgStore:
         self._vectors: dict[str, np.ndarray] = {}
         self._pairs: OrderedDict[Pair, _PairCache] = OrderedDict()
         self._create = redis.register_script(_CREATE)
+        self._forget = redis.register_script(_FORGET)
+        self._members = redis.register_script(_MEMBERS)
+        self._vectors_script = redis.register_script(_VECTORS)
+        self._pair_vectors = redis.register_script(_PAIR_VECTORS)
+        self._theme_rows = redis.register_script(_THEME_ROWS)
         self._resalience = redis.register_script(_RESALIENCE)
         self._increment = redis.register_script(_INCREMENT)
         self._mark = redis.register_script(_MARK_PROMOTION)
@@ -194,10 +268,11 @@ class KzgStore:
         """
         payload = _flat({**fields, FIELD_EMBEDDING: encode_vector(vector)})
         index = keys.kzg_index(pair)
+        version = keys.kzg_index_version(pair)
         for offset in range(1000):
             key = keys.kzg_entry(pair, epoch_ms + offset)
             created = await self._create(
-                keys=[key, index], args=[int(ttl_seconds * 1000), INDEX_TTL, *payload]
+                keys=[key, index, version], args=[int(ttl_seconds * 1000), INDEX_TTL, *payload]
             )
             if int(created) == 1:
                 return key
@@ -237,13 +312,24 @@ class KzgStore:
         return KzgEntry(key, fields, vector)
 
     async def members(self, pair: Pair) -> set[str]:
-        return set(await self.redis.smembers(keys.kzg_index(pair)))
+        return (await self._members_versioned(pair))[1]
+
+    async def _members_versioned(self, pair: Pair) -> tuple[str, set[str]]:
+        version, joined = await self._members(
+            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair)]
+        )
+        return str(version), {m for m in str(joined).split("\n") if m}
+
+    async def _version(self, pair: Pair) -> str:
+        return str(await self.redis.get(keys.kzg_index_version(pair)) or "0")
 
     async def forget(self, pair: Pair, gone: Sequence[str]) -> None:
         """Drop expired keys from the index (and the cache)."""
         if not gone:
             return
-        await self.redis.srem(keys.kzg_index(pair), *gone)
+        await self._forget(
+            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), *gone], args=[]
+        )
         for key in gone:
             self._vectors.pop(key, None)
 
@@ -274,20 +360,14 @@ class KzgStore:
 
     async def theme_rows(self, pair: Pair) -> list[ThemeRow]:
         """themen / salienz_eingang / haeufigkeit of every live entry (prunes the index)."""
-        members = list(await self.members(pair))
-        if not members:
-            return []
-        pipe = self.redis.pipeline(transaction=False)
-        for key in members:
-            pipe.hmget(key, ["themen", "salienz_eingang", "haeufigkeit", "user_id"])
-        raw = await pipe.execute()
+        raw = json.loads(await self._theme_rows(keys=[keys.kzg_index(pair)]))
         rows: list[ThemeRow] = []
         gone: list[str] = []
-        for key, (themen, intake, frequency, owner) in zip(members, raw, strict=True):
-            if owner is None:
+        for key, themen, intake, frequency, owner in raw if isinstance(raw, list) else []:
+            if not owner:
                 gone.append(key)
                 continue
-            rows.append(ThemeRow(key, themen or "", intake, frequency))
+            rows.append(ThemeRow(key, themen or "", intake or None, frequency or None))
         await self.forget(pair, gone)
         return rows
 
@@ -306,12 +386,15 @@ class KzgStore:
         cache = await self._matrix(pair, query.shape[0])
         if cache is None:
             return []
-        scores = cache.matrix @ (query / norm)
-        order = np.argsort(-scores, kind="stable")
+        # einsum: a plain single-threaded loop; BLAS threads only lose on 2 busy cores
+        scores = np.einsum("ij,j->i", cache.matrix, query / norm, optimize=False)
+        order = _best_first(scores, k + FETCH_CHUNK)
         hits: list[KzgHit] = []
         gone: list[str] = []
         start = 0
-        while len(hits) < k and start < len(order):
+        while len(hits) < k and start < len(scores):
+            if start >= len(order):  # more expired entries than expected: rank them all
+                order = _best_first(scores, len(scores))
             chunk = [int(i) for i in order[start : start + max(FETCH_CHUNK, k)]]
             start += len(chunk)
             pipe = self.redis.pipeline(transaction=False)
@@ -332,55 +415,58 @@ class KzgStore:
         return hits
 
     async def _matrix(self, pair: Pair, dim: int) -> _PairCache | None:
-        members = frozenset(await self.members(pair))
+        cached = self._pairs.get(pair)
+        if (
+            cached is not None
+            and cached.matrix.shape[1] == dim
+            and await self._version(pair) == cached.version
+        ):
+            self._pairs.move_to_end(pair)
+            return cached
+        block: np.ndarray | None = None
+        if cached is None:  # first search of this pair: everything in one reply
+            version, members, fetched, gone, other, block = await self._fetch_pair(pair, dim)
+        else:  # only the vectors this process has not seen yet
+            version, members = await self._members_versioned(pair)
+            wanted = sorted(k for k in members if k not in self._vectors)
+            fetched, gone, other = await self._fetch_vectors(wanted, dim)
         if not members:
             self._pairs.pop(pair, None)
             return None
-        cached = self._pairs.get(pair)
-        if cached is not None and cached.members == members and cached.matrix.shape[1] == dim:
-            self._pairs.move_to_end(pair)
-            return cached
-        missing = [key for key in members if key not in self._vectors]
-        fetched: dict[str, np.ndarray] = {}
-        gone: list[str] = []
-        if missing:
-            pipe = self.redis.pipeline(transaction=False)
-            for key in missing:
-                pipe.execute_command("HGET", key, FIELD_EMBEDDING, **{NEVER_DECODE: True})
-            for key, raw in zip(missing, await pipe.execute(), strict=True):
-                vec = decode_vector(raw)
-                if vec is None:
-                    gone.append(key)
-                else:
-                    fetched[key] = vec
         if gone:
             await self.forget(pair, gone)
+            version = await self._version(pair)
+        if other:
+            log.error(
+                "kzg %s: %d entries have another embedding dimension than %d", pair, len(other), dim
+            )
         if self.cache_vectors:
             self._vectors.update(fetched)
-        rows: list[str] = []
-        vectors: list[np.ndarray] = []
-        skipped = 0
-        for key in sorted(members - set(gone)):
-            vec = fetched.get(key)
-            if vec is None:
-                vec = self._vectors.get(key)
-            if vec is None:
-                continue
-            if vec.shape[0] != dim:
-                skipped += 1
-                continue
-            rows.append(key)
-            vectors.append(vec)
-        if skipped:
-            log.error(
-                "kzg %s: %d entries have another embedding dimension than %d", pair, skipped, dim
-            )
-        if not rows:
-            return None
-        matrix = np.vstack(vectors).astype(np.float32, copy=False)
+        if block is not None:  # the reply's block is the matrix already, in reply order
+            rows = list(fetched)
+            if not rows:
+                return None
+            matrix = block
+        else:
+            rows = []
+            vectors: list[np.ndarray] = []
+            skip = set(gone) | set(other)
+            for key in sorted(members):
+                if key in skip:
+                    continue
+                vec = fetched.get(key)
+                if vec is None:
+                    vec = self._vectors.get(key)
+                if vec is None or vec.shape[0] != dim:
+                    continue
+                rows.append(key)
+                vectors.append(vec)
+            if not rows:
+                return None
+            matrix = np.vstack(vectors).astype(np.float32, copy=False)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        entry = _PairCache(members - frozenset(gone), rows, matrix / norms)
+        entry = _PairCache(version, rows, matrix / norms)
         if self.cache_vectors:
             self._pairs[pair] = entry
             self._pairs.move_to_end(pair)
@@ -389,6 +475,80 @@ class KzgStore:
                 for key in old.keys:
                     self._vectors.pop(key, None)
         return entry
+
+    async def _fetch_pair(
+        self, pair: Pair, dim: int
+    ) -> tuple[str, set[str], dict[str, np.ndarray], list[str], list[str], np.ndarray | None]:
+        """(version, members, vectors, missing keys, other-dimension keys, the vectors as one
+        matrix in the order of `vectors`) in one script call."""
+        raw = await self._binary_script(
+            self._pair_vectors,
+            [keys.kzg_index(pair), keys.kzg_index_version(pair)],
+            [dim * _DTYPE.itemsize],
+        )
+        version, joined, blob, lost, odd = raw
+        good = [k for k in joined.decode("utf-8").split("\n") if k]
+        missing = [str(k) for k in _as_list(lost)]
+        other = [str(k) for k in _as_list(odd)]
+        found: dict[str, np.ndarray] = {}
+        matrix = None
+        if good:
+            matrix = np.frombuffer(blob, dtype=_DTYPE).reshape(len(good), dim)
+            found = {key: matrix[row] for row, key in enumerate(good)}
+        members = set(good) | set(missing) | set(other)
+        return version.decode("utf-8"), members, found, missing, other, matrix
+
+    async def _fetch_vectors(
+        self, wanted: Sequence[str], dim: int
+    ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+        """Vectors of `wanted` in one reply: (found, missing keys, other-dimension keys)."""
+        found: dict[str, np.ndarray] = {}
+        missing: list[str] = []
+        other: list[str] = []
+        size = dim * _DTYPE.itemsize
+        for start in range(0, len(wanted), VECTOR_BATCH):
+            batch = list(wanted[start : start + VECTOR_BATCH])
+            blob, lost, odd = await self._binary_script(self._vectors_script, batch, [size])
+            lost_i = _indices(lost)
+            odd_i = _indices(odd)
+            missing += [batch[i - 1] for i in lost_i]
+            other += [batch[i - 1] for i in odd_i]
+            bad = set(lost_i) | set(odd_i)
+            good = [key for i, key in enumerate(batch, start=1) if i not in bad]
+            matrix = np.frombuffer(blob, dtype=_DTYPE).reshape(len(good), dim) if good else None
+            for row, key in enumerate(good):
+                assert matrix is not None
+                found[key] = matrix[row]
+        return found, missing, other
+
+    async def _binary_script(self, script: Any, keys_: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run a registered script without decoding its (binary) reply."""
+        try:
+            return await self.redis.execute_command(
+                "EVALSHA", script.sha, len(keys_), *keys_, *args, **{NEVER_DECODE: True}
+            )
+        except NoScriptError:
+            return await self.redis.execute_command(
+                "EVAL", script.script, len(keys_), *keys_, *args, **{NEVER_DECODE: True}
+            )
+
+
+def _best_first(scores: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` highest scores, best first (argpartition, then sort)."""
+    if count >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    top = np.argpartition(-scores, count - 1)[:count]
+    return top[np.argsort(-scores[top], kind="stable")]
+
+
+def _as_list(raw: bytes | str) -> list[Any]:
+    """cjson encodes an empty Lua table as {}; a JSON list otherwise."""
+    value = json.loads(raw)
+    return value if isinstance(value, list) else []
+
+
+def _indices(raw: bytes | str) -> list[int]:
+    return [int(i) for i in _as_list(raw)]
 
 
 def _as_mapping(raw: Any) -> dict[bytes, bytes]:

@@ -71,7 +71,7 @@ def as_vector(vector: Sequence[float] | np.ndarray) -> np.ndarray:
     return np.asarray(vector, dtype=np.float32)
 
 
-async def set_search_params(conn: AsyncConnection, ef_search: int = EF_SEARCH) -> None:
+async def set_search_params(conn: AsyncConnection[Any], ef_search: int = EF_SEARCH) -> None:
     """Per-transaction HNSW settings (call inside `conn.transaction()`)."""
     await conn.execute(
         "SELECT set_config('hnsw.ef_search', %s, true),"
@@ -80,7 +80,7 @@ async def set_search_params(conn: AsyncConnection, ef_search: int = EF_SEARCH) -
     )
 
 
-async def insert_node(conn: AsyncConnection, node: Mapping[str, Any]) -> int | None:
+async def insert_node(conn: AsyncConnection[Any], node: Mapping[str, Any]) -> int | None:
     """Insert a node; None if a node for this `kzg_quell_key` already exists."""
     values = [node.get(col) for col in INSERT_COLUMNS]
     values[INSERT_COLUMNS.index("embedding")] = as_vector(node["embedding"])
@@ -94,20 +94,20 @@ async def insert_node(conn: AsyncConnection, node: Mapping[str, Any]) -> int | N
     return None if row is None else int(row["id"])
 
 
-async def node_by_source(conn: AsyncConnection, kzg_key: str) -> dict[str, Any] | None:
+async def node_by_source(conn: AsyncConnection[Any], kzg_key: str) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.kzg_quell_key = %s", (kzg_key,)
     )
     return await cur.fetchone()
 
 
-async def get_node(conn: AsyncConnection, node_id: int) -> dict[str, Any] | None:
+async def get_node(conn: AsyncConnection[Any], node_id: int) -> dict[str, Any] | None:
     cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = %s", (node_id,))
     return await cur.fetchone()
 
 
 async def nearest(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     pair: Pair,
     vector: Sequence[float] | np.ndarray,
     k: int,
@@ -138,7 +138,7 @@ async def nearest(
 
 
 async def overlap_candidates(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     pair: Pair,
     vector: Sequence[float] | np.ndarray,
     *,
@@ -169,7 +169,7 @@ async def overlap_candidates(
 
 
 async def timeline_candidates(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     pair: Pair,
     vector: Sequence[float] | np.ndarray,
     *,
@@ -202,7 +202,7 @@ async def timeline_candidates(
 
 
 async def set_weights(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     node_id: int,
     *,
     raw: float,
@@ -225,7 +225,7 @@ EdgeRow = tuple[int, int, float, float, list[str], list[int], list[str], float |
 timeline_naehe_tage, embedding_cosine_initial)."""
 
 
-async def upsert_edges(conn: AsyncConnection, rows: Iterable[EdgeRow], now: datetime) -> int:
+async def upsert_edges(conn: AsyncConnection[Any], rows: Iterable[EdgeRow], now: datetime) -> int:
     """Insert directed edges; an existing (a, b) gets the new weights only."""
     batch = [(*row, len(row[4]), now) for row in rows]
     if not batch:
@@ -243,7 +243,7 @@ async def upsert_edges(conn: AsyncConnection, rows: Iterable[EdgeRow], now: date
     return len(batch)
 
 
-async def edges_touching(conn: AsyncConnection, node_id: int) -> list[dict[str, Any]]:
+async def edges_touching(conn: AsyncConnection[Any], node_id: int) -> list[dict[str, Any]]:
     """Every directed edge from or to a node, with both ends' weight, themes and precision."""
     cur = await conn.execute(
         "SELECT e.id, e.knoten_a_id, e.knoten_b_id, e.verbindungs_gruende,"
@@ -261,7 +261,7 @@ async def edges_touching(conn: AsyncConnection, node_id: int) -> list[dict[str, 
 
 
 async def set_edge_weights(
-    conn: AsyncConnection, updates: Iterable[tuple[float, float, int]]
+    conn: AsyncConnection[Any], updates: Iterable[tuple[float, float, int]]
 ) -> None:
     """(gewicht_roh, gewicht_absolut, edge id) for recomputed edges."""
     batch = list(updates)
@@ -274,7 +274,7 @@ async def set_edge_weights(
 
 
 async def outgoing(
-    conn: AsyncConnection, steps: Sequence[tuple[int, int | None]], k: int
+    conn: AsyncConnection[Any], steps: Sequence[tuple[int, int | None]], k: int
 ) -> list[dict[str, Any]]:
     """For each (node, predecessor): its k strongest outgoing edges to active nodes, never
     back to the predecessor (spreading activation, spec pipeline §9 "LZG read")."""
@@ -299,7 +299,7 @@ async def outgoing(
     return list(await cur.fetchall())
 
 
-async def mark_retrieved(conn: AsyncConnection, node_ids: Sequence[int], now: datetime) -> int:
+async def mark_retrieved(conn: AsyncConnection[Any], node_ids: Sequence[int], now: datetime) -> int:
     """abrufe + 1, abgerufen_am = now: decay then measures from this use."""
     if not node_ids:
         return 0
@@ -311,7 +311,7 @@ async def mark_retrieved(conn: AsyncConnection, node_ids: Sequence[int], now: da
 
 
 async def decay_batch(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     *,
     now: datetime,
     rate_per_day: float,
@@ -343,7 +343,7 @@ async def decay_batch(
 
 
 async def list_nodes(
-    conn: AsyncConnection,
+    conn: AsyncConnection[Any],
     pair: Pair,
     *,
     include_inactive: bool = False,
@@ -361,7 +361,7 @@ async def list_nodes(
     return list(await cur.fetchall())
 
 
-async def count_nodes(conn: AsyncConnection, pair: Pair) -> dict[str, int]:
+async def count_nodes(conn: AsyncConnection[Any], pair: Pair) -> dict[str, int]:
     cur = await conn.execute(
         "SELECT count(*) FILTER (WHERE aktiv) AS aktiv, count(*) AS gesamt FROM lzg_knoten"
         " WHERE user_id = %s AND character_id = %s",
@@ -371,12 +371,12 @@ async def count_nodes(conn: AsyncConnection, pair: Pair) -> dict[str, int]:
     return {"aktiv": int(row["aktiv"]), "gesamt": int(row["gesamt"])} if row else {}
 
 
-async def link_turn(conn: AsyncConnection, kzg_key: str, node_id: int) -> None:
+async def link_turn(conn: AsyncConnection[Any], kzg_key: str, node_id: int) -> None:
     """Fill `verbindung.lzg_id` for the promoted short-term key (spec pipeline §9)."""
     await conn.execute("UPDATE verbindung SET lzg_id = %s WHERE kzg_id = %s", (node_id, kzg_key))
 
 
-async def purge_pipeline_log(conn: AsyncConnection, before: datetime) -> int:
+async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> int:
     """Delete pipeline_log rows older than `before`, except `turn_roh` (kept forever)."""
     cur = await conn.execute(
         "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> 'turn_roh'", (before,)

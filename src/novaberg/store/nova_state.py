@@ -19,7 +19,8 @@ from novaberg.store.keys import Pair
 
 async def read_raw(redis: aioredis.Redis, pair: Pair) -> dict[str, str]:
     """The stored hash as strings ({} when Nova has never been persisted for this pair)."""
-    return dict(await redis.hgetall(keys.nova_state(pair)))
+    stored = await redis.hgetall(keys.nova_state(pair))
+    return {str(key): str(value) for key, value in stored.items()}
 
 
 async def load(
@@ -52,5 +53,5 @@ async def save(
 ) -> dict[str, str]:
     """HSET the 12 fields (+ `nutzer_zeit` on user turns); no TTL. Returns what was written."""
     fields = nova_state_fields(emotion, raum, now, nutzer_zeit)
-    await redis.hset(keys.nova_state(pair), mapping=fields)
+    await redis.hset(keys.nova_state(pair), mapping=dict(fields))  # type: ignore[arg-type]
     return fields

@@ -218,4 +218,4 @@ async def read_turn(pool: AsyncConnectionPool, turn_id: str) -> list[dict[str, A
             " FROM pipeline_log WHERE turn_id = %s ORDER BY erstellt_am, id",
             (turn_id,),
         )
-        return list(await cur.fetchall())
+        return [dict(row) for row in await cur.fetchall()]

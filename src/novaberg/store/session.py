@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -18,6 +19,22 @@ from novaberg.store import keys
 from novaberg.store.keys import Pair
 
 log = logging.getLogger(__name__)
+
+try:  # user turns carry an embedding; orjson parses a long session several times faster
+    import orjson
+
+    def _dumps(turn: dict[str, Any]) -> str:
+        return orjson.dumps(turn).decode("utf-8")
+
+    _loads: Callable[[str], Any] = orjson.loads
+    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, TypeError)
+except ImportError:  # pragma: no cover - orjson comes with langgraph
+
+    def _dumps(turn: dict[str, Any]) -> str:
+        return json.dumps(turn, ensure_ascii=False)
+
+    _loads = json.loads
+    _DECODE_ERRORS = (ValueError, TypeError)
 
 VIEW_PAIRS: Final = 5
 VIEW_WIDTH: Final = 100
@@ -30,7 +47,7 @@ ROLE_ASSISTANT: Final = "assistant"
 async def append_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -> int:
     """RPUSH one complete turn and refresh the session TTL; returns the new list length."""
     key = keys.session_turns(pair)
-    payload = json.dumps(turn, ensure_ascii=False)
+    payload = _dumps(turn)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.rpush(key, payload)
         pipe.expire(key, keys.SESSION_TTL)
@@ -48,8 +65,8 @@ async def read_turns(
     turns: list[dict[str, Any]] = []
     for item in raw:
         try:
-            turn = json.loads(item)
-        except (TypeError, ValueError):
+            turn = _loads(str(item))
+        except _DECODE_ERRORS:
             log.error("session %s: unreadable turn skipped: %.80r", pair, item)
             continue
         if isinstance(turn, dict):
@@ -62,7 +79,7 @@ async def read_turns(
 async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:
     """The LLM summary of older turns, "" if none."""
     value = await redis.get(keys.session_summary(pair))
-    return value or ""
+    return str(value) if value else ""
 
 
 def _clip(text: str, width: int) -> str:
@@ -88,5 +105,7 @@ def numbered_view(
             lines.append(f"[{number}] {character_label}: {text}")
         else:
             emotion = turn.get("emotion") or "neutral"
-            lines.append(f"[{number}] USER ({emotion}): {text}")
+            answer = recent[number] if number < len(recent) else {}
+            marker = f" {answer['marker']}" if answer.get("marker") else ""
+            lines.append(f"[{number}] USER ({emotion}){marker}: {text}")
     return "\n".join(lines)

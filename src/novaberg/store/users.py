@@ -10,6 +10,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -93,7 +94,7 @@ async def user_for_token(pool: AsyncConnectionPool, token: str) -> str | None:
         cur = await conn.execute(
             "SELECT user_id FROM api_tokens WHERE token_hash = %s", (hash_token(token),)
         )
-        row = await cur.fetchone()
+        row: Any = await cur.fetchone()
     return None if row is None else str(row["user_id"])
 
 
@@ -116,10 +117,12 @@ async def list_users(pool: AsyncConnectionPool) -> list[dict[str, object]]:
             "FROM users u LEFT JOIN api_tokens t ON t.user_id = u.user_id "
             "GROUP BY u.user_id, u.display_name ORDER BY u.user_id"
         )
-        return list(await cur.fetchall())
+        rows: list[Any] = await cur.fetchall()
+        return [dict(r) for r in rows]
 
 
 async def known_characters(pool: AsyncConnectionPool) -> set[str]:
     async with pool.connection() as conn:
         cur = await conn.execute("SELECT character_id FROM characters")
-        return {str(r["character_id"]) for r in await cur.fetchall()}
+        rows: list[Any] = await cur.fetchall()
+        return {str(r["character_id"]) for r in rows}

@@ -13,9 +13,11 @@
     character: meta("novaberg-character") || "nova",
     clientId: sessionStorage.getItem("novaberg-client") || crypto.randomUUID().replace(/-/g, ""),
     lastSeq: null,        // highest seq seen; reconnects ask for what came after
-    mine: new Map(),      // nachrichten_id -> <li> of an utterance sent from this tab
+    mine: new Set(),      // nachrichten_ids this tab sent (and had acknowledged)
+    rows: new Map(),      // nachrichten_id -> <li> of an utterance shown here (any device)
     open: new Set(),      // my ids still waiting for an outcome
     inflight: new Set(),  // POSTs not yet acknowledged (their ids are unknown so far)
+    answered: new Set(),  // turn ids whose outcome arrived: their post-run stays off the line
     socket: null,
     retryDelay: 500,
   };
@@ -52,7 +54,7 @@
   // Place `li` after the last of my utterances it refers to (and after any answers
   // already following it); otherwise at the end.
   function placeAfter(ids, li) {
-    const anchors = ids.map((id) => state.mine.get(id)).filter(Boolean);
+    const anchors = ids.map((id) => state.rows.get(id)).filter(Boolean);
     if (!anchors.length) return append(li);
     let anchor = anchors.reduce((a, b) =>
       a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? b : a);
@@ -86,8 +88,10 @@
     $("emotion").textContent = emotion || "– (nicht gemessen)";
     $("arousal").textContent = arousal === null ? "– (nicht gemessen)" : arousal.toFixed(2);
     $("arousal-bar").style.width = arousal === null ? "0" : `${Math.round(arousal * 100)}%`;
-    $("style").textContent = msg.sprach_stil || "–";
-    $("mode").textContent = msg.gespraechs_modus || "–";
+    $("vector").textContent = msg.emotions_vektor || "– (nicht gemessen)";
+    const conflict = msg.nova_emotion_konflikt;
+    $("conflict").textContent = conflict === undefined || conflict === null ? "–"
+      : (typeof conflict === "object" ? JSON.stringify(conflict) : String(conflict));
   }
 
   // ---------- sending ----------
@@ -113,7 +117,8 @@
       }
       li.dataset.id = body.nachrichten_id;
       li.dataset.text = text;
-      state.mine.set(body.nachrichten_id, li);
+      state.mine.add(body.nachrichten_id);
+      state.rows.set(body.nachrichten_id, li);
       state.open.add(body.nachrichten_id);
     } catch (err) {
       li.classList.remove("pending");
@@ -159,11 +164,12 @@
     else if (!ours.length) badge(li, "Antwort an ein anderes Gerät");
     ours.forEach((id) => {
       state.open.delete(id);
-      state.mine.get(id).classList.remove("pending");
+      state.rows.get(id).classList.remove("pending");
     });
-    if (ours.length) placeAfter(ours, li);
+    if (ids.some((id) => state.rows.has(id))) placeAfter(ids, li);
     else append(li);
     li.dataset.ids = ids.join(",");
+    state.answered.add(msg.turn_id);
     updatePanel(msg);
     showStage("");
   }
@@ -172,6 +178,7 @@
     const ids = msg.nachrichten_ids || [];
     if (ids.some((id) => !state.mine.has(id))) await settleInflight();
     const ours = ids.filter((id) => state.mine.has(id));
+    state.answered.add(msg.turn_id);
     showStage("");
     if (!ours.length) {
       const note = bubble("notice", ids.length
@@ -182,24 +189,24 @@
     }
     ours.forEach((id) => {
       state.open.delete(id);
-      const li = state.mine.get(id);
+      const li = state.rows.get(id);
       li.classList.remove("pending");
       li.classList.add("failed");
       li.querySelector(".meta").textContent = `keine Antwort: ${msg.grund}`;
     });
-    const last = state.mine.get(ours[ours.length - 1]);
-    addRetry(last, ours.map((id) => state.mine.get(id).dataset.text));
+    const last = state.rows.get(ours[ours.length - 1]);
+    addRetry(last, ours.map((id) => state.rows.get(id).dataset.text));
     last.dataset.failedTurn = msg.turn_id;
   }
 
   function onUtterance(msg) {
     if ((msg.client_ids || []).includes(state.clientId)) return;
     for (const u of msg.aeusserungen || []) {
-      if (state.mine.has(u.nachrichten_id)) continue;
+      if (state.rows.has(u.nachrichten_id)) continue;
       const li = bubble("user other", u.prompt, time(u.empfangen_am));
       badge(li, "von einem anderen Gerät");
       li.dataset.id = u.nachrichten_id;
-      state.mine.set(u.nachrichten_id, li); // answers to it are placed after it
+      state.rows.set(u.nachrichten_id, li); // answers to it are placed after it
       append(li);
     }
   }
@@ -222,6 +229,7 @@
         if (state.lastSeq === null) state.lastSeq = msg.seq_aktuell;
         break;
       case "character_stage":
+        if (state.answered.has(msg.turn_id)) break; // post-run after the answer: no stage line
         showStage(`${state.character === "nova" ? "Nova" : state.character} ${msg.label} …`);
         break;
       case "character_response":

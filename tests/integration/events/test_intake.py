@@ -141,9 +141,12 @@ async def test_every_call_needs_a_valid_token(
         "/chat", content=json.dumps({"character_id": "nova", "text": "Hallo"}), headers=headers
     )
     assert response.status_code == 401
-    assert response.json()["detail"]["fehler"] in {"token_fehlt", "token_ungueltig"}
+    assert response.json()["fehler"] in {"token_fehlt", "token_ungueltig"}
+    assert response.headers["www-authenticate"] == "Bearer"
     assert not await redis.exists(keys.active_pairs())
-    assert (await http.get("/chat/me", headers=headers)).status_code == 401
+    me = await http.get("/chat/me", headers=headers)
+    assert me.status_code == 401
+    assert me.json()["detail"]["fehler"] in {"token_fehlt", "token_ungueltig"}
 
 
 @pytest.mark.parametrize("query", ["", "?token=nvb_falsch"], ids=["no token", "unknown token"])

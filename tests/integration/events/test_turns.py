@@ -75,6 +75,11 @@ async def test_block_cut_respects_the_30s_window(redis: aioredis.Redis) -> None:
     ]
     assert await redis.get(keys.turn_marker(PAIR)) == "turn-1"
     assert await queues.begin_turn(PAIR, "turn-2") is None, "marker blocks a second turn"
+    await redis.expire(keys.turn_marker(PAIR), 5)
+    assert not await queues.refresh_marker(PAIR, "someone-else")
+    assert await redis.ttl(keys.turn_marker(PAIR)) <= 5
+    assert await queues.refresh_marker(PAIR, "turn-1"), "a moving turn keeps its marker"
+    assert await redis.ttl(keys.turn_marker(PAIR)) > 5
     await queues.finish(PAIR, first, release_marker=True)
     await push_event(
         redis,
@@ -194,20 +199,83 @@ async def test_gate_timeout_fails_the_turn_naming_its_ids(
     assert not await redis.exists(keys.turn_marker(PAIR))
 
 
-async def test_model_timeout_fails_the_turn_naming_all_ids(
-    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("timeout", "modell_timeout"),
+        ("malformed", "modell_ausgabe_unlesbar"),
+        ("error", "modell_nicht_erreichbar"),
+    ],
+)
+async def test_model_failure_fails_the_turn_naming_all_ids(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    redis: aioredis.Redis,
+    fault: str,
+    reason: str,
 ) -> None:
     anna = await token("anna")
     ws = await sockets(anna)
-    script_answer(scripted, "", fault="timeout")
+    script_answer(scripted, "", fault=fault)
     ids = [await _accepted(http, anna, t) for t in ("eins", "zwei", "drei")]
     await workers()
     failed = await ws.wait_typ("turn_gescheitert")
     assert failed["nachrichten_ids"] == ids
-    assert failed["grund"].startswith("modell_timeout"), failed["grund"]
+    assert failed["grund"].startswith(reason), failed["grund"]
+    assert "(nach conversation_vector)" in failed["grund"], "names the last node that ran"
     await asyncio.sleep(0.3)
     assert not ws.of("character_response")
     assert len(ws.of("turn_gescheitert")) == 1
+    assert not await redis.exists(keys.turn_marker(PAIR))
+
+
+SCORE_OK = {
+    "themen": ["alltag"],
+    "emotionen": {"explizit": [], "implizit": [], "valenz": "neutral"},
+    "salienz": 0.5,
+    "gedaechtnistyp": "kurz",
+    "dimension": "kontext",
+    "begruendung": "Alltag.",
+    "intentionen": ["information_teilen"],
+    "entitaeten_roh": [],
+    "zeitausdruck_roh": "",
+}
+
+
+async def test_post_run_failure_never_costs_the_released_answer(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    redis: aioredis.Redis,
+    caplog,
+) -> None:
+    """The dispatcher (after the release) cannot write the session turn: the answer that
+    already left stays the turn's only outcome, and the pair is free again."""
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "Das bleibt.")
+    scripted.add(".*", SCORE_OK, schema="SalienceScore", latency_ms=600)  # a slow post-run
+    caplog.set_level(logging.ERROR, logger="novaberg.events")
+    mid = await _accepted(http, anna, "Hallo")
+    await workers()
+    answer = await ws.wait_typ("character_response")
+    session = keys.session_turns(PAIR)
+    await redis.delete(session)
+    await redis.set(session, "kein Verlauf")  # WRONGTYPE for the dispatcher's RPUSH
+    for _ in range(500):
+        if not await redis.exists(keys.turn_marker(PAIR)):
+            break
+        await asyncio.sleep(0.02)
+    assert not await redis.exists(keys.turn_marker(PAIR))
+    assert answer["nachrichten_ids"] == [mid] and answer["nachricht"] == "Das bleibt."
+    assert not ws.of("turn_gescheitert")
+    assert any("answer kept" in r.getMessage() for r in caplog.records)
+    await redis.delete(session)
 
 
 async def test_duplicate_event_is_answered_once(

@@ -240,3 +240,19 @@ async def test_retrieval_sees_both_perspectives_and_prunes_expired(
     result = await memory.retrieve(PAIR, query)
     assert [e.meta["key"] for e in result] == [b.key]
     assert await redis.smembers(keys.kzg_index(PAIR)) == {b.key}
+
+
+async def test_search_cache_sees_new_entries_of_other_writers(
+    redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
+) -> None:
+    reader = ShortTermMemory(redis, model, clock=Clock())
+    writer = ShortTermMemory(redis, model, clock=Clock(1_800_000_000.0))  # another process
+    scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
+    first = await writer.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
+    assert first is not None
+    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
+    assert [e.meta["key"] for e in await reader.retrieve(PAIR, query)] == [first.key]
+    second = await writer.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "assistant")
+    assert second is not None
+    found = {e.meta["key"] for e in await reader.retrieve(PAIR, query)}
+    assert found == {first.key, second.key}

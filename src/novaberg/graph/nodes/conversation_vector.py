@@ -72,6 +72,9 @@ SKIP_INTENTS: Final = frozenset({"begruessung", "meta", "system"})
 GV_TEMPERATURE: Final = 0.4
 """The spec names no temperature for the GV call; a little freedom for a hypothesis."""
 
+GV_MAX_TOKENS: Final = 200
+"""A hypothesis is a few lines; the cap keeps the small local model from rambling."""
+
 GV_MAX_CHARS: Final = 800
 """Cap on the hypothesis the responder reads (2048-token context, DESIGN §3)."""
 
@@ -186,7 +189,12 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     )
     try:
         text = (
-            await deps.model.chat(Role.ANALYSIS, user_message(prompt), temperature=GV_TEMPERATURE)
+            await deps.model.chat(
+                Role.ANALYSIS,
+                user_message(prompt),
+                temperature=GV_TEMPERATURE,
+                max_tokens=GV_MAX_TOKENS,
+            )
         ).strip()
     except ModelError as exc:
         log.warning("conversation_vector: call failed (%s); no hypothesis", exc)

@@ -26,6 +26,7 @@ from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.reiz import stimulus_origin
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.store.keys import Pair
+from novaberg.agents.markers import session_marker
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
 
 log = logging.getLogger(__name__)
@@ -67,12 +68,16 @@ def build_session_turn(state: ConversationState, now: float) -> dict[str, Any] |
     response = state.get("response") or ""
     if response.strip():
         internal = state.get("internal") or InternalPersonality()
-        return {
+        turn = {
             "rolle": ROLE_ASSISTANT,
             "inhalt": response,
             **_emotion_fields(internal.emotion),
             **common,
         }
+        marker = session_marker(state.get("agent_results"))
+        if marker:
+            turn["marker"] = marker  # shown on the user line this turn answered
+        return turn
     prompt = state.get("user_prompt") or ""
     if not prompt.strip():
         return None  # an impulse without an answer: nothing was said

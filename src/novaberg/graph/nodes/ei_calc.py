@@ -10,8 +10,9 @@ No model call. Two variants, chosen by `ei_calc_rolle`:
   toward `external.emotion` only when `event_source == "user"` (else pure decay, no
   conflict), Nova's vector, the top emotion transferred into `internal.emotion`, and the
   Raum pulled toward the last speaker's register (factor 1.0). Writes
-  `nova_emotions_verlauf` and `nova_emotion_konflikt`. Mode/style plausibility for Nova
-  runs later in `ei_calc_persist`.
+  `nova_emotions_verlauf` and `nova_emotion_konflikt`, and hands the loaded session on
+  as `raw_turns` (the enricher runs after it in the CharacterGraph and reuses them).
+  Mode/style plausibility for Nova runs later in `ei_calc_persist`.
 
 Personalities are copied, never mutated in place.
 """
@@ -29,6 +30,7 @@ from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
 from novaberg.ei.raum import pull_raum, raum_target
 from novaberg.ei.vectors import emotion_vector
 from novaberg.graph.contract import GraphDeps
+from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality, Raum
 from novaberg.graph.reiz import StimulusError, stimulus_text
 from novaberg.graph.state import ConversationState
@@ -43,7 +45,7 @@ RAUM_PULL_FACTOR: Final = 1.0
 
 
 def _user_variant(state: ConversationState) -> dict[str, Any]:
-    external = (state.get("external") or Personality()).copy()
+    external = emotion_copy(state.get("external") or Personality())
     emotion = external.emotion
     turns = list(state.get("raw_turns") or [])
     history = emotion_history(turns, emotion.emotion, emotion.arousal, ROLE_USER)
@@ -83,7 +85,7 @@ def _user_variant(state: ConversationState) -> dict[str, Any]:
 
 
 async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    internal = (state.get("internal") or InternalPersonality()).copy()
+    internal = emotion_copy(state.get("internal") or InternalPersonality())
     external = state.get("external") or Personality()
     event_source = state.get("event_source", "")
     try:
@@ -125,6 +127,7 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     }
     return {
         "internal": internal,
+        "raw_turns": turns,  # loaded anyway; the enricher after this node reuses them
         "nova_emotions_verlauf": result.history,
         "nova_emotion_konflikt": result.conflict,
         "_log": summary,

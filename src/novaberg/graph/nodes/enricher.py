@@ -10,7 +10,10 @@ Two variants, chosen by `graph_rolle`:
   the session summary and the recent turns; short- and long-term memory resonance is added
   by the memory work later. The payload's `user_intentionen` wins over the session's.
 
-A failed embedding leaves `prompt_embedding` None (logged) and activates no goals.
+A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
+session is read from Redis unless an earlier node of this run already loaded it into
+`raw_turns` (ei_calc does in the CharacterGraph; only the dispatcher writes the session,
+at the end of a run, so the list cannot be stale).
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
 async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Load turns, embed the stimulus, activate goals; the full variant adds session context."""
     pair = Pair(state["user_id"], state["character_id"])
-    turns = await read_turns(deps.redis, pair)
+    loaded = state.get("raw_turns")
+    turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
     embedding = await _embed(deps, text)
     goals = await load_goals(deps.pool, pair) if embedding is not None else []

@@ -38,18 +38,22 @@ from novaberg.ei.labels import (
     TONES,
 )
 from novaberg.graph.contract import GraphDeps
+from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message
 from novaberg.store.keys import Pair
-from novaberg.store.session import numbered_view, read_turns
+from novaberg.store.session import VIEW_PAIRS, numbered_view, read_turns
 
 log = logging.getLogger(__name__)
 
 PERCEPTION_TEMPERATURE: Final = 0.05
 """spec emotion §3."""
+
+TOPIC_MAX_CHARS: Final = 60
+"""The topic is 2–5 words; the bound keeps a small local model from running on."""
 
 ROLE_USER: Final = "user"
 ROLE_ASSISTANT: Final = "assistant"
@@ -68,16 +72,24 @@ def _all_required(schema: dict[str, Any]) -> None:
 class Rational(BaseModel):
     model_config = ConfigDict(json_schema_extra=_all_required)
 
-    intent: str = Field(DEFAULT_INTENT, json_schema_extra=_enum(INTENTS))
-    tone: str = Field(DEFAULT_TONE, json_schema_extra=_enum(TONES))
-    thema: str = Field(DEFAULT_PROMPT_TOPIC, max_length=80)
+    intent: str = Field(default=DEFAULT_INTENT, json_schema_extra=_enum(INTENTS))
+    tone: str = Field(default=DEFAULT_TONE, json_schema_extra=_enum(TONES))
+    thema: str = Field(
+        default=DEFAULT_PROMPT_TOPIC, json_schema_extra={"maxLength": TOPIC_MAX_CHARS}
+    )
+
+    @field_validator("thema", mode="before")
+    @classmethod
+    def _clip(cls, value: object) -> object:
+        """Advertised as ≤ 60 chars to constrained decoding; longer answers are clipped."""
+        return value[:TOPIC_MAX_CHARS] if isinstance(value, str) else value
 
 
 class Emotional(BaseModel):
     model_config = ConfigDict(json_schema_extra=_all_required)
 
-    emotion: str = Field(DEFAULT_EMOTION, json_schema_extra=_enum(CANON))
-    arousal: float = Field(DEFAULT_AROUSAL_LEVEL, ge=0.0, le=1.0)
+    emotion: str = Field(default=DEFAULT_EMOTION, json_schema_extra=_enum(CANON))
+    arousal: float = Field(default=DEFAULT_AROUSAL_LEVEL, ge=0.0, le=1.0)
 
     @field_validator("arousal", mode="before")
     @classmethod
@@ -90,10 +102,12 @@ class Emotional(BaseModel):
 class Psychological(BaseModel):
     model_config = ConfigDict(json_schema_extra=_all_required)
 
-    modus: str = Field(DEFAULT_MODE, json_schema_extra=_enum(MODES))
-    sprach_stil: str = Field(DEFAULT_LANGUAGE_STYLE, json_schema_extra=_enum(LANGUAGE_STYLES))
+    modus: str = Field(default=DEFAULT_MODE, json_schema_extra=_enum(MODES))
+    sprach_stil: str = Field(
+        default=DEFAULT_LANGUAGE_STYLE, json_schema_extra=_enum(LANGUAGE_STYLES)
+    )
     beziehungs_dynamik: str = Field(
-        DEFAULT_RELATIONSHIP_DYNAMIC, json_schema_extra=_enum(RELATIONSHIP_DYNAMICS)
+        default=DEFAULT_RELATIONSHIP_DYNAMIC, json_schema_extra=_enum(RELATIONSHIP_DYNAMICS)
     )
 
 
@@ -102,9 +116,9 @@ class PerceptionResult(BaseModel):
 
     model_config = ConfigDict(json_schema_extra=_all_required)
 
-    rational: Rational = Field(default_factory=Rational)
-    emotional: Emotional = Field(default_factory=Emotional)
-    psychologisch: Psychological = Field(default_factory=Psychological)
+    rational: Rational = Field(default_factory=lambda: Rational())
+    emotional: Emotional = Field(default_factory=lambda: Emotional())
+    psychologisch: Psychological = Field(default_factory=lambda: Psychological())
 
 
 def _label(value: str, default: str) -> str:
@@ -114,7 +128,7 @@ def _label(value: str, default: str) -> str:
 
 def apply_perception(target: Personality, result: PerceptionResult) -> Personality:
     """A copy of `target` with the 8 perceived fields set (emotions_vector untouched)."""
-    updated = target.copy()
+    updated = emotion_copy(target)
     emotion = updated.emotion
     emotion.intent = _label(result.rational.intent, DEFAULT_INTENT)
     emotion.tone = _label(result.rational.tone, DEFAULT_TONE)
@@ -141,7 +155,7 @@ async def _history(state: ConversationState, deps: GraphDeps) -> str:
     turns = state.get("raw_turns")
     if turns is None:
         pair = Pair(state["user_id"], state["character_id"])
-        turns = await read_turns(deps.redis, pair, limit=20)
+        turns = await read_turns(deps.redis, pair, limit=2 * VIEW_PAIRS)
     return numbered_view(turns)
 
 

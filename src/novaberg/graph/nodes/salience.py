@@ -109,7 +109,7 @@ class Segment(BaseModel):
     model_config = ConfigDict(json_schema_extra=_all_required)
 
     segment: str = Field(json_schema_extra={"maxLength": SEGMENT_MAX_CHARS})
-    thema_kurz: str = Field("", json_schema_extra={"maxLength": TEXT_LIMITS["thema_kurz"]})
+    thema_kurz: str = Field(default="", json_schema_extra={"maxLength": TEXT_LIMITS["thema_kurz"]})
 
     @field_validator("thema_kurz", mode="before")
     @classmethod
@@ -164,9 +164,11 @@ class SalienceScore(BaseModel):
         default_factory=list, json_schema_extra=_list_schema("entitaeten_roh")
     )
     zeitausdruck_roh: str = Field(
-        "", json_schema_extra={"maxLength": TEXT_LIMITS["zeitausdruck_roh"]}
+        default="", json_schema_extra={"maxLength": TEXT_LIMITS["zeitausdruck_roh"]}
     )
-    begruendung: str = Field("", json_schema_extra={"maxLength": TEXT_LIMITS["begruendung"]})
+    begruendung: str = Field(
+        default="", json_schema_extra={"maxLength": TEXT_LIMITS["begruendung"]}
+    )
 
     @field_validator("salienz", mode="before")
     @classmethod
@@ -233,7 +235,7 @@ async def load_user_weight(deps: GraphDeps, user_id: str, character_id: str) -> 
     async with deps.pool.connection() as conn:
         cur = await conn.execute(_USER_WEIGHT_SQL, (character_id, user_id))
         row = await cur.fetchone()
-    return None if row is None else parse_number(row["nutzer_gewichtung"])
+    return None if row is None else parse_number(dict(row)["nutzer_gewichtung"])
 
 
 def _texts(state: ConversationState, role: str) -> tuple[str, str]:

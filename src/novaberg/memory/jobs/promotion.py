@@ -49,7 +49,7 @@ def _job_key(item: str) -> str | None:
 
 async def _requeue_leftovers(redis: aioredis.Redis, user_id: str, counts: Counter[str]) -> None:
     working = keys.promotion_working(user_id)
-    for item in await redis.lrange(working, 0, -1):
+    for item in map(str, await redis.lrange(working, 0, -1)):
         key = _job_key(item)
         attempts = await redis.hincrby(keys.promotion_attempts(user_id), key or item, 1)
         async with redis.pipeline(transaction=True) as pipe:
@@ -78,13 +78,14 @@ async def run_promotions(
     counts: Counter[str] = Counter()
     forget = redis.register_script(_FORGET_USER)
     processed = 0
-    for user_id in sorted(await redis.smembers(keys.promotion_users())):
+    for user_id in sorted(map(str, await redis.smembers(keys.promotion_users()))):
         await _requeue_leftovers(redis, user_id, counts)
         queue, working = keys.promotion_queue(user_id), keys.promotion_working(user_id)
         while processed < limit:
-            item = await redis.lmove(queue, working, "LEFT", "RIGHT")
-            if item is None:
+            moved = await redis.lmove(queue, working, "LEFT", "RIGHT")
+            if moved is None:
                 break
+            item = str(moved)
             try:
                 job = json.loads(item)
                 if not isinstance(job, dict) or not job.get("key"):
