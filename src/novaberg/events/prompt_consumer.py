@@ -1,11 +1,14 @@
 """The prompt consumer: cut a block, run Path 1 once for it, hand the turn on.
 
-Per pair (seed 000 §3.0): when the turn marker can be taken and no event is
-waiting, the front group of utterances (each ≤ 30 s after its predecessor,
-no waiting) becomes one prompt. The HumanGraph perceives it under the model
-gate; the utterance goes to the user's other clients; then the `message`
-event with a new turn_id and all nachrichten_ids is enqueued. The marker stays
-set: the event consumer takes it over and deletes it after the CharacterGraph.
+Per pair (seed 000 §3.0, spec pipeline §10): when the pair is idle (no turn
+marker, no event waiting) and a model-gate slot can be taken *right now*, the
+marker is set and the front group of utterances (each ≤ 30 s after its
+predecessor) is cut — no quiet window, no waiting. While the gate is busy the
+utterances simply stay queued, so what arrives meanwhile joins the block. The
+HumanGraph perceives the block as one prompt in that slot; the utterance goes
+to the user's other clients; then the `message` event with a new turn_id and
+all nachrichten_ids is enqueued. The marker stays set: the event consumer takes
+it over and deletes it after the CharacterGraph.
 """
 
 from __future__ import annotations
@@ -34,8 +37,7 @@ from novaberg.events.model import (
 from novaberg.events.outcomes import Outcomes, reason_for
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import HumanTurn, TurnGraphs
-from novaberg.llm.errors import GateTimeout
-from novaberg.llm.gate import ModelGate
+from novaberg.llm.gate import ModelGate, Priority
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
@@ -97,16 +99,29 @@ class PromptConsumer:
         return len(self._running)
 
     async def poll_once(self) -> int:
-        """Start a turn for every pair that can start one; return how many started."""
+        """Start a turn for every pair that can start one now; return how many started.
+
+        The model gate is tried *before* the block is cut, without waiting (spec pipeline
+        §10 step 1): while no slot is free the utterances stay queued — and whatever
+        arrives meanwhile joins the block — instead of a cut block waiting for a slot."""
         started = 0
         for member in await self.redis.smembers(keys.active_pairs()):
             pair = pair_from_member(str(member))
-            if pair in self._running:
+            if pair in self._running or not await self.queues.ready(pair):
                 continue
-            entry = await self.queues.begin_turn(pair, new_id())
-            if entry is None:
+            slot = f"{self.worker_id}:{new_id()}"
+            if not await self.gate.try_acquire(slot, Priority.USER):
+                await self.gate.mark_user_waiting()
                 continue
-            task = asyncio.create_task(self._turn(pair, entry), name=f"path1:{pair}")
+            try:
+                entry = await self.queues.begin_turn(pair, new_id())
+            except BaseException:
+                await self.gate.release(slot)
+                raise
+            if entry is None:  # another worker was faster
+                await self.gate.release(slot)
+                continue
+            task = asyncio.create_task(self._turn(pair, entry, slot), name=f"path1:{pair}")
             self._running[pair] = task
             task.add_done_callback(self._forget(pair))
             started += 1
@@ -132,23 +147,19 @@ class PromptConsumer:
         while self._running:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
 
-    async def _turn(self, pair: keys.Pair, entry: Claimed) -> None:
+    async def _turn(self, pair: keys.Pair, entry: Claimed, slot: str) -> None:
+        """Path 1 for one cut block; `slot` is the gate slot taken for it (released here)."""
         turn_id = str(entry.data["turn_id"])
         try:
             turn, items = block_turn(pair, entry)
         except Exception as exc:
+            await self.gate.release(slot)
             log.error("unreadable block for %s: %s", pair, exc)
             await self._fail(pair, entry, block_message_ids(entry), reason_for(exc, "eingang"))
             return
         log.info("turn %s for %s: block of %d utterance(s)", turn_id, pair, len(items))
         try:
-            await self.redis.set(
-                keys.last_activity(pair.user_id), turn.empfangen_am, ex=LAST_ACTIVITY_TTL
-            )
-            final, failure = await self._path1(turn)
-        except GateTimeout as exc:
-            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "pfad 1"))
-            return
+            final, failure = await self._path1(turn, slot)
         except Exception as exc:
             log.exception("path 1 of turn %s crashed outside the graph", turn_id)
             await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "pfad 1"))
@@ -161,14 +172,17 @@ class PromptConsumer:
             log.exception("turn %s: could not hand on its event", turn_id)
             await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "ereignis"))
 
-    async def _path1(self, turn: HumanTurn) -> tuple[dict[str, Any] | None, str | None]:
-        """Run the HumanGraph under the gate. A failure inside the graph does not end
-        the turn: the event still goes out, marked `pfad1_ausfall` (spec pipeline §10)."""
-        token = await self.gate.acquire(token=f"{self.worker_id}:{new_id()}")
+    async def _path1(self, turn: HumanTurn, slot: str) -> tuple[dict[str, Any] | None, str | None]:
+        """Run the HumanGraph in the gate slot, then free it. A failure inside the graph
+        does not end the turn: the event still goes out, marked `pfad1_ausfall` (spec
+        pipeline §10)."""
         final: dict[str, Any] | None = None
         failure: str | None = None
         last_node = "start"
         try:
+            await self.redis.set(
+                keys.last_activity(turn.pair.user_id), turn.empfangen_am, ex=LAST_ACTIVITY_TTL
+            )
             state = self.graphs.human_state(turn)
             async for node, after in self.graphs.stream_human(state):
                 final, last_node = after, node
@@ -187,7 +201,7 @@ class PromptConsumer:
             failure = reason_for(exc, f"nach {last_node}")
             log.warning("path 1 of turn %s failed: %s", turn.turn_id, failure, exc_info=True)
         finally:
-            await self.gate.release(token)
+            await self.gate.release(slot)
         return final, failure
 
     async def _broadcast(self, turn: HumanTurn, items: list[QueuedUtterance]) -> None:

@@ -32,6 +32,18 @@ MAX_BLOCK = 100
 MAX_EVENT_SCAN = 200
 """How deep the event consumer looks for the event owning the marker."""
 
+# KEYS: prompt_queue, event_queue, marker, active_pairs; ARGV: pair_member
+_READY = """
+if redis.call('LLEN', KEYS[1]) == 0 then
+  if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('SREM', KEYS[4], ARGV[1])
+  end
+  return 0
+end
+if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+return 1
+"""
+
 # KEYS: prompt_queue, event_queue, marker, active_pairs, processing
 # ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
 _BEGIN_TURN = """
@@ -160,10 +172,25 @@ class TurnQueues:
         self.redis = redis
         self.worker_id = worker_id
         self.processing = keys.processing_list(worker_id)
+        self._ready = redis.register_script(_READY)
         self._begin = redis.register_script(_BEGIN_TURN)
         self._claim = redis.register_script(_CLAIM_EVENT)
         self._finish = redis.register_script(_FINISH)
         self._refresh = redis.register_script(_REFRESH)
+
+    async def ready(self, pair: keys.Pair) -> bool:
+        """Utterances wait, no turn runs and no event waits (an idle pair leaves the
+        active set here)."""
+        result = await self._ready(
+            keys=[
+                keys.prompt_queue(pair),
+                keys.event_queue(pair),
+                keys.turn_marker(pair),
+                keys.active_pairs(),
+            ],
+            args=[pair_member(pair)],
+        )
+        return bool(result)
 
     async def begin_turn(self, pair: keys.Pair, turn_id: str) -> Claimed | None:
         """Take the marker and cut the front block, if no turn runs and no event waits."""

@@ -103,6 +103,11 @@ class ModelGate:
                 await self.redis.set(self.waiting_key, "1", px=USER_WAITING_TTL_MS)
             await asyncio.sleep(RETRY_INTERVAL)
 
+    async def mark_user_waiting(self) -> None:
+        """Hold background work back for a moment: a user turn wants a slot. For callers
+        that poll with `try_acquire` (the prompt consumer) instead of `acquire`."""
+        await self.redis.set(self.waiting_key, "1", px=USER_WAITING_TTL_MS)
+
     async def release(self, token: str) -> None:
         await self.redis.zrem(self.key, token)
 

@@ -147,6 +147,47 @@ async def test_all_clients_of_a_user_receive_and_other_users_nothing(
     assert bob_me.json() == {"user_id": "bob", "seq_aktuell": 0}
 
 
+def _user_event(user: str, turn_id: str, mid: str, text: str = "Hallo"):
+    """The `message` event Path 1 hands on (built here to test Path 2 on its own)."""
+    return build_event(
+        user_id=user,
+        character_id="nova",
+        source="user",
+        typ="message",
+        payload={"turn_id": turn_id, "nachrichten_ids": [mid], "user_prompt": text},
+    )
+
+
+async def test_utterances_wait_for_a_free_gate_and_join_one_block(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    gate: ModelGate,
+    redis: aioredis.Redis,
+) -> None:
+    """While every gate slot is busy (e.g. background work), Path 1 does not start: the
+    utterances stay queued, no turn fails, and everything written meanwhile becomes one
+    block once a slot frees (spec pipeline §10 step 1)."""
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "Alles auf einmal beantwortet.")
+    held = [await gate.acquire(wait_seconds=1) for _ in range(gate.slots)]
+    await workers()
+    ids = []
+    for text in ("Hey", "Achso, ich wollte sagen...", "...dass ich morgen nicht kann"):
+        ids.append(await _accepted(http, anna, text))
+        await asyncio.sleep(0.2)  # several consumer polls between the messages
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 3
+    assert not await redis.exists(keys.turn_marker(PAIR)), "no turn started without a slot"
+    for slot in held:
+        await gate.release(slot)
+    answer = await ws.wait_typ("character_response")
+    assert answer["nachrichten_ids"] == ids
+    assert not ws.of("turn_gescheitert")
+
+
 async def test_gate_wait_does_not_stall_other_pairs(
     http: httpx.AsyncClient,
     token,
@@ -156,46 +197,51 @@ async def test_gate_wait_does_not_stall_other_pairs(
     gate: ModelGate,
     redis: aioredis.Redis,
 ) -> None:
-    """While every gate slot is taken (e.g. by background work), turns of several pairs wait
-    side by side: the consumers keep polling and the intake keeps answering."""
+    """Two pairs' CharacterGraph runs wait for the gate side by side: waiting for one never
+    holds up claiming the other (seed 000 §7.2), and the intake keeps answering."""
     anna, bob = await token("anna"), await token("bob")
     anna_ws, bob_ws = await sockets(anna), await sockets(bob)
+    script_answer(scripted, "Da bin ich.")
     held = [await gate.acquire(wait_seconds=1) for _ in range(gate.slots)]
+    await push_event(redis, _user_event("anna", "t-anna", "m-anna"))
+    await push_event(redis, _user_event("bob", "t-bob", "m-bob"))
     await workers()
-    a = await _accepted(http, anna, "Hallo von Anna")
-    await _wait_marker(redis, PAIR)
-    b = await _accepted(http, bob, "Hallo von Bob")
-    await _wait_marker(redis, keys.Pair("bob", "nova"))  # bob's turn started while anna waits
+    for user in ("anna", "bob"):
+        pair = keys.Pair(user, "nova")
+        for _ in range(500):
+            if "@" in (await redis.get(keys.turn_marker(pair)) or ""):
+                break
+            await asyncio.sleep(0.01)
+        assert "@" in (await redis.get(keys.turn_marker(pair)) or ""), f"{user} not claimed"
     assert (await post(http, anna, "noch eine")).status_code == 202, "intake still answers"
     assert not anna_ws.of("character_stage"), "nothing ran while the gate was full"
-    for token_ in held:
-        await gate.release(token_)
-    assert (await anna_ws.wait_typ("character_response"))["nachrichten_ids"][0] == a
-    assert (await bob_ws.wait_typ("character_response"))["nachrichten_ids"] == [b]
-
-
-async def _wait_marker(redis: aioredis.Redis, pair: keys.Pair) -> None:
-    for _ in range(500):
-        if await redis.exists(keys.turn_marker(pair)):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"no turn started for {pair}")
+    for slot in held:
+        await gate.release(slot)
+    assert (await anna_ws.wait_typ("character_response"))["nachrichten_ids"] == ["m-anna"]
+    assert (await bob_ws.wait_typ("character_response"))["nachrichten_ids"] == ["m-bob"]
 
 
 async def test_gate_timeout_fails_the_turn_naming_its_ids(
-    http: httpx.AsyncClient, token, sockets, workers, redis: aioredis.Redis
+    token, sockets, workers, redis: aioredis.Redis
 ) -> None:
     anna = await token("anna")
     ws = await sockets(anna)
     short = ModelGate(redis, "scripted-events", 1, wait_seconds=0.3)
     holder = await short.acquire()
-    ids = [await _accepted(http, anna, t) for t in ("eins", "zwei")]
+    event = _user_event("anna", "t-wait", "m-1")
+    event.payload["nachrichten_ids"] = ["m-1", "m-2"]
+    await push_event(redis, event)
     worker = await workers()
-    worker.prompts.gate = short
+    worker.events.gate = short
     failed = await ws.wait_typ("turn_gescheitert")
     await short.release(holder)
-    assert failed["nachrichten_ids"] == ids
+    assert failed["nachrichten_ids"] == ["m-1", "m-2"]
+    assert failed["turn_id"] == "t-wait"
     assert failed["grund"].startswith("gate_timeout")
+    for _ in range(200):
+        if not await redis.exists(keys.turn_marker(PAIR)):
+            break
+        await asyncio.sleep(0.02)
     assert not await redis.exists(keys.turn_marker(PAIR))
 
 
