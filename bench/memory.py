@@ -384,7 +384,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000", help="long-term node counts")
     parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--ef", default="40,100,200", help="hnsw.ef_search values to compare")
+    parser.add_argument("--ef", default="40,100,200,400", help="hnsw.ef_search values to compare")
     parser.add_argument("--kzg-entries", type=int, default=5000)
     parser.add_argument(
         "--maintenance-work-mem",

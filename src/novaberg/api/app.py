@@ -15,8 +15,8 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from novaberg import __version__
-from novaberg.api import agents_api, chat, health, memory, ws
 from novaberg.agents.registry import agent_migrations
+from novaberg.api import agents_api, chat, health, memory, ws
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.config import Settings, load_settings
 from novaberg.runtime.services import EmbeddedServices, Endpoints

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import atexit
 import logging
-import subprocess
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

@@ -395,7 +395,7 @@ class KzgStore:
         while len(hits) < k and start < len(scores):
             if start >= len(order):  # more expired entries than expected: rank them all
                 order = _best_first(scores, len(scores))
-            chunk = [int(i) for i in order[start : start + max(FETCH_CHUNK, k)]]
+            chunk = [int(i) for i in order[start : start + (k if start == 0 else FETCH_CHUNK)]]
             start += len(chunk)
             pipe = self.redis.pipeline(transaction=False)
             for i in chunk:

@@ -180,3 +180,7 @@ async def test_page_carries_the_local_token_and_assets(http: httpx.AsyncClient, 
     assert (await http.get("/web/app.js")).headers["content-type"].startswith("text/javascript")
     assert (await http.get("/web/style.css")).status_code == 200
     assert (await http.get("/web/../config.py")).status_code == 404
+    proxied = await http.get("/", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert token not in proxied.text, "behind a proxy every peer looks local: no token"
+    foreign_host = await http.get("/", headers={"Host": "chat.example.org"})
+    assert token not in foreign_host.text

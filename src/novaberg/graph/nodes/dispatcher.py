@@ -21,12 +21,12 @@ from typing import Any, Final
 
 from psycopg.types.json import Jsonb
 
+from novaberg.agents.markers import session_marker
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.reiz import stimulus_origin
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.store.keys import Pair
-from novaberg.agents.markers import session_marker
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
 
 log = logging.getLogger(__name__)
