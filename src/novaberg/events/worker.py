@@ -62,6 +62,7 @@ class Worker:
         drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self.redis = redis
+        self.graphs = graphs
         self.gate = gate
         self.worker_id = worker_id or new_worker_id()
         self.heartbeat_interval = heartbeat_interval
@@ -91,6 +92,13 @@ class Worker:
             asyncio.create_task(self.events.run(self._stop), name="event-consumer"),
             asyncio.create_task(self._housekeeping(), name="worker-heartbeat"),
         ]
+        deps = getattr(self.graphs, "deps", None)
+        if deps is not None:
+            from novaberg.events.reminders import reminder_loop
+
+            self._tasks.append(
+                asyncio.create_task(reminder_loop(deps, self._stop), name="reminders")
+            )
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:
@@ -200,10 +208,13 @@ def graph_runtime(
     settings: Settings, redis: aioredis.Redis, pool: AsyncConnectionPool, model: ModelLayer
 ) -> TurnGraphs:
     """The real graphs (imported lazily: the API-only process never loads them)."""
+    from novaberg.agents.registry import discover_agents
     from novaberg.graph.contract import GraphDeps
     from novaberg.graph.runner import GraphRuntime
 
-    runtime: TurnGraphs = GraphRuntime(GraphDeps(settings, redis, pool, model))
+    runtime: TurnGraphs = GraphRuntime(
+        GraphDeps(settings, redis, pool, model), registry=discover_agents()
+    )
     return runtime
 
 

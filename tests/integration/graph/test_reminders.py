@@ -1,0 +1,56 @@
+"""A due `remind` appointment becomes exactly one impulse event for its user."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from novaberg.agents.pending import store_pending
+from novaberg.events.reminders import deliver_due_reminders
+from novaberg.store import keys
+
+NOW = datetime.fromtimestamp(1_790_000_000.0, UTC)  # the graph conftest's FIXED_NOW
+
+
+async def _appointment(db, title: str, minutes_ago: int, remind: bool = True) -> int:  # type: ignore[no-untyped-def]
+    async with db.connection() as conn:
+        cur = await conn.execute(
+            "INSERT INTO timeline (user_id, event_time, title, precision, remind)"
+            " VALUES ('anna', %s, %s, 'minute', %s) RETURNING id",
+            (NOW - timedelta(minutes=minutes_ago), title, remind),
+        )
+        row = await cur.fetchone()
+        return int(row["id"])
+
+
+async def test_due_reminder_is_delivered_once_as_an_impulse(deps, redis, db) -> None:  # type: ignore[no-untyped-def]
+    await _appointment(db, "Zahnarzt", minutes_ago=1)
+    await _appointment(db, "Kein Alarm", minutes_ago=1, remind=False)
+    await _appointment(db, "Später", minutes_ago=-60)
+    assert await deliver_due_reminders(deps) == 1
+    queued = await redis.lrange(keys.event_queue(keys.Pair("anna", "nova")), 0, -1)
+    assert len(queued) == 1
+    event = json.loads(queued[0])
+    payload = event["payload"]
+    assert event["source"] == "character" and event["typ"] == "message"
+    assert payload["reiz_herkunft"] == "eigener_impuls"
+    assert "Zahnarzt" in payload["eigener_gedanke"]
+    assert "user_prompt" not in payload
+    assert payload["gedanke_arousal"] == 0.6 and payload["ausloeser_turn_id"] is None
+    assert await deliver_due_reminders(deps) == 0  # claimed: never twice
+
+
+async def test_open_question_holds_the_reminder_back(deps, redis, db) -> None:  # type: ignore[no-untyped-def]
+    await _appointment(db, "Zahnarzt", minutes_ago=1)
+    await store_pending(
+        redis,
+        "anna",
+        agent_name="notizen",
+        action="agent",
+        target="Einkaufsliste",
+        rueckfrage="Soll ich die Liste anlegen?",
+        parameter={},
+    )
+    assert await deliver_due_reminders(deps) == 0
+    await redis.delete(keys.pending_agent("anna"))
+    assert await deliver_due_reminders(deps) == 1
