@@ -15,6 +15,8 @@ SmolLM2-135M proves the whole path works offline; real conversations need
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import importlib.util
 import logging
 import threading
@@ -94,8 +96,19 @@ def _load(path: Path, settings: Settings) -> Any:
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailable(f"cannot load {path.name}: {exc}") from exc
         log.info("local model %s loaded in %.1fs", path.name, time.perf_counter() - started)
+        if not _models:
+            atexit.register(_close_all)
         _models[path] = model
         return model
+
+
+def _close_all() -> None:
+    """Free the models before interpreter teardown; `Llama.__del__` fails noisily there."""
+    with _load_lock:
+        for model in _models.values():
+            with contextlib.suppress(Exception):
+                model.close()
+        _models.clear()
 
 
 class LocalLLM(TextBackend):
