@@ -99,6 +99,11 @@ class Worker:
             self._tasks.append(
                 asyncio.create_task(reminder_loop(deps, self._stop), name="reminders")
             )
+            if deps.settings.pixie:
+                from novaberg.pixie.jobs import build_scheduler
+
+                scheduler = build_scheduler(deps.redis, deps.pool, deps.model, gate=self.gate)
+                self._tasks.append(asyncio.create_task(scheduler.run(self._stop), name="pixie"))
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:

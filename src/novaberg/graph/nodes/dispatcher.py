@@ -26,6 +26,7 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.reiz import stimulus_origin
 from novaberg.graph.state import ConversationState, PendingWrite
+from novaberg.memory.bridge import observer_for, store_kzg_writes, summarise_session
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
 
@@ -94,11 +95,15 @@ def build_session_turn(state: ConversationState, now: float) -> dict[str, Any] |
 
 
 async def record_pending_writes(
-    state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
+    state: ConversationState,
+    deps: GraphDeps,
+    writes: list[PendingWrite],
+    results: list[str] | None = None,
 ) -> int:
-    """Record every write in pending_writes_log with ergebnis "offen"."""
+    """Record every write in pending_writes_log with what became of it."""
     if not writes:
         return 0
+    outcomes = list(results or [])
     rows = [
         (
             state.get("turn_id"),
@@ -109,9 +114,9 @@ async def record_pending_writes(
             write["aktion"],
             Jsonb(write["daten"]),
             write.get("beschreibung", ""),
-            WRITE_OPEN,
+            outcomes[index] if index < len(outcomes) else WRITE_OPEN,
         )
-        for write in writes
+        for index, write in enumerate(writes)
     ]
     async with deps.pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(_PENDING_SQL, rows)
@@ -120,31 +125,62 @@ async def record_pending_writes(
 
 async def hand_over_writes(
     state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
-) -> dict[str, Any]:
-    """THE hand-over point for PendingWrites (one call, replaced by the memory work).
+) -> tuple[str, dict[str, Any]]:
+    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory.
 
-    Returns a small summary for the node log. Today: record them as "offen".
+    Returns the kern of the strongest stored entry (for the session turn) and a
+    summary for the node log; every write is recorded with its outcome.
     """
-    recorded = await record_pending_writes(state, deps, writes)
-    return {"aufgezeichnet": recorded, "ziele": sorted({w["ziel"] for w in writes})}
+    if not writes:
+        return "", {"aufgezeichnet": 0, "ziele": []}
+    pair = Pair(state["user_id"], state["character_id"])
+    outcome = await store_kzg_writes(
+        deps.redis,
+        deps.pool,
+        deps.model,
+        pair,
+        writes,
+        observer=observer_for(state.get("ei_calc_rolle", "user")),
+        turn_id=state.get("turn_id"),
+        perception=None,
+        timeline_id=state.get("timeline_id"),
+        clock=deps.clock,
+        pipeline_log=deps.log,
+        promotions=deps.settings.pixie,
+    )
+    recorded = await record_pending_writes(state, deps, writes, outcome.results)
+    summary = {
+        "aufgezeichnet": recorded,
+        "ziele": sorted({w["ziel"] for w in writes}),
+        **outcome.summary(),
+    }
+    return outcome.session_turn_kern, summary
 
 
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Write the session turn (once) and hand the pending writes on."""
+    """Store the run's memories, then write the session turn (once, complete)."""
     summary: dict[str, Any] = {}
     update: dict[str, Any] = {}
     pair = Pair(state["user_id"], state["character_id"])
 
+    writes = list(state.get("pending_writes") or [])
+    kern, summary["pending_writes"] = await hand_over_writes(state, deps, writes)
+    if kern:
+        update["session_turn_kern"] = kern
+    turn_state = {**state, **update}
+
     turn = (
-        None if state.get("session_turn_geschrieben") else build_session_turn(state, deps.clock())
+        None
+        if state.get("session_turn_geschrieben")
+        else build_session_turn(turn_state, deps.clock())  # type: ignore[arg-type]
     )
     if turn is not None:
         length = await append_turn(deps.redis, pair, turn)
         update["session_turn_geschrieben"] = True
         summary["session_turn"] = {"rolle": turn["rolle"], "laenge": length}
+        summarised = await summarise_session(deps.redis, deps.model, pair)
+        if summarised is not None:
+            summary["session_zusammenfassung"] = str(summarised.action)
     else:
         summary["session_turn"] = None
-
-    writes = list(state.get("pending_writes") or [])
-    summary["pending_writes"] = await hand_over_writes(state, deps, writes)
     return {**update, "_log": summary}

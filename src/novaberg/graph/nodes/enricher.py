@@ -29,6 +29,7 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
+from novaberg.memory.bridge import resonance
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
 
@@ -161,11 +162,32 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         update["user_intentionen"] = [str(item) for item in payload["user_intentionen"]]
     session_turns = without_impulses(turns)
     session_summary = await read_summary(deps.redis, pair)
+    entries = session_memory_entries(session_summary, session_turns)
     update.update(
         session_turns=session_turns,
         session_summary=session_summary,
         zielsog_roh=activation.raw_goal_pull,
-        memory_entries_raw=session_memory_entries(session_summary, session_turns),
+        such_vektor=embedding,
+        suchtext=text,
+        suchtext_herkunft="abgeschaltet",
     )
-    summary["memory_entries_raw"] = len(update["memory_entries_raw"])
+    if embedding is not None:
+        internal = state.get("internal")
+        found = await resonance(
+            deps.redis,
+            deps.pool,
+            deps.model,
+            pair,
+            embedding,
+            cluster=(state.get("gv_detail") or {}).get("cluster"),
+            nova_emotion=internal.emotion.emotion if internal is not None else None,
+            clock=deps.clock,
+        )
+        entries = [*found.entries(), *entries]
+        update["kzg_treffer"] = found.short_term
+        update["lzg_resonanz"] = found.long_term.as_state()
+        summary["kzg_treffer"] = len(found.short_term)
+        summary["lzg_erinnerungen"] = len(found.long_term.entries())
+    update["memory_entries_raw"] = entries
+    summary["memory_entries_raw"] = len(entries)
     return {**update, "_log": summary}
