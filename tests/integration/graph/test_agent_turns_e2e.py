@@ -33,7 +33,7 @@ async def test_shopping_list_question_then_yes_creates_it(deps, scripted: Script
     assert rows["n"] == 0
 
     router_calls = sum(1 for c in scripted.calls if c["schema"] == "RouterDecision")
-    second = await run_turn_inprocess(runtime, PAIR, "ja")
+    await run_turn_inprocess(runtime, PAIR, "ja")
     assert sum(1 for c in scripted.calls if c["schema"] == "RouterDecision") == router_calls
     async with db.connection() as conn:
         note = await (await conn.execute("SELECT name, text FROM notizen WHERE aktiv")).fetchone()
