@@ -13,9 +13,10 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from langgraph.graph import END
+from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
 from novaberg.agents.base import RUNNING, AgentState
@@ -170,3 +171,56 @@ def resume_or_classify(state: AgentState) -> str:
 
 def create_or_search(state: AgentState) -> str:
     return "execute" if (state.get("parameter") or {}).get("aktion") == "create" else "search"
+
+
+NodeFn = Callable[..., Any]
+
+
+def _start(deps: GraphDeps, classify: NodeFn, resume: NodeFn, execute: NodeFn) -> StateGraph:
+    graph = StateGraph(AgentState)
+    graph.add_node("validate", validate_node)
+    graph.add_node("resume", partial(resume, deps=deps))
+    graph.add_node("classify", partial(classify, deps=deps))
+    graph.add_node("execute", partial(execute, deps=deps))
+    graph.add_node("confirm", confirm_node)
+    graph.add_edge(START, "validate")
+    graph.add_conditional_edges("validate", unless_decided(resume_or_classify))
+    graph.add_edge("execute", "confirm")
+    graph.add_edge("confirm", END)
+    return graph
+
+
+def search_workflow(
+    deps: GraphDeps, *, classify: NodeFn, search: NodeFn, execute: NodeFn, resume: NodeFn
+) -> Any:
+    """validate → (resume | classify) → (create → execute | search → execute) → confirm
+    (notes, timeline: agents that find a container before they change it)."""
+    graph = _start(deps, classify, resume, execute)
+    graph.add_node("search", partial(search, deps=deps))
+    graph.add_conditional_edges("resume", unless_decided("execute"))
+    graph.add_conditional_edges("classify", unless_decided(create_or_search))
+    graph.add_conditional_edges("search", unless_decided("execute"))
+    return graph.compile()
+
+
+def read_or_validate(state: AgentState) -> str:
+    return "execute" if (state.get("parameter") or {}).get("aktion") == "read" else "db_validate"
+
+
+def rule_workflow(
+    deps: GraphDeps,
+    *,
+    classify: NodeFn,
+    db_validate: NodeFn,
+    execute: NodeFn,
+    resume: NodeFn,
+    after_resume: Callable[[AgentState], str],
+) -> Any:
+    """validate → (resume → …) | classify → [db_validate → gate question] → execute → confirm
+    (directives, identity: every change passes the mandatory confirmation gate)."""
+    graph = _start(deps, classify, resume, execute)
+    graph.add_node("db_validate", partial(db_validate, deps=deps))
+    graph.add_conditional_edges("resume", unless_decided(after_resume))
+    graph.add_conditional_edges("classify", unless_decided(read_or_validate))
+    graph.add_conditional_edges("db_validate", unless_decided("confirm"))
+    return graph.compile()

@@ -5,23 +5,14 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langgraph.graph import END, START, StateGraph
-
-from novaberg.agents.base import AgentState, BaseAgent
+from novaberg.agents.base import BaseAgent
 from novaberg.agents.timeline.classify import DOMAIN_LANGUAGE, classify_node
 from novaberg.agents.timeline.crud import execute_node
 from novaberg.agents.timeline.resume import resume_node
 from novaberg.agents.timeline.search import search_node
-from novaberg.agents.workflow import (
-    confirm_node,
-    create_or_search,
-    resume_or_classify,
-    unless_decided,
-    validate_node,
-)
+from novaberg.agents.workflow import search_workflow
 
 if TYPE_CHECKING:
     from novaberg.graph.contract import GraphDeps
@@ -45,18 +36,10 @@ class TimelineAgent(BaseAgent):
         return DOMAIN_LANGUAGE
 
     def build_graph(self, deps: GraphDeps) -> Any:
-        graph = StateGraph(AgentState)
-        graph.add_node("validate", validate_node)
-        graph.add_node("resume", partial(resume_node, deps=deps))
-        graph.add_node("classify", partial(classify_node, deps=deps))
-        graph.add_node("search", partial(search_node, deps=deps))
-        graph.add_node("execute", partial(execute_node, deps=deps))
-        graph.add_node("confirm", confirm_node)
-        graph.add_edge(START, "validate")
-        graph.add_conditional_edges("validate", unless_decided(resume_or_classify))
-        graph.add_conditional_edges("resume", unless_decided("execute"))
-        graph.add_conditional_edges("classify", unless_decided(create_or_search))
-        graph.add_conditional_edges("search", unless_decided("execute"))
-        graph.add_edge("execute", "confirm")
-        graph.add_edge("confirm", END)
-        return graph.compile()
+        return search_workflow(
+            deps,
+            classify=classify_node,
+            search=search_node,
+            execute=execute_node,
+            resume=resume_node,
+        )
