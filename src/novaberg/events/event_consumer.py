@@ -12,14 +12,13 @@ after the answer left costs nothing but a log line.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 
+from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
@@ -32,8 +31,8 @@ from novaberg.events.model import (
     parse_event,
     stage_label,
 )
-from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, Outcomes, reason_for
-from novaberg.events.queues import Claimed, TurnQueues
+from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
+from novaberg.events.queues import Claimed
 from novaberg.graph.contract import RELEASE_NODE, CharacterTurn, TurnGraphs
 from novaberg.llm.errors import GateTimeout
 from novaberg.llm.gate import ModelGate
@@ -73,7 +72,9 @@ def empty_fields(payload: dict[str, Any]) -> list[str]:
     return empty
 
 
-class EventConsumer:
+class EventConsumer(PairConsumer):
+    label = "event consumer"
+
     def __init__(
         self,
         redis: aioredis.Redis,
@@ -84,19 +85,9 @@ class EventConsumer:
         delivery: Delivery | None = None,
         poll_interval: float = POLL_INTERVAL,
     ) -> None:
-        self.redis = redis
-        self.graphs = graphs
-        self.gate = gate
-        self.worker_id = worker_id
-        self.queues = TurnQueues(redis, worker_id)
-        self.delivery = delivery or Delivery(redis)
-        self.outcomes = Outcomes(redis, self.delivery)
-        self.poll_interval = poll_interval
-        self._running: dict[keys.Pair, asyncio.Task[None]] = {}
-
-    @property
-    def running(self) -> int:
-        return len(self._running)
+        super().__init__(
+            redis, graphs, gate, worker_id=worker_id, delivery=delivery, poll_interval=poll_interval
+        )
 
     async def poll_once(self) -> int:
         """Claim one runnable event per idle pair and start its run; return how many."""
@@ -113,21 +104,6 @@ class EventConsumer:
             task.add_done_callback(self._forget(pair))
             started += 1
         return started
-
-    def _forget(self, pair: keys.Pair) -> Callable[[asyncio.Task[None]], None]:
-        def done(_task: asyncio.Task[None]) -> None:
-            self._running.pop(pair, None)
-
-        return done
-
-    async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                await self.poll_once()
-            except Exception:
-                log.exception("event consumer poll failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.poll_interval)
 
     async def drain(self) -> None:
         while self._running:
