@@ -3,7 +3,8 @@
 Runs N turns (main path: no task agent, tribunal ok) in-process with the scripted model at
 zero latency against embedded Redis and
 PostgreSQL in a temporary home, and reports per turn the wall time, the scripted model's own
-time (`CallStats.model_seconds`) and their difference — the overhead of graphs, nodes,
+time (`CallStats.model_seconds` for chat calls plus `embed_seconds` for the scripted
+embedder) and their difference — the overhead of graphs, nodes,
 stores and logging. Goal (issue #3): overhead median ≤ 25 ms.
 
     .venv/bin/python bench/turn_overhead.py [--turns 50] [--warmup 3] [--human-only]
@@ -122,7 +123,7 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
             if index < warmup:
                 continue
             totals.append(elapsed)
-            models.append(stats.model_seconds * 1000)
+            models.append((stats.model_seconds + stats.embed_seconds) * 1000)
             human.append(result.human_ms)
             character.append(result.character_ms)
             calls.append(stats.calls)

@@ -124,6 +124,11 @@ SUBJUNCTIVES: Final = frozenset(["hätte", "würde", "könnte", "dürfte", "möc
 EMOJI_RANGES: Final = ((0x1F300, 0x1F9FF), (0x2702, 0x27B0), (0x2600, 0x26FF), (0x2700, 0x27BF))
 """Code point ranges counted as emoji (spec emotion §6)."""
 
+_EMOJI: Final = re.compile(
+    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in EMOJI_RANGES) + "]"
+)
+"""One character class for all ranges: a regex scan instead of a per-character Python loop."""
+
 STYLE_MARKERS: Final[Mapping[str, tuple[str, ...]]] = {
     "locker": ("locker", "informell", "umgangston", "entspannt", "kurze sätze"),
     "formell": (
@@ -185,7 +190,7 @@ def check_style(
 
 
 def _has_emoji(text: str) -> bool:
-    return any(lo <= ord(ch) <= hi for ch in text for lo, hi in EMOJI_RANGES)
+    return _EMOJI.search(text) is not None
 
 
 def score_text(text: str) -> dict[str, int]:

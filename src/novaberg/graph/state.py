@@ -44,6 +44,7 @@ class ConversationState(TypedDict, total=False):
     # --- core (seed 002 §4.1) --------------------------------------------------
     user_id: str
     character_id: str
+    character_name: str  # display name from `characters`, loaded by db_access
     turn_id: str
     nachrichten_ids: list[str]
     user_prompt: str  # what the counterpart said; absent/empty on an impulse

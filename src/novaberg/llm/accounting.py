@@ -18,6 +18,8 @@ class CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model_seconds: float = 0.0
+    embed_calls: int = 0
+    embed_seconds: float = 0.0
     models: list[str] = field(default_factory=list)
 
     def add(self, model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
@@ -27,6 +29,10 @@ class CallStats:
         self.model_seconds += seconds
         if model not in self.models:
             self.models.append(model)
+
+    def add_embedding(self, seconds: float) -> None:
+        self.embed_calls += 1
+        self.embed_seconds += seconds
 
     @property
     def total_tokens(self) -> int:
@@ -50,3 +56,9 @@ def track_calls() -> Iterator[CallStats]:
 def record_call(model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
     for stats in _current.get():
         stats.add(model, prompt_tokens, completion_tokens, seconds)
+
+
+def record_embedding(seconds: float) -> None:
+    """An embedding call is model work too; counted apart from chat calls (`calls`)."""
+    for stats in _current.get():
+        stats.add_embedding(seconds)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from novaberg.config import Role
+from novaberg.llm.accounting import record_embedding
 from novaberg.llm.base import Message, TextBackend
 
 T = TypeVar("T", bound=BaseModel)
@@ -52,7 +54,11 @@ class ModelLayer:
         return await self.text.structured(role, messages, schema, temperature=temperature)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self.embedder.embed(texts)
+        started = time.perf_counter()
+        try:
+            return await self.embedder.embed(texts)
+        finally:
+            record_embedding(time.perf_counter() - started)
 
     async def embed_one(self, text: str) -> list[float]:
-        return (await self.embedder.embed([text]))[0]
+        return (await self.embed([text]))[0]

@@ -10,6 +10,7 @@ process (`kzg_store_for`), so a turn's search does not refetch every vector.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import weakref
@@ -167,7 +168,10 @@ async def resonance(
 ) -> MemoryResonance:
     """KZG retrieval (≥ 0.72) and LZG `spreading_lesen` with the same search vector."""
     short = ShortTermMemory(redis, model, store=kzg_store_for(redis), clock=clock)
-    entries = [e.as_dict() for e in await short.retrieve(pair, vector)]
     long_term = LongTermMemory(pool, redis, model, kzg=kzg_store_for(redis), clock=clock)
-    spread = await long_term.spreading_read(pair, vector, cluster, nova_emotion)
-    return MemoryResonance(entries, spread)
+    # Redis and PostgreSQL answer in parallel: the two reads share nothing
+    hits, spread = await asyncio.gather(
+        short.retrieve(pair, vector),
+        long_term.spreading_read(pair, vector, cluster, nova_emotion),
+    )
+    return MemoryResonance([e.as_dict() for e in hits], spread)

@@ -13,6 +13,7 @@ Not done here (later issues): entity/timeline magnets (`entitaeten_roh`,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -210,9 +211,12 @@ class ShortTermMemory:
             pair, fields, vector, ttl_seconds=curve.ttl_seconds(curved), epoch_ms=int(now * 1000)
         )
         queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
-        reinforced = await self.reinforce_neighbours(pair, key, themes)
-        await self.redis.set(keys.profile_dirty(pair), "1")
-        await self._link_turn(turn_id, key)
+        # independent writes (Redis neighbours, Redis flag, PostgreSQL link) go out together
+        reinforced, _, _ = await asyncio.gather(
+            self.reinforce_neighbours(pair, key, themes),
+            self.redis.set(keys.profile_dirty(pair), "1"),
+            self._link_turn(turn_id, key),
+        )
         self._note(
             pair,
             turn_id,
@@ -240,21 +244,26 @@ class ShortTermMemory:
         wanted = theme_set(themes)
         if not wanted:
             return []
-        reinforced: list[str] = []
+        rows = []
         for row in await self.store.theme_rows(pair):
             if row.key == new_key or not (theme_set(row.themen) & wanted):
                 continue
             intake = parse_number(row.salienz_eingang)
-            if intake is None:
-                continue
-            frequency = await self.store.increment_frequency(row.key)
-            if frequency is None:
-                continue
-            curved = curve.salience(intake, frequency)
-            left = await self.store.set_salience(
-                pair, row.key, curved, tier_seconds=curve.ttl_seconds(curved)
-            )
-            if left is None:
+            if intake is not None:
+                rows.append((row, intake))
+        # two round trips for all neighbours: frequencies first, then the saliences they give
+        frequencies = await self.store.increment_frequencies([row.key for row, _ in rows])
+        bumped = [
+            (row, curve.salience(intake, frequency))
+            for (row, intake), frequency in zip(rows, frequencies, strict=True)
+            if frequency is not None
+        ]
+        left = await self.store.set_saliences(
+            pair, [(row.key, curved, curve.ttl_seconds(curved)) for row, curved in bumped]
+        )
+        reinforced: list[str] = []
+        for (row, curved), remaining in zip(bumped, left, strict=True):
+            if remaining is None:
                 continue
             reinforced.append(row.key)
             entry_themes = sorted(theme_set(row.themen))

@@ -54,18 +54,18 @@ FETCH_CHUNK: Final = 16
 _DTYPE: Final = np.dtype("<f4")
 
 # KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version; ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s,
-# ARGV[3..]=field, value
+# ARGV[3..]=field, value. Returns the index's new version (≥ 1), or 0 if the key exists.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], KEYS[1])
-redis.call('INCR', KEYS[3])
+local version = redis.call('INCR', KEYS[3])
 if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
   redis.call('EXPIRE', KEYS[2], ARGV[2])
   redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
-return 1
+return version
 """
 
 # KEYS[1]=index, KEYS[2]=version, KEYS[3..]=keys to drop
@@ -129,26 +129,43 @@ end
 return cjson.encode(out)
 """
 
-# KEYS[1]=entry, KEYS[2]=index; ARGV[1]=salienz, ARGV[2]=tier ttl_ms, ARGV[3]=index_ttl_s
-# Returns the remaining TTL in ms after the update, or -2 when the entry is gone.
+# KEYS[1]=index, KEYS[2..]=entries; ARGV[1]=index_ttl_s, then per entry salienz, tier ttl_ms.
+# Per entry the remaining TTL in ms after the update (raised to the tier, never shortened),
+# or -2 when the entry is gone. One script call for all neighbours of a new entry.
 _RESALIENCE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end
-redis.call('HSET', KEYS[1], 'salienz', ARGV[1])
-local left = redis.call('PTTL', KEYS[1])
-if left >= 0 and left < tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  left = tonumber(ARGV[2])
+local out = {}
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  local tier = tonumber(ARGV[2 * i - 1])
+  if redis.call('EXISTS', key) == 0 then
+    out[#out + 1] = -2
+  else
+    redis.call('HSET', key, 'salienz', ARGV[2 * i - 2])
+    local left = redis.call('PTTL', key)
+    if left >= 0 and left < tier then
+      redis.call('PEXPIRE', key, tier)
+      left = tier
+    end
+    out[#out + 1] = left
+  end
 end
-if redis.call('TTL', KEYS[2]) < tonumber(ARGV[3]) then
-  redis.call('EXPIRE', KEYS[2], ARGV[3])
+if redis.call('TTL', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
 end
-return left
+return out
 """
 
-# KEYS[1]=entry; returns the new haeufigkeit, or -1 when the entry is gone.
+# KEYS=entries; per entry the new haeufigkeit, or -1 when the entry is gone.
 _INCREMENT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-return redis.call('HINCRBY', KEYS[1], 'haeufigkeit', 1)
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 0 then
+    out[i] = -1
+  else
+    out[i] = redis.call('HINCRBY', key, 'haeufigkeit', 1)
+  end
+end
+return out
 """
 
 # KEYS[1]=entry; ARGV[1]=epoch. 1 = marked now, 0 = already marked, -1 = entry gone.
@@ -271,17 +288,43 @@ class KzgStore:
         version = keys.kzg_index_version(pair)
         for offset in range(1000):
             key = keys.kzg_entry(pair, epoch_ms + offset)
-            created = await self._create(
-                keys=[key, index, version], args=[int(ttl_seconds * 1000), INDEX_TTL, *payload]
+            created = int(
+                await self._create(
+                    keys=[key, index, version], args=[int(ttl_seconds * 1000), INDEX_TTL, *payload]
+                )
             )
-            if int(created) == 1:
+            if created >= 1:
+                self._write_through(pair, key, vector, created)
                 return key
         raise RuntimeError(f"no free short-term key for {pair} near {epoch_ms}")
 
+    def _write_through(
+        self, pair: Pair, key: str, vector: Sequence[float] | np.ndarray, version: int
+    ) -> None:
+        """Add our own new entry to the cached matrix when it is the only change since the
+        cache was built (version n-1 → n), so the next search needs no refetch."""
+        cached = self._pairs.get(pair)
+        if not self.cache_vectors or cached is None or cached.version != str(version - 1):
+            return
+        row = np.asarray(vector, dtype=_DTYPE)
+        norm = float(np.linalg.norm(row))
+        if row.ndim != 1 or row.shape[0] != cached.matrix.shape[1] or norm == 0.0:
+            return
+        self._vectors[key] = row
+        cached.keys.append(key)
+        cached.matrix = np.vstack([cached.matrix, (row / norm)[None, :]])
+        cached.version = str(version)
+
     async def increment_frequency(self, key: str) -> int | None:
         """haeufigkeit + 1; None when the entry has expired meanwhile."""
-        result = int(await self._increment(keys=[key]))
-        return None if result < 0 else result
+        return (await self.increment_frequencies([key]))[0]
+
+    async def increment_frequencies(self, entry_keys: Sequence[str]) -> list[int | None]:
+        """`increment_frequency` for many entries in one script call (same order)."""
+        if not entry_keys:
+            return []
+        result = await self._increment(keys=list(entry_keys))
+        return [None if int(r) < 0 else int(r) for r in result]
 
     async def set_salience(
         self, pair: Pair, key: str, salience: float, *, tier_seconds: int
@@ -290,13 +333,21 @@ class KzgStore:
 
         Returns the remaining TTL in ms, None when the entry is gone.
         """
-        left = int(
-            await self._resalience(
-                keys=[key, keys.kzg_index(pair)],
-                args=[repr(float(salience)), int(tier_seconds * 1000), INDEX_TTL],
-            )
+        return (await self.set_saliences(pair, [(key, salience, tier_seconds)]))[0]
+
+    async def set_saliences(
+        self, pair: Pair, updates: Sequence[tuple[str, float, int]]
+    ) -> list[int | None]:
+        """`set_salience` for many (key, salience, tier_seconds) in one script call."""
+        if not updates:
+            return []
+        args: list[Any] = [INDEX_TTL]
+        for _, salience, tier_seconds in updates:
+            args += [repr(float(salience)), int(tier_seconds * 1000)]
+        result = await self._resalience(
+            keys=[keys.kzg_index(pair), *(key for key, _, _ in updates)], args=args
         )
-        return None if left == -2 else left
+        return [None if int(r) == -2 else int(r) for r in result]
 
     async def mark_promotion(self, key: str, epoch: float) -> bool:
         """True exactly once per entry: the caller then pushes the promotion job."""

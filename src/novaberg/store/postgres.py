@@ -15,12 +15,16 @@ async def _configure(conn: AsyncConnection) -> None:
 
 
 async def create_pool(
-    database_url: str, *, min_size: int = 1, max_size: int = 8
+    database_url: str, *, min_size: int = 4, max_size: int = 8
 ) -> AsyncConnectionPool:
-    """Open a pool whose connections return rows as dicts and know `vector`."""
+    """Open a pool whose connections return rows as dicts and know `vector`.
+
+    Nodes read several tables at once (asyncio.gather), so a few connections are kept open
+    from the start instead of being grown while a turn waits.
+    """
     pool = AsyncConnectionPool(
         database_url,
-        min_size=min_size,
+        min_size=min(min_size, max_size),
         max_size=max_size,
         kwargs={"row_factory": dict_row},
         configure=_configure,

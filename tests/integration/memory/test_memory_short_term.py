@@ -256,3 +256,22 @@ async def test_search_cache_sees_new_entries_of_other_writers(
     assert second is not None
     found = {e.meta["key"] for e in await reader.retrieve(PAIR, query)}
     assert found == {first.key, second.key}
+
+
+async def test_own_writes_update_the_search_cache_without_a_refetch(
+    redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
+) -> None:
+    memory = ShortTermMemory(redis, model, clock=Clock())
+    scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
+    first = await memory.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
+    assert first is not None
+    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
+    assert [e.meta["key"] for e in await memory.retrieve(PAIR, query)] == [first.key]
+    second = await memory.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "user")
+    assert second is not None
+    cached = memory.store._pairs[PAIR]
+    # the cache already holds the new entry at the version Redis has now
+    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+    assert second.key in cached.keys and len(cached.keys) == cached.matrix.shape[0] == 2
+    found = {e.meta["key"] for e in await memory.retrieve(PAIR, query)}
+    assert found == {first.key, second.key}

@@ -206,6 +206,18 @@ async def test_calls_are_accounted() -> None:
     assert stats.models == ["scripted"]
 
 
+async def test_embeddings_are_accounted_apart_from_chat_calls() -> None:
+    from novaberg.llm.layer import ModelLayer
+
+    layer = ModelLayer(ScriptedLLM([Rule(match=".", output="x")]), ScriptedEmbedder(16))
+    with track_calls() as stats:
+        await layer.embed(["eins", "zwei"])
+        await layer.embed_one("drei")
+    assert stats.embed_calls == 2
+    assert stats.embed_seconds > 0.0
+    assert stats.calls == 0
+
+
 async def test_scripted_embedder_is_deterministic_and_word_based() -> None:
     embedder = ScriptedEmbedder(64)
     a, b, c = await embedder.embed(

@@ -16,13 +16,14 @@ Loads who is talking before anything is computed:
   `internal.character`; missing rows give empty profiles.
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 
-The SQL lives in the small `load_*` helpers below, so a later read API of the agents can
+The SQL lives in the constants below (read together in one round trip), so a later read API of the agents can
 replace it in one place. A failed read is logged at ERROR, named in the node's log row and
 leaves that part empty — the turn can still be answered without a profile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Final
 
@@ -35,6 +36,7 @@ from novaberg.graph.personality import Character, Emotion, InternalPersonality, 
 from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
 from novaberg.graph.state import ConversationState
 from novaberg.store import nova_state
+from novaberg.store.batch_read import fetch_batch
 from novaberg.store.keys import Pair
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,42 @@ LEVEL_NOT_IMPULSE: Final = "kein_impuls"
 DEFAULT_CHARACTER_NAME: Final = "Nova"
 
 
-# --- SQL helpers (the one place that reads these tables) ---------------------------------
+# --- SQL (the one place that reads these tables) -------------------------------------------
+
+PROFILE_SQL: Final = (
+    f"SELECT {', '.join(PROFILE_COLUMNS)} FROM charakter_hash"
+    " WHERE user_id = %s AND character_id = %s"
+)
+IDENTITIES_SQL: Final = (
+    "SELECT anweisung FROM charakter_anweisungen WHERE user_id = %s AND aktiv"
+    " ORDER BY erstellt_am, id"
+)
+NAME_SQL: Final = "SELECT name FROM characters WHERE character_id = %s"
+DIRECTIVES_SQL: Final = (
+    "SELECT anweisung, kontext FROM direktiven WHERE user_id = %s AND aktiv"
+    " ORDER BY erstellt_am, id"
+)
+
+
+def profile_from_rows(rows: list[dict[str, Any]]) -> Character:
+    """The `charakter_hash` row as a Character; empty if missing."""
+    if not rows:
+        return Character()
+    return Character.from_dict({attr: rows[0][column] for column, attr in PROFILE_COLUMNS.items()})
+
+
+def identities_from_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Active character instructions of the user, oldest first."""
+    return [str(row["anweisung"]) for row in rows if str(row["anweisung"] or "").strip()]
+
+
+def directives_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Active directives of the user as {anweisung, kontext}, oldest first."""
+    return [
+        {"anweisung": str(row["anweisung"]), "kontext": row["kontext"]}
+        for row in rows
+        if str(row["anweisung"] or "").strip()
+    ]
 
 
 async def _fetch(
@@ -83,57 +120,21 @@ async def _fetch(
         return list(await cur.fetchall())
 
 
-async def load_profile(pool: AsyncConnectionPool, user_id: str, character_id: str) -> Character:
-    """The `charakter_hash` row (user_id, character_id) as a Character; empty if missing."""
-    rows = await _fetch(
-        pool,
-        f"SELECT {', '.join(PROFILE_COLUMNS)} FROM charakter_hash"
-        " WHERE user_id = %s AND character_id = %s",
-        (user_id, character_id),
-    )
-    if not rows:
-        return Character()
-    return Character.from_dict({attr: rows[0][column] for column, attr in PROFILE_COLUMNS.items()})
-
-
-async def load_identities(pool: AsyncConnectionPool, user_id: str) -> list[str]:
-    """Active character instructions of the user, oldest first."""
-    rows = await _fetch(
-        pool,
-        "SELECT anweisung FROM charakter_anweisungen WHERE user_id = %s AND aktiv"
-        " ORDER BY erstellt_am, id",
-        (user_id,),
-    )
-    return [str(row["anweisung"]) for row in rows if str(row["anweisung"] or "").strip()]
-
-
-async def load_directives(pool: AsyncConnectionPool, user_id: str) -> list[dict[str, Any]]:
-    """Active directives of the user as {anweisung, kontext}, oldest first."""
-    rows = await _fetch(
-        pool,
-        "SELECT anweisung, kontext FROM direktiven WHERE user_id = %s AND aktiv"
-        " ORDER BY erstellt_am, id",
-        (user_id,),
-    )
-    return [
-        {"anweisung": str(row["anweisung"]), "kontext": row["kontext"]}
-        for row in rows
-        if str(row["anweisung"] or "").strip()
-    ]
+def name_from_rows(rows: list[dict[str, Any]], character_id: str) -> str:
+    """The display name, else the id title-cased ("Nova" for an empty id)."""
+    if rows and str(rows[0]["name"] or "").strip():
+        return str(rows[0]["name"]).strip()
+    return character_id.strip().title() if character_id.strip() else DEFAULT_CHARACTER_NAME
 
 
 async def character_name(pool: AsyncConnectionPool, character_id: str) -> str:
     """The character's display name from `characters` ("Nova" for the default)."""
     try:
-        rows = await _fetch(
-            pool, "SELECT name FROM characters WHERE character_id = %s", (character_id,)
-        )
+        rows = await _fetch(pool, NAME_SQL, (character_id,))
     except psycopg.Error as exc:
         log.error("characters: name of %r unreadable: %s", character_id, exc)
         rows = []
-    if rows and str(rows[0]["name"] or "").strip():
-        return str(rows[0]["name"]).strip()
-    return character_id.strip().title() if character_id.strip() else DEFAULT_CHARACTER_NAME
+    return name_from_rows(rows, character_id)
 
 
 # --- pure parts ------------------------------------------------------------------------------
@@ -154,13 +155,43 @@ def mirror(internal: InternalPersonality) -> Personality:
 # --- node ---------------------------------------------------------------------------------------
 
 
-async def _read(what: str, failures: list[str], coro: Any, empty: Any) -> Any:
-    try:
-        return await coro
-    except psycopg.Error as exc:
-        log.error("db_access: %s unreadable: %s", what, exc)
-        failures.append(what)
-        return empty
+async def _read_tables(
+    pool: AsyncConnectionPool, pair: Pair, *, with_user_profile: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """Profiles, identities, directives and the display name in one round trip.
+
+    Returns (values by part, names of the parts that could not be read).
+    """
+    parsers: dict[str, tuple[Any, Any]] = {
+        "profil_charakter": (profile_from_rows, Character()),
+        "identitaeten": (identities_from_rows, []),
+        "direktiven": (directives_from_rows, []),
+        "name": (
+            lambda rows: name_from_rows(rows, pair.character_id),
+            name_from_rows([], pair.character_id),
+        ),
+    }
+    queries = [
+        (PROFILE_SQL, (pair.character_id, pair.user_id)),
+        (IDENTITIES_SQL, (pair.user_id,)),
+        (DIRECTIVES_SQL, (pair.user_id,)),
+        (NAME_SQL, (pair.character_id,)),
+    ]
+    if with_user_profile:
+        parsers["profil_nutzer"] = (profile_from_rows, Character())
+        queries.append((PROFILE_SQL, (pair.user_id, pair.character_id)))
+    values: dict[str, Any] = {}
+    failures: list[str] = []
+    for (what, (parse, empty)), rows in zip(
+        parsers.items(), await fetch_batch(pool, queries), strict=True
+    ):
+        if isinstance(rows, psycopg.Error):
+            log.error("db_access: %s unreadable: %s", what, rows)
+            failures.append(what)
+            values[what] = empty
+        else:
+            values[what] = parse(rows)
+    return values, failures
 
 
 async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -173,33 +204,27 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     impulse = stimulus_is_own_thought(state)
     level = stimulus_arousal(state) if impulse else None
 
-    reload = await nova_state.load(
-        deps.redis,
-        pair,
-        deps.clock(),
-        is_user_turn=is_user_turn,
-        own_thought_arousal=level,
-    )
-    failures: list[str] = []
-    pool = deps.pool
-    internal = InternalPersonality(
-        character=await _read(
-            "profil_charakter", failures, load_profile(pool, character_id, user_id), Character()
+    reload, (tables, failures) = await asyncio.gather(
+        nova_state.load(
+            deps.redis,
+            pair,
+            deps.clock(),
+            is_user_turn=is_user_turn,
+            own_thought_arousal=level,
         ),
+        _read_tables(deps.pool, pair, with_user_profile=is_user_turn),
+    )
+    internal = InternalPersonality(
+        character=tables["profil_charakter"],
         emotion=Emotion.from_dict(reload.emotion),
-        identities=await _read("identitaeten", failures, load_identities(pool, user_id), []),
-        directives=await _read("direktiven", failures, load_directives(pool, user_id), []),
+        identities=tables["identitaeten"],
+        directives=tables["direktiven"],
         raum=Raum(tiefe=reload.tiefe, naehe=reload.naehe),
     )
     missing: list[str] = []
     if is_user_turn:
         emotion, missing = emotion_from_payload(payload)
-        external = Personality(
-            character=await _read(
-                "profil_nutzer", failures, load_profile(pool, user_id, character_id), Character()
-            ),
-            emotion=emotion,
-        )
+        external = Personality(character=tables["profil_nutzer"], emotion=emotion)
         if missing:
             log.warning(
                 "db_access: payload lacks measured fields %s (turn=%s)",
@@ -215,6 +240,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     return {
         "external": external,
         "internal": internal,
+        "character_name": tables["name"],
         "gedanke_level": gedanke_level,
         "_log": {
             "quelle": state.get("event_source"),

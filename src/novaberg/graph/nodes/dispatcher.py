@@ -5,9 +5,8 @@
   `external.emotion` with `inhalt = user_prompt` (nothing on an impulse, which has no user
   prompt). Never in the AgentGraph. The turn carries the spec §2 fields plus `turn_id` and
   `nachrichten_ids`.
-- Hands the run's PendingWrites on (`hand_over_writes`). Until the memory work lands this
-  records each one in `pending_writes_log` with ergebnis "offen"; the memory developer
-  replaces that one call with the short-term-memory hand-over.
+- Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
+  every write is recorded in `pending_writes_log` with what became of it.
 
 Unlike the seed's code (spec pipeline §5: "without pending_writes no session turn"), the
 turn is written whether or not salience produced writes: a failed salience must not erase
@@ -16,6 +15,7 @@ what was said from the conversation.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Final
 
@@ -26,7 +26,12 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.reiz import stimulus_origin
 from novaberg.graph.state import ConversationState, PendingWrite
-from novaberg.memory.bridge import observer_for, store_kzg_writes, summarise_session
+from novaberg.memory.bridge import (
+    KzgWriteOutcome,
+    observer_for,
+    store_kzg_writes,
+    summarise_session,
+)
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
 
@@ -123,22 +128,17 @@ async def record_pending_writes(
     return len(rows)
 
 
-async def hand_over_writes(
+async def store_writes(
     state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
-) -> tuple[str, dict[str, Any]]:
-    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory.
-
-    Returns the kern of the strongest stored entry (for the session turn) and a
-    summary for the node log; every write is recorded with its outcome.
-    """
+) -> KzgWriteOutcome:
+    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory."""
     if not writes:
-        return "", {"aufgezeichnet": 0, "ziele": []}
-    pair = Pair(state["user_id"], state["character_id"])
-    outcome = await store_kzg_writes(
+        return KzgWriteOutcome()
+    return await store_kzg_writes(
         deps.redis,
         deps.pool,
         deps.model,
-        pair,
+        Pair(state["user_id"], state["character_id"]),
         writes,
         observer=observer_for(state.get("ei_calc_rolle", "user")),
         turn_id=state.get("turn_id"),
@@ -148,39 +148,53 @@ async def hand_over_writes(
         pipeline_log=deps.log,
         promotions=deps.settings.pixie,
     )
-    recorded = await record_pending_writes(state, deps, writes, outcome.results)
-    summary = {
-        "aufgezeichnet": recorded,
-        "ziele": sorted({w["ziel"] for w in writes}),
-        **outcome.summary(),
-    }
-    return outcome.session_turn_kern, summary
+
+
+async def write_session_turn(
+    state: ConversationState, deps: GraphDeps, pair: Pair
+) -> dict[str, Any] | None:
+    """Append the run's session turn once and summarise the session if it grew too long."""
+    if state.get("session_turn_geschrieben"):
+        return None
+    turn = build_session_turn(state, deps.clock())
+    if turn is None:
+        return None
+    length = await append_turn(deps.redis, pair, turn)
+    summary: dict[str, Any] = {"rolle": turn["rolle"], "laenge": length}
+    summarised = await summarise_session(deps.redis, deps.model, pair)
+    if summarised is not None:
+        summary["zusammenfassung"] = str(summarised.action)
+    return summary
 
 
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Store the run's memories, then write the session turn (once, complete)."""
-    summary: dict[str, Any] = {}
     update: dict[str, Any] = {}
     pair = Pair(state["user_id"], state["character_id"])
 
     writes = list(state.get("pending_writes") or [])
-    kern, summary["pending_writes"] = await hand_over_writes(state, deps, writes)
-    if kern:
-        update["session_turn_kern"] = kern
-    turn_state = {**state, **update}
-
-    turn = (
-        None
-        if state.get("session_turn_geschrieben")
-        else build_session_turn(turn_state, deps.clock())  # type: ignore[arg-type]
+    outcome = await store_writes(state, deps, writes)
+    if outcome.session_turn_kern:
+        update["session_turn_kern"] = outcome.session_turn_kern
+    # the write log and the session are independent: both round trips at once
+    recorded, session_turn = await asyncio.gather(
+        record_pending_writes(state, deps, writes, outcome.results),
+        write_session_turn({**state, **update}, deps, pair),  # type: ignore[arg-type]
     )
-    if turn is not None:
-        length = await append_turn(deps.redis, pair, turn)
+    if session_turn is not None:
         update["session_turn_geschrieben"] = True
-        summary["session_turn"] = {"rolle": turn["rolle"], "laenge": length}
-        summarised = await summarise_session(deps.redis, deps.model, pair)
-        if summarised is not None:
-            summary["session_zusammenfassung"] = str(summarised.action)
-    else:
-        summary["session_turn"] = None
+    summary: dict[str, Any] = {
+        "pending_writes": (
+            {
+                "aufgezeichnet": recorded,
+                "ziele": sorted({w["ziel"] for w in writes}),
+                **outcome.summary(),
+            }
+            if writes
+            else {"aufgezeichnet": 0, "ziele": []}
+        ),
+        "session_turn": session_turn,
+    }
+    if session_turn is not None and "zusammenfassung" in session_turn:
+        summary["session_zusammenfassung"] = session_turn.pop("zusammenfassung")
     return {**update, "_log": summary}

@@ -18,6 +18,7 @@ at the end of a run, so the list cannot be stale).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -29,7 +30,7 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.memory.bridge import resonance
+from novaberg.memory.bridge import MemoryResonance, resonance
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
 
@@ -128,6 +129,29 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
         return None
 
 
+async def _nothing(value: Any) -> Any:
+    return value
+
+
+async def _resonance(
+    state: ConversationState, deps: GraphDeps, pair: Pair, embedding: list[float] | None
+) -> MemoryResonance | None:
+    """Short- and long-term memory for the stimulus; None without an embedding."""
+    if embedding is None:
+        return None
+    internal = state.get("internal")
+    return await resonance(
+        deps.redis,
+        deps.pool,
+        deps.model,
+        pair,
+        embedding,
+        cluster=(state.get("gv_detail") or {}).get("cluster"),
+        nova_emotion=internal.emotion.emotion if internal is not None else None,
+        clock=deps.clock,
+    )
+
+
 async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Load turns, embed the stimulus, activate goals; the full variant adds session context."""
     pair = Pair(state["user_id"], state["character_id"])
@@ -135,7 +159,13 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
     embedding = await _embed(deps, text)
-    goals = await load_goals(deps.pool, pair) if embedding is not None else []
+    full = state.get("graph_rolle") != GRAPH_HUMAN
+    # everything below needs only the pair and the embedding: read it all at once
+    goals, session_summary, found = await asyncio.gather(
+        load_goals(deps.pool, pair) if embedding is not None else _nothing([]),
+        read_summary(deps.redis, pair) if full else _nothing(""),
+        _resonance(state, deps, pair, embedding) if full else _nothing(None),
+    )
     activation = activate_goals(embedding, goals)
 
     update: dict[str, Any] = {
@@ -161,7 +191,6 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     if isinstance(payload.get("user_intentionen"), list):
         update["user_intentionen"] = [str(item) for item in payload["user_intentionen"]]
     session_turns = without_impulses(turns)
-    session_summary = await read_summary(deps.redis, pair)
     entries = session_memory_entries(session_summary, session_turns)
     update.update(
         session_turns=session_turns,
@@ -171,18 +200,7 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         suchtext=text,
         suchtext_herkunft="abgeschaltet",
     )
-    if embedding is not None:
-        internal = state.get("internal")
-        found = await resonance(
-            deps.redis,
-            deps.pool,
-            deps.model,
-            pair,
-            embedding,
-            cluster=(state.get("gv_detail") or {}).get("cluster"),
-            nova_emotion=internal.emotion.emotion if internal is not None else None,
-            clock=deps.clock,
-        )
+    if found is not None:
         entries = [*found.entries(), *entries]
         update["kzg_treffer"] = found.short_term
         update["lzg_resonanz"] = found.long_term.as_state()

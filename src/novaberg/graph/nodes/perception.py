@@ -45,7 +45,7 @@ from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message
 from novaberg.store.keys import Pair
-from novaberg.store.session import VIEW_PAIRS, numbered_view, read_turns
+from novaberg.store.session import numbered_view, read_turns
 
 log = logging.getLogger(__name__)
 
@@ -151,12 +151,14 @@ def _today(deps: GraphDeps) -> str:
     return datetime.fromtimestamp(deps.clock(), zone).strftime("%d.%m.%Y")
 
 
-async def _history(state: ConversationState, deps: GraphDeps) -> str:
+async def _turns(state: ConversationState, deps: GraphDeps) -> tuple[list[dict], bool]:
+    """The run's session turns and whether they were read here (then they are handed on
+    as `raw_turns`, so the enricher does not read the same list again)."""
     turns = state.get("raw_turns")
-    if turns is None:
-        pair = Pair(state["user_id"], state["character_id"])
-        turns = await read_turns(deps.redis, pair, limit=2 * VIEW_PAIRS)
-    return numbered_view(turns)
+    if turns is not None:
+        return list(turns), False
+    pair = Pair(state["user_id"], state["character_id"])
+    return await read_turns(deps.redis, pair), True
 
 
 async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -179,12 +181,14 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         summary["ausfall"] = "leerer_text"
         return {channel: apply_perception(target, PerceptionResult()), "_log": summary}
 
+    turns, loaded = await _turns(state, deps)
+    handed_on = {"raw_turns": turns} if loaded else {}
     prompt = render(
         "perception",
         variant=role,
         charakter=state.get("character_id", "nova").capitalize(),
         datum=_today(deps),
-        verlauf=await _history(state, deps),
+        verlauf=numbered_view(turns),
         text=text,
     )
     try:
@@ -211,4 +215,4 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         intent=updated.emotion.intent,
         modus=updated.emotion.mode,
     )
-    return {channel: updated, "_log": summary}
+    return {channel: updated, **handed_on, "_log": summary}

@@ -160,7 +160,9 @@ def build_messages(state: ConversationState, name: str) -> list[Message]:
 
 async def responder(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write `response`, `model` and `token_total`."""
-    name = await character_name(deps.pool, state.get("character_id") or "")
+    name = state.get("character_name") or await character_name(
+        deps.pool, state.get("character_id") or ""
+    )
     messages = build_messages(state, name)
     with track_calls() as stats:
         text = (
