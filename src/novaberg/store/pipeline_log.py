@@ -35,11 +35,11 @@ RETRY_DELAY_S: Final = 0.2
 ART_NODE: Final = "node"
 """`art` of the row the node wrapper writes for each node run."""
 
-_INSERT: Final = (
-    "INSERT INTO pipeline_log (erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
-    " modell_aufrufe, ergebnis, inhalt, user_id, character_id)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_COPY: Final = (
+    "COPY pipeline_log (erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
+    " modell_aufrufe, ergebnis, inhalt, user_id, character_id) FROM STDIN"
 )
+"""COPY instead of INSERT: a batch of rows costs one statement and a fraction of the CPU."""
 
 
 @dataclass(slots=True)
@@ -196,7 +196,9 @@ class PipelineLog:
 
     async def _write(self, batch: list[LogRow]) -> None:
         async with self.pool.connection() as conn, conn.cursor() as cur:
-            await cur.executemany(_INSERT, [row.params() for row in batch])
+            async with cur.copy(_COPY) as copy:
+                for row in batch:
+                    await copy.write_row(row.params())
 
     async def close(self) -> None:
         """Stop the background flusher and write what is left."""
