@@ -23,12 +23,15 @@ def _columns(table: Table) -> str:
     return f"id, user_id, anweisung{extra}, erstellt_am, aktiv, geaendert_am"
 
 
+def active_sql(table: Table) -> str:
+    """The user's active rules, oldest first (one parameter: user_id). Also read by the
+    CharacterGraph's db_access in its batched read."""
+    return f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND aktiv ORDER BY id"
+
+
 async def active(pool: AsyncConnectionPool, table: Table, user_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND aktiv ORDER BY id",
-            (user_id,),
-        )
+        cur = await conn.execute(active_sql(table), (user_id,))
         return cast(list[dict[str, Any]], await cur.fetchall())
 
 

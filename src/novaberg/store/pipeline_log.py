@@ -195,10 +195,13 @@ class PipelineLog:
             return len(batch)
 
     async def _write(self, batch: list[LogRow]) -> None:
-        async with self.pool.connection() as conn, conn.cursor() as cur:
-            async with cur.copy(_COPY) as copy:
-                for row in batch:
-                    await copy.write_row(row.params())
+        async with (
+            self.pool.connection() as conn,
+            conn.cursor() as cur,
+            cur.copy(_COPY) as copy,
+        ):
+            for row in batch:
+                await copy.write_row(row.params())
 
     async def close(self) -> None:
         """Stop the background flusher and write what is left."""

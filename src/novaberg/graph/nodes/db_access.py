@@ -16,7 +16,8 @@ Loads who is talking before anything is computed:
   `internal.character`; missing rows give empty profiles.
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 
-The SQL lives in the constants below (read together in one round trip), so a later read API of the agents can
+The profile SQL lives in the constants below, the rule tables' in `agents.rule_store`
+(all read together in one round trip), so a later read API of the agents can
 replace it in one place. A failed read is logged at ERROR, named in the node's log row and
 leaves that part empty — the turn can still be answered without a profile.
 """
@@ -31,6 +32,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.agents import rule_store
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
 from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
@@ -74,21 +76,13 @@ LEVEL_NOT_IMPULSE: Final = "kein_impuls"
 DEFAULT_CHARACTER_NAME: Final = "Nova"
 
 
-# --- SQL (the one place that reads these tables) -------------------------------------------
+# --- SQL -----------------------------------------------------------------------------------
 
 PROFILE_SQL: Final = (
     f"SELECT {', '.join(PROFILE_COLUMNS)} FROM charakter_hash"
     " WHERE user_id = %s AND character_id = %s"
 )
-IDENTITIES_SQL: Final = (
-    "SELECT anweisung FROM charakter_anweisungen WHERE user_id = %s AND aktiv"
-    " ORDER BY erstellt_am, id"
-)
 NAME_SQL: Final = "SELECT name FROM characters WHERE character_id = %s"
-DIRECTIVES_SQL: Final = (
-    "SELECT anweisung, kontext FROM direktiven WHERE user_id = %s AND aktiv"
-    " ORDER BY erstellt_am, id"
-)
 
 
 def profile_from_rows(rows: list[dict[str, Any]]) -> Character:
@@ -173,8 +167,8 @@ async def _read_tables(
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
-        (IDENTITIES_SQL, (pair.user_id,)),
-        (DIRECTIVES_SQL, (pair.user_id,)),
+        (rule_store.active_sql("charakter_anweisungen"), (pair.user_id,)),
+        (rule_store.active_sql("direktiven"), (pair.user_id,)),
         (NAME_SQL, (pair.character_id,)),
     ]
     if with_user_profile:
