@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
+from starlette.types import Receive, Scope, Send
 
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
 from novaberg.api import agents_api, chat, health, memory, ws
 from novaberg.api.context import AppContext, cancel_quietly
+from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.config import Settings, load_settings
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
@@ -25,6 +27,17 @@ log = logging.getLogger(__name__)
 
 ROUTERS: list[APIRouter] = [health.router, chat.router, ws.router, memory.router, agents_api.router]
 """Every router the app serves, in order."""
+
+
+class NovabergApp(FastAPI):
+    """FastAPI, except that `POST /chat` is answered before the framework's middleware
+    and routing (api/fast_chat.py: the intake's latency goal)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if is_chat_post(scope):
+            await serve_chat(self.state, scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -75,7 +88,7 @@ def create_app(
             if services is not None:
                 await asyncio.to_thread(services.stop)
 
-    app = FastAPI(
+    app = NovabergApp(
         title="Novaberg",
         version=__version__,
         description="Self-hosted companion-chat server: chat with a character that "

@@ -84,14 +84,21 @@ def _bearer(header: str | None) -> str | None:
 
 async def current_user(request: Request) -> str:
     """FastAPI dependency: the user owning the request's bearer token, else 401."""
-    token = _bearer(request.headers.get("authorization"))
+    return await bearer_user(request.app.state, request.headers.get("authorization"))
+
+
+async def bearer_user(app_state: object, authorization: str | None) -> str:
+    """The user owning the bearer token in an `Authorization` header value; HTTPException
+    401 (no or unknown token) or 503 (auth not ready). Shared by the FastAPI dependency
+    and the intake's raw ASGI path (api/fast_chat.py)."""
+    token = _bearer(authorization)
     if token is None:
         raise HTTPException(
             401,
             detail={"fehler": "token_fehlt", "detail": "send Authorization: Bearer <token>"},
             headers={"WWW-Authenticate": "Bearer"},
         )
-    user_id = await _cache(request.app.state).user_for(token)
+    user_id = await _cache(app_state).user_for(token)
     if user_id is None:
         raise HTTPException(
             401,

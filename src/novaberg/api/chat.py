@@ -13,22 +13,23 @@ import ipaddress
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import cache
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
-from novaberg.api.auth import TokenCache, current_user
+from novaberg.api.auth import TokenCache, bearer_user, current_user
 from novaberg.api.context import AppContext
 from novaberg.events.delivery import DeliveryHub
-from novaberg.events.intake import CharacterCache, Intake, IntakeError
+from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.store.users import issue_token, known_characters, register_token
 
@@ -124,6 +125,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
     tokens = TokenCache(ctx.pool)
     hub = DeliveryHub(ctx.redis)
     await hub.start()
+    intake_client = intake_redis(ctx.endpoints.redis_url)
     page_token = None
     if _is_loopback(ctx.settings.host) and getattr(app.state, "local_page", True):
         page_token = await local_page_token(ctx)
@@ -140,7 +142,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.token_cache = tokens
     app.state.chat = ChatServices(
         tokens=tokens,
-        intake=Intake(ctx.redis, CharacterCache(lambda: known_characters(ctx.pool))),
+        intake=Intake(intake_client, CharacterCache(lambda: known_characters(ctx.pool))),
         hub=hub,
         page_token=page_token,
         worker=worker,
@@ -153,64 +155,83 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         if graphs is not None:
             await close_graphs(graphs)
         await hub.stop()
+        await intake_client.aclose()
 
 
 router = APIRouter(lifespan=chat_lifespan)
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"fehler": code, "detail": message}, status_code=status)
+@dataclass(frozen=True)
+class Reply:
+    """An intake answer, independent of the framework that sends it."""
+
+    status: int
+    body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def response(self) -> Response:
+        return Response(
+            self.body,
+            status_code=self.status,
+            media_type="application/json",
+            headers=dict(self.headers),
+        )
 
 
-def _body_error(body: bytes, exc: ValidationError) -> JSONResponse:
+def error_reply(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> Reply:
+    body = json.dumps({"fehler": code, "detail": message}, ensure_ascii=False).encode("utf-8")
+    return Reply(status, body, tuple((headers or {}).items()))
+
+
+def _body_error(body: bytes, exc: ValidationError) -> Reply:
     err = exc.errors()[0]
     if err["type"] == "json_invalid":
         try:
             body.decode("utf-8")
             json.loads(body)
         except UnicodeDecodeError:
-            return _error(400, "utf8_ungueltig", "the body is not valid UTF-8")
+            return error_reply(400, "utf8_ungueltig", "the body is not valid UTF-8")
         except ValueError:
-            return _error(400, "json_ungueltig", f"the body is not JSON: {err['msg']}")
-        return _error(400, "utf8_ungueltig", "text contains an unpaired surrogate (not UTF-8)")
+            return error_reply(400, "json_ungueltig", f"the body is not JSON: {err['msg']}")
+        return error_reply(400, "utf8_ungueltig", "text contains an unpaired surrogate (not UTF-8)")
     where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-    return _error(422, "eingabe_ungueltig", f"{where}: {err['msg']}")
+    return error_reply(422, "eingabe_ungueltig", f"{where}: {err['msg']}")
 
 
-async def accept_chat(request: Request) -> Response:
-    """`POST /chat`: validate, stamp, enqueue, answer (seed 000 §3.0). No model call, no
-    waiting.
-
-    Hot path, served as a plain Starlette route (registered before the documented FastAPI
-    route below, so it wins the match): no dependency solving, auth called directly, the
-    answer written by hand. Together that was half of the request's CPU beside the
-    framework itself (bench/intake.py)."""
+async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> Reply:
+    """`POST /chat`: validate, stamp, enqueue, answer (seed 000 §3.0) — no model call, no
+    waiting. Served by the raw ASGI path (api/fast_chat.py) and by the documented route."""
     try:
-        user_id = await current_user(request)
+        user_id = await bearer_user(app_state, authorization)
     except HTTPException as exc:
-        return JSONResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
-    body = await request.body()
+        detail: dict[str, Any] = exc.detail if isinstance(exc.detail, dict) else {}
+        return error_reply(
+            exc.status_code, str(detail.get("fehler")), str(detail.get("detail")), exc.headers
+        )
     if len(body) > MAX_BODY_BYTES:
-        return _error(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
+        return error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
     try:
         req = ChatRequest.model_validate_json(body)
     except ValidationError as exc:
         return _body_error(body, exc)
-    services: ChatServices = request.app.state.chat
+    services: ChatServices = app_state.chat
     try:
         accepted = await services.intake.accept(user_id, req.character_id, req.text, req.client_id)
     except IntakeError as exc:
-        return _error(exc.status, exc.code, exc.message)
-    except RedisError as exc:
-        log.error("intake could not store an utterance: %s", exc)
-        return _error(503, "speicher_nicht_erreichbar", "the queue is unavailable; not accepted")
-    content = (
-        f'{{"nachrichten_id":"{accepted.message_id}","empfangen_am":{accepted.received_at!r}}}'
+        return error_reply(exc.status, exc.code, exc.message)
+    except (RedisError, TimeoutError) as exc:
+        log.error("intake could not store an utterance: %r", exc)
+        return error_reply(
+            503, "speicher_nicht_erreichbar", "the queue is unavailable; not accepted"
+        )
+    content = b'{"nachrichten_id":"%s","empfangen_am":%s}' % (
+        accepted.message_id.encode(),
+        repr(accepted.received_at).encode(),
     )
-    return Response(content, status_code=202, media_type="application/json")
+    return Reply(202, content)
 
-
-router.add_route("/chat", accept_chat, methods=["POST"], include_in_schema=False)
 
 _CHAT_BODY = {
     "requestBody": {
@@ -238,8 +259,10 @@ _CHAT_BODY = {
 async def post_chat(request: Request) -> Response:
     """Validate, stamp, enqueue, answer — `202 {nachrichten_id, empfangen_am}` in
     milliseconds; Nova's answer arrives over `GET /ws`. (This entry documents the
-    endpoint; requests are served by `accept_chat`.)"""
-    return await accept_chat(request)
+    endpoint; the app answers `POST /chat` before routing, api/fast_chat.py.)"""
+    body = await request.body()
+    reply = await chat_reply(request.app.state, request.headers.get("authorization"), body)
+    return reply.response()
 
 
 # --- the chat page -----------------------------------------------------------------------
@@ -268,7 +291,7 @@ async def page(request: Request) -> HTMLResponse:
 @router.get("/web/{name}", include_in_schema=False)
 async def web_file(name: str) -> Response:
     if name not in WEB_FILES:
-        return _error(404, "nicht_gefunden", f"no such file {name!r}")
+        return error_reply(404, "nicht_gefunden", f"no such file {name!r}").response()
     return Response(_web_file(name), media_type=WEB_FILES[name])
 
 

@@ -53,22 +53,46 @@ RECONNECT_DELAY = 0.5
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 4408
 
+DELIVER_LUA = """
+local function deliver(seq_key, log_key, channel, body, keep, ttl)
+  local seq = redis.call('INCR', seq_key)
+  local msg = '{"seq":' .. seq .. ',' .. string.sub(body, 2)
+  redis.call('ZADD', log_key, seq, msg)
+  redis.call('ZREMRANGEBYRANK', log_key, 0, -(keep + 1))
+  redis.call('EXPIRE', log_key, ttl)
+  redis.call('PUBLISH', channel, msg)
+  return seq
+end
+"""
+"""Lua: number, log and publish one message. Shared by `_SEND` and scripts that must
+deliver in the same atomic step as a queue change (events/queues.py, supersede)."""
+
 # KEYS: seq, log, channel, outcome ('' = none)
 # ARGV: body (JSON object without seq, starts with '{'), keep, ttl, outcome_ttl
-_SEND = """
+_SEND = (
+    DELIVER_LUA
+    + """
 if KEYS[4] ~= '' then
   if not redis.call('SET', KEYS[4], '1', 'NX', 'EX', tonumber(ARGV[4])) then
     return 0
   end
 end
-local seq = redis.call('INCR', KEYS[1])
-local msg = '{"seq":' .. seq .. ',' .. string.sub(ARGV[1], 2)
-redis.call('ZADD', KEYS[2], seq, msg)
-redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[2]) + 1))
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
-redis.call('PUBLISH', KEYS[3], msg)
-return seq
+return deliver(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
 """
+)
+
+
+def delivery_keys(user_id: str) -> list[str]:
+    """The keys `DELIVER_LUA` touches for one user: seq, log, channel."""
+    return [keys.delivery_seq(user_id), keys.delivery_log(user_id), keys.delivery_channel(user_id)]
+
+
+def wire_body(message: WireMessage | dict[str, Any]) -> str:
+    """The JSON text `DELIVER_LUA` numbers: the message without `seq`, stamped now."""
+    body = message.wire_dict() if isinstance(message, WireMessage) else dict(message)
+    body.pop("seq", None)
+    body.setdefault("gesendet_am", time.time())
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 class Delivery:
@@ -86,18 +110,9 @@ class Delivery:
         outcome_key: str | None = None,
     ) -> int:
         """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed."""
-        body = message.wire_dict() if isinstance(message, WireMessage) else dict(message)
-        body.pop("seq", None)
-        body.setdefault("gesendet_am", time.time())
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         seq = await self._script(
-            keys=[
-                keys.delivery_seq(user_id),
-                keys.delivery_log(user_id),
-                keys.delivery_channel(user_id),
-                outcome_key or "",
-            ],
-            args=[text, LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL],
+            keys=[*delivery_keys(user_id), outcome_key or ""],
+            args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL],
         )
         return int(seq)
 

@@ -5,8 +5,21 @@ blocking the loop, build the state from the event (`event_source`,
 `event_payload`), stream the graph and send `character_stage` per node, send
 `character_response` the moment `perception_assistant` has run, let the
 post-run finish, then — atomically — enqueue a self-trigger (if any, capped at
-3) and delete the marker. Every run ends in exactly one outcome; a failure
-after the answer left costs nothing but a log line.
+3) and delete the marker. Every run ends in exactly one outcome (a superseded
+run hands its ids on to the next); a failure after the answer left costs
+nothing but a log line.
+
+Supersede before release (seed 000 §6.5: the character answers the whole
+picture). The prompt consumer never waits for a quiet moment ("Es wird nicht
+gewartet"), so the first of three quick messages starts a turn alone. While
+that user turn's CharacterGraph runs and its answer has not left, the consumer
+checks after every node whether the user wrote on within the block window; if
+so, the run is abandoned — nothing released, the post-run never runs — and its
+nachrichten_ids are carried into the next block (queues.TurnQueues.supersede),
+whose one answer names them all. Never superseded: impulses and continues (no
+user wrote them), a run in which a task agent acted (its action must not be
+thrown away), a run whose Path 1 failed (its words are not in the session) and
+a run with an open agent question (the next utterance is its answer).
 """
 
 from __future__ import annotations
@@ -14,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -22,7 +37,9 @@ from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
+    LAST_RECEIVED_FIELD,
     MAX_SELF_TRIGGERS,
+    SUPERSEDED_STAGE,
     Event,
     EventRejected,
     StageMessage,
@@ -60,6 +77,30 @@ MEASURED_STATE_FIELDS = (
 measured on the payload as sent, not on its carrier objects. Model, token count, origin
 and the user's emotion values stay unmeasured. `nachrichten_ids` is legitimately empty
 for a run the character started itself (impulse, self-trigger)."""
+
+
+AGENT_NODE = "agent_dispatch"
+"""The CharacterGraph node in which task agents act; once it ran, no supersede."""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ended: the self-trigger to enqueue, or abandoned for newer utterances."""
+
+    follow_up: Event | None = None
+    superseded: bool = False
+
+
+def supersede_window_start(event: Event) -> float | None:
+    """When the running turn's last utterance arrived, if the run may be superseded at
+    all (see the module docstring); None = never."""
+    if event.source != "user" or event.kind != "message" or event.payload.get("pfad1_ausfall"):
+        return None
+    for field in (LAST_RECEIVED_FIELD, "empfangen_am"):
+        value = event.payload.get(field)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
 
 
 def empty_fields(payload: dict[str, Any]) -> list[str]:
@@ -112,7 +153,7 @@ class EventConsumer(PairConsumer):
     # -- one event -----------------------------------------------------------------------------
 
     async def _handle(self, pair: keys.Pair, entry: Claimed) -> None:
-        follow_up: Event | None = None
+        end = RunEnd()
         try:
             try:
                 event = parse_event(entry.data["raw"])
@@ -124,27 +165,29 @@ class EventConsumer(PairConsumer):
             ):
                 log.warning("duplicate event %s for %s suppressed", event.event_id, pair)
                 return
-            follow_up = await self._run(pair, event, entry.marker)
+            end = await self._run(pair, event, entry)
         except Exception as exc:  # never leave a turn silent
             log.exception("event run for %s crashed", pair)
             await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
         finally:
-            try:
-                await self.queues.finish(pair, entry, release_marker=True, push=follow_up)
-            except Exception:  # the entry stays in the processing list for recovery
-                log.exception("could not finish the event run for %s", pair)
+            if not end.superseded:  # else the supersede step already dropped the entry
+                try:
+                    await self.queues.finish(pair, entry, release_marker=True, push=end.follow_up)
+                except Exception:  # the entry stays in the processing list for recovery
+                    log.exception("could not finish the event run for %s", pair)
 
-    async def _run(self, pair: keys.Pair, event: Event, marker: str) -> Event | None:
-        """Run the CharacterGraph for `event`; return the self-trigger event, if any."""
+    async def _run(self, pair: keys.Pair, event: Event, entry: Claimed) -> RunEnd:
+        """Run the CharacterGraph for `event` (see the module docstring)."""
         ids = event.message_ids
         try:
             token = await self.gate.acquire(token=f"{self.worker_id}:{new_id()}")
         except GateTimeout as exc:
             await self._fail(event, reason_for(exc))
-            return None
+            return RunEnd()
         released = False
         final: dict[str, Any] | None = None
         last_node = "start"
+        window_start = supersede_window_start(event)
         try:
             state = self.graphs.character_state(
                 CharacterTurn(
@@ -155,12 +198,21 @@ class EventConsumer(PairConsumer):
                     trigger_count=event.trigger_count,
                 )
             )
-            async for node, after in self.graphs.stream_character(state):
-                final, last_node = after, node
-                await self.queues.refresh_marker(pair, marker)
-                await self._stage(event, node)
-                if node == RELEASE_NODE and not released:
-                    released = await self._release(event, ids, after)
+            stream = self.graphs.stream_character(state)
+            try:
+                async for node, after in stream:
+                    final, last_node = after, node
+                    await self._stage(event, node)
+                    if node == AGENT_NODE or after.get("agent_results"):
+                        window_start = None  # an agent acted: this run must finish
+                    if released or window_start is None:
+                        await self.queues.refresh_marker(pair, entry.marker)
+                    elif await self._supersede(pair, event, entry, window_start, node):
+                        return RunEnd(superseded=True)  # (the check refreshed the marker)
+                    if node == RELEASE_NODE and not released:
+                        released = await self._release(event, ids, after)
+            finally:
+                await _close(stream)
         except Exception as exc:
             if released:
                 log.exception(
@@ -170,13 +222,36 @@ class EventConsumer(PairConsumer):
                 )
             else:
                 await self._fail(event, reason_for(exc, f"nach {last_node}"))
-                return None
+                return RunEnd()
         finally:
             await self.gate.release(token)
         if not released:
             await self._fail(event, f"{NO_ANSWER} (letzter Knoten {last_node})")
-            return None
-        return await self._self_trigger(pair, event, final or {})
+            return RunEnd()
+        return RunEnd(follow_up=await self._self_trigger(pair, event, final or {}))
+
+    async def _supersede(
+        self, pair: keys.Pair, event: Event, entry: Claimed, window_start: float, node: str
+    ) -> bool:
+        """Abandon this unreleased run if the user wrote on; True if it was abandoned."""
+        stage = StageMessage(
+            character_id=event.character_id,
+            turn_id=event.turn_id,
+            node=SUPERSEDED_STAGE,
+            label=stage_label(SUPERSEDED_STAGE),
+            graph="character",
+        )
+        if not await self.queues.supersede(pair, entry, window_start, event.message_ids, stage):
+            return False
+        log.info(
+            "turn %s of %s superseded after %s: the user wrote on before the answer left; "
+            "ids %s carried to the next block",
+            event.turn_id,
+            pair,
+            node,
+            event.message_ids,
+        )
+        return True
 
     async def _stage(self, event: Event, node: str) -> None:
         await self.delivery.send(
@@ -287,6 +362,17 @@ class EventConsumer(PairConsumer):
         if turn_id is None:
             return
         await self.outcomes.fail(pair.user_id, pair.character_id, turn_id, count, ids, reason)
+
+
+async def _close(stream: AsyncIterator[Any]) -> None:
+    """Stop a graph stream now (an abandoned run must not run its next node)."""
+    close = getattr(stream, "aclose", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception:  # never hide the run's own outcome behind a cleanup error
+        log.exception("closing a CharacterGraph stream failed")
 
 
 def raw_identity(raw: str) -> tuple[str | None, list[str], int]:

@@ -8,8 +8,8 @@ the caller) at the border instead of travelling on as a plausible default.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -25,6 +25,10 @@ MAX_SELF_TRIGGERS = 3
 MAX_PROMPT_BYTES = 16 * 1024
 """Largest accepted utterance, UTF-8 encoded (issue #4)."""
 
+LAST_RECEIVED_FIELD = "letztes_empfangen_am"
+"""User event payload: when the block's last utterance arrived; the supersede rule
+measures the block window from it (events/event_consumer.py)."""
+
 OWN_IMPULSE = "eigener_impuls"
 """`reiz_herkunft` of a stimulus Nova worked out herself (seed 000 §3.1.1)."""
 
@@ -38,6 +42,10 @@ MSG_FAILED: Final = "turn_gescheitert"
 MSG_UTTERANCE: Final = "user_utterance"
 MSG_HELLO: Final = "verbindung"
 
+
+SUPERSEDED_STAGE: Final = "superseded"
+"""`character_stage` node of a run abandoned because the user wrote on before its answer
+left (events/event_consumer.py); its ids are answered by the next turn."""
 
 STAGE_LABELS: dict[str, str] = {
     # HumanGraph (spec pipeline §0)
@@ -64,6 +72,7 @@ STAGE_LABELS: dict[str, str] = {
     "corrector": "korrigiert",
     "perception_assistant": "liest nach",
     "ei_calc_persist": "hält fest",
+    SUPERSEDED_STAGE: "liest weiter",
 }
 """Short words for the live stage line of the chat page; unknown nodes show their name."""
 
@@ -73,7 +82,9 @@ def stage_label(node: str) -> str:
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """128 random bits as 32 hex digits. Not `uuid4().hex`: building the UUID object costs
+    several times more, on the intake's hot path, and nothing parses an id."""
+    return os.urandom(16).hex()
 
 
 class EventRejected(ValueError):
@@ -121,6 +132,7 @@ class UserMessagePayload(BaseModel):
     message_ids: list[str] = Field(alias="nachrichten_ids", min_length=1)
     user_prompt: str
     received_at: float | None = Field(default=None, alias="empfangen_am")
+    last_received_at: float | None = Field(default=None, alias="letztes_empfangen_am")
 
 
 class ImpulsePayload(BaseModel):

@@ -9,6 +9,11 @@ HumanGraph perceives the block as one prompt in that slot; the utterance goes
 to the user's other clients; then the `message` event with a new turn_id and
 all nachrichten_ids is enqueued. The marker stays set: the event consumer takes
 it over and deletes it after the CharacterGraph.
+
+A block may carry the ids of a superseded run (the user wrote on before its
+answer left, events/event_consumer.py): the HumanGraph perceives only the new
+utterances (the earlier ones are already in the session), but the event — and
+any failure report — names the carried ids first, then the block's own.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
+    LAST_RECEIVED_FIELD,
     Event,
     EventRejected,
     QueuedUtterance,
@@ -62,8 +68,9 @@ def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedU
 
 
 def block_message_ids(entry: Claimed) -> list[str]:
-    """Best-effort ids of a block, also when an item is unreadable (for failure reports)."""
-    ids: list[str] = []
+    """Best-effort ids of a block (carried ids first), also when an item is unreadable
+    (for failure reports)."""
+    ids: list[str] = list(entry.carried)
     for raw in entry.data.get("items", []):
         try:
             ids.append(str(json.loads(raw)["nachrichten_id"]))
@@ -133,20 +140,27 @@ class PromptConsumer(PairConsumer):
             log.error("unreadable block for %s: %s", pair, exc)
             await self._fail(pair, entry, block_message_ids(entry), reason_for(exc, "eingang"))
             return
-        log.info("turn %s for %s: block of %d utterance(s)", turn_id, pair, len(items))
+        ids = [*entry.carried, *turn.nachrichten_ids]
+        log.info(
+            "turn %s for %s: block of %d utterance(s)%s",
+            turn_id,
+            pair,
+            len(items),
+            f", carrying {len(entry.carried)} id(s) of a superseded run" if entry.carried else "",
+        )
         try:
             final, failure = await self._path1(turn, slot)
         except Exception as exc:
             log.exception("path 1 of turn %s crashed outside the graph", turn_id)
-            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "pfad 1"))
+            await self._fail(pair, entry, ids, reason_for(exc, "pfad 1"))
             return
         try:
             await self._broadcast(turn, items)
-            event = self._event(turn, final, failure)
+            event = self._event(turn, items, ids, final, failure)
             await self.queues.finish(pair, entry, release_marker=False, push=event)
         except Exception as exc:
             log.exception("turn %s: could not hand on its event", turn_id)
-            await self._fail(pair, entry, turn.nachrichten_ids, reason_for(exc, "ereignis"))
+            await self._fail(pair, entry, ids, reason_for(exc, "ereignis"))
 
     async def _path1(self, turn: HumanTurn, slot: str) -> tuple[dict[str, Any] | None, str | None]:
         """Run the HumanGraph in the gate slot, then free it. A failure inside the graph
@@ -196,13 +210,22 @@ class PromptConsumer(PairConsumer):
             ),
         )
 
-    def _event(self, turn: HumanTurn, final: dict[str, Any] | None, failure: str | None) -> Event:
+    def _event(
+        self,
+        turn: HumanTurn,
+        items: list[QueuedUtterance],
+        ids: list[str],
+        final: dict[str, Any] | None,
+        failure: str | None,
+    ) -> Event:
         payload = dict(self.graphs.human_event_payload(turn, final, failure))
         # The turn's identity comes from the block, whatever the graph wrote.
         payload["turn_id"] = turn.turn_id
-        payload["nachrichten_ids"] = list(turn.nachrichten_ids)
+        payload["nachrichten_ids"] = list(ids)
         payload.setdefault("user_prompt", turn.prompt)
         payload.setdefault("empfangen_am", turn.empfangen_am)
+        # The supersede rule measures the block window from the block's last utterance.
+        payload[LAST_RECEIVED_FIELD] = items[-1].received_at
         if failure is not None:
             payload.setdefault("pfad1_ausfall", failure)
         try:

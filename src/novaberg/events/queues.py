@@ -12,6 +12,14 @@ Work in progress is always visible in the worker's processing list (an entry
 per block or event), so a worker that dies leaves recoverable orphans. Each
 script below is one atomic step; the queues stay consistent whichever process
 dies between two steps.
+
+Supersede: a user turn whose answer has not left yet is abandoned when the user
+has written on within the block window (`supersede`). Its nachrichten_ids move
+to `uebertragene_ids:{u}:{c}` in the same step that frees the marker, drops
+the claimed event and tells the client, and the next `begin_turn` moves them
+into its block entry — so at every moment the ids sit in exactly one durable
+place (processing entry, carried list, or the next event) and still end in one
+outcome.
 """
 
 from __future__ import annotations
@@ -22,8 +30,15 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from novaberg.events.delivery import (
+    DELIVER_LUA,
+    LOG_KEEP,
+    LOG_MAX_AGE,
+    delivery_keys,
+    wire_body,
+)
 from novaberg.events.intake import pair_member
-from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event
+from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
 from novaberg.store import keys
 
 MAX_BLOCK = 100
@@ -44,7 +59,7 @@ if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then re
 return 1
 """
 
-# KEYS: prompt_queue, event_queue, marker, active_pairs, processing
+# KEYS: prompt_queue, event_queue, marker, active_pairs, processing, carried
 # ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
 _BEGIN_TURN = """
 if redis.call('LLEN', KEYS[1]) == 0 then
@@ -70,11 +85,41 @@ end
 local block = {}
 for i = 1, count do block[i] = items[i] end
 redis.call('LTRIM', KEYS[1], count, -1)
-local entry = cjson.encode({art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
-                            character_id = ARGV[7], items = block})
+local fields = {art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
+                character_id = ARGV[7], items = block}
+local carried = redis.call('LRANGE', KEYS[6], 0, -1)
+if #carried > 0 then fields.uebertragen = carried end
+redis.call('DEL', KEYS[6])
+local entry = cjson.encode(fields)
 redis.call('LPUSH', KEYS[5], entry)
 return entry
 """
+
+# KEYS: prompt_queue, marker, processing, carried, pending_agent, seq, log, channel
+# ARGV: marker_value, entry, last_received_at, window, ttl, stage_body, keep, log_ttl,
+#       marker_ttl, ids...
+_SUPERSEDE = (
+    DELIVER_LUA
+    + """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[9]))
+if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
+local first = redis.call('LINDEX', KEYS[1], 0)
+if not first then return 0 end
+local ok, item = pcall(cjson.decode, first)
+local t = ok and type(item) == 'table' and tonumber(item.empfangen_am) or nil
+if t == nil or t - tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 0 end
+if redis.call('LREM', KEYS[3], 1, ARGV[2]) == 0 then return 0 end
+if #ARGV > 9 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10))
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
+end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+redis.call('DEL', KEYS[2])
+deliver(KEYS[6], KEYS[7], KEYS[8], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+return 1
+"""
+)
 
 # KEYS: event_queue, processing, marker; ARGV: worker_id, marker_ttl, scan
 _CLAIM_EVENT = """
@@ -143,6 +188,12 @@ class Claimed:
         return str(self.data.get("art"))
 
     @property
+    def carried(self) -> list[str]:
+        """Ids of superseded runs this block took over (answered with it, named first)."""
+        value = self.data.get("uebertragen")
+        return [str(i) for i in value] if isinstance(value, list) else []
+
+    @property
     def marker(self) -> str:
         """The marker value this entry holds."""
         if self.kind == "block":
@@ -177,6 +228,7 @@ class TurnQueues:
         self._claim = redis.register_script(_CLAIM_EVENT)
         self._finish = redis.register_script(_FINISH)
         self._refresh = redis.register_script(_REFRESH)
+        self._supersede = redis.register_script(_SUPERSEDE)
 
     async def ready(self, pair: keys.Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the
@@ -201,6 +253,7 @@ class TurnQueues:
                 keys.turn_marker(pair),
                 keys.active_pairs(),
                 self.processing,
+                keys.carried_ids(pair),
             ],
             args=[
                 turn_id,
@@ -221,6 +274,46 @@ class TurnQueues:
             args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
         )
         return Claimed.parse(raw) if raw else None
+
+    async def supersede(
+        self,
+        pair: keys.Pair,
+        entry: Claimed,
+        last_received_at: float,
+        message_ids: list[str],
+        stage: WireMessage,
+    ) -> bool:
+        """Abandon the claimed user event `entry` if the user wrote on: the oldest queued
+        utterance arrived at most the block window after `last_received_at`, and no agent
+        question is open (the next utterance would be its answer). Atomically: carry
+        `message_ids` over to the next block, delete the marker, drop the entry and
+        deliver `stage` — so the client hears of it before anything of the next turn.
+        False otherwise. Either way a marker this run still owns has its TTL refreshed
+        (the run moved on), so a caller asking after every node needs no
+        `refresh_marker` of its own."""
+        done = await self._supersede(
+            keys=[
+                keys.prompt_queue(pair),
+                keys.turn_marker(pair),
+                self.processing,
+                keys.carried_ids(pair),
+                keys.pending_agent(pair.user_id),
+                *delivery_keys(pair.user_id),
+            ],
+            args=[
+                entry.marker,
+                entry.raw,
+                repr(last_received_at),
+                INTAKE_WINDOW_SECONDS,
+                keys.QUEUE_TTL,
+                wire_body(stage),
+                LOG_KEEP,
+                LOG_MAX_AGE,
+                keys.TURN_MARKER_TTL,
+                *message_ids,
+            ],
+        )
+        return bool(done)
 
     async def refresh_marker(self, pair: keys.Pair, value: str) -> bool:
         """Extend the marker's TTL while its turn makes progress (after every node): the

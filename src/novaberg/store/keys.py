@@ -50,6 +50,12 @@ def turn_marker(pair: Pair) -> str:
     return f"turn_laeuft:{pair}"
 
 
+def carried_ids(pair: Pair) -> str:
+    """List of nachrichten_ids whose unreleased run was superseded by newer utterances;
+    the next block cut for the pair takes them over (events/queues.py)."""
+    return f"uebertragene_ids:{pair}"
+
+
 def processing_list(worker_id: str) -> str:
     """Per-worker list an event is moved into while it is being handled."""
     return f"event_processing:{worker_id}"

@@ -184,3 +184,32 @@ async def test_page_carries_the_local_token_and_assets(http: httpx.AsyncClient, 
     assert token not in proxied.text, "behind a proxy every peer looks local: no token"
     foreign_host = await http.get("/", headers={"Host": "chat.example.org"})
     assert token not in foreign_host.text
+
+
+async def test_unreachable_queue_is_a_503_and_nothing_is_accepted(
+    http: httpx.AsyncClient, server, token, redis: aioredis.Redis
+) -> None:
+    """The intake answers 202 only after its utterance is stored."""
+    from novaberg.events.intake import Intake, intake_redis
+
+    anna = await token("anna")
+    chat = server.app.state.chat
+    working = chat.intake
+    dead = intake_redis("redis://127.0.0.1:1")  # nothing listens there
+    chat.intake = Intake(dead, working.characters)
+    try:
+        response = await post(http, anna, "Hallo")
+    finally:
+        chat.intake = working
+        await dead.aclose()
+    assert response.status_code == 503, response.text
+    assert response.json()["fehler"] == "speicher_nicht_erreichbar"
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
+    assert (await post(http, anna, "Hallo")).status_code == 202
+
+
+async def test_chat_is_documented(http: httpx.AsyncClient) -> None:
+    """`POST /chat` is answered ahead of the framework but still listed in the OpenAPI."""
+    spec = (await http.get("/openapi.json")).json()
+    operation = spec["paths"]["/chat"]["post"]
+    assert {"202", "401", "413", "422"} <= set(operation["responses"])

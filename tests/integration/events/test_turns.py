@@ -100,13 +100,17 @@ async def test_block_cut_respects_the_30s_window(redis: aioredis.Redis) -> None:
 async def test_message_during_a_running_turn_waits_and_is_taken_after_it(
     http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM
 ) -> None:
+    """Written after turn 1's answer left, while its post-run still runs: the utterance
+    waits for the marker and becomes turn 2 (before the answer left it would have
+    superseded turn 1, test_supersede.py)."""
     anna = await token("anna")
     ws = await sockets(anna)
     script_answer(scripted, "Zweite Antwort.")
-    script_answer(scripted, "Erste Antwort.", latency_ms=800, times=1)
+    script_answer(scripted, "Erste Antwort.", times=1)
+    scripted.add(".*", SCORE_OK, schema="SalienceScore", latency_ms=600)  # a slow post-run
     await workers()
     first = await _accepted(http, anna, "Erste Frage")
-    await ws.wait_for(lambda m: m.get("node") == "responder")  # turn 1 is in Path 2
+    await ws.wait_typ("character_response")  # turn 1's answer left; its post-run runs
     second = await _accepted(http, anna, "Zweite Frage")
     answers = []
     for _ in range(2):
