@@ -69,7 +69,14 @@ def serve(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
+        access_log=_access_log(settings),
     )
+
+
+def _access_log(settings: Settings) -> bool:
+    """One access-log line per request only when debugging: at 1,000 messages a second the
+    log line costs more than the intake itself."""
+    return settings.log_level.upper() == "DEBUG"
 
 
 @app.command()
@@ -86,7 +93,11 @@ def api(
     application = create_app(settings, consumers=False)
     console.print(f"Novaberg API {__version__} on http://{settings.host}:{settings.port}")
     uvicorn.run(
-        application, host=settings.host, port=settings.port, log_level=settings.log_level.lower()
+        application,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        access_log=_access_log(settings),
     )
 
 
