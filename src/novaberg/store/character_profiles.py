@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
 
 from novaberg.store.keys import Pair
 
@@ -39,6 +40,7 @@ def _as_profile(row: Mapping[str, Any]) -> dict[str, Any]:
     profile["nutzer_gewichtung"] = row["nutzer_gewichtung"]
     profile["nutzer_gewichtung_quelle"] = row["nutzer_gewichtung_quelle"]
     profile["nutzer_gewichtung_rad"] = row["nutzer_gewichtung_rad"]
+    profile["nutzer_gewichtung_am"] = row["nutzer_gewichtung_am"]
     return profile
 
 
@@ -93,3 +95,30 @@ async def upsert_layers(
         (*params, user_id, character_id),
     )
     return list(written)
+
+
+async def set_user_weight(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    *,
+    weight: float,
+    wheel: Mapping[str, float],
+    source: str,
+    now: datetime,
+) -> None:
+    """Store the character's weight of a user in row (character, user), with the wheel it
+    came from (`nutzer_gewichtung_rad`, read by the haltungsraum) and where it came from.
+
+    Row (character, user) is the one salience reads for `pflicht` (spec pipeline §4).
+    """
+    await conn.execute(
+        "INSERT INTO charakter_hash (user_id, character_id, nutzer_gewichtung,"
+        " nutzer_gewichtung_quelle, nutzer_gewichtung_rad, nutzer_gewichtung_am)"
+        " VALUES (%s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (user_id, character_id) DO UPDATE SET"
+        " nutzer_gewichtung = EXCLUDED.nutzer_gewichtung,"
+        " nutzer_gewichtung_quelle = EXCLUDED.nutzer_gewichtung_quelle,"
+        " nutzer_gewichtung_rad = EXCLUDED.nutzer_gewichtung_rad,"
+        " nutzer_gewichtung_am = EXCLUDED.nutzer_gewichtung_am",
+        (pair.character_id, pair.user_id, weight, source, Jsonb(dict(wheel)), now),
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -25,6 +26,9 @@ HALF_LIFE_DAYS: Final = 14.0
 DECAYING_TYPE: Final = "mittelfristig"
 """Only medium-term goals decay; long-term goals are refreshed by the character
 distillation instead (spec pipeline §9)."""
+
+LASTING_TYPE: Final = "langfristig"
+"""Long-term goals: replaced as a set by `refresh_long_term`, never decayed."""
 
 DEACTIVATION_THRESHOLD: Final = 0.15
 """A medium-term goal below this motivation is deactivated (the seed's
@@ -152,3 +156,81 @@ async def decay_all(conn: AsyncConnection[Any], now: datetime) -> tuple[int, int
     )
     rows = await cur.fetchall()
     return len(rows), sum(1 for row in rows if not row["aktiv"])
+
+
+@dataclass(frozen=True)
+class LastingGoal:
+    """A long-term goal as the distillation proposes it."""
+
+    zielsatz: str
+    thema: str
+    motivation: float
+    embedding: Sequence[float] | None
+
+
+def goal_identity(thema: str, zielsatz: str) -> str:
+    """What makes two long-term goals of a pair the same goal: the theme (lower case,
+    spaces collapsed), or the sentence when the theme is empty."""
+    return " ".join((thema or zielsatz).lower().split())
+
+
+async def refresh_long_term(
+    conn: AsyncConnection[Any], pair: Pair, proposed: Sequence[LastingGoal], now: datetime
+) -> dict[str, int]:
+    """Make the pair's active long-term goals the proposed set.
+
+    A proposed goal with the identity of a stored one (active or not) updates it in place
+    and is active again, with motivation and its anchor reset to now; a new one is
+    inserted; an active long-term goal not proposed again is deactivated (kept for the
+    read API). Of proposals sharing an identity the first counts. An empty proposal changes
+    nothing: no evidence is not a reason to drop goals.
+    Returns counts {neu, aktualisiert, deaktiviert}.
+    """
+    counts = {"neu": 0, "aktualisiert": 0, "deaktiviert": 0}
+    if not proposed:
+        return counts
+    subject, counterpart = goal_owner(pair)
+    cur = await conn.execute(
+        "SELECT id, thema, zielsatz, aktiv FROM ziele"
+        " WHERE user_id = %s AND character_id = %s AND ziel_typ = %s ORDER BY aktiv DESC, id",
+        (subject, counterpart, LASTING_TYPE),
+    )
+    stored: dict[str, dict[str, Any]] = {}
+    for row in await cur.fetchall():
+        stored.setdefault(goal_identity(row["thema"], row["zielsatz"]), row)
+    kept: set[int] = set()
+    unique: dict[str, LastingGoal] = {}
+    for goal in proposed:
+        unique.setdefault(goal_identity(goal.thema, goal.zielsatz), goal)
+    for identity, goal in unique.items():
+        row = stored.get(identity)
+        vector = None if goal.embedding is None else np.asarray(goal.embedding, dtype=np.float32)
+        if row is None:
+            kept.add(
+                await insert_goal(
+                    conn,
+                    pair,
+                    zielsatz=goal.zielsatz,
+                    embedding=goal.embedding,
+                    ziel_typ=LASTING_TYPE,
+                    motivation=goal.motivation,
+                    thema=goal.thema,
+                    now=now,
+                )
+            )
+            counts["neu"] += 1
+            continue
+        await conn.execute(
+            "UPDATE ziele SET zielsatz = %s, thema = %s, motivation = %s, motivation_basis = %s,"
+            " motivation_basis_am = %s, embedding = %s, aktiv = TRUE WHERE id = %s",
+            (goal.zielsatz, goal.thema, goal.motivation, goal.motivation, now, vector, row["id"]),
+        )
+        kept.add(int(row["id"]))
+        counts["aktualisiert"] += 1
+    cur = await conn.execute(
+        "UPDATE ziele SET aktiv = FALSE WHERE user_id = %s AND character_id = %s"
+        " AND ziel_typ = %s AND aktiv AND NOT (id = ANY(%s))",
+        (subject, counterpart, LASTING_TYPE, list(kept)),
+    )
+    counts["deaktiviert"] = cur.rowcount
+    return counts

@@ -136,7 +136,9 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
 
     result = await run_distillation(redis, db, model, now=now, kzg=store)
     assert set(result["destilliert"]) == {"meister:nova"}
-    assert len(scripted.calls) == 2 and {c["role"] for c in scripted.calls} == {"background"}
+    schemas = [c["schema"] for c in scripted.calls]
+    assert schemas == ["ProfileLayers"] * 2 + ["SpokeRatings"] * 3 + ["LastingGoals"]
+    assert {c["role"] for c in scripted.calls} == {"background"}
     assert "Der Nutzer reist nach Madrid." in scripted.calls[0]["prompt"]
     assert await redis.exists(keys.profile_dirty(PAIR)) == 0
     async with db.connection() as conn:
@@ -148,10 +150,10 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
     )
     assert own["core"] == "Warmherzig." and own["adaptive"] == ""  # empty layer not written
     assert own["updated"]["core"] == NOW and own["updated"]["adaptive"] is None
-    assert own["nutzer_gewichtung"] == pytest.approx(0.9)
+    assert own["nutzer_gewichtung_am"] == NOW  # the wheel was rated in the same run
 
     await run_distillation(redis, db, model, now=now, kzg=store)
-    assert len(scripted.calls) == 2  # the flag was consumed: no second distillation
+    assert len(scripted.calls) == 6  # the flag was consumed: no second distillation
 
 
 async def test_failed_distillation_sets_the_flag_again(

@@ -1,16 +1,19 @@
-"""charakter: distil the five profile layers when a pair is marked dirty (spec pipeline §9).
+"""charakter: distil profiles, the user weight and long-term goals of a dirty pair (spec
+pipeline §9).
 
 A new short-term entry or a promotion sets `hash_dirty:{u}:{c}`. This job consumes each
-flag (GETDEL, so a write during the distillation sets it again and leads to one more run),
-reads the pair's short-term entries and strongest long-term nodes, and asks the model
-(background role, one structured call per row) for the five layers of
-- row (u, c): the user as the character sees them, and
-- row (c, u): the character's own profile toward the user.
-If a call fails the flag is set again and the job reports the failure (the scheduler
-retries); layers already written stay.
-
-Not done here yet (spec §9): nutzer_gewichtung from 12 rated spokes (median of 3) and the
-refresh of long-term goals.
+flag (GETDEL, so a write during the distillation sets it again and leads to one more run)
+and, for each pair, asks the model (background role, structured calls):
+1. the five profile layers of row (u, c) — the user as the character sees them — and of
+   row (c, u) — the character's own profile toward the user (one call per row);
+2. the character's wheel toward the user, three times: each rating gives
+   `nutzer_gewichtung = 0.9 + Σ up − Σ down` (clamped [0.5, 1.5], `memory.wheel`); the
+   median one is stored in row (c, u) with its wheel — salience reads it for `pflicht`;
+3. the character's long-term goals toward the user, derived from both fresh profiles and
+   made the pair's active long-term set (`store.goals.refresh_long_term`).
+Profiles failing stops the pair. A failing wheel or goal call is logged and keeps what was
+stored (the weight needs all three ratings). Any failure sets the flag again and makes the
+job report the failure (the scheduler logs and retries it); what was written stays.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from pydantic import BaseModel, Field
 
 from novaberg.config import Role
 from novaberg.llm.base import LLM
+from novaberg.llm.errors import ModelError
+from novaberg.memory import wheel
 from novaberg.memory.long_term import ModelSlot, no_slot
 from novaberg.prompts import render, user_message
-from novaberg.store import character_profiles, keys, lzg
+from novaberg.store import character_profiles, goals, keys, lzg
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 
@@ -48,6 +53,17 @@ DISTILL_TEMPERATURE: Final = 0.3
 PAIRS_PER_RUN: Final = 5
 """Dirty pairs handled per run; the rest wait for the next run."""
 
+WHEEL_TEMPERATURE: Final = 0.7
+"""The three wheel ratings are independent samples; the median drops one outlier on each
+side, which only helps if the samples can differ."""
+
+WHEEL_EVIDENCE_ITEMS: Final = 5
+"""Newest short-term entries shown beside the profiles when rating the wheel."""
+
+GOALS_TEMPERATURE: Final = 0.3
+MAX_LASTING_GOALS: Final = 3
+"""Long-term goals per pair and distillation (the prompt asks for at most three)."""
+
 
 class ProfileLayers(BaseModel):
     """The model's answer: five short paragraphs (wire names of the prompt)."""
@@ -66,6 +82,20 @@ class ProfileLayers(BaseModel):
             "intentions": self.intentionen,
             "emotions": self.emotionen,
         }
+
+
+class LastingGoalDraft(BaseModel):
+    """One proposed long-term goal (wire names of the prompt)."""
+
+    zielsatz: str = Field(min_length=1, max_length=300)
+    thema: str = Field(default="", max_length=60)
+    motivation: float = Field(ge=0.1, le=1.0)
+
+
+class LastingGoals(BaseModel):
+    """The model's answer to the goal prompt; an empty list means "no evidence"."""
+
+    ziele: list[LastingGoalDraft] = Field(default_factory=list, max_length=MAX_LASTING_GOALS)
 
 
 def _pair_of(flag_key: str) -> Pair | None:
@@ -102,14 +132,18 @@ async def distil_pair(
     now: datetime,
     slot: ModelSlot = no_slot,
     character_name: str | None = None,
-) -> dict[str, list[str]]:
-    """Distil and store both rows of a pair; returns the layers written per row."""
+) -> dict[str, Any]:
+    """Distil both profile rows, the user weight and the long-term goals of a pair.
+
+    Returns what was written, with `fehler` listing the steps that failed (empty = all ok).
+    Raises if the profiles cannot be distilled.
+    """
     entries = (await kzg.entries(pair, with_ttl=False))[:SHORT_TERM_ITEMS]
-    short_term = "\n".join(
+    memories = [
         f"- ({e.fields.get('beobachter', '?')}) {_clip(e.fields.get('inhalt', ''))}"
         for e in entries
         if e.fields.get("inhalt")
-    )
+    ]
     async with pool.connection() as conn:
         nodes = await lzg.list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
         user_profile, own_profile = await character_profiles.read_pair_profiles(conn, pair)
@@ -119,14 +153,14 @@ async def distil_pair(
         ((pair.user_id, pair.character_id), pair.user_id, name, user_profile),
         ((pair.character_id, pair.user_id), name, pair.user_id, own_profile),
     ]
-    written: dict[str, list[str]] = {}
+    layers: dict[str, list[str]] = {}
     for (row_user, row_character), person, counterpart, previous in rows:
         prompt = render(
             "character_distill",
             person=person,
             gegenueber=counterpart,
             bisher=_render_profile(previous),
-            kurzzeit=short_term,
+            kurzzeit="\n".join(memories),
             langzeit=long_term,
         )
         async with slot():
@@ -137,10 +171,108 @@ async def distil_pair(
                 temperature=DISTILL_TEMPERATURE,
             )
         async with pool.connection() as conn:
-            written[f"{row_user}:{row_character}"] = await character_profiles.upsert_layers(
+            layers[f"{row_user}:{row_character}"] = await character_profiles.upsert_layers(
                 conn, row_user, row_character, answer.as_layers(), now
             )
-    return written
+    async with pool.connection() as conn:
+        user_profile, own_profile = await character_profiles.read_pair_profiles(conn, pair)
+    profiles = {
+        "person": name,
+        "gegenueber": pair.user_id,
+        "eigenes_profil": _render_profile(own_profile),
+        "gegenueber_profil": _render_profile(user_profile),
+    }
+    failures: list[str] = []
+    result: dict[str, Any] = {"schichten": layers}
+    try:
+        result["nutzer_gewichtung"] = await _rate_user_weight(
+            pool, model, pair, profiles, memories[:WHEEL_EVIDENCE_ITEMS], now=now, slot=slot
+        )
+    except ModelError as exc:
+        failures.append(f"nutzer_gewichtung: {type(exc).__name__}: {exc}")
+        log.error("charakter %s: wheel unreadable (%s); nutzer_gewichtung kept", pair, exc)
+    try:
+        result["ziele"] = await _refresh_goals(pool, model, pair, profiles, now=now, slot=slot)
+    except ModelError as exc:
+        failures.append(f"ziele: {type(exc).__name__}: {exc}")
+        log.error("charakter %s: long-term goals unreadable (%s); goals kept", pair, exc)
+    result["fehler"] = failures
+    return result
+
+
+async def _rate_user_weight(
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    profiles: dict[str, str],
+    memories: list[str],
+    *,
+    now: datetime,
+    slot: ModelSlot,
+) -> float:
+    """Three wheel ratings → the median weight, stored with its wheel in row (c, u).
+    Raises ModelError (nothing stored) if any rating is unreadable."""
+    prompt = render("character_wheel", erinnerungen="\n".join(memories), **profiles)
+    wheels: list[dict[str, float]] = []
+    for _ in range(wheel.SAMPLES):
+        async with slot():
+            rating = await model.structured(
+                Role.BACKGROUND,
+                user_message(prompt),
+                wheel.SpokeRatings,
+                temperature=WHEEL_TEMPERATURE,
+            )
+        wheels.append(rating.as_wheel())
+    weight, chosen = wheel.median_rating(wheels)
+    samples = ", ".join(f"{wheel.user_weight(w):.2f}" for w in wheels)
+    async with pool.connection() as conn:
+        await character_profiles.set_user_weight(
+            conn,
+            pair,
+            weight=weight,
+            wheel=chosen,
+            source=f"charakter: Median aus {wheel.SAMPLES} Bewertungen ({samples})",
+            now=now,
+        )
+    return weight
+
+
+def _render_goals(stored: list[dict[str, Any]]) -> str:
+    return "\n".join(
+        f"- {g['thema'] or '?'}: {_clip(g['zielsatz'])}"
+        for g in stored
+        if g["ziel_typ"] == goals.LASTING_TYPE
+    )
+
+
+async def _refresh_goals(
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    profiles: dict[str, str],
+    *,
+    now: datetime,
+    slot: ModelSlot,
+) -> dict[str, int]:
+    """One call for the long-term goals, embedded and made the pair's long-term set."""
+    async with pool.connection() as conn:
+        current = await goals.active_goals(conn, pair, now, with_embedding=False)
+    prompt = render("character_goals", bisherige_ziele=_render_goals(current), **profiles)
+    async with slot():
+        answer = await model.structured(
+            Role.BACKGROUND, user_message(prompt), LastingGoals, temperature=GOALS_TEMPERATURE
+        )
+    drafts = [d for d in answer.ziele if d.zielsatz.strip()]
+    vectors: list[list[float]] = []
+    if drafts:
+        async with slot():
+            vectors = await model.embed([d.zielsatz.strip() for d in drafts])
+    proposed = [
+        goals.LastingGoal(d.zielsatz.strip(), d.thema.strip(), d.motivation, vector)
+        for d, vector in zip(drafts, vectors, strict=True)
+    ]
+    async with pool.connection() as conn, conn.transaction():
+        return await goals.refresh_long_term(conn, pair, proposed, now)
 
 
 async def run_distillation(
@@ -167,13 +299,18 @@ async def run_distillation(
         if await redis.getdel(flag) is None:
             continue  # another runner took it
         try:
-            done[str(pair)] = await distil_pair(
+            outcome = await distil_pair(
                 pool, model, store, pair, now=datetime.fromtimestamp(now, UTC), slot=slot
             )
         except Exception as exc:
             await redis.set(flag, "1")
             failures.append(f"{pair}: {type(exc).__name__}: {exc}")
             log.error("charakter %s: distillation failed (%s); flag set again", pair, exc)
+            continue
+        done[str(pair)] = outcome
+        if outcome["fehler"]:
+            await redis.set(flag, "1")
+            failures.append(f"{pair}: " + "; ".join(outcome["fehler"]))
     if failures:
         raise RuntimeError("; ".join(failures))
     return {"destilliert": done, "offen": max(0, len(flags) - limit)}
