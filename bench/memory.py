@@ -24,9 +24,10 @@ progress is printed to stderr. Options:
 - `--keep` keeps the directory; `--reuse DIR` measures again on a kept directory without
   loading or building what is already there (same seed, same queries), e.g. on a quiet
   machine;
-- `--shared-buffers 4GB` sets the server's shared_buffers (default: the embedded server's
-  own 128MB, as in production) and `--prewarm` loads the index into them first (the
-  steady state of a server whose shared_buffers hold the index);
+- `--shared-buffers 4GB` sets the server's shared_buffers (default: what production's
+  `NOVABERG_POSTGRES_SHARED_BUFFERS=auto` gives, a quarter of the RAM up to 8GB; `default`
+  = PostgreSQL's own 128MB) and `--prewarm` loads the index into them first (the steady
+  state of a server whose shared_buffers hold the index);
 - `--rare-pair-nodes N` (default 2000) adds a small second pair to the table after the big
   one is measured and measures its query (which plan serves it, latency, recall);
 - `--index-params 16:64,24:128` builds and measures other (m, ef_construction) pairs for
@@ -726,7 +727,7 @@ async def rare_pair(
 
 
 async def run(args: argparse.Namespace, home: Path, reuse: bool) -> int:
-    from novaberg.runtime.embedded_postgres import EmbeddedPostgres
+    from novaberg.runtime.embedded_postgres import EmbeddedPostgres, shared_buffers_for
     from novaberg.runtime.embedded_redis import EmbeddedRedis
     from novaberg.store import lzg
     from novaberg.store.migrate import migrate
@@ -752,7 +753,9 @@ async def run(args: argparse.Namespace, home: Path, reuse: bool) -> int:
     rare_row: dict[str, Any] | None = None
     try:
         migrate(url, DIM)
-        url, buffers = await configure_server(postgres, url, args.shared_buffers)
+        url, buffers = await configure_server(
+            postgres, url, shared_buffers_for(args.shared_buffers or "auto") or ""
+        )
         log(f"PostgreSQL under {home} (shared_buffers {buffers})")
         if args.kzg_entries:
             redis_url = await asyncio.to_thread(redis_server.start)
@@ -849,8 +852,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--shared-buffers",
-        default="",
-        help="e.g. 2GB; default: the embedded server's own setting (128MB)",
+        default=None,
+        help="e.g. 2GB, or 'default' for PostgreSQL's 128MB; default: what production's "
+        "NOVABERG_POSTGRES_SHARED_BUFFERS=auto gives on this machine",
     )
     parser.add_argument(
         "--prewarm",

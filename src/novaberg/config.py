@@ -66,6 +66,13 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="External PostgreSQL with pgvector; unset = embedded."
     )
+    postgres_shared_buffers: str = Field(
+        default="auto",
+        pattern=r"^(auto|default|\d+(kB|MB|GB))$",
+        description="shared_buffers of the embedded PostgreSQL: auto = a quarter of the "
+        "RAM (128MB–8GB; the long-term HNSW index wants to fit), default = PostgreSQL's own, "
+        "or a size like 2GB.",
+    )
 
     llm: LLMBackend | None = Field(
         default=None,

