@@ -475,13 +475,13 @@ async def measure_rare_pair(
     pool = await create_pool(url, max_size=1)
     try:
         async with pool.connection() as conn:
+            # the plan of the statement production sends for this pair (exact when small)
+            small = await lzg.pair_size(conn, Pair(*RARE_PAIR)) <= lzg.EXACT_PAIR_LIMIT
+            sql = lzg.nearest_sql(active_only=True, index_order=not small)
+            params = {"v": lzg.as_vector(queries[0]), "u": RARE_PAIR[0], "c": RARE_PAIR[1], "k": K}
             async with conn.transaction():
                 await lzg.set_search_params(conn)
-                cur = await conn.execute(
-                    "EXPLAIN SELECT id FROM lzg_knoten k WHERE k.user_id = %s AND k.character_id = %s"
-                    " AND k.aktiv ORDER BY k.embedding <=> %s LIMIT 10",
-                    (*RARE_PAIR, lzg.as_vector(queries[0])),
-                )
+                cur = await conn.execute(f"EXPLAIN {sql}", params)  # type: ignore[arg-type]
                 plan = " | ".join(str(dict(r)["QUERY PLAN"]) for r in await cur.fetchall())
             record["plan"] = _plan_label(plan)
             pair = Pair(*RARE_PAIR)
