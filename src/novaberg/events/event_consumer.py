@@ -50,7 +50,7 @@ from novaberg.events.model import (
 )
 from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
 from novaberg.events.queues import Claimed
-from novaberg.graph.contract import RELEASE_NODE, CharacterTurn, TurnGraphs
+from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn, TurnGraphs
 from novaberg.llm.errors import GateTimeout
 from novaberg.llm.gate import ModelGate
 from novaberg.store import keys
@@ -77,10 +77,6 @@ MEASURED_STATE_FIELDS = (
 measured on the payload as sent, not on its carrier objects. Model, token count, origin
 and the user's emotion values stay unmeasured. `nachrichten_ids` is legitimately empty
 for a run the character started itself (impulse, self-trigger)."""
-
-
-AGENT_NODE = "agent_dispatch"
-"""The CharacterGraph node in which task agents act; once it ran, no supersede."""
 
 
 @dataclass(frozen=True)

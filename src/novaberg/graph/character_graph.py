@@ -30,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 
 from novaberg.agents.registry import AgentRegistry
 from novaberg.graph.base import NodeFn, add_node
-from novaberg.graph.contract import RELEASE_NODE, GraphDeps
+from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, GraphDeps
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.conversation_vector import conversation_vector
 from novaberg.graph.nodes.corrector import corrector
@@ -78,7 +78,7 @@ CHARACTER_NODE_NAMES: Final = (
     "reducer",
     "router",
     "planner",
-    "agent_dispatch",
+    AGENT_NODE,
     "conversation_vector",
     "responder",
     "thinker",
@@ -113,7 +113,7 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
         "reducer": reducer,
         "router": partial(router, registry=agents),
         "planner": partial(planner, registry=agents),
-        "agent_dispatch": partial(agent_dispatch, registry=agents),
+        AGENT_NODE: partial(agent_dispatch, registry=agents),
         "conversation_vector": conversation_vector,
         "responder": responder,
         "thinker": thinker,
@@ -136,7 +136,7 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
         ("ei_calc", "enricher"),
         ("enricher", "reducer"),
         ("reducer", "router"),
-        ("agent_dispatch", "planner"),
+        (AGENT_NODE, "planner"),
         ("conversation_vector", "responder"),
         ("responder", "thinker"),
         ("thinker", "tribunal"),
@@ -150,7 +150,7 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
         builder.add_edge(a, b)
     builder.add_conditional_edges("router", route_after_router, ["planner", "conversation_vector"])
     builder.add_conditional_edges(
-        "planner", route_after_planner, ["agent_dispatch", "conversation_vector"]
+        "planner", route_after_planner, [AGENT_NODE, "conversation_vector"]
     )
     builder.add_conditional_edges("evaluate", route_after_evaluate, [RELEASE_NODE, "corrector"])
     return builder.compile().with_config(recursion_limit=RECURSION_LIMIT)

@@ -24,6 +24,10 @@ from novaberg.store.pipeline_log import PipelineLog
 RELEASE_NODE = "perception_assistant"
 """The node after which the answer is released to the client (seed 002 §3.2)."""
 
+AGENT_NODE = "agent_dispatch"
+"""The CharacterGraph node in which task agents act (the event consumer never abandons a
+run once it ran)."""
+
 
 def _wall_clock() -> float:
     import time
