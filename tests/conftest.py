@@ -21,6 +21,7 @@ from novaberg.config import Settings, load_settings
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.runtime.services import EmbeddedServices, Endpoints
+from novaberg.store import lzg
 from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
 
@@ -70,6 +71,7 @@ async def db(pg_pool: AsyncConnectionPool) -> AsyncConnectionPool:
             await conn.execute(
                 "TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"
             )
+    lzg.forget_pair_sizes()  # the sizes this process remembered described the old rows
     return pg_pool
 
 

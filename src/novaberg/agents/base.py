@@ -13,6 +13,7 @@ import inspect
 import operator
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
@@ -169,15 +170,16 @@ class BaseAgent(ABC):
     def directory(self) -> Path:
         return Path(inspect.getfile(self.__class__)).parent
 
-    @property
+    @cached_property
     def description(self) -> str:
-        """AGENT.md, required: an agent without a description is not discoverable."""
+        """AGENT.md, required: an agent without a description is not discoverable.
+        Read once per agent object: the router asks for it on every turn."""
         path = self.directory / "AGENT.md"
         if not path.is_file():
             raise AgentDefinitionError(f"{self.directory.name}: AGENT.md is missing")
         return path.read_text(encoding="utf-8")
 
-    @property
+    @cached_property
     def notice(self) -> str:
         """The router's notice (`aushang`): the AGENT.md section "## Aushang" or its
         first paragraph after the title."""

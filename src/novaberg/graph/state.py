@@ -45,6 +45,7 @@ class ConversationState(TypedDict, total=False):
     user_id: str
     character_id: str
     character_name: str  # display name from `characters`, loaded by db_access
+    nutzer_gewichtung: float | None  # row (character, user) in charakter_hash, by db_access
     turn_id: str
     nachrichten_ids: list[str]
     user_prompt: str  # what the counterpart said; absent/empty on an impulse
@@ -71,6 +72,7 @@ class ConversationState(TypedDict, total=False):
     session_summary: str
     user_intentionen: list[str]
     prompt_embedding: list[float] | None
+    geladene_ziele: list[dict[str, Any]]  # active goals with embeddings, read by db_access
     aktivierte_ziele: list[dict[str, Any]]
     ziel_vektoren: dict[int, list[float]]
     gravitationsterm: float

@@ -89,8 +89,11 @@ async def store_kzg_writes(
     pipeline_log: PipelineLog | None = None,
     promotions: bool = True,
     character_name: str | None = None,
+    link_turns: bool = True,
 ) -> KzgWriteOutcome:
-    """Carry out every `kzg` create write; other writes are left to their managers."""
+    """Carry out every `kzg` create write; other writes are left to their managers.
+
+    `link_turns=False`: the caller writes the `verbindung` rows of `outcome.stored`."""
     memory = ShortTermMemory(
         redis,
         model,
@@ -114,6 +117,7 @@ async def store_kzg_writes(
             perception,
             timeline_id=timeline_id,
             character_name=character_name,
+            link_turn=link_turns,
         )
         if stored is None:
             outcome.results.append("abgelehnt")
@@ -127,9 +131,15 @@ async def store_kzg_writes(
 
 
 async def summarise_session(
-    redis: aioredis.Redis, model: LLM, pair: Pair, *, character_name: str = "Nova"
+    redis: aioredis.Redis,
+    model: LLM,
+    pair: Pair,
+    *,
+    character_name: str = "Nova",
+    length: int | None = None,
 ) -> SummaryOutcome | None:
-    """Summarise/trim the session after a write; a failure is logged, never raised."""
+    """Summarise/trim the session after a write (`length`: the length that write returned);
+    a failure is logged, never raised."""
     try:
         return await summarise_if_needed(
             redis,
@@ -137,6 +147,7 @@ async def summarise_session(
             pair,
             character_name=character_name,
             character_label=character_name.upper(),
+            length=length,
         )
     except Exception as exc:  # the turn is written; a summary problem must not cost it
         log.error("session %s: summary step failed: %s", pair, exc)

@@ -100,10 +100,15 @@ async def summarise_if_needed(
     *,
     character_label: str = "NOVA",
     character_name: str = "Nova",
+    length: int | None = None,
 ) -> SummaryOutcome:
-    """Summarise and trim the session when it holds more than 25 turns (call after a write)."""
+    """Summarise and trim the session when it holds more than 25 turns (call after a write).
+
+    `length`: the list length the caller's write just returned (RPUSH answers it), which
+    spares the LLEN round trip; read here when not given."""
     turns_key = keys.session_turns(pair)
-    length = int(await redis.llen(turns_key))
+    if length is None:
+        length = int(await redis.llen(turns_key))
     if length <= SUMMARY_ABOVE:
         return SummaryOutcome("nichts", length)
     oldest = [str(item) for item in await redis.lrange(turns_key, 0, SUMMARY_BATCH - 1)]

@@ -34,7 +34,14 @@ from novaberg.memory.context import SOURCE_SHORT_TERM, ContextEntry
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgHit, KzgStore
+from novaberg.store.kzg import (
+    FIELD_THEMES_NORM,
+    KzgHit,
+    KzgStore,
+    ThemeRow,
+    themes_field,
+    themes_of_field,
+)
 from novaberg.store.pipeline_log import PipelineLog
 
 log = logging.getLogger(__name__)
@@ -86,6 +93,10 @@ class StoredEntry:
     intake: float
     promotion_queued: bool
     reinforced: tuple[str, ...] = ()
+
+
+async def _done() -> None:
+    """An awaitable that does nothing (a skipped member of a gather)."""
 
 
 def theme_set(themes: str | Iterable[str] | None) -> set[str]:
@@ -155,8 +166,12 @@ class ShortTermMemory:
         timeline_id: int | None = None,
         hints: str = "",
         character_name: str | None = None,
+        link_turn: bool = True,
     ) -> StoredEntry | None:
         """Carry out one `kzg` PendingWrite (`daten` = {salienz_obj, segment, ...}).
+
+        `link_turn=False` leaves the `verbindung` row (turn → key) to the caller, which
+        writes it together with its own rows in one database round trip.
 
         Returns None, logged with the reason, when the salience is unreadable or below the
         gate, the segment is empty, the condensing call fails or gives an empty kern.
@@ -207,15 +222,22 @@ class ShortTermMemory:
             fields["timeline_id"] = timeline_id
         if turn_id:
             fields["turn_id"] = turn_id
-        key = await self.store.create(
-            pair, fields, vector, ttl_seconds=curve.ttl_seconds(curved), epoch_ms=int(now * 1000)
+        wanted = theme_set(themes)
+        # one script call: the entry, "hash_dirty=1" (spec §3) and the neighbours' haeufigkeit
+        key, (matched, legacy) = await self.store.create_matching(
+            pair,
+            fields,
+            vector,
+            ttl_seconds=curve.ttl_seconds(curved),
+            epoch_ms=int(now * 1000),
+            themes=wanted or None,
+            flag=keys.profile_dirty(pair),
         )
         queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
-        # independent writes (Redis neighbours, Redis flag, PostgreSQL link) go out together
-        reinforced, _, _ = await asyncio.gather(
-            self.reinforce_neighbours(pair, key, themes),
-            self.redis.set(keys.profile_dirty(pair), "1"),
-            self._link_turn(turn_id, key),
+        # independent writes (Redis neighbours, PostgreSQL link) go out together
+        reinforced, _ = await asyncio.gather(
+            self._reinforce(pair, matched, legacy, wanted),
+            self._link_turn(turn_id, key) if link_turn else _done(),
         )
         self._note(
             pair,
@@ -244,31 +266,51 @@ class ShortTermMemory:
         wanted = theme_set(themes)
         if not wanted:
             return []
-        rows = []
-        for row in await self.store.theme_rows(pair):
-            if row.key == new_key or not (theme_set(row.themen) & wanted):
-                continue
+        matched, legacy = await self.store.match_themes(pair, new_key, wanted)
+        return await self._reinforce(pair, matched, legacy, wanted)
+
+    async def _reinforce(
+        self, pair: Pair, matched: Sequence[ThemeRow], legacy: Sequence[ThemeRow], wanted: set[str]
+    ) -> list[str]:
+        """The rest of `reinforce_neighbours` once the matching neighbours have had their
+        haeufigkeit + 1: new saliences and TTLs in one script call, then the gate."""
+        bumped: list[tuple[str, float, list[str]]] = []
+        for row in matched:
             intake = parse_number(row.salienz_eingang)
-            if intake is not None:
-                rows.append((row, intake))
-        # two round trips for all neighbours: frequencies first, then the saliences they give
-        frequencies = await self.store.increment_frequencies([row.key for row, _ in rows])
-        bumped = [
-            (row, curve.salience(intake, frequency))
-            for (row, intake), frequency in zip(rows, frequencies, strict=True)
-            if frequency is not None
-        ]
+            if intake is not None and row.haeufigkeit is not None:
+                curved = curve.salience(intake, row.haeufigkeit)
+                bumped.append((row.key, curved, themes_of_field(row.themen)))
+        bumped += await self._reinforce_legacy(legacy, wanted)
         left = await self.store.set_saliences(
-            pair, [(row.key, curved, curve.ttl_seconds(curved)) for row, curved in bumped]
+            pair, [(key, curved, curve.ttl_seconds(curved)) for key, curved, _ in bumped]
         )
         reinforced: list[str] = []
-        for (row, curved), remaining in zip(bumped, left, strict=True):
+        for (key, curved, entry_themes), remaining in zip(bumped, left, strict=True):
             if remaining is None:
                 continue
-            reinforced.append(row.key)
-            entry_themes = sorted(theme_set(row.themen))
-            await self._maybe_queue(pair, row.key, curved, entry_themes, None, self.clock())
+            reinforced.append(key)
+            await self._maybe_queue(pair, key, curved, entry_themes, None, self.clock())
         return reinforced
+
+    async def _reinforce_legacy(
+        self, rows: Sequence[ThemeRow], wanted: set[str]
+    ) -> list[tuple[str, float, list[str]]]:
+        """Entries stored before `themen_norm` existed: matched here, incremented by one
+        more script call (only when there are such neighbours)."""
+        found: list[tuple[ThemeRow, float, set[str]]] = []
+        for row in rows:
+            entry_themes = theme_set(row.themen)
+            intake = parse_number(row.salienz_eingang)
+            if entry_themes & wanted and intake is not None:
+                found.append((row, intake, entry_themes))
+        if not found:
+            return []
+        frequencies = await self.store.increment_frequencies([row.key for row, _, _ in found])
+        return [
+            (row.key, curve.salience(intake, frequency), sorted(entry_themes))
+            for (row, intake, entry_themes), frequency in zip(found, frequencies, strict=True)
+            if frequency is not None
+        ]
 
     # --- retrieval ------------------------------------------------------------------
 
@@ -340,6 +382,8 @@ class ShortTermMemory:
             "character_id": pair.character_id,
             "beobachter": observer,
             "themen": ", ".join(themes),
+            # what reinforcement compares, normalised here (Python's Unicode lowercasing)
+            FIELD_THEMES_NORM: themes_field(theme_set(", ".join(themes))),
             "inhalt": kern,
             "salienz": repr(curved),
             "salienz_eingang": repr(intake),
@@ -369,8 +413,6 @@ class ShortTermMemory:
     ) -> bool:
         if not self.promotions or not curve.reaches_promotion(curved):
             return False
-        if not await self.store.mark_promotion(key, now):
-            return False
         job = {
             "aufgabe": PROMOTION_TASK,
             "user_id": pair.user_id,
@@ -380,11 +422,15 @@ class ShortTermMemory:
             "themen": list(themes),
             "dimension": dimension or "",
         }
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.rpush(keys.promotion_queue(pair.user_id), json.dumps(job, ensure_ascii=False))
-        pipe.sadd(keys.promotion_users(), pair.user_id)
-        await pipe.execute()
-        return True
+        # mark once and push in one script call: a mark never stays without its job
+        return await self.store.queue_promotion(
+            key,
+            now,
+            queue=keys.promotion_queue(pair.user_id),
+            users=keys.promotion_users(),
+            user=pair.user_id,
+            job=json.dumps(job, ensure_ascii=False),
+        )
 
     async def _link_turn(self, turn_id: str | None, key: str) -> None:
         """One `verbindung` row per new key; the promotion fills in lzg_id later."""

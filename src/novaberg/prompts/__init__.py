@@ -47,10 +47,12 @@ class Block:
     variant: str | None
     optional: bool
     body: str
+    placeholders: tuple[str, ...] = ()
+    """The body's placeholder names, found once when the template is parsed."""
 
-    @property
-    def placeholders(self) -> list[str]:
-        return _PLACEHOLDER.findall(self.body)
+    @classmethod
+    def parse(cls, name: str, variant: str | None, optional: bool, body: str) -> Block:
+        return cls(name, variant, optional, body, tuple(_PLACEHOLDER.findall(body)))
 
 
 @lru_cache(maxsize=64)
@@ -74,7 +76,7 @@ def parse_blocks(name: str) -> tuple[Block, ...]:
     def close() -> None:
         body = "\n".join(lines).strip("\n")
         if current[0] or body.strip():
-            blocks.append(Block(current[0], current[1], current[2], body))
+            blocks.append(Block.parse(current[0], current[1], current[2], body))
 
     for line in load_prompt(name).splitlines():
         match = _HEADER.match(line)
@@ -88,9 +90,10 @@ def parse_blocks(name: str) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def placeholders(name: str) -> set[str]:
-    """Every placeholder used anywhere in the template (all variants)."""
-    return {ph for block in parse_blocks(name) for ph in block.placeholders}
+@lru_cache(maxsize=64)
+def placeholders(name: str) -> frozenset[str]:
+    """Every placeholder used anywhere in the template (all variants; cached)."""
+    return frozenset(ph for block in parse_blocks(name) for ph in block.placeholders)
 
 
 def _fill(body: str, values: dict[str, str]) -> str:

@@ -7,7 +7,12 @@ over the pair's vectors with numpy. Entries expire by TTL only; the index is pru
 whenever a listed key turns out to be gone.
 
 Embeddings never change after creation (spec §3 "Reinforcement"), so vectors are cached per
-process; the cache is only a shortcut for fetching, every hit is re-read from Redis.
+process; the cache is only a shortcut for fetching, every hit is re-read from Redis, in the
+same script call that checks the cache is still current.
+
+Every Redis round trip costs this CPU-bound process noticeable client time, so the usual
+paths are one script call each: a search, a create (with the profile flag and the
+neighbours' frequency bump, matched on the writer-normalised `themen_norm`), a promotion mark.
 
 This module stores what it is given: no model calls and no salience rules (those live in
 `novaberg.memory.short_term` and `novaberg.memory.curve`).
@@ -18,8 +23,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Final
 
 import numpy as np
@@ -38,6 +44,11 @@ FIELD_EMBEDDING: Final = "embedding"
 FIELD_PROMOTION: Final = "befoerderung_am"
 """Epoch seconds the entry was queued for promotion; makes the push happen once (spec §3)."""
 
+FIELD_THEMES_NORM: Final = "themen_norm"
+"""The entry's themes already normalised by the writer, as `themes_field` builds them, so a
+script can match themes without lowercasing (Lua's `string.lower` is ASCII-only). Not part of
+the spec's entry hash; readers pick their fields by name and never show it."""
+
 INDEX_TTL: Final = 30 * 86_400
 """The index outlives its longest entry tier (30 d, spec pipeline §3) and is refreshed on
 every write, so an abandoned pair's index disappears on its own."""
@@ -53,11 +64,55 @@ FETCH_CHUNK: Final = 16
 
 _DTYPE: Final = np.dtype("<f4")
 
-# KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version; ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s,
-# ARGV[3..]=field, value. Returns the index's new version (≥ 1), or 0 if the key exists.
-_CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+# match_themes(index, version, entry to skip, wanted tokens ",theme,"): every other live
+# entry whose themen_norm contains a wanted token and that has a numeric salienz_eingang gets
+# haeufigkeit + 1 -> row {key, salienz_eingang, themen_norm, haeufigkeit}. Entries without
+# themen_norm (written before it existed) come back unchanged as {key, salienz_eingang,
+# themen} for the caller to match. Gone members (no user_id) are dropped from the index.
+# Returns {gone keys, rows}.
+_MATCH_FUNCTION = """
+local function match_themes(index, version, skip, tokens)
+  local rows, gone = {}, {}
+  for _, k in ipairs(redis.call('SMEMBERS', index)) do
+    local r = redis.call('HMGET', k, 'user_id', 'themen_norm', 'salienz_eingang', 'themen')
+    if not r[1] then
+      gone[#gone + 1] = k
+    elseif k ~= skip and r[3] then
+      if r[2] then
+        if tonumber(r[3]) then
+          for _, token in ipairs(tokens) do
+            if string.find(r[2], token, 1, true) then
+              rows[#rows + 1] = {k, r[3], r[2], redis.call('HINCRBY', k, 'haeufigkeit', 1)}
+              break
+            end
+          end
+        end
+      elseif r[4] and r[4] ~= '' then
+        rows[#rows + 1] = {k, r[3], r[4]}
+      end
+    end
+  end
+  if #gone > 0 then
+    redis.call('SREM', index, unpack(gone))
+    redis.call('INCR', version)
+  end
+  return {gone, rows}
+end
+"""
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry to skip; ARGV=wanted tokens.
+_MATCH_THEMES = _MATCH_FUNCTION + "return match_themes(KEYS[1], KEYS[2], KEYS[3], ARGV)\n"
+
+# KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version, KEYS[4]=optional flag set to "1";
+# ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3]=n wanted tokens (-1: no matching),
+# ARGV[4..3+n]=tokens, then field, value. Returns {0} if the key exists, else {the index's
+# new version (≥ 1)}, with match_themes' gone keys and rows for the new entry when n ≥ 0.
+_CREATE = (
+    _MATCH_FUNCTION
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
+local n = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 4 + math.max(n, 0)))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], KEYS[1])
 local version = redis.call('INCR', KEYS[3])
@@ -65,8 +120,12 @@ if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
   redis.call('EXPIRE', KEYS[2], ARGV[2])
   redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
-return version
+if KEYS[4] then redis.call('SET', KEYS[4], '1') end
+if n < 0 then return {version} end
+local found = match_themes(KEYS[2], KEYS[3], KEYS[1], {unpack(ARGV, 4, 3 + n)})
+return {version, found[1], found[2]}
 """
+)
 
 # KEYS[1]=index, KEYS[2]=version, KEYS[3..]=keys to drop
 _FORGET = """
@@ -119,14 +178,26 @@ return {redis.call('GET', KEYS[2]) or '0', table.concat(good, '\\n'), table.conc
         cjson.encode(missing), cjson.encode(other)}
 """
 
-# KEYS[1]=index -> cjson [[key, themen, salienz_eingang, haeufigkeit, user_id], ...]
-_THEME_ROWS = """
-local out = {}
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local r = redis.call('HMGET', k, 'themen', 'salienz_eingang', 'haeufigkeit', 'user_id')
-  out[#out + 1] = {k, r[1], r[2], r[3], r[4]}
+# KEYS[1]=version, KEYS[2..]=entries -> {version, then per entry its flat field/value list
+# without the embedding (nil when the entry is gone)}. Version and hashes are read together,
+# so a search whose cached matrix is still current needs this one call only.
+_HITS = """
+local out = {redis.call('GET', KEYS[1]) or '0'}
+for i = 2, #KEYS do
+  local flat = redis.call('HGETALL', KEYS[i])
+  local kept = false
+  if #flat > 0 then
+    kept = {}
+    for j = 1, #flat, 2 do
+      if flat[j] ~= 'embedding' then
+        kept[#kept + 1] = flat[j]
+        kept[#kept + 1] = flat[j + 1]
+      end
+    end
+  end
+  out[i] = kept
 end
-return cjson.encode(out)
+return out
 """
 
 # KEYS[1]=index, KEYS[2..]=entries; ARGV[1]=index_ttl_s, then per entry salienz, tier ttl_ms.
@@ -174,6 +245,16 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 """
 
+# KEYS[1]=entry, KEYS[2]=queue list, KEYS[3]=set of queued users; ARGV[1]=field,
+# ARGV[2]=epoch, ARGV[3]=job, ARGV[4]=user. _MARK_PROMOTION plus, when newly marked, the push.
+_QUEUE_PROMOTION = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+"""
+
 
 def encode_vector(vector: Sequence[float] | np.ndarray) -> bytes:
     return np.asarray(vector, dtype=_DTYPE).tobytes()
@@ -212,12 +293,36 @@ class KzgHit:
 
 @dataclass(slots=True)
 class ThemeRow:
-    """What reinforcement needs of a neighbour (read in one pipelined pass)."""
+    """What reinforcement needs of a neighbour.
+
+    From `match_themes`: `themen` is the stored `themen_norm`, `haeufigkeit` the value after
+    the increment. A legacy row (entry without `themen_norm`, not incremented) has the raw
+    `themen` and `haeufigkeit` None.
+    """
 
     key: str
     themen: str
     salienz_eingang: str | None
-    haeufigkeit: str | None
+    haeufigkeit: int | None
+
+
+def themes_field(normalised: Iterable[str]) -> str:
+    """`themen_norm` of normalised themes: ",a,b," (sorted; "," for none).
+
+    A token ",t," occurs in it exactly when t is one of the themes, as long as no theme
+    contains a comma (the stored `themen` are split at commas, so none does)."""
+    return "," + "".join(f"{theme}," for theme in sorted(set(normalised)))
+
+
+def _tokens(wanted: Iterable[str]) -> list[str]:
+    """Search tokens ",theme," of normalised themes; a theme with a comma can match no stored
+    theme and is left out."""
+    return [f",{theme}," for theme in set(wanted) if theme and "," not in theme]
+
+
+def themes_of_field(value: str) -> list[str]:
+    """The sorted themes of a `themes_field` value."""
+    return [theme for theme in value.split(",") if theme]
 
 
 @dataclass
@@ -262,10 +367,12 @@ class KzgStore:
         self._members = redis.register_script(_MEMBERS)
         self._vectors_script = redis.register_script(_VECTORS)
         self._pair_vectors = redis.register_script(_PAIR_VECTORS)
-        self._theme_rows = redis.register_script(_THEME_ROWS)
+        self._hits = redis.register_script(_HITS)
+        self._match_themes = redis.register_script(_MATCH_THEMES)
         self._resalience = redis.register_script(_RESALIENCE)
         self._increment = redis.register_script(_INCREMENT)
         self._mark = redis.register_script(_MARK_PROMOTION)
+        self._queue_promotion = redis.register_script(_QUEUE_PROMOTION)
 
     # --- writing -------------------------------------------------------------------
 
@@ -277,25 +384,57 @@ class KzgStore:
         *,
         ttl_seconds: int,
         epoch_ms: int,
+        flag: str | None = None,
     ) -> str:
         """Store a new entry under the first free `kzg:{u}:{c}:{ms}` at or after `epoch_ms`.
 
         Two entries of one turn can share a millisecond; the create script refuses an
-        existing key atomically and the next millisecond is tried.
+        existing key atomically and the next millisecond is tried. `flag` (e.g. the pair's
+        profile_dirty key) is set to "1" by the same script call, saving a round trip.
         """
+        key, _ = await self._create_entry(pair, fields, vector, ttl_seconds, epoch_ms, flag, None)
+        return key
+
+    async def create_matching(
+        self,
+        pair: Pair,
+        fields: Mapping[str, Any],
+        vector: Sequence[float] | np.ndarray,
+        *,
+        ttl_seconds: int,
+        epoch_ms: int,
+        themes: Iterable[str] | None,
+        flag: str | None = None,
+    ) -> tuple[str, tuple[list[ThemeRow], list[ThemeRow]]]:
+        """`create`, then `match_themes(pair, new key, themes)` in the same script call:
+        (key, (incremented rows, legacy rows)). `themes=None` skips the matching."""
+        return await self._create_entry(pair, fields, vector, ttl_seconds, epoch_ms, flag, themes)
+
+    async def _create_entry(
+        self,
+        pair: Pair,
+        fields: Mapping[str, Any],
+        vector: Sequence[float] | np.ndarray,
+        ttl_seconds: int,
+        epoch_ms: int,
+        flag: str | None,
+        themes: Iterable[str] | None,
+    ) -> tuple[str, tuple[list[ThemeRow], list[ThemeRow]]]:
         payload = _flat({**fields, FIELD_EMBEDDING: encode_vector(vector)})
         index = keys.kzg_index(pair)
         version = keys.kzg_index_version(pair)
+        script_keys = [index, version] if flag is None else [index, version, flag]
+        tokens = [] if themes is None else _tokens(themes)
+        count = -1 if themes is None else len(tokens)
+        args = [int(ttl_seconds * 1000), INDEX_TTL, count, *tokens, *payload]
         for offset in range(1000):
             key = keys.kzg_entry(pair, epoch_ms + offset)
-            created = int(
-                await self._create(
-                    keys=[key, index, version], args=[int(ttl_seconds * 1000), INDEX_TTL, *payload]
-                )
-            )
+            reply = await self._create(keys=[key, *script_keys], args=args)
+            created = int(reply[0])
             if created >= 1:
                 self._write_through(pair, key, vector, created)
-                return key
+                found = self._theme_rows(reply[1], reply[2]) if len(reply) == 3 else ([], [])
+                return key, found
         raise RuntimeError(f"no free short-term key for {pair} near {epoch_ms}")
 
     def _write_through(
@@ -353,6 +492,16 @@ class KzgStore:
         """True exactly once per entry: the caller then pushes the promotion job."""
         return int(await self._mark(keys=[key], args=[FIELD_PROMOTION, repr(epoch)])) == 1
 
+    async def queue_promotion(
+        self, key: str, epoch: float, *, queue: str, users: str, user: str, job: str
+    ) -> bool:
+        """`mark_promotion`, and when it is True, RPUSH `job` to `queue` and SADD `user` to
+        `users`, all in one script call (one round trip, and no mark without its job)."""
+        result = await self._queue_promotion(
+            keys=[key, queue, users], args=[FIELD_PROMOTION, repr(epoch), job, user]
+        )
+        return int(result) == 1
+
     # --- reading -------------------------------------------------------------------
 
     async def get(self, key: str) -> KzgEntry | None:
@@ -409,18 +558,37 @@ class KzgStore:
         await self.forget(pair, gone)
         return result
 
-    async def theme_rows(self, pair: Pair) -> list[ThemeRow]:
-        """themen / salienz_eingang / haeufigkeit of every live entry (prunes the index)."""
-        raw = json.loads(await self._theme_rows(keys=[keys.kzg_index(pair)]))
-        rows: list[ThemeRow] = []
-        gone: list[str] = []
-        for key, themen, intake, frequency, owner in raw if isinstance(raw, list) else []:
-            if not owner:
-                gone.append(key)
-                continue
-            rows.append(ThemeRow(key, themen or "", intake or None, frequency or None))
-        await self.forget(pair, gone)
-        return rows
+    async def match_themes(
+        self, pair: Pair, skip: str, wanted: Iterable[str]
+    ) -> tuple[list[ThemeRow], list[ThemeRow]]:
+        """haeufigkeit + 1 for the pair's entries (other than `skip`) sharing a theme with the
+        normalised `wanted`, in one script call that also prunes the index.
+
+        Returns (incremented rows, legacy rows): entries stored without `themen_norm` are not
+        matched here but returned with their raw `themen` and `salienz_eingang` for the
+        caller to match and increment itself. Only entries with a numeric `salienz_eingang`
+        are incremented; wanted themes containing a comma can match nothing and are dropped.
+        """
+        gone, rows = await self._match_themes(
+            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), skip], args=_tokens(wanted)
+        )
+        return self._theme_rows(gone, rows)
+
+    def _theme_rows(
+        self, gone: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> tuple[list[ThemeRow], list[ThemeRow]]:
+        """A match_themes reply as (incremented rows, legacy rows); pruned keys leave the
+        vector cache."""
+        for key in gone:
+            self._vectors.pop(key, None)
+        matched: list[ThemeRow] = []
+        legacy: list[ThemeRow] = []
+        for row in rows:
+            if len(row) == 4:
+                matched.append(ThemeRow(row[0], row[2], row[1], int(row[3])))
+            else:
+                legacy.append(ThemeRow(row[0], row[2], row[1], None))
+        return matched, legacy
 
     async def nearest(
         self, pair: Pair, vector: Sequence[float] | np.ndarray, k: int = 10
@@ -429,51 +597,70 @@ class KzgStore:
 
         Exact search (no ANN): every vector of the pair is compared. Entries that expired
         since they were indexed are skipped and pruned, so fewer than k may come back.
+        A current cached matrix makes this one round trip (see `_ranked_top`).
         """
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
         if k <= 0 or query.ndim != 1 or norm == 0.0 or not np.isfinite(norm):
             return []
-        cache = await self._matrix(pair, query.shape[0])
-        if cache is None:
+        first = await self._ranked_top(pair, query / norm, k)
+        if first is None:
             return []
-        # einsum: a plain single-threaded loop; BLAS threads only lose on 2 busy cores
-        scores = np.einsum("ij,j->i", cache.matrix, query / norm, optimize=False)
-        order = _best_first(scores, k + FETCH_CHUNK)
+        cache, scores, order, chunk, fetched = first
         hits: list[KzgHit] = []
         gone: list[str] = []
-        start = 0
-        while len(hits) < k and start < len(scores):
-            if start >= len(order):  # more expired entries than expected: rank them all
-                order = _best_first(scores, len(scores))
-            chunk = [int(i) for i in order[start : start + (k if start == 0 else FETCH_CHUNK)]]
-            start += len(chunk)
-            pipe = self.redis.pipeline(transaction=False)
-            for i in chunk:
-                pipe.execute_command("HGETALL", cache.keys[i], **{NEVER_DECODE: True})
-            for i, raw in zip(chunk, await pipe.execute(), strict=True):
+        start = len(chunk)
+        while True:
+            for i, fields in zip(chunk, _decode_flats(fetched), strict=True):
                 key = cache.keys[i]
-                if not raw:
+                if fields is None:
                     gone.append(key)
-                    continue
-                if len(hits) < k:
-                    fields, _ = _decode_hash(_as_mapping(raw))
+                elif len(hits) < k:
                     cosine = float(scores[i])
                     hits.append(KzgHit(key, cosine, similarity_of(cosine), fields))
+            if len(hits) >= k or start >= len(scores):
+                break
+            if start >= len(order):  # more expired entries than expected: rank them all
+                order = _best_first(scores, len(scores))
+            chunk = [int(i) for i in order[start : start + FETCH_CHUNK]]
+            start += len(chunk)
+            _, fetched = await self._fetch_hits(pair, [cache.keys[i] for i in chunk])
         if gone:
             await self.forget(pair, gone)
             self._pairs.pop(pair, None)
         return hits
 
-    async def _matrix(self, pair: Pair, dim: int) -> _PairCache | None:
+    async def _ranked_top(
+        self, pair: Pair, unit: np.ndarray, k: int
+    ) -> tuple[_PairCache, np.ndarray, np.ndarray, list[int], list[Any]] | None:
+        """(matrix, cosines, ranking, top k indices, their hashes), or None for no entries.
+
+        A cached matrix is trusted when the index version read along with the hits is still
+        its version (one round trip); otherwise it is refreshed and the ranking redone."""
         cached = self._pairs.get(pair)
-        if (
-            cached is not None
-            and cached.matrix.shape[1] == dim
-            and await self._version(pair) == cached.version
-        ):
-            self._pairs.move_to_end(pair)
-            return cached
+        if cached is not None and cached.matrix.shape[1] == unit.shape[0]:
+            scores, order, chunk = _rank(cached, unit, k)
+            version, fetched = await self._fetch_hits(pair, [cached.keys[i] for i in chunk])
+            if version == cached.version:
+                self._pairs.move_to_end(pair)
+                return cached, scores, order, chunk, fetched
+        cache = await self._matrix(pair, unit.shape[0])
+        if cache is None:
+            return None
+        scores, order, chunk = _rank(cache, unit, k)
+        _, fetched = await self._fetch_hits(pair, [cache.keys[i] for i in chunk])
+        return cache, scores, order, chunk, fetched
+
+    async def _fetch_hits(self, pair: Pair, entry_keys: Sequence[str]) -> tuple[str, list[Any]]:
+        """(index version, per key its flat field/value list without the embedding, empty
+        when the key is gone) in one script call."""
+        raw = await self._binary_script(self._hits, [keys.kzg_index_version(pair), *entry_keys], [])
+        return raw[0].decode("utf-8"), raw[1:]
+
+    async def _matrix(self, pair: Pair, dim: int) -> _PairCache | None:
+        """The pair's matrix rebuilt from Redis (only vectors not cached yet are fetched);
+        called when there is no cache or it turned out stale."""
+        cached = self._pairs.get(pair)
         block: np.ndarray | None = None
         if cached is None:  # first search of this pair: everything in one reply
             version, members, fetched, gone, other, block = await self._fetch_pair(pair, dim)
@@ -582,6 +769,36 @@ class KzgStore:
             return await self.redis.execute_command(
                 "EVAL", script.script, len(keys_), *keys_, *args, **{NEVER_DECODE: True}
             )
+
+
+def _rank(cache: _PairCache, unit: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(cosines, the best k + FETCH_CHUNK indices best first, the first k of them)."""
+    # einsum: a plain single-threaded loop; BLAS threads only lose on 2 busy cores
+    scores = np.einsum("ij,j->i", cache.matrix, unit, optimize=False)
+    order = _best_first(scores, k + FETCH_CHUNK)
+    return scores, order, [int(i) for i in order[:k]]
+
+
+def _decode_flats(flats: Sequence[Sequence[bytes] | None]) -> list[dict[str, str] | None]:
+    """Flat field/value replies (no embedding in them) as text fields; None stays None.
+
+    Decoded in one go (join, decode, split: all in C); NUL is ASCII, so replacing invalid
+    UTF-8 gives what decoding each value alone gives. A value holding NUL itself is rare and
+    falls back to decoding value by value."""
+    items = list(chain.from_iterable(flat for flat in flats if flat))
+    parts = b"\0".join(items).decode("utf-8", errors="replace").split("\0")
+    if len(parts) != len(items):
+        parts = [item.decode("utf-8", errors="replace") for item in items]
+    result: list[dict[str, str] | None] = []
+    start = 0
+    for flat in flats:
+        if flat is None:
+            result.append(None)
+            continue
+        end = start + len(flat)
+        result.append(dict(zip(parts[start:end:2], parts[start + 1 : end : 2], strict=True)))
+        start = end
+    return result
 
 
 def _best_first(scores: np.ndarray, count: int) -> np.ndarray:

@@ -9,7 +9,8 @@ No model calls and no weight formulas here (those live in `novaberg.memory`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -137,6 +138,36 @@ async def pair_size(conn: AsyncConnection[Any], pair: Pair) -> int:
     return int(row["aktive"]) if row else 0
 
 
+PAIR_SIZE_SECONDS: Final = 30.0
+"""How long `nearest` trusts a pair size it read. The size only picks the plan (exact vs
+HNSW): a stale one near the limit changes neither correctness nor the goal measurably,
+and re-reading it on every search costs a round trip per search."""
+
+_sizes: dict[tuple[Any, ...], tuple[int, float]] = {}
+
+
+async def recent_pair_size(
+    conn: AsyncConnection[Any], pair: Pair, *, clock: Callable[[], float] = time.monotonic
+) -> int:
+    """`pair_size`, re-read at most every `PAIR_SIZE_SECONDS` per database and pair."""
+    info = conn.info
+    key = (info.host, info.port, info.dbname, pair)
+    now = clock()
+    known = _sizes.get(key)
+    if known is not None and now - known[1] < PAIR_SIZE_SECONDS:
+        return known[0]
+    size = await pair_size(conn, pair)
+    if len(_sizes) >= 4096:  # many pairs over a long uptime: start over, never grow unbounded
+        _sizes.clear()
+    _sizes[key] = (size, now)
+    return size
+
+
+def forget_pair_sizes() -> None:
+    """Drop every remembered pair size (after the tables were emptied wholesale)."""
+    _sizes.clear()
+
+
 def nearest_sql(*, active_only: bool, index_order: bool) -> str:
     """The k-nearest query of a pair. Without `index_order` the distance is ordered as
     `(distance) + 0`, an expression the HNSW index cannot serve: the pair is ranked exactly."""
@@ -163,14 +194,17 @@ async def nearest(
 ) -> list[dict[str, Any]]:
     """The pair's k nodes nearest to `vector` (cosine), each with a `cosine` column.
 
-    A pair with at most `exact_below` active nodes is ranked exactly (`+ 0` keeps the HNSW
-    index out of the plan), a larger one through HNSW with the settings local to this
-    transaction. `exact=True` disables index scans altogether (the benchmark's ground
-    truth; never used in production).
+    A pair with at most `exact_below` active nodes (`recent_pair_size`) is ranked exactly
+    (`+ 0` keeps the HNSW index out of the plan) by one plain query; a larger one through
+    HNSW with the settings local to a transaction. `exact=True` disables index scans
+    altogether (the benchmark's ground truth; never used in production).
     """
-    small = not exact and await pair_size(conn, pair) <= exact_below
+    small = not exact and await recent_pair_size(conn, pair) <= exact_below
     sql = nearest_sql(active_only=active_only, index_order=not small)
     params = {"v": as_vector(vector), "u": pair.user_id, "c": pair.character_id, "k": int(k)}
+    if small:  # no settings to scope: no transaction around it
+        cur = await conn.execute(sql, params)
+        return list(await cur.fetchall())
     # pipeline mode: BEGIN, the settings, the query and COMMIT go out in one round trip
     async with conn.pipeline(), conn.transaction():
         if exact:

@@ -12,35 +12,15 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from novaberg.ei.persistence import NovaStateReload, nova_state_fields, reload_nova_state
+from novaberg.ei.persistence import nova_state_fields
 from novaberg.store import keys
 from novaberg.store.keys import Pair
 
 
-async def read_raw(redis: aioredis.Redis, pair: Pair) -> dict[str, str]:
-    """The stored hash as strings ({} when Nova has never been persisted for this pair)."""
-    stored = await redis.hgetall(keys.nova_state(pair))
+def as_strings(stored: Mapping[Any, Any]) -> dict[str, str]:
+    """An HGETALL reply of the hash as a dict of strings (db_access reads it in its own
+    pipeline and hands it to `ei.persistence.reload_nova_state`)."""
     return {str(key): str(value) for key, value in stored.items()}
-
-
-async def load(
-    redis: aioredis.Redis,
-    pair: Pair,
-    now: float | datetime,
-    *,
-    is_user_turn: bool,
-    nutzer_zeit: float | datetime | None = None,
-    own_thought_arousal: object = None,
-) -> NovaStateReload:
-    """Nova's reloaded emotion and Raum, with the pause decay applied (`reload_nova_state`)."""
-    stored = await read_raw(redis, pair)
-    return reload_nova_state(
-        stored,
-        now,
-        is_user_turn,
-        nutzer_zeit=nutzer_zeit,
-        own_thought_arousal=own_thought_arousal,
-    )
 
 
 async def save(

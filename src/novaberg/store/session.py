@@ -8,11 +8,11 @@ A turn is a JSON dict (`rolle`, `inhalt`, `zeit`, `intentionen`, `emotion`, `aro
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any, Final
 
+import orjson
 import redis.asyncio as aioredis
 
 from novaberg.store import keys
@@ -20,21 +20,14 @@ from novaberg.store.keys import Pair
 
 log = logging.getLogger(__name__)
 
-try:  # user turns carry an embedding; orjson parses a long session several times faster
-    import orjson
+# user turns carry an embedding; orjson parses a long session several times faster
+_loads: Callable[[str], Any] = orjson.loads
+_DECODE_ERRORS: Final[tuple[type[Exception], ...]] = (orjson.JSONDecodeError, TypeError)
 
-    def _dumps(turn: dict[str, Any]) -> str:
-        return orjson.dumps(turn).decode("utf-8")
 
-    _loads: Callable[[str], Any] = orjson.loads
-    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, TypeError)
-except ImportError:  # pragma: no cover - orjson comes with langgraph
+def _dumps(turn: dict[str, Any]) -> str:
+    return orjson.dumps(turn).decode("utf-8")
 
-    def _dumps(turn: dict[str, Any]) -> str:
-        return json.dumps(turn, ensure_ascii=False)
-
-    _loads = json.loads
-    _DECODE_ERRORS = (ValueError, TypeError)
 
 VIEW_PAIRS: Final = 5
 VIEW_WIDTH: Final = 100
@@ -61,7 +54,11 @@ async def read_turns(
     """The pair's turns, oldest first (the last `limit` if given). Unreadable entries are
     logged and skipped."""
     start = -limit if limit else 0
-    raw = await redis.lrange(keys.session_turns(pair), start, -1)
+    return decode_turns(await redis.lrange(keys.session_turns(pair), start, -1), pair)
+
+
+def decode_turns(raw: list[Any], pair: Pair) -> list[dict[str, Any]]:
+    """The LRANGE reply of a session as turns; unreadable entries are logged and skipped."""
     turns: list[dict[str, Any]] = []
     for item in raw:
         try:

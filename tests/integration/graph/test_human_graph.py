@@ -50,6 +50,14 @@ async def _pending_rows(deps: GraphDeps, turn_id: str) -> list[dict[str, Any]]:
         return list(await cur.fetchall())
 
 
+async def _links(deps: GraphDeps, turn_id: str) -> list[str]:
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT kzg_id FROM verbindung WHERE turn_id = %s ORDER BY id", (turn_id,)
+        )
+        return [r["kzg_id"] for r in await cur.fetchall()]
+
+
 async def test_short_text_complete_turn_two_calls_and_logs(
     runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
 ) -> None:
@@ -93,6 +101,7 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     assert (row["ziel"], row["aktion"], row["quelle"]) == ("kzg", "create", "human")
     assert row["ergebnis"].startswith("kzg:meister:nova:")  # stored in short-term memory
     assert row["daten"]["segment"] == SHORT
+    assert await _links(deps, turn.turn_id) == [row["ergebnis"]]  # written with the log row
 
     await deps.log.flush()  # type: ignore[union-attr]
     rows = await read_turn(deps.pool, turn.turn_id)
@@ -201,3 +210,24 @@ async def test_event_payload_carries_path1_results(
     failed = runtime.human_event_payload(turn, None, "RuntimeError: weg")
     assert failed["pfad1_ausfall"] == "RuntimeError: weg"
     assert failed["salienz_human"] is None and failed["current_emotion"] is None
+
+
+async def test_a_failed_link_does_not_cost_the_write_log(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    turn = _turn(SHORT)
+    async with deps.pool.connection() as conn:  # every link insert fails from now on
+        await conn.execute(
+            "ALTER TABLE verbindung ADD CONSTRAINT nie CHECK (kzg_id = '') NOT VALID"
+        )
+    try:
+        await _run(runtime, turn)
+        (row,) = await _pending_rows(deps, turn.turn_id)
+        assert row["ergebnis"].startswith("kzg:meister:nova:")
+        assert await _links(deps, turn.turn_id) == []
+        (stored,) = await read_turns(deps.redis, PAIR)
+        assert stored["inhalt"] == SHORT
+    finally:
+        async with deps.pool.connection() as conn:
+            await conn.execute("ALTER TABLE verbindung DROP CONSTRAINT nie")

@@ -94,6 +94,7 @@ async def test_memory_panels_show_the_callers_pair(
     assert entry["inhalt"] == "Der Nutzer zieht nach Madrid." and entry["themen"] == ["Umzug"]
     assert entry["salienz"] > 0.94 and entry["haeufigkeit"] == 1
     assert 29 * 86_400 < entry["ttl_s"] <= 30 * 86_400
+    assert "themen_norm" not in entry  # the stored matching aid is not shown
 
     long_term = (await client.get("/memory/nova/long_term")).json()
     assert long_term["anzahl"] == {"aktiv": 1, "gesamt": 1}

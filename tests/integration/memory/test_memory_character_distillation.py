@@ -13,7 +13,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import Settings
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.salience import character_salience, load_user_weight
+from novaberg.graph.nodes.db_access import db_access
+from novaberg.graph.nodes.salience import character_salience
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.jobs.character import run_distillation
@@ -62,9 +63,10 @@ async def test_median_of_three_ratings_is_stored_and_read_by_salience(
     assert row["nutzer_gewichtung_rad"] == {k: float(v) for k, v in middle.items()}
     assert row["nutzer_gewichtung_am"] == NOW
     assert "1.50, 0.50, 1.40" in row["nutzer_gewichtung_quelle"]
-    # salience reads the stored weight from row (nova, meister) for pflicht (spec §4)
+    # db_access reads the stored weight from row (nova, meister); salience's pflicht uses it
     deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model)
-    weight = await load_user_weight(deps, "meister", "nova")
+    state = {"user_id": "meister", "character_id": "nova", "event_source": "user"}
+    weight = (await db_access(state, deps))["nutzer_gewichtung"]  # type: ignore[arg-type]
     assert weight == pytest.approx(1.4)
     _, _, pflicht = character_salience(0.1, 0.0, 0.0, 0.5, weight)
     assert pflicht == pytest.approx(0.7)

@@ -74,3 +74,23 @@ async def test_small_pair_is_ranked_exactly_and_both_paths_agree(
     assert {r["user_id"] for r in via_index} == {SMALL.user_id}
     assert not await _uses_hnsw(db, lzg.nearest_sql(active_only=True, index_order=False), query)
     assert await _uses_hnsw(db, lzg.nearest_sql(active_only=True, index_order=True), query)
+
+
+async def test_nearest_rereads_a_pair_size_only_after_it_went_stale(
+    db: AsyncConnectionPool,
+) -> None:
+    now = [1000.0]
+    rng = np.random.default_rng(6)
+    await _insert(db, SMALL, rng.standard_normal((5, 384)).astype(np.float32), "k")
+    async with db.connection() as conn:
+        assert await lzg.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
+    await _insert(db, SMALL, rng.standard_normal((3, 384)).astype(np.float32), "n")
+    async with db.connection() as conn:
+        now[0] += lzg.PAIR_SIZE_SECONDS - 1
+        assert await lzg.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
+        now[0] += 2
+        assert await lzg.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 8
+    lzg.forget_pair_sizes()
+    await _insert(db, SMALL, rng.standard_normal((1, 384)).astype(np.float32), "m")
+    async with db.connection() as conn:
+        assert await lzg.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 9

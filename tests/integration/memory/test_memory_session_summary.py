@@ -38,6 +38,17 @@ async def test_twenty_five_turns_are_left_alone(
     assert scripted.calls == []
 
 
+async def test_the_length_the_write_returned_decides_without_rereading(
+    redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
+) -> None:
+    await fill(redis, 25)
+    length = await append_turn(redis, PAIR, {"rolle": "user", "inhalt": "Satz 26"})
+    scripted.add(r"ÄLTERE TURNS", "Zusammenfassung.")
+    assert (await summarise_if_needed(redis, model, PAIR, length=25)).action == "nichts"
+    outcome = await summarise_if_needed(redis, model, PAIR, length=length)
+    assert length == 26 and outcome.action == "zusammengefasst"
+
+
 async def test_oldest_ten_are_summarised_and_trimmed(
     redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:

@@ -15,8 +15,11 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory import curve
 from novaberg.memory.short_term import ShortTermMemory, embed_text
+from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.kzg import KzgStore
+from novaberg.store.redis_client import create_redis
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")
@@ -275,3 +278,142 @@ async def test_own_writes_update_the_search_cache_without_a_refetch(
     assert second.key in cached.keys and len(cached.keys) == cached.matrix.shape[0] == 2
     found = {e.meta["key"] for e in await memory.retrieve(PAIR, query)}
     assert found == {first.key, second.key}
+
+
+async def test_reinforcement_compares_unicode_themes_case_insensitively(
+    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+) -> None:
+    scripted.add("Umzug", "Der Nutzer zieht nach Köln.")
+    scripted.add("Dom", "Der Nutzer mag den Kölner Dom.")
+    moving = await memory.store_salience_write(PAIR, daten("Umzug.", 0.5, ["Köln"]), "user")
+    cathedral = await memory.store_salience_write(PAIR, daten("Dom.", 0.5, ["Kölner Dom"]), "user")
+    assert moving and cathedral
+    stored = await memory.store_salience_write(PAIR, daten("Umzug!", 0.5, [" KÖLN "]), "user")
+    assert stored is not None and stored.reinforced == (moving.key,)  # a whole theme only
+    assert await redis.hget(moving.key, "haeufigkeit") == "2"
+    assert float(str(await redis.hget(moving.key, "salienz"))) == pytest.approx(
+        curve.salience(0.5, 2)
+    )
+    assert await redis.hget(cathedral.key, "haeufigkeit") == "1"
+    assert await redis.hget(moving.key, "themen") == "Köln"  # content stays as written
+    # the same rule when called on its own (not from a create)
+    assert await memory.reinforce_neighbours(PAIR, stored.key, ["kölner DOM"]) == [cathedral.key]
+    assert await redis.hget(cathedral.key, "haeufigkeit") == "2"
+    assert await redis.hget(stored.key, "haeufigkeit") == "1"
+
+
+async def test_theme_with_a_comma_matches_no_stored_theme(
+    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+) -> None:
+    scripted.add("Reise", "Der Nutzer plant eine Reise.")
+    first = await memory.store_salience_write(PAIR, daten("Reise.", 0.5, ["rom", "paris"]), "user")
+    assert first is not None
+    # stored themes are split at commas when compared, so "rom,paris" is no stored theme
+    second = await memory.store_salience_write(PAIR, daten("Reise!", 0.5, ["Rom,Paris"]), "user")
+    assert second is not None and second.reinforced == ()
+    assert await redis.hget(first.key, "haeufigkeit") == "1"
+
+
+async def test_entries_written_before_the_normalised_field_are_still_reinforced(
+    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+) -> None:
+    fields = {
+        "user_id": "meister",
+        "character_id": "nova",
+        "beobachter": "user",
+        "themen": "Köln, Umzug",
+        "inhalt": "Der Nutzer zieht um.",
+        "salienz": repr(curve.salience(0.66)),
+        "salienz_eingang": "0.66",
+        "haeufigkeit": 1,
+    }
+    vector = (await memory.model.embed(["alt"]))[0]
+    old = await memory.store.create(PAIR, fields, vector, ttl_seconds=86_400, epoch_ms=1000)
+    other = await memory.store.create(
+        PAIR, {**fields, "themen": "Sport"}, vector, ttl_seconds=86_400, epoch_ms=2000
+    )
+    assert await redis.hget(old, "themen_norm") is None
+    assert await redis.get(keys.profile_dirty(PAIR)) is None  # no flag asked for
+    scripted.add("Kisten", "Der Nutzer packt Kisten.")
+    stored = await memory.store_salience_write(PAIR, daten("Kisten.", 0.5, ["köln"]), "user")
+    assert stored is not None and stored.reinforced == (old,)
+    assert await redis.hget(old, "haeufigkeit") == "2"
+    assert float(str(await redis.hget(old, "salienz"))) == pytest.approx(curve.salience(0.66, 2))
+    assert 13 * 86_400 < await redis.ttl(old) <= 14 * 86_400  # raised to the new tier
+    assert await redis.hget(other, "haeufigkeit") == "1"
+    # 0.66 + 2 × 0.03 ≥ 0.7: the legacy neighbour crosses the gate on its second bump
+    await memory.store_salience_write(PAIR, daten("Kisten!", 0.5, ["UMZUG"]), "user")
+    queue = [json.loads(j) for j in await redis.lrange(keys.promotion_queue("meister"), 0, -1)]
+    assert [(j["key"], j["themen"]) for j in queue] == [(old, ["köln", "umzug"])]
+
+
+async def test_reinforcement_prunes_expired_members_and_queues_normalised_themes(
+    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+) -> None:
+    scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")
+    near = await memory.store_salience_write(
+        PAIR, daten("Hochzeit.", 0.65, ["Hochzeit", "Ärger"]), "user"
+    )
+    gone = await memory.store_salience_write(PAIR, daten("Hochzeit!", 0.4, ["hochzeit"]), "user")
+    assert near and gone
+    await redis.delete(gone.key)  # expired
+    stored = await memory.store_salience_write(PAIR, daten("Hochzeit?", 0.4, ["ÄRGER"]), "user")
+    assert stored is not None and stored.reinforced == (near.key,)
+    assert gone.key not in await redis.smembers(keys.kzg_index(PAIR))
+    assert await redis.hget(near.key, "haeufigkeit") == "3"  # bumped by both later entries
+    queue = [json.loads(j) for j in await redis.lrange(keys.promotion_queue("meister"), 0, -1)]
+    assert [(j["key"], j["themen"]) for j in queue] == [(near.key, ["hochzeit", "ärger"])]
+    assert await redis.hget(near.key, "befoerderung_am") is not None
+
+
+async def test_cached_search_notices_entries_added_and_removed_by_another_client(
+    redis: aioredis.Redis, endpoints: Endpoints, model: ModelLayer
+) -> None:
+    reader = KzgStore(redis)
+    other = create_redis(endpoints.redis_url)  # another process: its own client and cache
+    try:
+        writer = KzgStore(other)
+        texts = ["Der Nutzer segelt gern.", "Die Katze heisst Mimi.", "Das Auto ist rot."]
+        vectors = await model.embed(texts)
+        fields = {"user_id": "meister", "character_id": "nova", "salienz": "0.8"}
+        made = [
+            await writer.create(
+                PAIR, {**fields, "inhalt": t}, v, ttl_seconds=3600, epoch_ms=1000 + i
+            )
+            for i, (t, v) in enumerate(zip(texts[1:], vectors[1:], strict=True))
+        ]
+        query = vectors[0]
+        assert {h.key for h in await reader.nearest(PAIR, query, 5)} == set(made)
+        sailing = await writer.create(
+            PAIR, {**fields, "inhalt": texts[0]}, query, ttl_seconds=3600, epoch_ms=5000
+        )
+        hits = await reader.nearest(PAIR, query, 5)
+        assert hits[0].key == sailing and len(hits) == 3
+        assert hits[0].fields["inhalt"] == texts[0] and "embedding" not in hits[0].fields
+        await writer.forget(PAIR, [made[0]])
+        assert {h.key for h in await reader.nearest(PAIR, query, 5)} == {sailing, made[1]}
+        cached = reader._pairs[PAIR]
+        assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+    finally:
+        await other.aclose()
+
+
+async def test_search_hits_keep_every_text_field_however_it_is_encoded(
+    redis: aioredis.Redis, model: ModelLayer
+) -> None:
+    store = KzgStore(redis)
+    vector = (await model.embed(["Notiz"]))[0]
+    fields = {"user_id": "meister", "inhalt": "Notiz", "roh": b"a\xffb", "nul": "x\0y", "leer": ""}
+    key = await store.create(PAIR, fields, vector, ttl_seconds=3600, epoch_ms=1)
+    other = await store.create(PAIR, {"inhalt": "Ü"}, vector, ttl_seconds=3600, epoch_ms=2)
+    bare = await store.create(PAIR, {}, vector, ttl_seconds=3600, epoch_ms=3)  # vector only
+    hits = {h.key: h.fields for h in await store.nearest(PAIR, vector, 5)}
+    assert hits[bare] == {}  # a live entry, not mistaken for an expired one
+    assert hits[key] == {
+        "user_id": "meister",
+        "inhalt": "Notiz",
+        "roh": "a\ufffdb",
+        "nul": "x\0y",
+        "leer": "",
+    }
+    assert hits[other] == {"inhalt": "Ü"}

@@ -13,11 +13,16 @@ Loads who is talking before anything is computed:
   beziehungs_dynamik, tone, intent, prompt_thema). On any other source Nova talks to
   herself: `external` is a **copy** of `internal` (seed 002 §3.6).
 - profiles from `charakter_hash`: row (u, c) → `external.character`, row (c, u) →
-  `internal.character`; missing rows give empty profiles.
+  `internal.character`; missing rows give empty profiles. Row (c, u) also carries
+  `nutzer_gewichtung`, which the character's salience needs for pflicht (spec §4).
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
+- the session turns (`raw_turns`), the session summary (`session_summary`) and the
+  character's active goals toward the user (`geladene_ziele`), read with the rest: ei_calc
+  and the enricher after this node need them.
 
-The profile SQL lives in the constants below, the rule tables' in `agents.rule_store`
-(all read together in one round trip), so a later read API of the agents can
+Everything is read in two concurrent round trips, one pipeline to Redis and one to
+PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
+`agents.rule_store`, so a later read API of the agents can
 replace it in one place. A failed read is logged at ERROR, named in the node's log row and
 leaves that part empty — the turn can still be answered without a profile.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
@@ -33,13 +39,17 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents import rule_store
+from novaberg.ei.canon import parse_number
+from novaberg.ei.persistence import reload_nova_state
 from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.enricher import goals_from_rows, goals_query
 from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
 from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
 from novaberg.graph.state import ConversationState
-from novaberg.store import nova_state
+from novaberg.store import keys, nova_state
 from novaberg.store.batch_read import fetch_batch
 from novaberg.store.keys import Pair
+from novaberg.store.session import decode_turns
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +88,11 @@ DEFAULT_CHARACTER_NAME: Final = "Nova"
 
 # --- SQL -----------------------------------------------------------------------------------
 
+USER_WEIGHT_COLUMN: Final = "nutzer_gewichtung"
+"""Read with the character's own row (character, user): salience's pflicht (spec §4)."""
+
 PROFILE_SQL: Final = (
-    f"SELECT {', '.join(PROFILE_COLUMNS)} FROM charakter_hash"
+    f"SELECT {', '.join(PROFILE_COLUMNS)}, {USER_WEIGHT_COLUMN} FROM charakter_hash"
     " WHERE user_id = %s AND character_id = %s"
 )
 NAME_SQL: Final = "SELECT name FROM characters WHERE character_id = %s"
@@ -90,6 +103,13 @@ def profile_from_rows(rows: list[dict[str, Any]]) -> Character:
     if not rows:
         return Character()
     return Character.from_dict({attr: rows[0][column] for column, attr in PROFILE_COLUMNS.items()})
+
+
+def user_weight_from_rows(rows: list[dict[str, Any]]) -> float | None:
+    """`nutzer_gewichtung` of the character's row; None without a row or a weight."""
+    if not rows:
+        return None
+    return parse_number(rows[0].get(USER_WEIGHT_COLUMN))
 
 
 def identities_from_rows(rows: list[dict[str, Any]]) -> list[str]:
@@ -164,12 +184,14 @@ async def _read_tables(
             lambda rows: name_from_rows(rows, pair.character_id),
             name_from_rows([], pair.character_id),
         ),
+        "ziele": (goals_from_rows, None),  # None: the enricher reads them itself
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
         (rule_store.active_sql("charakter_anweisungen"), (pair.user_id,)),
         (rule_store.active_sql("direktiven"), (pair.user_id,)),
         (NAME_SQL, (pair.character_id,)),
+        goals_query(pair),
     ]
     if with_user_profile:
         parsers["profil_nutzer"] = (profile_from_rows, Character())
@@ -185,7 +207,35 @@ async def _read_tables(
             values[what] = empty
         else:
             values[what] = parse(rows)
+            if what == "profil_charakter":
+                values[USER_WEIGHT_COLUMN] = user_weight_from_rows(rows)
+    values.setdefault(USER_WEIGHT_COLUMN, None)
     return values, failures
+
+
+@dataclass(frozen=True)
+class RedisReads:
+    """What the run needs from Redis, read in one pipelined round trip."""
+
+    nova_state: dict[str, str]
+    turns: list[dict[str, Any]]
+    summary: str
+
+
+async def _read_redis(deps: GraphDeps, pair: Pair) -> RedisReads:
+    """Nova's stored state, the session turns and the session summary in one round trip
+    (ei_calc and the enricher after this node need the latter two; only the dispatcher
+    writes them, at the end of a run, so they cannot go stale within it)."""
+    pipe = deps.redis.pipeline(transaction=False)
+    pipe.hgetall(keys.nova_state(pair))
+    pipe.lrange(keys.session_turns(pair), 0, -1)
+    pipe.get(keys.session_summary(pair))
+    stored, raw_turns, summary = await pipe.execute()
+    return RedisReads(
+        nova_state.as_strings(stored or {}),
+        decode_turns(raw_turns or [], pair),
+        str(summary) if summary else "",
+    )
 
 
 async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -198,15 +248,12 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     impulse = stimulus_is_own_thought(state)
     level = stimulus_arousal(state) if impulse else None
 
-    reload, (tables, failures) = await asyncio.gather(
-        nova_state.load(
-            deps.redis,
-            pair,
-            deps.clock(),
-            is_user_turn=is_user_turn,
-            own_thought_arousal=level,
-        ),
+    reads, (tables, failures) = await asyncio.gather(
+        _read_redis(deps, pair),
         _read_tables(deps.pool, pair, with_user_profile=is_user_turn),
+    )
+    reload = reload_nova_state(
+        reads.nova_state, deps.clock(), is_user_turn, own_thought_arousal=level
     )
     internal = InternalPersonality(
         character=tables["profil_charakter"],
@@ -235,6 +282,10 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "external": external,
         "internal": internal,
         "character_name": tables["name"],
+        "raw_turns": reads.turns,
+        "session_summary": reads.summary,
+        "geladene_ziele": tables["ziele"],
+        USER_WEIGHT_COLUMN: tables[USER_WEIGHT_COLUMN],
         "gedanke_level": gedanke_level,
         "_log": {
             "quelle": state.get("event_source"),

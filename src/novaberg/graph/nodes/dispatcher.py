@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any, Final
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from novaberg.agents.markers import session_marker
@@ -45,6 +47,7 @@ _PENDING_SQL: Final = (
     "INSERT INTO pending_writes_log (turn_id, user_id, character_id, quelle, ziel, aktion,"
     " daten, beschreibung, ergebnis) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+_LINK_SQL: Final = "INSERT INTO verbindung (turn_id, kzg_id) VALUES (%s, %s)"
 
 
 def _emotion_fields(emotion: Emotion) -> dict[str, Any]:
@@ -104,10 +107,12 @@ async def record_pending_writes(
     deps: GraphDeps,
     writes: list[PendingWrite],
     results: list[str] | None = None,
+    links: Sequence[str] = (),
 ) -> int:
-    """Record every write in pending_writes_log with what became of it."""
-    if not writes:
-        return 0
+    """Record every write in pending_writes_log with what became of it, together with the
+    `verbindung` rows (this turn → each new short-term key in `links`): all or none, in one
+    round trip. A failed link is logged, not fatal (the entry exists); a failed log
+    write raises."""
     outcomes = list(results or [])
     rows = [
         (
@@ -123,9 +128,32 @@ async def record_pending_writes(
         )
         for index, write in enumerate(writes)
     ]
-    async with deps.pool.connection() as conn, conn.cursor() as cur:
-        await cur.executemany(_PENDING_SQL, rows)
+    link_rows = [(state.get("turn_id"), key) for key in links]
+    if not rows and not link_rows:
+        return 0
+    try:
+        await _insert(deps, (_PENDING_SQL, rows), (_LINK_SQL, link_rows))
+    except psycopg.Error as exc:
+        if not link_rows:
+            raise
+        # nothing was written: write each table alone, so a failure stays attached
+        log.error("dispatcher: log and links failed together (%s); writing them apart", exc)
+        await _insert(deps, (_PENDING_SQL, rows))
+        try:
+            await _insert(deps, (_LINK_SQL, link_rows))
+        except psycopg.Error as link_exc:
+            log.error("dispatcher: verbindung of %s not written: %s", list(links), link_exc)
     return len(rows)
+
+
+async def _insert(deps: GraphDeps, *batches: tuple[str, list[tuple[Any, ...]]]) -> None:
+    """Every row of every (sql, rows) batch in one pipelined round trip. The statements of
+    one pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
+    (An explicit BEGIN/COMMIT around them costs more client CPU and buys nothing.)"""
+    async with deps.pool.connection() as conn, conn.pipeline(), conn.cursor() as cur:
+        for sql, rows in batches:
+            for row in rows:
+                await cur.execute(sql, row)
 
 
 async def store_writes(
@@ -147,6 +175,7 @@ async def store_writes(
         clock=deps.clock,
         pipeline_log=deps.log,
         promotions=deps.settings.pixie,
+        link_turns=False,  # written with the pending-writes log, one round trip
     )
 
 
@@ -161,7 +190,7 @@ async def write_session_turn(
         return None
     length = await append_turn(deps.redis, pair, turn)
     summary: dict[str, Any] = {"rolle": turn["rolle"], "laenge": length}
-    summarised = await summarise_session(deps.redis, deps.model, pair)
+    summarised = await summarise_session(deps.redis, deps.model, pair, length=length)
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
     return summary
@@ -178,7 +207,9 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         update["session_turn_kern"] = outcome.session_turn_kern
     # the write log and the session are independent: both round trips at once
     recorded, session_turn = await asyncio.gather(
-        record_pending_writes(state, deps, writes, outcome.results),
+        record_pending_writes(
+            state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
+        ),
         write_session_turn({**state, **update}, deps, pair),  # type: ignore[arg-type]
     )
     if session_turn is not None:

@@ -6,12 +6,13 @@ No model call. Two variants, chosen by `ei_calc_rolle`:
   plausibility pass corrects `external.emotion.mode` and `.language_style`. The rule-based
   style R reads the user's recent turns *including the current utterance* (the session
   does not hold it yet — the dispatcher writes it at the end of the graph).
-- **character** (CharacterGraph): Nova's history over her own turns (loaded here), empathy
+- **character** (CharacterGraph): Nova's history over her own turns (`raw_turns`, which
+  db_access read; read here only if it could not), empathy
   toward `external.emotion` only when `event_source == "user"` (else pure decay, no
   conflict), Nova's vector, the top emotion transferred into `internal.emotion`, and the
   Raum pulled toward the last speaker's register (factor 1.0). Writes
-  `nova_emotions_verlauf` and `nova_emotion_konflikt`, and hands the loaded session on
-  as `raw_turns` (the enricher runs after it in the CharacterGraph and reuses them).
+  `nova_emotions_verlauf` and `nova_emotion_konflikt`, and hands the session on as
+  `raw_turns` (the enricher runs after it in the CharacterGraph and reuses them).
   Mode/style plausibility for Nova runs later in `ei_calc_persist`.
 
 Personalities are copied, never mutated in place.
@@ -88,9 +89,12 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     internal = emotion_copy(state.get("internal") or InternalPersonality())
     external = state.get("external") or Personality()
     event_source = state.get("event_source", "")
+    loaded = state.get("raw_turns")  # db_access read them (None when it could not)
     try:
-        pair = Pair(state["user_id"], state["character_id"])
-        turns = await read_turns(deps.redis, pair)
+        if loaded is not None:
+            turns = list(loaded)
+        else:
+            turns = await read_turns(deps.redis, Pair(state["user_id"], state["character_id"]))
     except (KeyError, RedisError, OSError) as exc:
         log.error("ei_calc(character): session turns unavailable (%s); empty history", exc)
         turns = []

@@ -6,14 +6,15 @@ Two variants, chosen by `graph_rolle`:
   user turn that has a modus), `prompt_embedding` (of the raw stimulus), `aktivierte_ziele`,
   `ziel_vektoren` and `gravitationsterm`. No memory, no profiles.
 - **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
-  turns), `session_summary`, `zielsog_roh` and `memory_entries_raw` — for now built from
-  the session summary and the recent turns; short- and long-term memory resonance is added
-  by the memory work later. The payload's `user_intentionen` wins over the session's.
+  turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
+  `memory_entries_raw` (short- and long-term memory resonance, the session summary and the
+  recent turns). The payload's `user_intentionen` wins over the session's.
 
 A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
-session is read from Redis unless an earlier node of this run already loaded it into
-`raw_turns` (ei_calc does in the CharacterGraph; only the dispatcher writes the session,
-at the end of a run, so the list cannot be stale).
+session, its summary and the goals are read here unless an earlier node of this run
+already loaded them into `raw_turns` / `session_summary` / `geladene_ziele` (db_access
+does in the CharacterGraph, together with its own reads; only the dispatcher writes the
+session, at the end of a run, so they cannot be stale).
 """
 
 from __future__ import annotations
@@ -54,12 +55,15 @@ _GOALS_SQL: Final = (
 )
 
 
-async def load_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
-    """The character's active goals toward this user (`ziele`: user_id = the character as
-    subject, character_id = the counterpart; spec pipeline §1.2)."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(_GOALS_SQL, (pair.character_id, pair.user_id))
-        rows = await cur.fetchall()
+def goals_query(pair: Pair) -> tuple[str, tuple[str, str]]:
+    """(sql, params) of the character's active goals toward this user (`ziele`: user_id =
+    the character as subject, character_id = the counterpart; spec pipeline §1.2).
+    db_access sends it with its own reads; the HumanGraph's enricher sends it alone."""
+    return _GOALS_SQL, (pair.character_id, pair.user_id)
+
+
+def goals_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Goal rows with their embedding as a list of floats."""
     goals = []
     for row in rows:
         goal = dict(row)
@@ -68,6 +72,14 @@ async def load_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, An
         goal["embedding"] = [float(x) for x in values]
         goals.append(goal)
     return goals
+
+
+async def load_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
+    """`goals_query` on its own connection."""
+    sql, params = goals_query(pair)
+    async with pool.connection() as conn:
+        cur = await conn.execute(sql, params)
+        return goals_from_rows(await cur.fetchall())
 
 
 def last_user_intentions(turns: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -129,6 +141,18 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
         return None
 
 
+async def _goals(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
+    """The goals db_access read (CharacterGraph), else read here (HumanGraph)."""
+    loaded = state.get("geladene_ziele")
+    return list(loaded) if loaded is not None else await load_goals(deps.pool, pair)
+
+
+async def _summary(state: ConversationState, deps: GraphDeps, pair: Pair) -> str:
+    """The session summary db_access read (CharacterGraph), else read here."""
+    loaded = state.get("session_summary")
+    return str(loaded) if loaded is not None else await read_summary(deps.redis, pair)
+
+
 async def _nothing(value: Any) -> Any:
     return value
 
@@ -162,8 +186,8 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     full = state.get("graph_rolle") != GRAPH_HUMAN
     # everything below needs only the pair and the embedding: read it all at once
     goals, session_summary, found = await asyncio.gather(
-        load_goals(deps.pool, pair) if embedding is not None else _nothing([]),
-        read_summary(deps.redis, pair) if full else _nothing(""),
+        _goals(state, deps, pair) if embedding is not None else _nothing([]),
+        _summary(state, deps, pair) if full else _nothing(""),
         _resonance(state, deps, pair, embedding) if full else _nothing(None),
     )
     activation = activate_goals(embedding, goals)

@@ -59,10 +59,6 @@ GRAPH_HUMAN: Final = "human"
 GRAPH_CHARACTER: Final = "character"
 GRAPH_AGENT: Final = "agent"
 
-_USER_WEIGHT_SQL: Final = (
-    "SELECT nutzer_gewichtung FROM charakter_hash WHERE user_id = %s AND character_id = %s"
-)
-
 
 def _all_required(schema: dict[str, Any]) -> None:
     schema["required"] = list(schema.get("properties", {}))
@@ -230,14 +226,6 @@ def character_salience(
     return effektiv, eigen, pflicht
 
 
-async def load_user_weight(deps: GraphDeps, user_id: str, character_id: str) -> float | None:
-    """nutzer_gewichtung of row (character, user) in charakter_hash; None without a row."""
-    async with deps.pool.connection() as conn:
-        cur = await conn.execute(_USER_WEIGHT_SQL, (character_id, user_id))
-        row = await cur.fetchone()
-    return None if row is None else parse_number(dict(row)["nutzer_gewichtung"])
-
-
 def _texts(state: ConversationState, role: str) -> tuple[str, str]:
     """(scored text, background) for the role."""
     if role == GRAPH_HUMAN:
@@ -323,9 +311,8 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     salienz_human = state.get("salienz_human")
     if salienz_human is None and not is_human:
         salienz_human = parse_number((state.get("event_payload") or {}).get("salienz_human"))
-    user_weight = None
-    if role == GRAPH_CHARACTER and salienz_human is not None:
-        user_weight = await load_user_weight(deps, state["user_id"], state["character_id"])
+    # read by db_access with the character's profile row (spec §4 pflicht)
+    user_weight = state.get("nutzer_gewichtung") if role == GRAPH_CHARACTER else None
 
     writes: list[PendingWrite] = []
     failures: list[str] = []
