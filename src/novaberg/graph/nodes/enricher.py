@@ -182,14 +182,16 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     loaded = state.get("raw_turns")
     turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
-    embedding = await _embed(deps, text)
     full = state.get("graph_rolle") != GRAPH_HUMAN
-    # everything below needs only the pair and the embedding: read it all at once
-    goals, session_summary, found = await asyncio.gather(
-        _goals(state, deps, pair) if embedding is not None else _nothing([]),
+    # goals and summary do not need the embedding: they are read while the model embeds
+    embedding, goals, session_summary = await asyncio.gather(
+        _embed(deps, text),
+        _goals(state, deps, pair),
         _summary(state, deps, pair) if full else _nothing(""),
-        _resonance(state, deps, pair, embedding) if full else _nothing(None),
     )
+    if embedding is None:
+        goals = []  # nothing to activate them against
+    found = await _resonance(state, deps, pair, embedding) if full else None
     activation = activate_goals(embedding, goals)
 
     update: dict[str, Any] = {
