@@ -97,7 +97,8 @@ from novaberg.runtime.services import Endpoints
 port, home, redis_url, db_url = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 settings = load_settings(home=home, redis_url=redis_url, database_url=db_url, llm="scripted",
                          pixie=False, host="127.0.0.1", port=port, log_level="WARNING")
-app = create_app(settings, endpoints=Endpoints(redis_url, db_url), consumers=False)
+app = create_app(settings, endpoints=Endpoints(redis_url, db_url), consumers=False,
+                 freeze_heap=True)
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
             http="httptools", loop="uvloop")
 """

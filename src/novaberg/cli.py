@@ -59,7 +59,7 @@ def serve(
 
     settings = _settings(host=host, port=port)
     try:
-        application = create_app(settings, consumers=True)
+        application = create_app(settings, consumers=True, freeze_heap=True)
     except SettingsError as exc:
         err_console.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
@@ -90,7 +90,7 @@ def api(
     from novaberg.api.app import create_app
 
     settings = _settings(host=host, port=port)
-    application = create_app(settings, consumers=False)
+    application = create_app(settings, consumers=False, freeze_heap=True)
     console.print(f"Novaberg API {__version__} on http://{settings.host}:{settings.port}")
     uvicorn.run(
         application,

@@ -46,6 +46,7 @@ def create_app(
     endpoints: Endpoints | None = None,
     context: AppContext | None = None,
     consumers: bool = False,
+    freeze_heap: bool = False,
 ) -> FastAPI:
     """Build the app.
 
@@ -56,6 +57,10 @@ def create_app(
 
     `consumers`: also run the prompt and event consumers in this process
     (`novaberg serve`); `novaberg api` and tests leave them to separate workers.
+
+    `freeze_heap`: once started, hide the startup heap from the garbage collector
+    (`context.freeze_startup_heap`); for server processes, not for tests that build
+    many apps in one process.
     """
     if context is not None:
         settings = context.settings
@@ -97,6 +102,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.run_consumers = consumers
+    app.state.freeze_heap = freeze_heap
     for router in ROUTERS:
         app.include_router(router)
     return app

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
 from novaberg.api.auth import TokenCache, bearer_user, current_user
-from novaberg.api.context import AppContext
+from novaberg.api.context import AppContext, freeze_startup_heap
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
@@ -147,6 +147,8 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         page_token=page_token,
         worker=worker,
     )
+    if getattr(app.state, "freeze_heap", False):  # the innermost lifespan: all is built now
+        freeze_startup_heap()
     try:
         yield
     finally:

@@ -16,10 +16,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
 from pydantic_core import to_json
 
 from novaberg.events.model import MAX_PROMPT_BYTES, new_id
+from novaberg.events.resp import LuaScript, ScriptClient, script_client
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,10 @@ class CharacterCache:
         self._lock = asyncio.Lock()
 
     async def _refresh(self) -> None:
+        seen = self._loaded_at
         async with self._lock:
+            if self._loaded_at != seen:  # re-read while we waited: share it, no second query
+                return
             self._ids = await self._load()
             self._loaded_at = time.monotonic()
 
@@ -104,9 +107,11 @@ def check_text(text: str) -> str:
     return stripped
 
 
+ACTIVE_PAIRS = keys.active_pairs()
+
 # KEYS[1] = active pairs; KEYS[2..] = prompt queues
 # ARGV = ttl, then per queue: count, entries..., pair member
-_ENQUEUE = """
+_ENQUEUE = LuaScript("""
 local ttl = tonumber(ARGV[1])
 local at = 2
 for k = 2, #KEYS do
@@ -117,7 +122,7 @@ for k = 2, #KEYS do
   at = at + count + 2
 end
 return 1
-"""
+""")
 
 
 class _GroupCommit:
@@ -127,12 +132,12 @@ class _GroupCommit:
     hand-off on the common path). Requests arriving while a write is in flight wait and
     are written together by one drain task (one script call, one reply), so under load
     the Redis cost per message shrinks instead of queueing up. Each request is answered
-    only after its own utterance is stored; each write is bounded by `timeout`.
+    only after its own utterance is stored; each write is bounded by the client's timeout
+    (`intake_redis`).
     """
 
-    def __init__(self, redis: aioredis.Redis, timeout: float = WRITE_TIMEOUT) -> None:
-        self._script = redis.register_script(_ENQUEUE)
-        self._timeout = timeout
+    def __init__(self, redis: ScriptClient) -> None:
+        self._redis = redis
         self._pending: list[tuple[str, bytes, str, asyncio.Future[None]]] = []
         self._writing = False
 
@@ -140,7 +145,9 @@ class _GroupCommit:
         if not self._writing:
             self._writing = True
             try:
-                await self._store([(queue, entry, member)])
+                await self._redis.run(
+                    _ENQUEUE, (ACTIVE_PAIRS, queue), (keys.QUEUE_TTL, 1, entry, member)
+                )
             finally:
                 if self._pending:  # arrived meanwhile: the drain task writes them
                     asyncio.get_running_loop().create_task(self._drain())
@@ -158,8 +165,7 @@ class _GroupCommit:
         args: list[str | bytes | int] = [keys.QUEUE_TTL]
         for entries, member in grouped.values():
             args += [len(entries), *entries, member]
-        async with asyncio.timeout(self._timeout):
-            await self._script(keys=[keys.active_pairs(), *grouped], args=args)
+        await self._redis.run(_ENQUEUE, [ACTIVE_PAIRS, *grouped], args)
 
     async def _drain(self) -> None:
         try:
@@ -179,21 +185,15 @@ class _GroupCommit:
             self._writing = False
 
 
-def intake_redis(redis_url: str) -> aioredis.Redis:
-    """The intake's own Redis client, without redis-py's per-command socket timeout: with
-    one, every command is sent under `asyncio.wait_for` — a task and an extra event-loop
-    pass per request, measurable at 1,000 msg/s. `_GroupCommit` bounds each write with a
-    single `asyncio.timeout` instead."""
-    return aioredis.from_url(
-        redis_url,
-        socket_timeout=None,
-        socket_connect_timeout=WRITE_TIMEOUT,
-        health_check_interval=30,
-    )
+def intake_redis(redis_url: str) -> ScriptClient:
+    """The intake's own Redis connection: a minimal script client (events/resp.py), since
+    redis-py's per-call overhead was the largest CPU cost of a request. Each call fails
+    with TimeoutError after `WRITE_TIMEOUT` seconds without a reply."""
+    return script_client(redis_url, timeout=WRITE_TIMEOUT)
 
 
 class Intake:
-    def __init__(self, redis: aioredis.Redis, characters: CharacterCache) -> None:
+    def __init__(self, redis: ScriptClient, characters: CharacterCache) -> None:
         self.redis = redis
         self.characters = characters
         self._writer = _GroupCommit(redis)

@@ -3,6 +3,7 @@ the problem with nothing enqueued; every call is authenticated."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -42,6 +43,60 @@ async def test_accepted_message_is_stamped_and_queued_without_a_model_call(
     assert await redis.sismember(keys.active_pairs(), "anna:nova")
     assert 0 < await redis.ttl(keys.prompt_queue(PAIR)) <= keys.QUEUE_TTL
     assert scripted.calls == [], "the intake never calls the model"
+
+
+async def test_concurrent_messages_are_all_stored_once(
+    http: httpx.AsyncClient, token, redis: aioredis.Redis
+) -> None:
+    """Requests arriving while a write is in flight share the next script call; each is
+    answered 202 only with its own entry stored."""
+    anna = await token("anna")
+    responses = await asyncio.gather(*(post(http, anna, f"Nachricht {n}") for n in range(60)))
+    assert [r.status_code for r in responses] == [202] * 60
+    queued = [
+        QueuedUtterance.model_validate_json(raw)
+        for raw in await redis.lrange(keys.prompt_queue(PAIR), 0, -1)
+    ]
+    assert sorted(e.message_id for e in queued) == sorted(
+        r.json()["nachrichten_id"] for r in responses
+    )
+    assert sorted(e.text for e in queued) == sorted(f"Nachricht {n}" for n in range(60))
+
+
+async def test_writes_arriving_during_a_write_share_one_script_call(
+    endpoints, redis: aioredis.Redis
+) -> None:
+    from novaberg.events.intake import CharacterCache, Intake, intake_redis
+
+    client = intake_redis(endpoints.redis_url)
+    calls = 0
+    run = client.run
+
+    async def counted(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return await run(*args, **kwargs)
+
+    client.run = counted  # type: ignore[method-assign]
+
+    async def characters() -> set[str]:
+        return {"nova", "lumen"}
+
+    intake = Intake(client, CharacterCache(characters))
+    try:
+        accepted = await asyncio.gather(
+            *(intake.accept("anna", ("nova", "lumen")[n % 2], f"Satz {n}") for n in range(50))
+        )
+    finally:
+        await client.aclose()
+    assert calls == 2, "the first is written inline, the 49 behind it in one drain call"
+    for character in ("nova", "lumen"):
+        queued = await redis.lrange(keys.prompt_queue(keys.Pair("anna", character)), 0, -1)
+        texts = [QueuedUtterance.model_validate_json(raw).text for raw in queued]
+        start = 0 if character == "nova" else 1
+        assert texts == [f"Satz {n}" for n in range(start, 50, 2)], "order kept per pair"
+    assert len({a.message_id for a in accepted}) == 50
+    assert await redis.smembers(keys.active_pairs()) == {"anna:nova", "anna:lumen"}
 
 
 BAD_BODIES = [
@@ -213,3 +268,45 @@ async def test_chat_is_documented(http: httpx.AsyncClient) -> None:
     spec = (await http.get("/openapi.json")).json()
     operation = spec["paths"]["/chat"]["post"]
     assert {"202", "401", "413", "422"} <= set(operation["responses"])
+
+
+async def test_a_server_app_hides_its_startup_heap_from_the_collector(
+    settings, endpoints, redis: aioredis.Redis, db, model, gate
+) -> None:
+    """`freeze_heap` (novaberg serve/api): a full collection no longer walks the startup
+    heap, so it cannot stall the intake for tens of milliseconds."""
+    import gc
+
+    from novaberg.api.app import create_app
+    from novaberg.api.context import AppContext
+
+    app = create_app(
+        context=AppContext(settings, endpoints, redis, db, model, gate), freeze_heap=True
+    )
+    gc.unfreeze()
+    try:
+        async with app.router.lifespan_context(app):
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+async def test_requests_waiting_for_a_character_reload_share_it() -> None:
+    """A stale cache is re-read once, not once per request that arrived during the read."""
+    from novaberg.events.intake import CharacterCache
+
+    loads = 0
+    release = asyncio.Event()
+
+    async def load() -> set[str]:
+        nonlocal loads
+        loads += 1
+        await release.wait()
+        return {"nova"}
+
+    cache = CharacterCache(load)
+    waiting = [asyncio.create_task(cache.known(c)) for c in ("nova", "nova", "niemand")]
+    await asyncio.sleep(0)
+    release.set()
+    assert await asyncio.gather(*waiting) == [True, True, False]
+    assert loads == 1
