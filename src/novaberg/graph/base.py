@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from langgraph.graph import StateGraph
+from langgraph.types import Command
 
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
@@ -45,7 +46,10 @@ ERGEBNIS_OK: Final = "ok"
 ERGEBNIS_FEHLER: Final = "fehler"
 
 NodeFn = Callable[[ConversationState, GraphDeps], Awaitable[dict[str, Any] | None]]
-WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any]]]
+WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any] | Command[str]]]
+Route = Callable[[ConversationState], str]
+"""Picks the next node from the state after a node's update (its routing channels are
+plain last-value channels, so `{**state, **update}` is that state)."""
 
 
 class UndeclaredChannelError(KeyError):
@@ -70,8 +74,15 @@ def check_channels(node: str, update: dict[str, Any]) -> None:
         raise UndeclaredChannelError(node, sorted(undeclared))
 
 
-def wrap_node(name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> WrappedNode:
-    """The LangGraph node callable for `fn` (see the module docstring for what it adds)."""
+def wrap_node(
+    name: str, fn: NodeFn, deps: GraphDeps, graph: str, route: Route | None = None
+) -> WrappedNode:
+    """The LangGraph node callable for `fn` (see the module docstring for what it adds).
+
+    With `route`, the node names its successor itself: it returns
+    `Command(update=..., goto=route(state after the update))`. A conditional edge would
+    give the same path, but LangGraph evaluates one on a fresh copy of every channel,
+    which costs more than most nodes do."""
     if graph not in GRAPH_NAMES:
         raise ValueError(f"graph must be one of {sorted(GRAPH_NAMES)}, not {graph!r}")
     pipeline_log = deps.log
@@ -106,7 +117,9 @@ def wrap_node(name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> WrappedNode
             summary.setdefault("tokens", stats.total_tokens)
         pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, ERGEBNIS_OK, summary))
         update[TIMINGS_KEY] = {name: round(elapsed, 3)}
-        return update
+        if route is None:
+            return update
+        return Command(update=update, goto=route({**state, **update}))  # type: ignore[typeddict-item]
 
     run.__name__ = f"node_{name}"
     run.__qualname__ = run.__name__
@@ -137,6 +150,20 @@ def _row(
     )
 
 
-def add_node(builder: StateGraph, name: str, fn: NodeFn, deps: GraphDeps, graph: str) -> None:
-    """`builder.add_node(name, wrap_node(name, fn, deps, graph))`."""
-    builder.add_node(name, wrap_node(name, fn, deps, graph))  # type: ignore[call-overload]
+def add_node(
+    builder: StateGraph,
+    name: str,
+    fn: NodeFn,
+    deps: GraphDeps,
+    graph: str,
+    *,
+    route: Route | None = None,
+    destinations: tuple[str, ...] = (),
+) -> None:
+    """`builder.add_node(name, wrap_node(...))`; a routed node declares its `destinations`
+    (the nodes `route` can name), so the drawn graph shows its edges."""
+    builder.add_node(  # type: ignore[call-overload]
+        name,
+        wrap_node(name, fn, deps, graph, route),
+        destinations=destinations or None,
+    )

@@ -29,7 +29,7 @@ from typing import Any, Final
 from langgraph.graph import END, START, StateGraph
 
 from novaberg.agents.registry import AgentRegistry
-from novaberg.graph.base import NodeFn, add_node
+from novaberg.graph.base import NodeFn, Route, add_node
 from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, GraphDeps
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.conversation_vector import conversation_vector
@@ -126,9 +126,24 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
         "dispatcher": dispatcher,
     }
     assert tuple(nodes) == CHARACTER_NODE_NAMES
+    # the branching nodes name their successor themselves (see graph.base.wrap_node)
+    routes: dict[str, tuple[Route, tuple[str, ...]]] = {
+        "router": (route_after_router, ("planner", "conversation_vector")),
+        "planner": (route_after_planner, (AGENT_NODE, "conversation_vector")),
+        "evaluate": (route_after_evaluate, (RELEASE_NODE, "corrector")),
+    }
     builder = StateGraph(ConversationState)
     for name, fn in nodes.items():
-        add_node(builder, name, with_character_roles(fn), deps, GRAPH)
+        route, destinations = routes.get(name, (None, ()))
+        add_node(
+            builder,
+            name,
+            with_character_roles(fn),
+            deps,
+            GRAPH,
+            route=route,
+            destinations=destinations,
+        )
 
     for a, b in (
         (START, "db_access"),
@@ -148,9 +163,4 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
         ("dispatcher", END),
     ):
         builder.add_edge(a, b)
-    builder.add_conditional_edges("router", route_after_router, ["planner", "conversation_vector"])
-    builder.add_conditional_edges(
-        "planner", route_after_planner, [AGENT_NODE, "conversation_vector"]
-    )
-    builder.add_conditional_edges("evaluate", route_after_evaluate, [RELEASE_NODE, "corrector"])
     return builder.compile().with_config(recursion_limit=RECURSION_LIMIT)
