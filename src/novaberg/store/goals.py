@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import numpy as np
 from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
 
 from novaberg.store.keys import Pair
 
@@ -62,6 +63,33 @@ def live_motivation(goal: Mapping[str, Any], now: datetime) -> float:
 def goal_owner(pair: Pair) -> tuple[str, str]:
     """(user_id, character_id) of the `ziele` rows that belong to a conversation pair."""
     return pair.character_id, pair.user_id
+
+
+_ACTIVATION_SQL: Final = (
+    "SELECT id, ziel_typ, zielsatz, thema, motivation, emotion, arousal, embedding"
+    " FROM ziele WHERE user_id = %s AND character_id = %s AND aktiv AND embedding IS NOT NULL"
+)
+
+
+def activation_query(pair: Pair) -> tuple[str, tuple[str, str]]:
+    """(sql, params) of the goals the enricher activates against the stimulus: active ones
+    with an embedding. db_access sends it with its own reads; the HumanGraph's enricher
+    sends it alone (`load_activation_goals`)."""
+    subject, counterpart = goal_owner(pair)
+    return _ACTIVATION_SQL, (subject, counterpart)
+
+
+def activation_goals_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of `activation_query` with their embedding as a list of floats."""
+    return [{**row, "embedding": vector_list(row["embedding"])} for row in rows]
+
+
+async def load_activation_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
+    """`activation_query` on its own connection."""
+    sql, params = activation_query(pair)
+    async with pool.connection() as conn:
+        cur = await conn.execute(sql, params)
+        return activation_goals_from_rows(await cur.fetchall())
 
 
 async def active_goals(

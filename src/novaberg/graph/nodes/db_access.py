@@ -42,12 +42,12 @@ from novaberg.agents import rule_store
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.enricher import goals_from_rows, goals_query
 from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
 from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys, nova_state
 from novaberg.store.batch_read import fetch_batch
+from novaberg.store.goals import activation_goals_from_rows, activation_query
 from novaberg.store.keys import Pair
 from novaberg.store.session import decode_turns
 
@@ -184,14 +184,14 @@ async def _read_tables(
             lambda rows: name_from_rows(rows, pair.character_id),
             name_from_rows([], pair.character_id),
         ),
-        "ziele": (goals_from_rows, None),  # None: the enricher reads them itself
+        "ziele": (activation_goals_from_rows, None),  # None: the enricher reads them itself
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
         (rule_store.active_sql("charakter_anweisungen"), (pair.user_id,)),
         (rule_store.active_sql("direktiven"), (pair.user_id,)),
         (NAME_SQL, (pair.character_id,)),
-        goals_query(pair),
+        activation_query(pair),
     ]
     if with_user_profile:
         parsers["profil_nutzer"] = (profile_from_rows, Character())

@@ -24,14 +24,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from psycopg_pool import AsyncConnectionPool
-
 from novaberg.ei.goals import activate_goals
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.bridge import MemoryResonance, resonance
+from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
 
@@ -48,38 +47,6 @@ RECENT_TURNS_AS_MEMORY: Final = 6
 SUMMARY_WEIGHT: Final = 1.0
 TURN_WEIGHT: Final = 0.5
 """Weights of session-derived memory entries (the reducer keeps the heavier duplicate)."""
-
-_GOALS_SQL: Final = (
-    "SELECT id, ziel_typ, zielsatz, thema, motivation, emotion, arousal, embedding"
-    " FROM ziele WHERE user_id = %s AND character_id = %s AND aktiv AND embedding IS NOT NULL"
-)
-
-
-def goals_query(pair: Pair) -> tuple[str, tuple[str, str]]:
-    """(sql, params) of the character's active goals toward this user (`ziele`: user_id =
-    the character as subject, character_id = the counterpart; spec pipeline §1.2).
-    db_access sends it with its own reads; the HumanGraph's enricher sends it alone."""
-    return _GOALS_SQL, (pair.character_id, pair.user_id)
-
-
-def goals_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Goal rows with their embedding as a list of floats."""
-    goals = []
-    for row in rows:
-        goal = dict(row)
-        vector = goal["embedding"]
-        values = vector.to_list() if hasattr(vector, "to_list") else list(vector)
-        goal["embedding"] = [float(x) for x in values]
-        goals.append(goal)
-    return goals
-
-
-async def load_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
-    """`goals_query` on its own connection."""
-    sql, params = goals_query(pair)
-    async with pool.connection() as conn:
-        cur = await conn.execute(sql, params)
-        return goals_from_rows(await cur.fetchall())
 
 
 def last_user_intentions(turns: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -144,7 +111,7 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
 async def _goals(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
     """The goals db_access read (CharacterGraph), else read here (HumanGraph)."""
     loaded = state.get("geladene_ziele")
-    return list(loaded) if loaded is not None else await load_goals(deps.pool, pair)
+    return list(loaded) if loaded is not None else await load_activation_goals(deps.pool, pair)
 
 
 async def _summary(state: ConversationState, deps: GraphDeps, pair: Pair) -> str:
