@@ -5,7 +5,9 @@ zero latency against embedded Redis and
 PostgreSQL in a temporary home, and reports per turn the wall time, the scripted model's own
 time (`CallStats.model_seconds` for chat calls plus `embed_seconds` for the scripted
 embedder) and their difference — the overhead of graphs, nodes,
-stores and logging. Goal (issue #3): overhead median ≤ 25 ms.
+stores and logging. Goal (issue #3): overhead median ≤ 25 ms. The process is set up as
+`novaberg serve`/`worker` set theirs up: graphs compiled and the startup heap frozen
+before the first turn.
 
     .venv/bin/python bench/turn_overhead.py [--turns 50] [--warmup 3] [--human-only]
 
@@ -84,6 +86,7 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
     from novaberg.llm.accounting import track_calls
     from novaberg.llm.layer import ModelLayer
     from novaberg.llm.scripted import Rule, ScriptedEmbedder, ScriptedLLM
+    from novaberg.runtime.heap import freeze_startup_heap
     from novaberg.runtime.services import EmbeddedServices
     from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
@@ -99,7 +102,8 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         scripted = ScriptedLLM(rules, latency_ms=0.0)
         model = ModelLayer(scripted, ScriptedEmbedder(settings.embed_dim))
         deps = GraphDeps(settings, redis, pool, model)
-        runtime = GraphRuntime(deps, discover_agents())
+        runtime = GraphRuntime(deps, discover_agents()).compile()
+        freeze_startup_heap()  # as the server and worker processes do once built
         pair = Pair("bench", settings.character)
         totals: list[float] = []
         models: list[float] = []

@@ -115,6 +115,7 @@ async def _run_worker(settings: Settings) -> None:
 
     from novaberg.api.context import AppContext
     from novaberg.events.worker import Worker, close_graphs, graph_runtime
+    from novaberg.runtime.heap import freeze_startup_heap
     from novaberg.runtime.services import EmbeddedServices
 
     services = EmbeddedServices(settings)
@@ -124,6 +125,7 @@ async def _run_worker(settings: Settings) -> None:
         try:
             await ctx.warm_up()
             graphs = graph_runtime(settings, ctx.redis, ctx.pool, ctx.model)
+            freeze_startup_heap()  # as `serve`/`api` do once built: no full-heap stalls
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):

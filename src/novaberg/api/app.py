@@ -59,7 +59,7 @@ def create_app(
     (`novaberg serve`); `novaberg api` and tests leave them to separate workers.
 
     `freeze_heap`: once started, hide the startup heap from the garbage collector
-    (`context.freeze_startup_heap`); for server processes, not for tests that build
+    (`runtime.heap.freeze_startup_heap`); for server processes, not for tests that build
     many apps in one process.
     """
     if context is not None:

@@ -27,10 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
 from novaberg.api.auth import TokenCache, bearer_user, current_user
-from novaberg.api.context import AppContext, freeze_startup_heap
+from novaberg.api.context import AppContext
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
+from novaberg.runtime.heap import freeze_startup_heap
 from novaberg.store.users import issue_token, known_characters, register_token
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from dataclasses import dataclass
 from typing import Annotated
@@ -101,13 +100,3 @@ async def cancel_quietly(task: asyncio.Task[None] | None) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-
-
-def freeze_startup_heap() -> None:
-    """Collect once, then move every object built so far (modules, app, pools, graphs) out
-    of the cyclic collector's sight. They live as long as the process, and a full
-    collection over them stalls the event loop — every request, the intake's included —
-    for 20 ms (`novaberg api`) to 90 ms (`novaberg serve`) on a small machine; frozen,
-    a full collection only walks what was allocated since."""
-    gc.collect()
-    gc.freeze()

@@ -212,14 +212,14 @@ class Worker:
 def graph_runtime(
     settings: Settings, redis: aioredis.Redis, pool: AsyncConnectionPool, model: ModelLayer
 ) -> TurnGraphs:
-    """The real graphs (imported lazily: the API-only process never loads them)."""
+    """The real graphs, compiled (imported lazily: the API-only process never loads them)."""
     from novaberg.agents.registry import discover_agents
     from novaberg.graph.contract import GraphDeps
     from novaberg.graph.runner import GraphRuntime
 
     runtime: TurnGraphs = GraphRuntime(
         GraphDeps(settings, redis, pool, model), registry=discover_agents()
-    )
+    ).compile()
     return runtime
 
 

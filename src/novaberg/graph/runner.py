@@ -104,6 +104,12 @@ class GraphRuntime:
             self._character = build_character_graph(self.deps, self.registry)
         return self._character
 
+    def compile(self) -> GraphRuntime:
+        """Build both graphs now: a server process does this at startup, so its first turn
+        does not pay for it and the graphs are part of the heap it freezes."""
+        _ = self.human_graph, self.character_graph
+        return self
+
     # --- HumanGraph ----------------------------------------------------------------------
 
     def human_state(self, turn: HumanTurn) -> dict[str, Any]:

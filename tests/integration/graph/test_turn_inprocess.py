@@ -74,3 +74,18 @@ async def test_human_only_turn_stops_after_path_one(
     result = await run_turn_inprocess(runtime, PAIR, "Hallo Nova", with_character=False)
     assert result.character_state == {}
     assert [t["rolle"] for t in await read_turns(deps.redis, PAIR)] == ["user"]
+
+
+async def test_a_worker_process_gets_its_graphs_compiled_before_the_first_turn(
+    settings, redis, db, model
+) -> None:  # type: ignore[no-untyped-def]
+    """`graph_runtime` (serve and worker) builds both graphs at startup, so they are part of
+    the heap the process freezes and the first turn does not compile them."""
+    from novaberg.events.worker import graph_runtime
+
+    graphs = graph_runtime(settings, redis, db, model)
+    assert isinstance(graphs, GraphRuntime)
+    assert graphs._human is not None
+    assert graphs._character is not None
+    assert set(graphs._character.nodes) >= {"db_access", "tribunal", "dispatcher"}
+    await graphs.deps.log.close()  # type: ignore[union-attr]
