@@ -19,7 +19,9 @@ nachrichten_ids are carried into the next block (queues.TurnQueues.supersede),
 whose one answer names them all. Never superseded: impulses and continues (no
 user wrote them), a run in which a task agent acted (its action must not be
 thrown away), a run whose Path 1 failed (its words are not in the session) and
-a run with an open agent question (the next utterance is its answer).
+a run with an open agent question (the next utterance is its answer). And never
+more than `MAX_SUPERSEDES` runs in a row: the next one answers what it has, so a user
+who keeps writing is not left without an answer.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
     LAST_RECEIVED_FIELD,
     MAX_SELF_TRIGGERS,
+    MAX_SUPERSEDES,
+    SUPERSEDED_FIELD,
     SUPERSEDED_STAGE,
     Event,
     EventRejected,
@@ -92,11 +96,19 @@ def supersede_window_start(event: Event) -> float | None:
     all (see the module docstring); None = never."""
     if event.source != "user" or event.kind != "message" or event.payload.get("pfad1_ausfall"):
         return None
+    if superseded_before(event) >= MAX_SUPERSEDES:
+        return None  # the user keeps writing: this run answers what it has
     for field in (LAST_RECEIVED_FIELD, "empfangen_am"):
         value = event.payload.get(field)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
     return None
+
+
+def superseded_before(event: Event) -> int:
+    """How many runs in a row were given up before this one (their ids ride along)."""
+    value = event.payload.get(SUPERSEDED_FIELD)
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def empty_fields(payload: dict[str, Any]) -> list[str]:
@@ -237,7 +249,10 @@ class EventConsumer(PairConsumer):
             label=stage_label(SUPERSEDED_STAGE),
             graph="character",
         )
-        if not await self.queues.supersede(pair, entry, window_start, event.message_ids, stage):
+        rounds = superseded_before(event) + 1
+        if not await self.queues.supersede(
+            pair, entry, window_start, event.message_ids, stage, rounds=rounds
+        ):
             return False
         log.info(
             "turn %s of %s superseded after %s: the user wrote on before the answer left; "

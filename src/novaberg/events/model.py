@@ -29,6 +29,15 @@ LAST_RECEIVED_FIELD = "letztes_empfangen_am"
 """User event payload: when the block's last utterance arrived; the supersede rule
 measures the block window from it (events/event_consumer.py)."""
 
+SUPERSEDED_FIELD = "verdraengt"
+"""User event payload: how many runs in a row were superseded before this one (their ids
+are carried in it); absent when none was."""
+
+MAX_SUPERSEDES = 3
+"""Runs in a row that may be abandoned for newer utterances. A user who keeps writing
+while a turn runs still gets an answer — at the latest from the run after this many —
+instead of every run being given up for the next message (a real model takes minutes)."""
+
 OWN_IMPULSE = "eigener_impuls"
 """`reiz_herkunft` of a stimulus Nova worked out herself (seed 000 §3.1.1)."""
 

@@ -30,6 +30,7 @@ from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
     LAST_RECEIVED_FIELD,
+    SUPERSEDED_FIELD,
     Event,
     EventRejected,
     QueuedUtterance,
@@ -156,7 +157,7 @@ class PromptConsumer(PairConsumer):
             return
         try:
             await self._broadcast(turn, items)
-            event = self._event(turn, items, ids, final, failure)
+            event = self._event(turn, items, ids, final, failure, entry.carried_rounds)
             await self.queues.finish(pair, entry, release_marker=False, push=event)
         except Exception as exc:
             log.exception("turn %s: could not hand on its event", turn_id)
@@ -217,6 +218,7 @@ class PromptConsumer(PairConsumer):
         ids: list[str],
         final: dict[str, Any] | None,
         failure: str | None,
+        superseded_runs: int = 0,
     ) -> Event:
         payload = dict(self.graphs.human_event_payload(turn, final, failure))
         # The turn's identity comes from the block, whatever the graph wrote.
@@ -226,6 +228,8 @@ class PromptConsumer(PairConsumer):
         payload.setdefault("empfangen_am", turn.empfangen_am)
         # The supersede rule measures the block window from the block's last utterance.
         payload[LAST_RECEIVED_FIELD] = items[-1].received_at
+        if superseded_runs:  # the supersede cap counts the runs given up in a row
+            payload[SUPERSEDED_FIELD] = superseded_runs
         if failure is not None:
             payload.setdefault("pfad1_ausfall", failure)
         try:

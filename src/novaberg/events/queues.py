@@ -59,7 +59,7 @@ if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then re
 return 1
 """
 
-# KEYS: prompt_queue, event_queue, marker, active_pairs, processing, carried
+# KEYS: prompt_queue, event_queue, marker, active_pairs, processing, carried, rounds
 # ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
 _BEGIN_TURN = """
 if redis.call('LLEN', KEYS[1]) == 0 then
@@ -89,15 +89,18 @@ local fields = {art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
                 character_id = ARGV[7], items = block}
 local carried = redis.call('LRANGE', KEYS[6], 0, -1)
 if #carried > 0 then fields.uebertragen = carried end
-redis.call('DEL', KEYS[6])
+local rounds = tonumber(redis.call('GET', KEYS[7]))
+if rounds then fields.runden = rounds end
+redis.call('DEL', KEYS[6], KEYS[7])
 local entry = cjson.encode(fields)
 redis.call('LPUSH', KEYS[5], entry)
 return entry
 """
 
-# KEYS: prompt_queue, marker, processing, carried, pending_agent, seq, log, channel
+# KEYS: prompt_queue, marker, processing, carried, pending_agent, seq, log, channel,
+#       rounds
 # ARGV: marker_value, entry, last_received_at, window, ttl, stage_body, keep, log_ttl,
-#       marker_ttl, ids...
+#       marker_ttl, rounds, ids...
 _SUPERSEDE = (
     DELIVER_LUA
     + """
@@ -110,10 +113,11 @@ local ok, item = pcall(cjson.decode, first)
 local t = ok and type(item) == 'table' and tonumber(item.empfangen_am) or nil
 if t == nil or t - tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 0 end
 if redis.call('LREM', KEYS[3], 1, ARGV[2]) == 0 then return 0 end
-if #ARGV > 9 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10))
+if #ARGV > 10 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 11))
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
 end
+redis.call('SET', KEYS[9], ARGV[10], 'EX', tonumber(ARGV[5]))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 redis.call('DEL', KEYS[2])
 deliver(KEYS[6], KEYS[7], KEYS[8], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
@@ -194,6 +198,12 @@ class Claimed:
         return [str(i) for i in value] if isinstance(value, list) else []
 
     @property
+    def carried_rounds(self) -> int:
+        """How many runs in a row were superseded before this block (0: none)."""
+        value = self.data.get("runden")
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    @property
     def marker(self) -> str:
         """The marker value this entry holds."""
         if self.kind == "block":
@@ -254,6 +264,7 @@ class TurnQueues:
                 keys.active_pairs(),
                 self.processing,
                 keys.carried_ids(pair),
+                keys.carried_rounds(pair),
             ],
             args=[
                 turn_id,
@@ -282,6 +293,7 @@ class TurnQueues:
         last_received_at: float,
         message_ids: list[str],
         stage: WireMessage,
+        rounds: int = 1,
     ) -> bool:
         """Abandon the claimed user event `entry` if the user wrote on: the oldest queued
         utterance arrived at most the block window after `last_received_at`, and no agent
@@ -290,7 +302,8 @@ class TurnQueues:
         deliver `stage` — so the client hears of it before anything of the next turn.
         False otherwise. Either way a marker this run still owns has its TTL refreshed
         (the run moved on), so a caller asking after every node needs no
-        `refresh_marker` of its own."""
+        `refresh_marker` of its own. `rounds`: runs in a row superseded with this one
+        (the next block takes the number over, `Claimed.carried_rounds`)."""
         done = await self._supersede(
             keys=[
                 keys.prompt_queue(pair),
@@ -299,6 +312,7 @@ class TurnQueues:
                 keys.carried_ids(pair),
                 keys.pending_agent(pair.user_id),
                 *delivery_keys(pair.user_id),
+                keys.carried_rounds(pair),
             ],
             args=[
                 entry.marker,
@@ -310,6 +324,7 @@ class TurnQueues:
                 LOG_KEEP,
                 LOG_MAX_AGE,
                 keys.TURN_MARKER_TTL,
+                rounds,
                 *message_ids,
             ],
         )

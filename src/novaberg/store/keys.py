@@ -56,6 +56,12 @@ def carried_ids(pair: Pair) -> str:
     return f"uebertragene_ids:{pair}"
 
 
+def carried_rounds(pair: Pair) -> str:
+    """How many runs in a row gave their ids to `carried_ids` (the supersede cap counts
+    them; the next block cut takes the number over with the ids)."""
+    return f"uebertragen_runden:{pair}"
+
+
 def processing_list(worker_id: str) -> str:
     """Per-worker list an event is moved into while it is being handled."""
     return f"event_processing:{worker_id}"

@@ -21,9 +21,12 @@ from event_helpers import RESPONDER, post, script_answer
 
 from novaberg.agents.registry import discover_agents
 from novaberg.config import Settings
+from novaberg.events.event_consumer import supersede_window_start
 from novaberg.events.model import (
+    MAX_SUPERSEDES,
     MSG_FAILED,
     MSG_RESPONSE,
+    SUPERSEDED_FIELD,
     SUPERSEDED_STAGE,
     QueuedUtterance,
     StageMessage,
@@ -132,6 +135,63 @@ async def test_three_quick_messages_on_an_idle_pair_get_one_answer_naming_all_th
     assert all(text in responder[-1] for text in QUICK), "the answer sees the whole picture"
     turns = [json.loads(t) for t in await redis.lrange(keys.session_turns(PAIR), 0, -1)]
     assert [t["rolle"] for t in turns].count("assistant") == 1, "the abandoned run wrote nothing"
+
+
+async def test_a_user_who_keeps_writing_still_gets_an_answer(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    redis: aioredis.Redis,
+) -> None:
+    """At most MAX_SUPERSEDES runs in a row are given up: the user writes again during
+    every run, yet the run after that many answers all it has, and the newest message gets
+    a turn of its own."""
+    anna = await token("anna")
+    ws = await sockets(anna)
+    scripted.add(".*", NO_TASK, schema="RouterDecision")
+    script_answer(scripted, "Ich lese mit.", latency_ms=600)
+    await workers()
+    ids: list[str] = []
+    runs: list[str] = []
+
+    def new_run(message: dict[str, Any]) -> bool:
+        return (
+            message.get("typ") == "character_stage"
+            and message.get("graph") == "character"
+            and message["turn_id"] not in runs
+        )
+
+    for number in range(1, MAX_SUPERSEDES + 3):
+        ids.append(await accepted(http, anna, f"Nachricht {number}"))
+        if number <= MAX_SUPERSEDES + 1:  # the next message goes in while this run runs
+            runs.append((await ws.wait_for(new_run))["turn_id"])
+    await ws.wait_for(lambda m: m.get("typ") == MSG_RESPONSE and m["nachrichten_ids"] == ids[-1:])
+    await idle(redis)
+
+    answers = [m["nachrichten_ids"] for m in ws.of(MSG_RESPONSE)]
+    assert answers == [ids[:-1], ids[-1:]], "the capped run answers the first four"
+    superseded = [m["turn_id"] for m in ws.of("character_stage") if m["node"] == SUPERSEDED_STAGE]
+    assert superseded == runs[:MAX_SUPERSEDES]
+    assert outcomes_per_id(ws.seen) == dict.fromkeys(ids, 1), "exactly one outcome per id"
+
+
+def test_the_supersede_count_decides_whether_a_run_may_still_be_given_up() -> None:
+    def user_event(**extra: Any) -> Any:
+        payload = {"turn_id": "t", "nachrichten_ids": ["m"], "user_prompt": "m"}
+        return build_event(
+            user_id="anna",
+            character_id="nova",
+            source="user",
+            typ="message",
+            payload={**payload, "letztes_empfangen_am": 1000.0, **extra},
+        )
+
+    assert supersede_window_start(user_event()) == 1000.0
+    assert supersede_window_start(user_event(**{SUPERSEDED_FIELD: MAX_SUPERSEDES - 1})) == 1000.0
+    assert supersede_window_start(user_event(**{SUPERSEDED_FIELD: MAX_SUPERSEDES})) is None
+    assert supersede_window_start(user_event(**{SUPERSEDED_FIELD: True})) == 1000.0, "not a count"
 
 
 async def test_an_agent_that_acted_is_never_thrown_away(
@@ -364,6 +424,10 @@ async def test_supersede_step_is_all_or_nothing(redis: aioredis.Redis) -> None:
     assert await redis.llen(keys.prompt_queue(PAIR)) == 1, "the queued utterance stays"
     assert not await queues.supersede(PAIR, entry, 1001.0, ["m1"], _stage()), "only once"
 
+    assert await redis.get(keys.carried_rounds(PAIR)) == "1", "one run given up in a row"
+
     block = await queues.begin_turn(PAIR, "t-2")
     assert block is not None and block.carried == ["m1"]
+    assert block.carried_rounds == 1, "the count rides along with the ids"
     assert not await redis.exists(keys.carried_ids(PAIR))
+    assert not await redis.exists(keys.carried_rounds(PAIR))
