@@ -21,6 +21,7 @@ serve: $(STAMP)
 test: $(STAMP) browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy src
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from novaberg.ei.canon import clamp01, parse_number
 from novaberg.ei.labels import (
@@ -88,8 +88,8 @@ def _raum_values(raum: object) -> tuple[float, float]:
         return float(raum["tiefe"]), float(raum["naehe"])
     if hasattr(raum, "tiefe") and hasattr(raum, "naehe"):
         return float(raum.tiefe), float(raum.naehe)
-    tiefe, naehe = raum  # type: ignore[misc]
-    return float(tiefe), float(naehe)
+    depth, closeness = cast(tuple[float, float], raum)
+    return float(depth), float(closeness)
 
 
 def nova_state_fields(

@@ -19,7 +19,9 @@ to `uebertragene_ids:{u}:{c}` in the same step that frees the marker, drops
 the claimed event and tells the client, and the next `begin_turn` moves them
 into its block entry — so at every moment the ids sit in exactly one durable
 place (processing entry, carried list, or the next event) and still end in one
-outcome.
+outcome. The number of runs given up in a row travels the same way
+(`uebertragen_runden:{u}:{c}` → the block's `runden`), so the event consumer can stop
+superseding after `MAX_SUPERSEDES`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from langgraph.graph import StateGraph
 from langgraph.types import Command
@@ -89,7 +89,7 @@ def wrap_node(
     if pipeline_log is None:  # GraphDeps.__post_init__ always sets one
         raise ValueError("GraphDeps.log is None; construct GraphDeps normally")
 
-    async def run(state: ConversationState) -> dict[str, Any]:
+    async def run(state: ConversationState) -> dict[str, Any] | Command[str]:
         started = time.perf_counter()
         summary: dict[str, Any] = {}
         with track_calls() as stats:
@@ -119,7 +119,7 @@ def wrap_node(
         update[TIMINGS_KEY] = {name: round(elapsed, 3)}
         if route is None:
             return update
-        return Command(update=update, goto=route({**state, **update}))  # type: ignore[typeddict-item]
+        return Command(update=update, goto=route(cast(ConversationState, {**state, **update})))
 
     run.__name__ = f"node_{name}"
     run.__qualname__ = run.__name__

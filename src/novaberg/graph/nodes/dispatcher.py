@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -210,7 +210,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         record_pending_writes(
             state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
         ),
-        write_session_turn({**state, **update}, deps, pair),  # type: ignore[arg-type]
+        write_session_turn(cast(ConversationState, {**state, **update}), deps, pair),
     )
     if session_turn is not None:
         update["session_turn_geschrieben"] = True
