@@ -202,7 +202,10 @@ def _failure_reason(exc: ModelError) -> str:
 
 
 def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
-    """The rendered prompt of one judge."""
+    """The rendered prompt of one judge. All three begin with the same blocks (situation,
+    memory, annotations, the answer under review) and end with their own task: a local
+    model that judges them one after another reuses the evaluated shared beginning
+    (llama.cpp keeps the previous prompt's prefix), so only each judge's tail is new."""
     values: dict[str, Any] = {
         "lagebild": situation_text(state),
         "erinnerung": state.get("memory_context") or "",
