@@ -1,0 +1,278 @@
+"""How long a turn takes with the bundled model: what a `make serve` user waits for.
+
+Runs N full turns (HumanGraph + CharacterGraph) in-process with the product's own model
+setup (SmolLM2 through llama.cpp and MiniLM embeddings in one process) against embedded
+Redis and PostgreSQL in a temporary home. Per turn: wall time, the time until the answer
+is released (`perception_assistant`), model time, model calls, prompt and completion
+tokens; per node the median time.
+
+Baseline, measured in the same run: the raw speed of the same GGUF with the same threads
+and context in a separate process that has no torch loaded — prompt evaluation and
+generation in tokens/s — and from it the model time the turns' tokens would need at that
+speed. `slowdown` = measured model time / that time (the model time of the tribunal's
+concurrent judges includes their wait for the one model thread). Grammar-constrained
+JSON and that wait make it somewhat above 1; far above 1 means something in the product process slows the model
+down (it once did: torch's thread pool next to llama.cpp's cut generation from ~70 to
+~18 tokens/s).
+
+    .venv/bin/python bench/local_model.py [--turns 3]
+
+Prints one JSON line per turn and a summary line, then a table. Takes about a minute per
+turn on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+TEXTS = [
+    "Wie geht's dir?",
+    "Ich ziehe nächste Woche nach Köln!",
+    "Heute war ein anstrengender Tag.",
+    "Meine Schwester heißt Lena und wohnt in Hamburg.",
+]
+
+RAW_PROMPT = (
+    "Anna erzählt von ihrem Umzug nach Köln, von der neuen Wohnung in Ehrenfeld, "
+    "vom Rhein und von ihrer Schwester Lena, die in Hamburg wohnt. "
+)
+RAW_PROMPT_REPEAT = 12
+"""~400 prompt tokens, about a typical call's prompt."""
+
+RAW_GENERATE_TOKENS = 128
+
+log = logging.getLogger("bench.local_model")
+
+
+def raw_speed() -> dict[str, float]:
+    """Prompt evaluation and generation speed of the bundled GGUF, without torch."""
+    from llama_cpp import Llama
+
+    from novaberg.config import load_settings
+    from novaberg.llm.local import bundled_model_path
+
+    settings = load_settings(home=Path(tempfile.gettempdir()) / "novaberg-raw-speed")
+    model = Llama(
+        model_path=str(bundled_model_path()),
+        n_ctx=settings.local_context,
+        n_threads=settings.local_threads,
+        verbose=False,
+    )
+    tokens = model.tokenize((RAW_PROMPT * RAW_PROMPT_REPEAT).encode())
+    model.eval(tokens[:32])  # first-use costs out of the measurement
+    model.reset()
+    started = time.perf_counter()
+    model.eval(tokens)
+    prompt_seconds = time.perf_counter() - started
+
+    model.reset()
+    first: float | None = None
+    generated = 0
+    for chunk in model.create_completion(
+        "Eine lange Geschichte über Köln:",
+        max_tokens=RAW_GENERATE_TOKENS,
+        stream=True,
+        temperature=0.7,
+        seed=1,
+        logit_bias={model.token_eos(): -100.0},  # generate the full count
+    ):
+        if chunk["choices"][0].get("text"):
+            generated += 1
+            if first is None:
+                first = time.perf_counter()
+    ended = time.perf_counter()
+    model.close()
+    if first is None or generated < 2:
+        raise RuntimeError(f"raw generation produced {generated} tokens")
+    return {
+        "prompt_tokens_per_s": round(len(tokens) / prompt_seconds, 1),
+        "generation_tokens_per_s": round((generated - 1) / (ended - first), 1),
+        "prompt_tokens": len(tokens),
+        "generated_tokens": generated,
+    }
+
+
+def measure_raw_speed() -> dict[str, float] | None:
+    """`raw_speed` in a fresh process (no torch there); None, logged, if it failed."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--raw"], capture_output=True, text=True, timeout=600
+    )
+    if done.returncode != 0:
+        log.error("raw speed measurement failed: %s", done.stderr.strip()[-2000:])
+        return None
+    try:
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        log.error("raw speed measurement printed no result: %r", done.stdout[-500:])
+        return None
+
+
+class ReleaseClock:
+    """Seconds from the turn's start until the CharacterGraph's release node ran."""
+
+    def __init__(self, started: float, release_node: str) -> None:
+        self.started = started
+        self.release_node = release_node
+        self.seconds: float | None = None
+
+    def on_stage(self, graph: str, node: str, state: dict[str, Any], ms: float) -> None:
+        if graph == "character" and node == self.release_node and self.seconds is None:
+            self.seconds = time.perf_counter() - self.started
+
+
+async def run_turns(home: Path, turns: int) -> list[dict[str, Any]]:
+    from novaberg.agents.registry import agent_migrations, discover_agents
+    from novaberg.config import load_settings
+    from novaberg.graph.contract import RELEASE_NODE, GraphDeps
+    from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.llm.accounting import track_calls
+    from novaberg.llm.factory import build_model_layer
+    from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.keys import Pair
+    from novaberg.store.postgres import create_pool
+    from novaberg.store.redis_client import create_redis
+
+    settings = load_settings(home=home, pixie=False)
+    services = EmbeddedServices(settings, extra_migrations=agent_migrations())
+    endpoints = await asyncio.to_thread(services.start)
+    redis = create_redis(endpoints.redis_url)
+    pool = await create_pool(endpoints.database_url)
+    records: list[dict[str, Any]] = []
+    try:
+        model = build_model_layer(settings)
+        for part in (model.text, model.embedder):  # loading is not part of a turn
+            await part.warm_up()  # type: ignore[attr-defined]
+        deps = GraphDeps(settings, redis, pool, model)
+        runtime = GraphRuntime(deps, discover_agents()).compile()
+        pair = Pair("bench", settings.character)
+        for index in range(turns):
+            started = time.perf_counter()
+            clock = ReleaseClock(started, RELEASE_NODE)
+            with track_calls() as stats:
+                result = await run_turn_inprocess(
+                    runtime, pair, TEXTS[index % len(TEXTS)], clock.on_stage
+                )
+            released = clock.seconds
+            record = {
+                "turn": index + 1,
+                "wall_s": round(time.perf_counter() - started, 2),
+                "answer_after_s": round(released, 2) if released is not None else None,
+                "model_s": round(stats.model_seconds, 2),
+                "model_calls": stats.calls,
+                "prompt_tokens": stats.prompt_tokens,
+                "completion_tokens": stats.completion_tokens,
+                "nodes_s": {f"{g}:{n}": round(ms / 1000, 2) for g, n, ms in result.stages},
+                "answer": str((result.response or {}).get("nachricht") or "")[:200],
+            }
+            if released is None:
+                log.error("turn %d released no answer", index + 1)
+            records.append(record)
+            print(json.dumps(record, ensure_ascii=False), flush=True)
+        assert deps.log is not None
+        await deps.log.close()
+    finally:
+        await pool.close()
+        await redis.aclose()
+        await asyncio.to_thread(services.stop)
+    return records
+
+
+def expected_model_seconds(record: dict[str, Any], raw: dict[str, float] | None) -> float | None:
+    if raw is None:
+        return None
+    return record["prompt_tokens"] / raw["prompt_tokens_per_s"] + (
+        record["completion_tokens"] / raw["generation_tokens_per_s"]
+    )
+
+
+def report(records: list[dict[str, Any]], raw: dict[str, float] | None) -> None:
+    def median(key: str) -> float | None:
+        values = [r[key] for r in records if r[key] is not None]
+        return round(statistics.median(values), 2) if values else None
+
+    expected = [expected_model_seconds(r, raw) for r in records]
+    slowdowns = [
+        r["model_s"] / e for r, e in zip(records, expected, strict=True) if e is not None and e > 0
+    ]
+    summary = {
+        "metric": "summary",
+        "turns": len(records),
+        "wall_s_median": median("wall_s"),
+        "answer_after_s_median": median("answer_after_s"),
+        "model_s_median": median("model_s"),
+        "prompt_tokens_median": median("prompt_tokens"),
+        "completion_tokens_median": median("completion_tokens"),
+        "raw": raw,
+        "model_s_at_raw_speed_median": (
+            round(statistics.median([e for e in expected if e is not None]), 2)
+            if raw is not None
+            else None
+        ),
+        "slowdown_median": round(statistics.median(slowdowns), 2) if slowdowns else None,
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+    }
+    print(json.dumps(summary))
+
+    nodes: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        for node, seconds in record["nodes_s"].items():
+            nodes[node].append(seconds)
+    print(f"\n{'node':<34}{'median s':>10}")
+    for node, values in nodes.items():
+        print(f"{node:<34}{statistics.median(values):>10.2f}")
+    print(
+        f"\nturn {summary['wall_s_median']} s, answer after {summary['answer_after_s_median']} s,"
+        f" model {summary['model_s_median']} s for {summary['prompt_tokens_median']} prompt +"
+        f" {summary['completion_tokens_median']} completion tokens (medians, "
+        f"{len(records)} turns)"
+    )
+    if raw is None:
+        print("raw llama.cpp speed: NOT measured (see the error above)")
+    else:
+        print(
+            f"raw llama.cpp speed, same GGUF and threads, no torch in the process: "
+            f"{raw['prompt_tokens_per_s']} prompt tokens/s, "
+            f"{raw['generation_tokens_per_s']} generated tokens/s -> the turn's tokens would "
+            f"take {summary['model_s_at_raw_speed_median']} s; slowdown "
+            f"{summary['slowdown_median']} (JSON grammar: somewhat above 1)"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.raw:
+        print(json.dumps(raw_speed()))
+        return 0
+    raw = measure_raw_speed()
+    home = Path(tempfile.mkdtemp(prefix="novaberg-bench-"))
+    try:
+        records = asyncio.run(run_turns(home, args.turns))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    report(records, raw)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
