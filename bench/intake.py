@@ -55,6 +55,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _machine import cpu_times, steal_percent
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -447,8 +449,14 @@ def measure(
             order = list(servers) if round_no % 2 == 0 else list(reversed(servers))
             for name in order:
                 proc, port = servers[name]
+                before = cpu_times()
                 record = run_generator(proc, port, token, mode, connections, args)
-                record.update(server=name, round=round_no, load_avg=round(os.getloadavg()[0], 2))
+                record.update(
+                    server=name,
+                    round=round_no,
+                    load_avg=round(os.getloadavg()[0], 2),
+                    steal_pct=steal_percent(before, cpu_times()),
+                )
                 emit(record)
                 rounds[name].append(record)
                 accepted[name] += int(record.get("accepted") or 0)
@@ -511,21 +519,25 @@ def main() -> None:
         procs.append(bare[0])
         real = start_server(REAL_SERVER, str(home), endpoints.redis_url, endpoints.database_url)
         procs.append(real[0])
+        before = cpu_times()
         results, accepted = measure({"bare": bare, "intake": real}, token, args)
+        steal = steal_percent(before, cpu_times())
         queued = _queued(endpoints.redis_url)
     finally:
         for proc in procs:
             stop_server(proc)
         services.stop()
         shutil.rmtree(home, ignore_errors=True)
-    report(results, queued, accepted["intake"])
+    report(results, queued, accepted["intake"], steal)
 
 
 def _fmt(value: float | None, width: int, digits: int = 2) -> str:
     return f"{'FAILED' if value is None else f'{value:.{digits}f}':>{width}}"
 
 
-def report(results: dict[str, list[dict[str, Any]]], queued: int, accepted: int) -> None:
+def report(
+    results: dict[str, list[dict[str, Any]]], queued: int, accepted: int, steal: float | None
+) -> None:
     bare = {(r["mode"], r["connections"]): r for r in results["bare"]}
     opens = [r for r in results["intake"] if r["mode"] == "open"]
     closed_rates = {
@@ -548,6 +560,7 @@ def report(results: dict[str, list[dict[str, Any]]], queued: int, accepted: int)
         "summary": "intake",
         "cpus": os.cpu_count(),
         "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
+        "cpu_steal_pct": steal,
         "open_loop_rate": opens[0]["target_rate"] if opens else None,
         "open_loop_worst_p99_ms": worst_p99,
         "open_loop_reached_rate": reached,
@@ -607,7 +620,9 @@ def report(results: dict[str, list[dict[str, Any]]], queued: int, accepted: int)
     )
     print(
         f"machine: {os.cpu_count()} cores, 1-min load average at the end "
-        f"{os.getloadavg()[0]:.2f} (generator, servers and Valkey share these cores)"
+        f"{os.getloadavg()[0]:.2f} (generator, servers and Valkey share these cores); "
+        f"CPU steal during the run {_fmt(steal, 0, 1)} % (the hypervisor running other "
+        f"machines on these cores; figures measured meanwhile are slower by it)"
     )
 
 

@@ -38,6 +38,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from _machine import cpu_times, steal_percent
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -201,7 +203,9 @@ def expected_model_seconds(record: dict[str, Any], raw: dict[str, float] | None)
     )
 
 
-def report(records: list[dict[str, Any]], raw: dict[str, float] | None) -> None:
+def report(
+    records: list[dict[str, Any]], raw: dict[str, float] | None, steal: float | None
+) -> None:
     def median(key: str) -> float | None:
         values = [r[key] for r in records if r[key] is not None]
         return round(statistics.median(values), 2) if values else None
@@ -226,6 +230,7 @@ def report(records: list[dict[str, Any]], raw: dict[str, float] | None) -> None:
         ),
         "slowdown_median": round(statistics.median(slowdowns), 2) if slowdowns else None,
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpu_steal_pct": steal,
         "cpus": os.cpu_count(),
     }
     print(json.dumps(summary))
@@ -241,7 +246,8 @@ def report(records: list[dict[str, Any]], raw: dict[str, float] | None) -> None:
         f"\nturn {summary['wall_s_median']} s, answer after {summary['answer_after_s_median']} s,"
         f" model {summary['model_s_median']} s for {summary['prompt_tokens_median']} prompt +"
         f" {summary['completion_tokens_median']} completion tokens (medians, "
-        f"{len(records)} turns)"
+        f"{len(records)} turns; CPU steal during them "
+        f"{'unknown' if steal is None else f'{steal:.1f} %'})"
     )
     if raw is None:
         print("raw llama.cpp speed: NOT measured (see the error above)")
@@ -266,11 +272,12 @@ def main() -> int:
         return 0
     raw = measure_raw_speed()
     home = Path(tempfile.mkdtemp(prefix="novaberg-bench-"))
+    before = cpu_times()
     try:
         records = asyncio.run(run_turns(home, args.turns))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    report(records, raw)
+    report(records, raw, steal_percent(before, cpu_times()))
     return 0
 
 

@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _machine import cpu_times, steal_percent
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -204,10 +206,12 @@ def main() -> int:
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="novaberg-bench-"))
+    before = cpu_times()
     try:
         data = asyncio.run(_bench(home, args.turns, args.warmup, args.human_only))
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    steal = steal_percent(before, cpu_times())
 
     rows = [
         _summary("turn_total", data["total_ms"]),
@@ -232,6 +236,7 @@ def main() -> int:
         "nodes_per_turn": statistics.median(data["steps"]),
         "overhead_to_langgraph_floor": round(overhead_median / rows[-1]["median_ms"], 2),
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpu_steal_pct": steal,
         "cpus": os.cpu_count(),
     }
     print(json.dumps(verdict))
@@ -242,7 +247,9 @@ def main() -> int:
     print(
         f"(process_cpu: this process's CPU time per turn; Redis/PostgreSQL run elsewhere. "
         f"langgraph_floor: {verdict['nodes_per_turn']} no-op nodes over the same state, "
-        f"same run. Load average {verdict['load_average_1m']} on {verdict['cpus']} CPUs.)"
+        f"same run. Load average {verdict['load_average_1m']} on {verdict['cpus']} CPUs; CPU "
+        f"steal during the run {'unknown' if steal is None else f'{steal:.1f} %'}: the "
+        f"hypervisor running other machines on these cores, which slows every figure.)"
     )
     print(
         f"overhead median {overhead_median:.2f} ms vs goal {GOAL_MEDIAN_MS:.0f} ms: "
