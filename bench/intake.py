@@ -485,6 +485,34 @@ def _queued(redis_url: str) -> int:
     return int(client.llen("prompt_queue:bench:nova"))
 
 
+VALKEY_STALL_MS = 2
+"""Valkey's own latency monitor records every event (command, AOF write/fsync, fork, …)
+that took at least this long; the report names them, so a tail can be traced to it."""
+
+
+def _watch_valkey(redis_url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(redis_url).config_set("latency-monitor-threshold", VALKEY_STALL_MS)
+
+
+def _valkey_stalls(redis_url: str) -> list[dict[str, Any]] | None:
+    """Valkey's latency events of the run (event, number seen as latest, max ms); None if
+    they could not be read."""
+    import redis
+
+    try:
+        rows = redis.Redis.from_url(redis_url).execute_command("LATENCY", "LATEST")
+    except redis.RedisError as exc:
+        log(f"could not read Valkey's latency monitor: {exc}")
+        return None
+    return [
+        {"event": str(row[0], "utf-8") if isinstance(row[0], bytes) else str(row[0]),
+         "latest_ms": int(row[2]), "max_ms": int(row[3])}
+        for row in rows
+    ]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="runs per server and level")
@@ -519,16 +547,18 @@ def main() -> None:
         procs.append(bare[0])
         real = start_server(REAL_SERVER, str(home), endpoints.redis_url, endpoints.database_url)
         procs.append(real[0])
+        _watch_valkey(endpoints.redis_url)
         before = cpu_times()
         results, accepted = measure({"bare": bare, "intake": real}, token, args)
         steal = steal_percent(before, cpu_times())
+        stalls = _valkey_stalls(endpoints.redis_url)
         queued = _queued(endpoints.redis_url)
     finally:
         for proc in procs:
             stop_server(proc)
         services.stop()
         shutil.rmtree(home, ignore_errors=True)
-    report(results, queued, accepted["intake"], steal)
+    report(results, queued, accepted["intake"], steal, stalls)
 
 
 def _fmt(value: float | None, width: int, digits: int = 2) -> str:
@@ -536,7 +566,11 @@ def _fmt(value: float | None, width: int, digits: int = 2) -> str:
 
 
 def report(
-    results: dict[str, list[dict[str, Any]]], queued: int, accepted: int, steal: float | None
+    results: dict[str, list[dict[str, Any]]],
+    queued: int,
+    accepted: int,
+    steal: float | None,
+    stalls: list[dict[str, Any]] | None,
 ) -> None:
     bare = {(r["mode"], r["connections"]): r for r in results["bare"]}
     opens = [r for r in results["intake"] if r["mode"] == "open"]
@@ -561,6 +595,7 @@ def report(
         "cpus": os.cpu_count(),
         "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
         "cpu_steal_pct": steal,
+        "valkey_stalls": stalls,
         "open_loop_rate": opens[0]["target_rate"] if opens else None,
         "open_loop_worst_p99_ms": worst_p99,
         "open_loop_reached_rate": reached,
@@ -624,6 +659,11 @@ def report(
         f"CPU steal during the run {_fmt(steal, 0, 1)} % (the hypervisor running other "
         f"machines on these cores; figures measured meanwhile are slower by it)"
     )
+    if stalls is None:
+        print("Valkey stalls: NOT read (see the log above)")
+    else:
+        named = ", ".join(f"{s['event']} up to {s['max_ms']} ms" for s in stalls) or "none"
+        print(f"Valkey's own stalls of ≥ {VALKEY_STALL_MS} ms during the run: {named}")
 
 
 if __name__ == "__main__":
