@@ -12,10 +12,11 @@ from __future__ import annotations
 import inspect
 import operator
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
 
 if TYPE_CHECKING:
     from novaberg.graph.contract import GraphDeps
@@ -162,6 +163,10 @@ class BaseAgent(ABC):
     rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
     """Fixed phrasing hint for a refusal (`Korrektur.vorschlag`, spec §1.5)."""
 
+    domain_language: ClassVar[Mapping[str, Any]] = {}
+    """The agent's actions (`aktionen`) and everyday phrasings that name them
+    (`umgangssprache`), seed 002 §7.5; its classify prompt shows them."""
+
     @property
     @abstractmethod
     def name(self) -> str: ...
@@ -194,7 +199,8 @@ class BaseAgent(ABC):
 
     @property
     def capabilities(self) -> list[str]:
-        return []
+        """What the agent can do (spec §1.1 `faehigkeiten`): its domain actions."""
+        return list(self.domain_language.get("aktionen", []))
 
     def periodic_task(self) -> PeriodicTask | None:
         return None

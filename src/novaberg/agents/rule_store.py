@@ -1,7 +1,8 @@
 """SQL shared by the two rule tables: `direktiven` and `charakter_anweisungen`.
 
 Both hold short instructions with `aktiv` and `geaendert_am` and are never
-deleted: delete deactivates, update deactivates and inserts, reactivate flips
+deleted: delete deactivates, update deactivates and inserts in one transaction
+(`replace`), reactivate flips
 `aktiv` back (spec agents.md §3.3, §3.4). Only `direktiven` has `kontext`.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, cast
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 Table = Literal["direktiven", "charakter_anweisungen"]
@@ -67,21 +69,7 @@ async def insert(
     kontext: str | None = None,
 ) -> int:
     async with pool.connection() as conn:
-        if table == "direktiven":
-            cur = await conn.execute(
-                "INSERT INTO direktiven (user_id, anweisung, kontext, erstellt_am)"
-                " VALUES (%s, %s, %s, %s) RETURNING id",
-                (user_id, anweisung, kontext or None, now),
-            )
-        else:
-            cur = await conn.execute(
-                "INSERT INTO charakter_anweisungen (user_id, anweisung, erstellt_am)"
-                " VALUES (%s, %s, %s) RETURNING id",
-                (user_id, anweisung, now),
-            )
-        row = cast(dict[str, Any] | None, await cur.fetchone())
-        assert row is not None
-        return int(row["id"])
+        return await _insert(conn, table, user_id, anweisung, now, kontext)
 
 
 async def set_active(
@@ -93,10 +81,62 @@ async def set_active(
     now: datetime,
 ) -> None:
     async with pool.connection() as conn:
-        await conn.execute(
-            f"UPDATE {table} SET aktiv = %s, geaendert_am = %s WHERE user_id = %s AND id = ANY(%s)",
-            (aktiv, now, user_id, rule_ids),
+        await _set_active(conn, table, user_id, rule_ids, aktiv, now)
+
+
+async def replace(
+    pool: AsyncConnectionPool,
+    table: Table,
+    user_id: str,
+    old_ids: list[int],
+    anweisung: str,
+    now: datetime,
+    kontext: str | None = None,
+) -> int:
+    """Deactivate `old_ids` and insert the new rule in one transaction, so a failure
+    in between never leaves the user with neither the old rules nor the new one."""
+    async with pool.connection() as conn, conn.transaction():
+        await _set_active(conn, table, user_id, old_ids, False, now)
+        return await _insert(conn, table, user_id, anweisung, now, kontext)
+
+
+async def _insert(
+    conn: AsyncConnection[Any],
+    table: Table,
+    user_id: str,
+    anweisung: str,
+    now: datetime,
+    kontext: str | None,
+) -> int:
+    if table == "direktiven":
+        cur = await conn.execute(
+            "INSERT INTO direktiven (user_id, anweisung, kontext, erstellt_am)"
+            " VALUES (%s, %s, %s, %s) RETURNING id",
+            (user_id, anweisung, kontext or None, now),
         )
+    else:
+        cur = await conn.execute(
+            "INSERT INTO charakter_anweisungen (user_id, anweisung, erstellt_am)"
+            " VALUES (%s, %s, %s) RETURNING id",
+            (user_id, anweisung, now),
+        )
+    row = cast(dict[str, Any] | None, await cur.fetchone())
+    assert row is not None
+    return int(row["id"])
+
+
+async def _set_active(
+    conn: AsyncConnection[Any],
+    table: Table,
+    user_id: str,
+    rule_ids: list[int],
+    aktiv: bool,
+    now: datetime,
+) -> None:
+    await conn.execute(
+        f"UPDATE {table} SET aktiv = %s, geaendert_am = %s WHERE user_id = %s AND id = ANY(%s)",
+        (aktiv, now, user_id, rule_ids),
+    )
 
 
 def contains_either(left: str, right: str) -> bool:

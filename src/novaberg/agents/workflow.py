@@ -3,7 +3,7 @@
 Pattern: validate → classify → [db-validate] → search → CRUD → confirm, with the
 transaction phases recognise → validate → execute → verify. This module holds
 what all four user agents share: audit steps, the "stop when decided" edge, the
-keyword cross-check with its confidence, the classification call, and the
+keyword cross-check with its confidence, the classification call and its update, and the
 final confirm node.
 """
 
@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
@@ -95,6 +95,48 @@ def confidence(action: str, hints: set[str]) -> str:
     if not hints:
         return "niedrig"
     return "hoch" if action in hints else "konflikt"
+
+
+class Classification(Protocol):
+    """What every agent's classification schema carries besides its own fields."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def normalisiert(self) -> str: ...
+    @property
+    def grund(self) -> str: ...
+
+
+def classification_update(
+    state: AgentState,
+    result: Classification,
+    hints: set[str],
+    fields: Mapping[str, Any],
+    *,
+    action: str | None = None,
+) -> dict[str, Any]:
+    """The classify node's update, the same in every agent: the task's parameters over
+    the earlier ones, the audit step with the keyword cross-check of the model's own
+    action, and `rejected` as a final status. `action` replaces the model's action
+    where the agent decides otherwise (identity: create past the limit → consolidate)."""
+    executed = action or result.action
+    konfidenz = confidence(result.action, hints)
+    parameter = {
+        **state.get("parameter", {}),
+        **fields,
+        "aktion": executed,
+        "normalisiert": result.normalisiert,
+        "grund": result.grund,
+        "konfidenz": konfidenz,
+    }
+    update: dict[str, Any] = {
+        "parameter": parameter,
+        "schritte": step("klassifizieren", executed, konfidenz=konfidenz, hinweise=sorted(hints)),
+    }
+    if executed == "rejected":
+        update["status"] = "rejected"
+    return update
 
 
 def hint_text(hints: set[str]) -> str:

@@ -237,19 +237,19 @@ async def update_timeline_entry(
     row = await timeline_repo.get(ctx.pool, user_id, entry_id)
     if row is None or not row["aktiv"]:
         raise _not_found("active timeline entry", entry_id)
-    now = _now()
-    await timeline_repo.deactivate(ctx.pool, user_id, entry_id, now)
-    new_id = await timeline_repo.insert(
+    new_id = await timeline_repo.replace(
         ctx.pool,
         user_id,
+        entry_id,
         title=row["title"],
         event_time=body.event_time or row["event_time"],
         event_type=row["event_type"],
         details=row["details"] if body.details is None else body.details,
         precision=body.precision or row["precision"],
-        now=now,
-        vorgaenger_id=entry_id,
+        now=_now(),
     )
+    if new_id is None:  # changed or deleted since it was read
+        raise _not_found("active timeline entry", entry_id)
     return await get_timeline_entry(new_id, user_id, ctx)
 
 
@@ -329,10 +329,10 @@ async def update_directive(
     ctx: Ctx,
 ) -> dict[str, Any]:
     old = await _rule(ctx, "direktiven", user_id, rule_id)
-    now = _now()
-    await rule_store.set_active(ctx.pool, "direktiven", user_id, [rule_id], False, now)
     kontext = body.kontext if body.kontext is not None else old.get("kontext")
-    new_id = await rule_store.insert(ctx.pool, "direktiven", user_id, body.anweisung, now, kontext)
+    new_id = await rule_store.replace(
+        ctx.pool, "direktiven", user_id, [rule_id], body.anweisung, _now(), kontext
+    )
     return await _rule(ctx, "direktiven", user_id, new_id)
 
 
@@ -384,10 +384,8 @@ async def update_identity(
     ctx: Ctx,
 ) -> dict[str, Any]:
     await _rule(ctx, "charakter_anweisungen", user_id, rule_id)
-    now = _now()
-    await rule_store.set_active(ctx.pool, "charakter_anweisungen", user_id, [rule_id], False, now)
-    new_id = await rule_store.insert(
-        ctx.pool, "charakter_anweisungen", user_id, body.anweisung, now
+    new_id = await rule_store.replace(
+        ctx.pool, "charakter_anweisungen", user_id, [rule_id], body.anweisung, _now()
     )
     return await _rule(ctx, "charakter_anweisungen", user_id, new_id)
 

@@ -21,6 +21,7 @@ from novaberg.ei.labels import (
     DEFAULT_MODE,
     DEFAULT_TONE,
     EMOTION_DEFAULTS,
+    EMOTION_FIELDS,
 )
 from novaberg.ei.raum import DEFAULT_NAEHE, DEFAULT_TIEFE, raum_target
 from novaberg.ei.timeutil import require_epoch, to_epoch
@@ -33,17 +34,7 @@ TURN_ZEIT: Final = "turn_zeit"
 NUTZER_ZEIT: Final = "nutzer_zeit"
 """Hash field names besides the emotion fields (wire names, spec emotion §9)."""
 
-STORED_EMOTION_FIELDS: Final = (
-    "emotion",
-    "arousal",
-    "emotions_vector",
-    "mode",
-    "language_style",
-    "relationship_dynamic",
-    "tone",
-    "intent",
-    "prompt_topic",
-)
+STORED_EMOTION_FIELDS: Final = tuple(f for f in EMOTION_FIELDS if f != "emotions_vector_quelle")
 """Emotion fields stored in nova_state; emotions_vector_quelle is not (spec emotion §9)."""
 
 NOVA_STATE_FIELDS: Final = (RAUM_TIEFE, RAUM_NAEHE, *STORED_EMOTION_FIELDS, TURN_ZEIT)

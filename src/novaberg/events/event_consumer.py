@@ -33,10 +33,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from novaberg.events.consumer_base import PairConsumer
-from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
     LAST_RECEIVED_FIELD,
@@ -54,15 +51,11 @@ from novaberg.events.model import (
 )
 from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
 from novaberg.events.queues import Claimed
-from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn, TurnGraphs
+from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn
 from novaberg.llm.errors import GateTimeout
-from novaberg.llm.gate import ModelGate
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
-
-POLL_INTERVAL = 0.05
-"""Seconds between polls of the active pairs."""
 
 EVENT_SEEN_TTL = 86_400
 """How long a handled event id suppresses a duplicate delivery of the same event."""
@@ -123,20 +116,6 @@ def empty_fields(payload: dict[str, Any]) -> list[str]:
 
 class EventConsumer(PairConsumer):
     label = "event consumer"
-
-    def __init__(
-        self,
-        redis: aioredis.Redis,
-        graphs: TurnGraphs,
-        gate: ModelGate,
-        *,
-        worker_id: str,
-        delivery: Delivery | None = None,
-        poll_interval: float = POLL_INTERVAL,
-    ) -> None:
-        super().__init__(
-            redis, graphs, gate, worker_id=worker_id, delivery=delivery, poll_interval=poll_interval
-        )
 
     async def poll_once(self) -> int:
         """Claim one runnable event per idle pair and start its run; return how many."""

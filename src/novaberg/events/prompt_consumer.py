@@ -23,10 +23,7 @@ import json
 import logging
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from novaberg.events.consumer_base import PairConsumer
-from novaberg.events.delivery import Delivery
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
     LAST_RECEIVED_FIELD,
@@ -42,14 +39,11 @@ from novaberg.events.model import (
 )
 from novaberg.events.outcomes import reason_for
 from novaberg.events.queues import Claimed
-from novaberg.graph.contract import HumanTurn, TurnGraphs
-from novaberg.llm.gate import ModelGate, Priority
+from novaberg.graph.contract import HumanTurn
+from novaberg.llm.gate import Priority
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
-
-POLL_INTERVAL = 0.05
-"""Seconds between polls of the active pairs (the spec's 1 s adds a second to every answer)."""
 
 LAST_ACTIVITY_TTL = 7_200
 """`last_activity:{u}` lives 2 h (spec pipeline §1.1)."""
@@ -82,20 +76,6 @@ def block_message_ids(entry: Claimed) -> list[str]:
 
 class PromptConsumer(PairConsumer):
     label = "prompt consumer"
-
-    def __init__(
-        self,
-        redis: aioredis.Redis,
-        graphs: TurnGraphs,
-        gate: ModelGate,
-        *,
-        worker_id: str,
-        delivery: Delivery | None = None,
-        poll_interval: float = POLL_INTERVAL,
-    ) -> None:
-        super().__init__(
-            redis, graphs, gate, worker_id=worker_id, delivery=delivery, poll_interval=poll_interval
-        )
 
     async def poll_once(self) -> int:
         """Start a turn for every pair that can start one now; return how many started.

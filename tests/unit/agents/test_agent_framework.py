@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from langgraph.graph import END, START, StateGraph
@@ -76,9 +76,11 @@ def test_result_validates_status_and_required_fields() -> None:
     assert AgentResult.coerce(ok.to_dict()) == ok
 
 
-def test_discovery_needs_agent_md_and_skips_underscore() -> None:
+def test_discovery_needs_agent_md_and_skips_underscore(caplog: pytest.LogCaptureFixture) -> None:
     registry = fake_registry()
     assert set(registry.all()) == {"echo"}
+    assert "agent folder nodoc refused: AGENT.md is missing" in caplog.text
+    assert "hidden" not in caplog.text  # skipped without a word, not refused
     assert registry.get_dispatch("echo") is not None
     assert "Test agent" in registry.descriptions()
     assert registry.match_target("ECHO") == "echo"
@@ -96,6 +98,30 @@ def test_real_agents_discovered() -> None:
     assert {"notizen", "timeline", "direktiven", "charakter_identitaet"} <= set(registry.all())
     for name in registry.all():
         assert registry.get_dispatch(name) is not None, name
+
+
+def test_capabilities_are_what_classify_can_choose() -> None:
+    """An agent's capabilities (spec §1.1 `faehigkeiten`) come from its domain language;
+    each is an action its classification may return or one the agent derives itself."""
+    from novaberg.agents.character_identity.classify import IdentityClassification
+    from novaberg.agents.directives.classify import DirectiveClassification
+    from novaberg.agents.notes.classify import NotesClassification
+    from novaberg.agents.timeline.classify import TimelineClassification
+
+    schemas = {
+        "notizen": NotesClassification,
+        "timeline": TimelineClassification,
+        "direktiven": DirectiveClassification,
+        "charakter_identitaet": IdentityClassification,
+    }
+    derived = {"charakter_identitaet": {"konsolidieren"}}
+    for name, agent in discover_agents().all().items():
+        choosable = set(get_args(schemas[name].model_fields["action"].annotation)) - {"rejected"}
+        assert set(agent.capabilities) == choosable | derived.get(name, set()), name
+        assert list(agent.domain_language["aktionen"]) == [
+            action for action in agent.capabilities if action in choosable
+        ], name
+    assert fake_registry().find("echo").capabilities == []  # type: ignore[union-attr]
 
 
 # --- planner without agents ----------------------------------------------------------

@@ -209,3 +209,22 @@ async def test_identity_consolidation_merge(deps: GraphDeps, scripted: ScriptedL
     assert last(out).status == "abgeschlossen"
     rows = await active_identities(deps.pool, "u1")
     assert [r["anweisung"] for r in rows] == ["Eine höfliche Piratenköchin mit Katze"]
+
+
+async def test_replace_is_one_transaction(deps: GraphDeps) -> None:
+    """Update = deactivate + insert; an insert that fails leaves the old rule active."""
+    old_id = await rule_store.insert(deps.pool, "direktiven", "u1", SCHATZ, NOW)
+    new_id = await rule_store.replace(deps.pool, "direktiven", "u1", [old_id], "Duzen", NOW)
+    rows = {row["id"]: row for row in await table(deps, "direktiven")}
+    assert not rows[old_id]["aktiv"] and rows[new_id]["aktiv"]
+    assert rows[new_id]["anweisung"] == "Duzen"
+
+    failing = None  # violates `anweisung TEXT NOT NULL` after the deactivation ran
+    try:
+        await rule_store.replace(deps.pool, "direktiven", "u1", [new_id], failing, NOW)  # type: ignore[arg-type]
+    except Exception as exc:  # psycopg.errors.NotNullViolation
+        assert "null value" in str(exc)
+    else:
+        raise AssertionError("an insert of NULL must fail")
+    rows = {row["id"]: row for row in await table(deps, "direktiven")}
+    assert rows[new_id]["aktiv"] and len(rows) == 2

@@ -197,3 +197,30 @@ async def test_due_reminders_and_mark(deps: GraphDeps) -> None:
     assert await repo.skip_stale_reminders(deps.pool, NOW) == 1
     marked = {r["id"]: r["erinnert_am"] for r in await rows(deps)}
     assert marked[stale] is not None
+
+
+async def test_replace_is_one_transaction(deps: GraphDeps) -> None:
+    """A change deactivates and inserts together; a failed insert keeps the old entry
+    active, and an entry that is no longer active gets no (second) successor."""
+    when = datetime(2026, 8, 4, 14, 0, tzinfo=BERLIN)
+    old_id = await entry(deps, "Zahnarzt", when)
+    change = {"event_type": "termin", "details": "", "precision": "minute", "now": NOW}
+    new_id = await repo.replace(
+        deps.pool, "u1", old_id, title="Zahnarzt", event_time=when + timedelta(hours=1), **change
+    )
+    assert new_id is not None
+    by_id = {row["id"]: row for row in await rows(deps)}
+    assert not by_id[old_id]["aktiv"] and by_id[new_id]["aktiv"]
+    assert by_id[new_id]["vorgaenger_id"] == old_id
+
+    again = await repo.replace(deps.pool, "u1", old_id, title="Zahnarzt", event_time=when, **change)
+    assert again is None and len(await rows(deps)) == 2
+
+    try:  # `title NOT NULL`: the insert fails after the deactivation ran
+        await repo.replace(deps.pool, "u1", new_id, title=None, event_time=when, **change)  # type: ignore[arg-type]
+    except Exception as exc:  # psycopg.errors.NotNullViolation
+        assert "null value" in str(exc)
+    else:
+        raise AssertionError("an entry without a title must not be stored")
+    by_id = {row["id"]: row for row in await rows(deps)}
+    assert by_id[new_id]["aktiv"] and len(by_id) == 2

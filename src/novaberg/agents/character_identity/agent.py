@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class CharacterIdentityAgent(BaseAgent):
     aliases = ("character_identity", "identitaet", "identität", "charakter", "identity")
     rejection_hint = "Sag zum Beispiel: 'Du bist ab jetzt ein lustiges Mädel vom Land'."
+    domain_language = DOMAIN_LANGUAGE
 
     @property
     def name(self) -> str:
@@ -28,11 +29,7 @@ class CharacterIdentityAgent(BaseAgent):
 
     @property
     def capabilities(self) -> list[str]:
-        return [*DOMAIN_LANGUAGE["aktionen"], "konsolidieren"]
-
-    @property
-    def domain_language(self) -> dict[str, Any]:
-        return DOMAIN_LANGUAGE
+        return [*super().capabilities, "konsolidieren"]
 
     def build_graph(self, deps: GraphDeps) -> Any:
         return rule_workflow(

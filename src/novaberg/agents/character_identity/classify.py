@@ -10,15 +10,14 @@ from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.character_identity.repository import MAX_ACTIVE, TABLE
 from novaberg.agents.workflow import (
+    classification_update,
     classify,
-    confidence,
     domain_language_text,
     fail,
     hint_text,
     history_text,
     keyword_hints,
     render_prompt,
-    step,
 )
 
 if TYPE_CHECKING:
@@ -84,23 +83,16 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     action: str = result.action
     if action == "create" and len(active) >= MAX_ACTIVE:
         action = "konsolidieren"
-    konfidenz = confidence(result.action, hints)
-    parameter = {
-        **state.get("parameter", {}),
-        "aktion": action,
-        "anweisung": result.anweisung.strip(),
-        "target_id": result.target_id,
-        "normalisiert": result.normalisiert,
-        "grund": result.grund,
-        "konfidenz": konfidenz,
-    }
-    update: dict[str, Any] = {
-        "parameter": parameter,
-        "schritte": step("klassifizieren", action, konfidenz=konfidenz, hinweise=sorted(hints)),
-    }
-    if action == "rejected":
-        update["status"] = "rejected"
-    return update
+    return classification_update(
+        state,
+        result,
+        hints,
+        {
+            "anweisung": result.anweisung.strip(),
+            "target_id": result.target_id,
+        },
+        action=action,
+    )
 
 
 async def merge_instructions(deps: GraphDeps, active: list[str], new: str) -> str | None:

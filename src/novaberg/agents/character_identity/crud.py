@@ -33,6 +33,15 @@ async def _deactivate(deps: GraphDeps, user_id: str, ids: list[int]) -> None:
         await rule_store.verify(deps.pool, TABLE, user_id, rule_id, aktiv=False)
 
 
+async def _replace(deps: GraphDeps, user_id: str, old_ids: list[int], anweisung: str) -> int:
+    """Deactivate `old_ids` and insert `anweisung` atomically, then verify both."""
+    new_id = await rule_store.replace(deps.pool, TABLE, user_id, old_ids, anweisung, now_from(deps))
+    for rule_id in old_ids:
+        await rule_store.verify(deps.pool, TABLE, user_id, rule_id, aktiv=False)
+    await rule_store.verify(deps.pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+    return new_id
+
+
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
     user_id = (state.get("kontext") or {}).get("user_id", "")
@@ -55,8 +64,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await _deactivate(deps, user_id, ids)
             return _done("Charakter-Anweisung gelöscht; ich bin wieder ich selbst.", "geloescht")
         if action == "replace":
-            await _deactivate(deps, user_id, [r["id"] for r in active])
-            new_id = await _insert(deps, user_id, anweisung)
+            new_id = await _replace(deps, user_id, [r["id"] for r in active], anweisung)
             return _done(
                 f"Alles Bisherige ersetzt; ich bin jetzt: {anweisung}.", "ersetzt", id=new_id
             )
@@ -64,8 +72,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             merged = await merge_instructions(deps, [r["anweisung"] for r in active], anweisung)
             if merged is None:
                 return fail(NODE, "Ich konnte die Anweisungen nicht zusammenführen.")
-            await _deactivate(deps, user_id, [r["id"] for r in active])
-            new_id = await _insert(deps, user_id, merged)
+            new_id = await _replace(deps, user_id, [r["id"] for r in active], merged)
             return _done(f"Zusammengeführt zu: {merged}.", "zusammengefuehrt", id=new_id)
         if target_id is None:
             return fail(NODE, "Ich weiß nicht, welche Anweisung gemeint ist.")
@@ -78,8 +85,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=True, geaendert_am=now)
             return _done(f"Ich bin wieder: {row['anweisung']}.", "reaktiviert", id=row["id"])
         if action == "update":
-            await _deactivate(deps, user_id, [row["id"]])
-            new_id = await _insert(deps, user_id, anweisung)
+            new_id = await _replace(deps, user_id, [row["id"]], anweisung)
             return _done(
                 f"'{row['anweisung']}' geändert in '{anweisung}'.",
                 "geaendert",

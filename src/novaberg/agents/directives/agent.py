@@ -21,18 +21,11 @@ if TYPE_CHECKING:
 class DirectivesAgent(BaseAgent):
     aliases = ("directives", "direktive", "regel", "regeln", "rules")
     rejection_hint = "Sag zum Beispiel: 'Nenn mich ab jetzt Boss' oder 'Welche Regeln hast du?'."
+    domain_language = DOMAIN_LANGUAGE
 
     @property
     def name(self) -> str:
         return "direktiven"
-
-    @property
-    def capabilities(self) -> list[str]:
-        return list(DOMAIN_LANGUAGE["aktionen"])
-
-    @property
-    def domain_language(self) -> dict[str, Any]:
-        return DOMAIN_LANGUAGE
 
     def build_graph(self, deps: GraphDeps) -> Any:
         return rule_workflow(

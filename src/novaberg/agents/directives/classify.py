@@ -9,15 +9,14 @@ from pydantic import BaseModel
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.workflow import (
+    classification_update,
     classify,
-    confidence,
     domain_language_text,
     fail,
     hint_text,
     history_text,
     keyword_hints,
     render_prompt,
-    step,
 )
 
 if TYPE_CHECKING:
@@ -67,23 +66,13 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     result, error = await classify(deps, prompt, DirectiveClassification)
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    konfidenz = confidence(result.action, hints)
-    parameter = {
-        **state.get("parameter", {}),
-        "aktion": result.action,
-        "anweisung": result.anweisung.strip(),
-        "kontext": result.kontext.strip(),
-        "target_id": result.target_id,
-        "normalisiert": result.normalisiert,
-        "grund": result.grund,
-        "konfidenz": konfidenz,
-    }
-    update: dict[str, Any] = {
-        "parameter": parameter,
-        "schritte": step(
-            "klassifizieren", result.action, konfidenz=konfidenz, hinweise=sorted(hints)
-        ),
-    }
-    if result.action == "rejected":
-        update["status"] = "rejected"
-    return update
+    return classification_update(
+        state,
+        result,
+        hints,
+        {
+            "anweisung": result.anweisung.strip(),
+            "kontext": result.kontext.strip(),
+            "target_id": result.target_id,
+        },
+    )

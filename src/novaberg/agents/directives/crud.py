@@ -58,9 +58,8 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 f"Direktive '{row['anweisung']}' wiederhergestellt.", "reaktiviert", id=row["id"]
             )
         if action == "update":
-            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], False, now)
-            new_id = await rule_store.insert(
-                pool, TABLE, user_id, anweisung, now, kontext or row.get("kontext")
+            new_id = await rule_store.replace(
+                pool, TABLE, user_id, [row["id"]], anweisung, now, kontext or row.get("kontext")
             )
             await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=False)
             await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)

@@ -22,18 +22,11 @@ class NotesAgent(BaseAgent):
     router_intents = ("notizen_management",)
     aliases = ("notes", "notiz", "liste", "listen", "einkaufsliste")
     rejection_hint = "Sag zum Beispiel: 'Schreib Milch auf die Einkaufsliste'."
+    domain_language = DOMAIN_LANGUAGE
 
     @property
     def name(self) -> str:
         return "notizen"
-
-    @property
-    def capabilities(self) -> list[str]:
-        return list(DOMAIN_LANGUAGE["aktionen"])
-
-    @property
-    def domain_language(self) -> dict[str, Any]:
-        return DOMAIN_LANGUAGE
 
     def build_graph(self, deps: GraphDeps) -> Any:
         return search_workflow(

@@ -13,15 +13,14 @@ from pydantic import BaseModel, Field
 
 from novaberg.agents.base import AgentState
 from novaberg.agents.workflow import (
+    classification_update,
     classify,
-    confidence,
     domain_language_text,
     fail,
     hint_text,
     history_text,
     keyword_hints,
     render_prompt,
-    step,
 )
 
 if TYPE_CHECKING:
@@ -114,27 +113,17 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     result, error = await classify(deps, prompt, NotesClassification)
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    konfidenz = confidence(result.action, hints)
-    parameter = {
-        **state.get("parameter", {}),
-        "aktion": result.action,
-        "target": result.target.strip(),
-        "target_typ": result.target_typ,
-        "elemente": _clean_items(result.elemente),
-        "neuer_name": result.neuer_name.strip(),
-        "normalisiert": result.normalisiert,
-        "grund": result.grund,
-        "konfidenz": konfidenz,
-    }
-    update: dict[str, Any] = {
-        "parameter": parameter,
-        "schritte": step(
-            "klassifizieren", result.action, konfidenz=konfidenz, hinweise=sorted(hints)
-        ),
-    }
-    if result.action == "rejected":
-        update["status"] = "rejected"
-    return update
+    return classification_update(
+        state,
+        result,
+        hints,
+        {
+            "target": result.target.strip(),
+            "target_typ": result.target_typ,
+            "elemente": _clean_items(result.elemente),
+            "neuer_name": result.neuer_name.strip(),
+        },
+    )
 
 
 async def draft_note(deps: GraphDeps, normalisiert: str, aufgabe: str) -> NoteDraft | None:

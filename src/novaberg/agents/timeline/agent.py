@@ -22,18 +22,11 @@ class TimelineAgent(BaseAgent):
     router_intents = ("timeline_management",)
     aliases = ("termin", "termine", "kalender", "calendar", "appointments")
     rejection_hint = "Sag zum Beispiel: 'Trag mir Zahnarzt am Donnerstag um 14 Uhr ein'."
+    domain_language = DOMAIN_LANGUAGE
 
     @property
     def name(self) -> str:
         return "timeline"
-
-    @property
-    def capabilities(self) -> list[str]:
-        return list(DOMAIN_LANGUAGE["aktionen"])
-
-    @property
-    def domain_language(self) -> dict[str, Any]:
-        return DOMAIN_LANGUAGE
 
     def build_graph(self, deps: GraphDeps) -> Any:
         return search_workflow(

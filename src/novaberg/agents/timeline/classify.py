@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from novaberg.agents.base import AgentState
 from novaberg.agents.timeline.display import spoken_now
 from novaberg.agents.workflow import (
+    classification_update,
     classify,
-    confidence,
     domain_language_text,
     fail,
     hint_text,
@@ -18,7 +18,6 @@ from novaberg.agents.workflow import (
     keyword_hints,
     now_from,
     render_prompt,
-    step,
 )
 
 if TYPE_CHECKING:
@@ -66,24 +65,14 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     result, error = await classify(deps, prompt, TimelineClassification)
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    konfidenz = confidence(result.action, hints)
-    parameter = {
-        **state.get("parameter", {}),
-        "aktion": result.action,
-        "target": result.target.strip(),
-        "zeitausdruck": result.zeitausdruck.strip(),
-        "event_type": result.event_type,
-        "details": result.details.strip(),
-        "normalisiert": result.normalisiert,
-        "grund": result.grund,
-        "konfidenz": konfidenz,
-    }
-    update: dict[str, Any] = {
-        "parameter": parameter,
-        "schritte": step(
-            "klassifizieren", result.action, konfidenz=konfidenz, hinweise=sorted(hints)
-        ),
-    }
-    if result.action == "rejected":
-        update["status"] = "rejected"
-    return update
+    return classification_update(
+        state,
+        result,
+        hints,
+        {
+            "target": result.target.strip(),
+            "zeitausdruck": result.zeitausdruck.strip(),
+            "event_type": result.event_type,
+            "details": result.details.strip(),
+        },
+    )

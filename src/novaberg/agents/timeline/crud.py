@@ -103,7 +103,7 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
 async def _replace(
     state: AgentState, deps: GraphDeps, user_id: str, row: dict[str, Any]
 ) -> dict[str, Any]:
-    """reschedule/update: deactivate the old row, insert the changed one."""
+    """reschedule/update: the old row is replaced by the changed one (one transaction)."""
     parameter = dict(state.get("parameter") or {})
     action = parameter.get("aktion")
     tz, now = deps.settings.tz, now_from(deps)
@@ -119,18 +119,19 @@ async def _replace(
     details = parameter.get("details") or row["details"]
     if when == row["event_time"] and details == row["details"]:
         return fail(NODE, f"Was soll ich an '{row['title']}' ändern?")
-    await repo.deactivate(deps.pool, user_id, row["id"], now)
-    new_id = await repo.insert(
+    new_id = await repo.replace(
         deps.pool,
         user_id,
+        row["id"],
         title=row["title"],
         event_time=when,
         event_type=row["event_type"],
         details=details,
         precision=precision,
         now=now,
-        vorgaenger_id=row["id"],
     )
+    if new_id is None:
+        return fail(NODE, f"'{row['title']}' wurde inzwischen geändert oder gelöscht.")
     await _verify(deps, user_id, row["id"], aktiv=False)
     await _verify(deps, user_id, new_id, aktiv=True, event_time=when, details=details)
     parameter["timeline_id"] = new_id

@@ -2,7 +2,8 @@
 
 The database holds UTC (`TIMESTAMPTZ`); callers pass aware datetimes and convert
 to the configured zone only for display. Changes are bi-temporal: the old row is
-deactivated and a new row (with `vorgaenger_id`) is inserted.
+deactivated and a new row (with `vorgaenger_id`) is inserted, in one transaction
+(`replace`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 EVENT_TYPES = ("termin", "geburtstag", "deadline", "jahrestag", "erinnerung")
@@ -56,36 +58,80 @@ async def insert(
     details: str,
     precision: str,
     now: datetime,
-    vorgaenger_id: int | None = None,
+) -> int:
+    async with pool.connection() as conn:
+        return await _insert(
+            conn, user_id, title, event_time, event_type, details, precision, now, None
+        )
+
+
+async def replace(
+    pool: AsyncConnectionPool,
+    user_id: str,
+    old_id: int,
+    *,
+    title: str,
+    event_time: datetime,
+    event_type: str,
+    details: str,
+    precision: str,
+    now: datetime,
+) -> int | None:
+    """The bi-temporal change in one transaction: deactivate the active row `old_id` and
+    insert its successor (`vorgaenger_id`). A failure in between leaves the old entry
+    as it was; None if `old_id` was not active (changed or deleted meanwhile), so one
+    entry never gets two successors."""
+    async with pool.connection() as conn, conn.transaction():
+        cur = await conn.execute(
+            "UPDATE timeline SET aktiv = false, last_touched = %s"
+            " WHERE user_id = %s AND id = %s AND aktiv",
+            (now, user_id, old_id),
+        )
+        if cur.rowcount != 1:
+            return None
+        return await _insert(
+            conn, user_id, title, event_time, event_type, details, precision, now, old_id
+        )
+
+
+async def _insert(
+    conn: AsyncConnection[Any],
+    user_id: str,
+    title: str,
+    event_time: datetime,
+    event_type: str,
+    details: str,
+    precision: str,
+    now: datetime,
+    vorgaenger_id: int | None,
 ) -> int:
     kind = normalise_type(event_type)
     binding, remind, conflict_check = FLAGS.get(kind, (False, False, False))
-    async with pool.connection() as conn:
-        cur = await conn.execute(
-            "INSERT INTO timeline (user_id, event_time, event_type, title, details, precision,"
-            " binding, remind, conflict_check, themen, created_at, last_touched,"
-            " wiedervorlage_am, vorgaenger_id)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (
-                user_id,
-                event_time.astimezone(UTC),
-                kind,
-                title,
-                details,
-                precision,
-                binding,
-                remind,
-                conflict_check,
-                [kind],
-                now,
-                now,
-                event_time.astimezone(UTC) + RESUBMIT_AFTER,
-                vorgaenger_id,
-            ),
-        )
-        row = cast(dict[str, Any] | None, await cur.fetchone())
-        assert row is not None
-        return int(row["id"])
+    cur = await conn.execute(
+        "INSERT INTO timeline (user_id, event_time, event_type, title, details, precision,"
+        " binding, remind, conflict_check, themen, created_at, last_touched,"
+        " wiedervorlage_am, vorgaenger_id)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        (
+            user_id,
+            event_time.astimezone(UTC),
+            kind,
+            title,
+            details,
+            precision,
+            binding,
+            remind,
+            conflict_check,
+            [kind],
+            now,
+            now,
+            event_time.astimezone(UTC) + RESUBMIT_AFTER,
+            vorgaenger_id,
+        ),
+    )
+    row = cast(dict[str, Any] | None, await cur.fetchone())
+    assert row is not None
+    return int(row["id"])
 
 
 async def get(pool: AsyncConnectionPool, user_id: str, entry_id: int) -> dict[str, Any] | None:

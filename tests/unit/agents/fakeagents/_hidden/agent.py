@@ -1,48 +1,11 @@
-"""A tiny agent for framework tests: asks when told "frag", fails on "kaputt"."""
+"""The echo agent in a folder whose name starts with `_`: discovery must skip it."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from langgraph.graph import END, START, StateGraph
-
-from novaberg.agents.base import AgentState, BaseAgent
-from novaberg.agents.consent import Consent, interpret_consent
+from fakeagents.echo.agent import EchoAgent
 
 
-class EchoAgent(BaseAgent):
-    router_intents = ("echo_management",)
-    aliases = ("echo_alias",)
-
+class HiddenAgent(EchoAgent):
     @property
     def name(self) -> str:
         return "hidden"
-
-    def build_graph(self, deps: Any) -> Any:
-        async def run(state: AgentState) -> dict[str, Any]:
-            param = state["parameter"]
-            text = state["aufgabe"]
-            if "kaputt" in text:
-                raise RuntimeError("boom")
-            if param.get("resume"):
-                if interpret_consent(param["user_answer"]) is Consent.APPROVE:
-                    return {"status": "abgeschlossen", "ergebnis": "echo erledigt"}
-                if param.get("always_ask"):
-                    return {"status": "rueckfrage", "rueckfrage": param["original_rueckfrage"]}
-                return {"status": "dismissed", "ergebnis": "nichts"}
-            if "frag" in text:
-                return {
-                    "status": "rueckfrage",
-                    "rueckfrage": "Wirklich?",
-                    "parameter": {**param, "always_ask": "immer" in text},
-                    "schritte": [{"node": "run", "ergebnis": "frage"}],
-                }
-            if "quatsch" in text:
-                return {"status": "rejected", "parameter": {**param, "grund": "kein_auftrag"}}
-            return {"status": "abgeschlossen", "ergebnis": f"echo: {text}"}
-
-        graph = StateGraph(AgentState)
-        graph.add_node("run", run)
-        graph.add_edge(START, "run")
-        graph.add_edge("run", END)
-        return graph.compile()
