@@ -164,11 +164,9 @@ async def update_note(
     row = await get_note(note_id, user_id, ctx)
     if not row["aktiv"]:
         raise HTTPException(409, detail={"fehler": "archiviert", "detail": f"note {note_id}"})
-    now = _now()
-    if body.name is not None or body.typ is not None:
-        await notes_repo.set_fields(ctx.pool, user_id, note_id, now, name=body.name, typ=body.typ)
-    if body.text is not None:
-        await notes_repo.set_text(ctx.pool, user_id, note_id, body.text, now)
+    changes = body.model_dump(exclude_none=True)
+    if changes:  # one statement: never a renamed note with its old text
+        await notes_repo.set_fields(ctx.pool, user_id, note_id, _now(), **changes)
     return await get_note(note_id, user_id, ctx)
 
 

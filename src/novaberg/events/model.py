@@ -281,8 +281,10 @@ def impulse_event(
     thought_arousal: Any,
     trigger_turn_id: str | None,
     extra: dict[str, Any] | None = None,
+    event_id: str | None = None,
 ) -> Event:
-    """The event a Pixie impulse creates (seed 000 §3.1.1): a new turn, no user_prompt."""
+    """The event a Pixie impulse creates (seed 000 §3.1.1): a new turn, no user_prompt.
+    `event_id` is given where a retry must count as a duplicate (reminders)."""
     payload = dict(extra or {})
     payload.update(
         turn_id=new_id(),
@@ -292,6 +294,7 @@ def impulse_event(
         ausloeser_turn_id=trigger_turn_id,
     )
     return build_event(
+        **({"event_id": event_id} if event_id else {}),
         user_id=user_id,
         character_id=character_id,
         source="character",

@@ -1,12 +1,16 @@
 """Due reminders become impulses (issue 6: "an entry with `remind` produces an
 impulse to the user at its time").
 
-Every `REMINDER_POLL` seconds the due `timeline` rows are claimed (`erinnert_am`
-set first, so two workers never deliver one reminder twice), the thought is
-formed in the AgentGraph (seed 002 §5: the thought *arises* there, then the
-CharacterGraph thinks it) and the impulse event is queued with
-`reiz_herkunft="eigener_impuls"`. While a task agent's question is open for the
-user, no reminder is delivered (the question must not be consumed by an
+Every `REMINDER_POLL` seconds each due `timeline` row is claimed with a lease
+(`erinnerung_laeuft:{id}`, so two workers never work on one reminder at once), the
+thought is formed in the AgentGraph (seed 002 §5: the thought *arises* there, then the
+CharacterGraph thinks it), the impulse event is queued with
+`reiz_herkunft="eigener_impuls"`, and only then is `erinnert_am` set. Nothing is lost:
+a worker that dies or is stopped before the event is queued leaves the row unmarked,
+and it is delivered once the lease runs out. A worker that dies between queueing and
+marking makes the next one queue the reminder again under the same event id, which
+the event consumer drops as a duplicate. While a task agent's question is open for
+the user, no reminder is delivered (the question must not be consumed by an
 impulse); it is retried on the next poll.
 """
 
@@ -28,6 +32,7 @@ from novaberg.events.model import impulse_event
 from novaberg.events.queues import push_event
 from novaberg.graph.agent_graph import run_agent_graph
 from novaberg.graph.contract import GraphDeps
+from novaberg.store import keys
 from novaberg.store.keys import Pair
 
 log = logging.getLogger(__name__)
@@ -38,6 +43,15 @@ REMINDER_POLL: Final = 30.0
 REMINDER_AROUSAL: Final = 0.6
 """The state a reminder thought is formed in: alert, not alarmed."""
 
+REMINDER_LEASE: Final = 300
+"""Seconds a claim on one reminder lives: far longer than forming its thought, and the
+longest a reminder waits after its worker died."""
+
+
+def reminder_event_id(row: dict[str, Any]) -> str:
+    """The same id for every attempt at one reminder, so a repeat is a duplicate."""
+    return f"erinnerung-{row['id']}-{int(row['event_time'].timestamp())}"
+
 
 def reminder_thought(row: dict[str, Any], deps: GraphDeps) -> str:
     when = row["event_time"].astimezone(deps.settings.tz)
@@ -47,7 +61,7 @@ def reminder_thought(row: dict[str, Any], deps: GraphDeps) -> str:
 
 
 async def deliver_due_reminders(deps: GraphDeps) -> int:
-    """Deliver every reminder due now; return how many impulses were queued."""
+    """Deliver every reminder due now; return how many impulses were queued and marked."""
     now = datetime.fromtimestamp(deps.clock(), UTC)
     await skip_stale_reminders(deps.pool, now)
     delivered = 0
@@ -56,26 +70,40 @@ async def deliver_due_reminders(deps: GraphDeps) -> int:
         if await has_pending(deps.redis, user_id):
             log.info("reminder %s waits: a question is open for %s", row["id"], user_id)
             continue
-        if await mark_reminded(deps.pool, [row["id"]], now) != 1:
-            continue  # another worker took it
-        thought = reminder_thought(row, deps)
-        event = impulse_event(
-            user_id,
-            deps.settings.character,
-            thought,
-            thought_arousal=REMINDER_AROUSAL,
-            trigger_turn_id=None,
-            extra={"impuls_aufgabe": "erinnerung", "timeline_id": row["id"]},
-        )
-        pair = Pair(user_id, deps.settings.character)
+        claim = keys.reminder_claim(row["id"])
+        if not await deps.redis.set(claim, "1", nx=True, ex=REMINDER_LEASE):
+            continue  # another worker has it
         try:
-            await run_agent_graph(deps, pair, event.turn_id, thought, REMINDER_AROUSAL)
+            await _deliver(deps, row)
         except Exception:
-            log.exception("AgentGraph failed for reminder %s; delivering it anyway", row["id"])
-        await push_event(deps.redis, event)
-        delivered += 1
-        log.info("reminder %s queued as impulse %s for %s", row["id"], event.turn_id, pair)
+            log.exception("reminder %s not queued; retried at the next poll", row["id"])
+            await deps.redis.delete(claim)
+            continue
+        if await mark_reminded(deps.pool, [row["id"]], now) == 1:
+            delivered += 1
     return delivered
+
+
+async def _deliver(deps: GraphDeps, row: dict[str, Any]) -> None:
+    """Form the reminder's thought and queue it as an impulse event."""
+    user_id = row["user_id"]
+    thought = reminder_thought(row, deps)
+    event = impulse_event(
+        user_id,
+        deps.settings.character,
+        thought,
+        thought_arousal=REMINDER_AROUSAL,
+        trigger_turn_id=None,
+        extra={"impuls_aufgabe": "erinnerung", "timeline_id": row["id"]},
+        event_id=reminder_event_id(row),
+    )
+    pair = Pair(user_id, deps.settings.character)
+    try:
+        await run_agent_graph(deps, pair, event.turn_id, thought, REMINDER_AROUSAL)
+    except Exception:
+        log.exception("AgentGraph failed for reminder %s; delivering it anyway", row["id"])
+    await push_event(deps.redis, event)
+    log.info("reminder %s queued as impulse %s for %s", row["id"], event.turn_id, pair)
 
 
 async def reminder_loop(deps: GraphDeps, stop: asyncio.Event) -> None:

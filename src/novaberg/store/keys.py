@@ -81,6 +81,11 @@ def active_pairs() -> str:
     return "aktive_paare"
 
 
+def reminder_claim(entry_id: int) -> str:
+    """Lease on one due reminder while a worker turns it into an impulse."""
+    return f"erinnerung_laeuft:{entry_id}"
+
+
 def event_seen(event_id: str) -> str:
     """Idempotency marker: an event id that has been handled."""
     return f"event_erledigt:{event_id}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -54,3 +56,47 @@ async def test_open_question_holds_the_reminder_back(deps, redis, db) -> None:  
     assert await deliver_due_reminders(deps) == 0
     await redis.delete(keys.pending_agent("anna"))
     assert await deliver_due_reminders(deps) == 1
+
+
+async def _reminded_at(db, entry_id: int):  # type: ignore[no-untyped-def]
+    async with db.connection() as conn:
+        cur = await conn.execute("SELECT erinnert_am FROM timeline WHERE id = %s", (entry_id,))
+        return (await cur.fetchone())["erinnert_am"]
+
+
+async def test_a_worker_stopped_mid_delivery_loses_nothing(deps, redis, db, scripted) -> None:  # type: ignore[no-untyped-def]
+    entry_id = await _appointment(db, "Zahnarzt", minutes_ago=1)
+    queue = keys.event_queue(keys.Pair("anna", "nova"))
+    scripted.default_latency_ms = 10_000  # the thought is still being formed ...
+    delivery = asyncio.create_task(deliver_due_reminders(deps))
+    for _ in range(200):
+        if scripted.calls:
+            break
+        await asyncio.sleep(0.01)
+    delivery.cancel()  # ... when the worker stops
+    with contextlib.suppress(asyncio.CancelledError):
+        await delivery
+    assert await redis.llen(queue) == 0
+    assert await _reminded_at(db, entry_id) is None  # not marked: still owed
+
+    assert await deliver_due_reminders(deps) == 0  # the stopped worker's lease holds
+    await redis.delete(keys.reminder_claim(entry_id))  # ... until it runs out
+    scripted.default_latency_ms = 0.0
+    assert await deliver_due_reminders(deps) == 1
+    assert await redis.llen(queue) == 1
+    assert await _reminded_at(db, entry_id) is not None
+
+
+async def test_a_repeat_after_a_lost_mark_carries_the_same_event_id(deps, redis, db) -> None:  # type: ignore[no-untyped-def]
+    """A worker that died between queueing and marking: the next one queues the reminder
+    again under the same event id, which the event consumer drops as a duplicate."""
+    entry_id = await _appointment(db, "Zahnarzt", minutes_ago=1)
+    assert await deliver_due_reminders(deps) == 1
+    async with db.connection() as conn:
+        await conn.execute("UPDATE timeline SET erinnert_am = NULL WHERE id = %s", (entry_id,))
+    await redis.delete(keys.reminder_claim(entry_id))
+    assert await deliver_due_reminders(deps) == 1
+    queued = await redis.lrange(keys.event_queue(keys.Pair("anna", "nova")), 0, -1)
+    first, second = (json.loads(raw) for raw in queued)
+    assert first["event_id"] == second["event_id"]
+    assert first["payload"]["turn_id"] != second["payload"]["turn_id"]

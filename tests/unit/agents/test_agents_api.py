@@ -50,6 +50,16 @@ async def test_notes_crud(client: httpx.AsyncClient, db: AsyncConnectionPool) ->
     assert note["zusammenfassung"] == "Milch"
     patched = await client.patch(f"/agents/notes/{note['id']}", json={"text": "Milch, Eier"})
     assert patched.json()["text"] == "Milch, Eier"
+    assert (
+        patched.json()["zusammenfassung"] == "Milch, Eier"
+        and patched.json()["name"] == note["name"]
+    )
+    both = await client.patch(
+        f"/agents/notes/{note['id']}", json={"name": "Wocheneinkauf", "text": "Brot"}
+    )
+    assert (both.json()["name"], both.json()["text"]) == ("Wocheneinkauf", "Brot")
+    unchanged = await client.patch(f"/agents/notes/{note['id']}", json={})
+    assert unchanged.json() == both.json()
     assert [n["id"] for n in (await client.get("/agents/notes")).json()] == [note["id"]]
     assert (await client.delete(f"/agents/notes/{note['id']}")).status_code == 204
     assert (await client.get("/agents/notes")).json() == []

@@ -175,12 +175,15 @@ async def set_fields(
     *,
     name: str | None = None,
     typ: str | None = None,
+    text: str | None = None,
 ) -> None:
+    """Change the given fields in one statement (None keeps a field as it is)."""
     async with pool.connection() as conn:
         await conn.execute(
             "UPDATE notizen SET name = COALESCE(%s, name), typ = COALESCE(%s, typ),"
+            " text = COALESCE(%s, text), zusammenfassung = COALESCE(%s, zusammenfassung),"
             " updated_at = %s, last_touched = %s WHERE user_id = %s AND id = %s",
-            (name, typ, now, now, user_id, note_id),
+            (name, typ, text, None if text is None else summary(text), now, now, user_id, note_id),
         )
 
 
