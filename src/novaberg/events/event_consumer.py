@@ -141,6 +141,7 @@ class EventConsumer(PairConsumer):
 
     async def _handle(self, pair: keys.Pair, entry: Claimed) -> None:
         end = RunEnd()
+        cancelled = False
         try:
             try:
                 event = parse_event(entry.data["raw"])
@@ -156,8 +157,13 @@ class EventConsumer(PairConsumer):
         except Exception as exc:  # never leave a turn silent
             log.exception("event run for %s crashed", pair)
             await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
+        except asyncio.CancelledError:
+            # cut off at shutdown: the entry stays in the processing list, and the
+            # stopping worker ends it in an outcome (kept answer or turn_gescheitert)
+            cancelled = True
+            raise
         finally:
-            if not end.superseded:  # else the supersede step already dropped the entry
+            if not end.superseded and not cancelled:  # superseded: already dropped
                 try:
                     await self.queues.finish(pair, entry, release_marker=True, push=end.follow_up)
                 except Exception:  # the entry stays in the processing list for recovery

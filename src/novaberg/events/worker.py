@@ -80,6 +80,7 @@ class Worker:
         )
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._heartbeat: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -87,10 +88,10 @@ class Worker:
         await self._beat()
         await self.redis.sadd(keys.worker_registry(), self.worker_id)
         self._stop.clear()
+        self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")
         self._tasks = [
             asyncio.create_task(self.prompts.run(self._stop), name="prompt-consumer"),
             asyncio.create_task(self.events.run(self._stop), name="event-consumer"),
-            asyncio.create_task(self._housekeeping(), name="worker-heartbeat"),
         ]
         deps = getattr(self.graphs, "deps", None)
         if deps is not None:
@@ -107,13 +108,29 @@ class Worker:
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:
-        """Stop polling, let running turns finish (bounded), fail what is left."""
+        """Stop polling, let running turns finish (bounded), fail what is left.
+
+        The heartbeat beats on until the end: a worker that is draining its turns is not
+        dead, and no other worker may adopt the turns it is still running."""
         self._stop.set()
         for task in self._tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+        try:
+            await self._drain_and_fail()
+        finally:
+            if self._heartbeat is not None:
+                self._heartbeat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._heartbeat
+                self._heartbeat = None
+        await self.redis.srem(keys.worker_registry(), self.worker_id)
+        await self.redis.delete(keys.worker_heartbeat(self.worker_id))
+        log.info("worker %s stopped", self.worker_id)
+
+    async def _drain_and_fail(self) -> None:
         running = [*self.prompts._running.values(), *self.events._running.values()]
         if running:
             _done, pending = await asyncio.wait(running, timeout=self.drain_seconds)
@@ -128,9 +145,6 @@ class Worker:
                 self.worker_id,
                 recovered,
             )
-        await self.redis.srem(keys.worker_registry(), self.worker_id)
-        await self.redis.delete(keys.worker_heartbeat(self.worker_id))
-        log.info("worker %s stopped", self.worker_id)
 
     async def run_forever(self) -> None:
         await self.start()
@@ -145,7 +159,8 @@ class Worker:
         )
 
     async def _housekeeping(self) -> None:
-        while not self._stop.is_set():
+        """Beat and recover until `stop` cancels this task, after the drain."""
+        while True:
             try:
                 await self._beat()
                 await self.recover_orphans()
