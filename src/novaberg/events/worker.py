@@ -103,7 +103,9 @@ class Worker:
             if deps.settings.pixie:
                 from novaberg.pixie.jobs import build_scheduler
 
-                scheduler = build_scheduler(deps.redis, deps.pool, deps.model, gate=self.gate)
+                scheduler = build_scheduler(
+                    deps.redis, deps.pool, deps.model, gate=self.gate, worker_id=self.worker_id
+                )
                 self._tasks.append(asyncio.create_task(scheduler.run(self._stop), name="pixie"))
         log.info("worker %s started", self.worker_id)
 

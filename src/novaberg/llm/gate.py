@@ -118,10 +118,18 @@ class ModelGate:
 
     @asynccontextmanager
     async def slot(
-        self, priority: Priority = Priority.USER, wait_seconds: float | None = None
+        self,
+        priority: Priority = Priority.USER,
+        wait_seconds: float | None = None,
+        *,
+        holder: str | None = None,
     ) -> AsyncIterator[str]:
-        """`async with gate.slot(): ...` — the slot is released however the block ends."""
-        token = await self.acquire(priority, wait_seconds)
+        """`async with gate.slot(): ...` — the slot is released however the block ends.
+        `holder` (a worker id) names the slot `{holder}:…`, so the slot is freed at once
+        if that worker dies, instead of blocking the gate until its lease runs out."""
+        token = await self.acquire(
+            priority, wait_seconds, token=f"{holder}:{uuid.uuid4().hex}" if holder else None
+        )
         try:
             yield token
         finally:

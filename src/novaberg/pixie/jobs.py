@@ -96,7 +96,9 @@ def build_scheduler(
     *,
     gate: ModelGate | None = None,
     clock: Callable[[], float] = time.time,
+    worker_id: str | None = None,
 ) -> Scheduler:
     """The Pixie scheduler with today's jobs. Start it (when `settings.pixie` is on) with
     `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it."""
-    return Scheduler(JobContext(redis, pool, model, clock=clock, gate=gate), default_jobs())
+    context = JobContext(redis, pool, model, clock=clock, gate=gate, worker_id=worker_id)
+    return Scheduler(context, default_jobs())

@@ -82,13 +82,17 @@ class JobContext:
     clock: Callable[[], float] = time.time
     gate: ModelGate | None = None
     gate_wait: float = BACKGROUND_GATE_WAIT
+    worker_id: str | None = None
+    """Names this worker's gate slots, so they are freed if the worker dies."""
     services: dict[str, Any] = field(default_factory=dict)
 
     def model_slot(self) -> contextlib.AbstractAsyncContextManager[Any]:
         """A model-gate slot with background priority (no-op without a gate)."""
         if self.gate is None:
             return _nothing()
-        return self.gate.slot(Priority.BACKGROUND, wait_seconds=self.gate_wait)
+        return self.gate.slot(
+            Priority.BACKGROUND, wait_seconds=self.gate_wait, holder=self.worker_id
+        )
 
 
 @contextlib.asynccontextmanager

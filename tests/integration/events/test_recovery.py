@@ -137,3 +137,21 @@ async def test_worker_killed_mid_turn_is_never_silent(
     assert answer["nachrichten_ids"] == [again.json()["nachrichten_id"]]
     assert answer["nachricht"] == "Jetzt bin ich da."
     assert len(ws.of("turn_gescheitert")) == 1
+
+
+async def test_a_dead_workers_background_slot_is_freed(
+    workers, redis: aioredis.Redis, gate: ModelGate
+) -> None:
+    """A Pixie job's gate slot carries its worker's id: when that worker dies mid-job,
+    the rescuer frees the slot at once instead of the gate staying blocked for its lease."""
+    from novaberg.pixie.scheduler import JobContext
+
+    doomed = JobContext(redis, None, None, gate=gate, worker_id="doomed")  # type: ignore[arg-type]
+    slot = doomed.model_slot()
+    token = await slot.__aenter__()  # the job holds the slot; its process is then killed
+    assert token.startswith("doomed:") and await gate.held() == 1
+    await redis.sadd(keys.worker_registry(), "doomed")  # registered, heartbeat gone
+
+    rescuer = await workers()
+    await rescuer.recover_orphans()
+    assert await gate.held() == 0
