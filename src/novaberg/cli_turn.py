@@ -31,16 +31,21 @@ def turn_command(
 ) -> None:
     """Run one turn (HumanGraph, then CharacterGraph) in-process and show every stage."""
     from novaberg.config import SettingsError, load_settings
+    from novaberg.events.intake import IntakeError, check_text
+    from novaberg.store.users import InvalidUserId, check_user_id
 
     overrides: dict[str, Any] = {"llm": llm} if llm else {}
     try:
         settings = load_settings(**overrides)
-    except SettingsError as exc:
+        text = check_text(text)  # the same rules as POST /chat
+        user_id = check_user_id(user or settings.default_user)
+    except (SettingsError, InvalidUserId) as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
-    asyncio.run(
-        _turn(settings, text, user or settings.default_user, character or settings.character)
-    )
+    except IntakeError as exc:
+        console.print(f"[red]{exc.code}: {exc.message}[/red]")
+        raise typer.Exit(2) from None
+    asyncio.run(_turn(settings, text, user_id, character or settings.character))
 
 
 async def _turn(settings: Settings, text: str, user: str, character: str) -> None:

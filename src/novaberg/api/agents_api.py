@@ -22,6 +22,16 @@ from novaberg.agents.timeline import display
 from novaberg.agents.timeline import repository as timeline_repo
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.fields import (
+    Context,
+    Details,
+    EventTime,
+    Instruction,
+    Name,
+    NoteText,
+    Theme,
+    Title,
+)
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
@@ -58,17 +68,17 @@ class NoteOut(BaseModel):
 
 class NoteCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=200, examples=["Einkaufsliste"])
+    name: Name = Field(examples=["Einkaufsliste"])
     typ: NoteType = "notiz"
-    text: str = Field(default="", max_length=20_000, examples=["Milch, Eier, Brot"])
-    themen: list[str] = Field(default_factory=list, max_length=10)
+    text: NoteText = Field(default="", examples=["Milch, Eier, Brot"])
+    themen: list[Theme] = Field(default_factory=list, max_length=10)
 
 
 class NoteUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: Name | None = None
     typ: NoteType | None = None
-    text: str | None = Field(default=None, max_length=20_000)
+    text: NoteText | None = None
 
 
 class TimelineOut(BaseModel):
@@ -86,17 +96,17 @@ class TimelineOut(BaseModel):
 
 class TimelineCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    title: str = Field(min_length=1, max_length=255, examples=["Zahnarzt"])
-    event_time: AwareDatetime = Field(description="ISO 8601 with offset; stored in UTC")
+    title: Title = Field(examples=["Zahnarzt"])
+    event_time: EventTime = Field(description="ISO 8601 with offset, 1900–2199; stored in UTC")
     event_type: EventType = "termin"
-    details: str = Field(default="", max_length=2_000)
+    details: Details = ""
     precision: Literal["minute", "day"] = "minute"
 
 
 class TimelineUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    event_time: AwareDatetime | None = None
-    details: str | None = Field(default=None, max_length=2_000)
+    event_time: EventTime | None = None
+    details: Details | None = None
     precision: Literal["minute", "day"] | None = None
 
 
@@ -111,13 +121,13 @@ class RuleOut(BaseModel):
 
 class DirectiveIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    anweisung: str = Field(min_length=1, max_length=500, examples=["Den Nutzer immer siezen"])
-    kontext: str | None = Field(default=None, max_length=500)
+    anweisung: Instruction = Field(examples=["Den Nutzer immer siezen"])
+    kontext: Context | None = None
 
 
 class IdentityIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    anweisung: str = Field(min_length=1, max_length=500, examples=["Ein lustiges Mädel vom Land"])
+    anweisung: Instruction = Field(examples=["Ein lustiges Mädel vom Land"])
 
 
 def _timeline_out(row: dict[str, Any], ctx: AppContext) -> TimelineOut:
@@ -277,6 +287,20 @@ async def _rule(ctx: AppContext, table: rule_store.Table, user_id: str, rule_id:
     return row
 
 
+async def _active_rule(
+    ctx: AppContext, table: rule_store.Table, user_id: str, rule_id: int
+) -> dict:
+    """The rule to change; an inactive one is restored first, never edited back to life
+    (for identities that would pass the limit of active ones)."""
+    row = await _rule(ctx, table, user_id, rule_id)
+    if not row["aktiv"]:
+        raise HTTPException(
+            409,
+            detail={"fehler": "inaktiv", "detail": f"{table} {rule_id} is inactive; reactivate it"},
+        )
+    return row
+
+
 async def _set_active(
     ctx: AppContext, table: rule_store.Table, user_id: str, rule_id: int, aktiv: bool
 ) -> dict[str, Any]:
@@ -326,7 +350,7 @@ async def update_directive(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    old = await _rule(ctx, "direktiven", user_id, rule_id)
+    old = await _active_rule(ctx, "direktiven", user_id, rule_id)
     kontext = body.kontext if body.kontext is not None else old.get("kontext")
     new_id = await rule_store.replace(
         ctx.pool, "direktiven", user_id, [rule_id], body.anweisung, _now(), kontext
@@ -381,7 +405,7 @@ async def update_identity(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    await _rule(ctx, "charakter_anweisungen", user_id, rule_id)
+    await _active_rule(ctx, "charakter_anweisungen", user_id, rule_id)
     new_id = await rule_store.replace(
         ctx.pool, "charakter_anweisungen", user_id, [rule_id], body.anweisung, _now()
     )

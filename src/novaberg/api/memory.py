@@ -22,6 +22,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.fields import MAX_OFFSET, NoNul
 from novaberg.ei.canon import parse_number
 from novaberg.store import character_profiles, goals, lzg
 from novaberg.store.keys import Pair
@@ -95,7 +96,7 @@ async def long_term_view(
     user_id: User,
     ctx: Context,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     inaktive: Annotated[bool, Query(description="Include deactivated (decayed) nodes.")] = False,
 ) -> dict[str, Any]:
     """Long-term nodes, strongest first: weights, frequency, last reinforced and used."""
@@ -164,7 +165,7 @@ async def profiles_view(
 
 @router.get("/pipeline/{turn_id}")
 async def pipeline_view(
-    turn_id: Annotated[str, Path(min_length=1, max_length=128)],
+    turn_id: Annotated[str, Path(min_length=1, max_length=128), NoNul],
     user_id: User,
     ctx: Context,
 ) -> dict[str, Any]:

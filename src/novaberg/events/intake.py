@@ -104,6 +104,8 @@ def check_text(text: str) -> str:
         raise IntakeError(
             413, "text_zu_lang", f"text is {size} bytes; at most {MAX_PROMPT_BYTES} are accepted"
         )
+    if "\x00" in stripped:  # memory and logs live in PostgreSQL, which cannot store it
+        raise IntakeError(422, "text_ungueltig", "text contains NUL (U+0000)")
     return stripped
 
 

@@ -20,7 +20,7 @@ TOKEN_BYTES = 32
 TOKEN_PREFIX = "nvb_"
 """Makes a Novaberg token recognisable in logs and secret scanners."""
 
-USER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+USER_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """User ids become parts of Redis keys (`prompt_queue:{u}:{c}`), so no ':' or spaces."""
 
 
@@ -44,7 +44,7 @@ def new_token() -> str:
 
 
 def check_user_id(user_id: str) -> str:
-    if not USER_ID_PATTERN.match(user_id):
+    if not USER_ID_PATTERN.fullmatch(user_id):
         raise InvalidUserId(
             f"invalid user id {user_id!r}: use 1-64 letters, digits, '_', '.' or '-'"
         )

@@ -102,6 +102,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
 BAD_BODIES = [
     ("empty text", {"character_id": "nova", "text": ""}, 422, "text_leer"),
     ("blank text", {"character_id": "nova", "text": " \n\t "}, 422, "text_leer"),
+    ("nul in text", {"character_id": "nova", "text": "Hallo\u0000"}, 422, "text_ungueltig"),
     (
         "too long",
         {"character_id": "nova", "text": "ä" * (MAX_PROMPT_BYTES // 2 + 1)},

@@ -44,7 +44,8 @@ def test_user_add_prints_a_token_stored_hashed(
     assert second.stdout.strip().splitlines()[-1] != token, "a second token, same user"
 
 
-def test_user_add_rejects_ids_that_break_keys(cli_env: dict[str, str]) -> None:
-    result = CliRunner().invoke(app, ["user", "add", "anna:nova"], env=cli_env)
+@pytest.mark.parametrize("name", ["anna:nova", "anna\n", "an na", ""])
+def test_user_add_rejects_ids_that_break_keys(cli_env: dict[str, str], name: str) -> None:
+    result = CliRunner().invoke(app, ["user", "add", name], env=cli_env)
     assert result.exit_code == 2
     assert "invalid user id" in result.output

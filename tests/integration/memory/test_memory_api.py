@@ -135,3 +135,11 @@ async def test_pipeline_of_a_turn_only_for_its_user(
     mine = await client.get("/pipeline/t-9")
     assert mine.status_code == 200 and [r["node"] for r in mine.json()["rows"]] == ["perception"]
     assert (await client.get("/pipeline/t-x")).status_code == 404
+
+
+async def test_parameters_postgresql_cannot_take_are_a_422(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/pipeline/t%009")).status_code == 422  # a NUL in the turn id
+    huge = await client.get("/memory/nova/long_term", params={"offset": 10**20})
+    assert huge.status_code == 422
+    assert "offset" in huge.json()["detail"][0]["loc"]
+    assert (await client.get("/memory/nova/long_term", params={"offset": 10})).status_code == 200

@@ -109,6 +109,61 @@ async def test_directives_and_identity(client: httpx.AsyncClient, db: AsyncConne
     fourth = await client.post("/agents/identity", json={"anweisung": "Köchin"})
     assert fourth.status_code == 409
     assert len((await client.get("/agents/identity")).json()) == 3
+    first = (await client.get("/agents/identity")).json()[0]
+    assert (await client.delete(f"/agents/identity/{first['id']}")).status_code == 204
+    assert (await client.post("/agents/identity", json={"anweisung": "Köchin"})).status_code == 201
+    revived = await client.patch(f"/agents/identity/{first['id']}", json={"anweisung": "Pilotin"})
+    assert revived.status_code == 409 and revived.json()["detail"]["fehler"] == "inaktiv"
+    assert len((await client.get("/agents/identity")).json()) == 3  # never a fourth
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("post", "/agents/notes", {"name": "Liste\u0000"}, "name"),
+        ("post", "/agents/notes", {"name": "   "}, "name"),
+        ("post", "/agents/notes", {"name": "L", "themen": ["a\u0000"]}, "themen"),
+        ("post", "/agents/notes", {"name": "L", "themen": ["x" * 101]}, "themen"),
+        ("post", "/agents/notes", {"name": "L", "text": "a\u0000b"}, "text"),
+        (
+            "post",
+            "/agents/timeline",
+            {"title": "Z", "event_time": "9999-12-30T00:00:00Z"},
+            "event_time",
+        ),
+        (
+            "post",
+            "/agents/timeline",
+            {"title": "Z", "event_time": "0001-01-01T00:30:00+01:00"},
+            "event_time",
+        ),
+        ("post", "/agents/timeline", {"title": " ", "event_time": "2030-08-06T14:00:00Z"}, "title"),
+        ("post", "/agents/directives", {"anweisung": "Siezen", "kontext": "\u0000"}, "kontext"),
+        ("post", "/agents/identity", {"anweisung": "\t\n"}, "anweisung"),
+    ],
+)
+async def test_bad_input_is_a_422_naming_the_field(
+    client: httpx.AsyncClient, method: str, path: str, body: dict, field: str
+) -> None:
+    """Input PostgreSQL cannot store (NUL, dates it cannot shift) or that means nothing
+    (blank names) is refused up front, naming the field, and nothing is stored."""
+    response = await client.request(method, path, json=body)  # NUL travels as \\u0000
+    assert response.status_code == 422, response.text
+    assert field in {str(part) for err in response.json()["detail"] for part in err["loc"]}
+    assert (await client.get(path)).json() == []
+
+
+async def test_timeline_patch_with_an_impossible_date_keeps_the_entry(
+    client: httpx.AsyncClient,
+) -> None:
+    entry = await client.post(
+        "/agents/timeline", json={"title": "Zahnarzt", "event_time": "2030-08-06T14:00:00Z"}
+    )
+    moved = await client.patch(
+        f"/agents/timeline/{entry.json()['id']}", json={"event_time": "9999-12-31T00:00:00Z"}
+    )
+    assert moved.status_code == 422
+    assert (await client.get(f"/agents/timeline/{entry.json()['id']}")).json()["aktiv"] is True
 
 
 async def test_openapi_documents_agent_routes(client: httpx.AsyncClient) -> None:
