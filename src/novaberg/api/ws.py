@@ -14,10 +14,10 @@ import asyncio
 import contextlib
 import logging
 
-from fastapi import APIRouter, Query, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from novaberg.api.auth import websocket_user
-from novaberg.events.delivery import CLOSE_UNAUTHORIZED
+from novaberg.events.delivery import CLOSE_BAD_REQUEST, CLOSE_UNAUTHORIZED
 
 log = logging.getLogger(__name__)
 
@@ -28,16 +28,22 @@ router = APIRouter()
 async def delivery_socket(
     websocket: WebSocket,
     token: str | None = None,
-    since: int | None = Query(default=None, ge=0),
-    client_id: str | None = Query(default=None, min_length=1, max_length=64),
+    since: str | None = None,
+    client_id: str | None = None,
 ) -> None:
+    # Accepted first, then refused with a close code: a socket closed before the
+    # handshake reaches the browser as a bare 403 it cannot tell apart from an outage.
+    await websocket.accept()
+    problem = _query_problem(since, client_id)
+    if problem is not None:
+        await websocket.close(code=CLOSE_BAD_REQUEST, reason=problem)
+        return
     user_id = await websocket_user(websocket, token)
     if user_id is None:
         await websocket.close(code=CLOSE_UNAUTHORIZED, reason="token fehlt oder ungültig")
         return
     hub = websocket.app.state.chat.hub
-    await websocket.accept()
-    conn = await hub.attach(websocket, user_id, client_id, since)
+    conn = await hub.attach(websocket, user_id, client_id, None if since is None else int(since))
     pump = asyncio.create_task(hub.pump(conn), name=f"ws-pump:{user_id}")
     reader = asyncio.create_task(_read_until_closed(websocket), name=f"ws-read:{user_id}")
     try:
@@ -50,6 +56,14 @@ async def delivery_socket(
                 await task
         with contextlib.suppress(Exception):
             await websocket.close()
+
+
+def _query_problem(since: str | None, client_id: str | None) -> str | None:
+    if since is not None and not (since.isascii() and since.isdigit() and len(since) <= 18):
+        return "since: eine ganze Zahl ≥ 0"
+    if client_id is not None and not 1 <= len(client_id) <= 64:
+        return "client_id: 1-64 Zeichen"
+    return None
 
 
 async def _read_until_closed(websocket: WebSocket) -> None:

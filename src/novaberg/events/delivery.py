@@ -50,8 +50,11 @@ CONNECTION_QUEUE = 1_000
 RECONNECT_DELAY = 0.5
 """Pause before the hub re-subscribes after losing its Redis connection."""
 
+CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 4408
+"""WebSocket close codes: a bad query parameter, a missing or unknown token (the page asks
+for one), a connection too slow to keep up (it reconnects and catches up)."""
 
 DELIVER_LUA = """
 local function deliver(seq_key, log_key, channel, body, keep, ttl)
@@ -266,6 +269,14 @@ class DeliveryHub:
         """Register a connection; replay the log after `since` (if given) before live messages."""
         conn = Connection(socket, user_id, client_id)
         self._connections[user_id].add(conn)
+        try:
+            return await self._start(conn, since)
+        except BaseException:
+            self.detach(conn)  # else it would hold every later message of the user
+            raise
+
+    async def _start(self, conn: Connection, since: int | None) -> Connection:
+        user_id = conn.user_id
         current = await self.delivery.current_seq(user_id)
         hello = {"typ": MSG_HELLO, "user_id": user_id, "seq_aktuell": current}
         if since is not None and since > current:

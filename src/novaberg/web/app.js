@@ -263,6 +263,7 @@
       $("connection").textContent = "getrennt – verbinde neu …";
       $("connection").className = "connection offline";
       if (ev.code === 4401) return askToken();
+      if (ev.code === 4400) state.lastSeq = null; // a bad resume point: start afresh
       setTimeout(connect, state.retryDelay);
       state.retryDelay = Math.min(state.retryDelay * 2, 10000);
     };

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 from event_helpers import post
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed
 
 from novaberg.events.model import MAX_PROMPT_BYTES, QueuedUtterance
 from novaberg.llm.scripted import ScriptedLLM
@@ -205,12 +205,24 @@ async def test_every_call_needs_a_valid_token(
     assert me.json()["detail"]["fehler"] in {"token_fehlt", "token_ungueltig"}
 
 
-@pytest.mark.parametrize("query", ["", "?token=nvb_falsch"], ids=["no token", "unknown token"])
-async def test_websocket_needs_a_valid_token(server, query: str) -> None:
-    with pytest.raises(InvalidStatus) as info:
-        async with connect(f"{server.ws_url}{query}"):
-            pass
-    assert info.value.response.status_code == 403
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("", 4401),
+        ("?token=nvb_falsch", 4401),
+        ("?token=nvb_falsch&since=abc", 4400),
+        ("?token=nvb_falsch&since=-1", 4400),
+        ("?token=nvb_falsch&client_id=" + "x" * 65, 4400),
+    ],
+    ids=["no token", "unknown token", "since not a number", "since negative", "long client_id"],
+)
+async def test_websocket_refusals_carry_a_close_code(server, query: str, code: int) -> None:
+    """Refused after the handshake, so a browser sees why (4401: ask for a token)."""
+    async with connect(f"{server.ws_url}{query}") as ws:
+        with pytest.raises(ConnectionClosed) as info:
+            await asyncio.wait_for(ws.recv(), 10)
+    assert info.value.rcvd is not None and info.value.rcvd.code == code
+    assert info.value.rcvd.reason
 
 
 async def test_token_lookups_are_cached(http: httpx.AsyncClient, server, token, db) -> None:
