@@ -28,8 +28,11 @@ def _settings(quiet: bool = False, **overrides: object) -> Settings:
     """Settings, or one red line naming the bad variable and exit code 2.
 
     `quiet` logs warnings only (the command's own output is the report)."""
+    from novaberg.llm.factory import check_backend_settings
+
     try:
         settings = load_settings(**{k: v for k, v in overrides.items() if v is not None})
+        check_backend_settings(settings)
     except SettingsError as exc:
         err_console.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None

@@ -30,9 +30,11 @@ def search_command(
 ) -> None:
     """Search short- and long-term memory; print hits ranked by cosine with their source."""
     from novaberg.config import SettingsError, load_settings
+    from novaberg.llm.factory import check_backend_settings
 
     try:
         settings = load_settings()
+        check_backend_settings(settings)
     except SettingsError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None

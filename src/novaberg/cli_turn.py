@@ -32,11 +32,13 @@ def turn_command(
     """Run one turn (HumanGraph, then CharacterGraph) in-process and show every stage."""
     from novaberg.config import SettingsError, load_settings
     from novaberg.events.intake import IntakeError, check_text
+    from novaberg.llm.factory import check_backend_settings
     from novaberg.store.users import InvalidUserId, check_user_id
 
     overrides: dict[str, Any] = {"llm": llm} if llm else {}
     try:
         settings = load_settings(**overrides)
+        check_backend_settings(settings)
         text = check_text(text)  # the same rules as POST /chat
         user_id = check_user_id(user or settings.default_user)
     except (SettingsError, InvalidUserId) as exc:

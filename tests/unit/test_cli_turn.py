@@ -25,3 +25,25 @@ def test_turn_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert not any(tmp_path.iterdir()), "no service was started"
+
+
+@pytest.mark.parametrize(
+    "command", [["serve"], ["worker"], ["turn", "Hallo"], ["memory", "search", "x"]]
+)
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"NOVABERG_LLM": "openai"}, "NOVABERG_LLM_URL"),
+        ({"NOVABERG_EMBED": "openai"}, "NOVABERG_EMBED_URL"),
+        ({"NOVABERG_EMBED_DIM": "768"}, "NOVABERG_EMBED_DIM"),
+    ],
+    ids=["llm without url", "embed without url", "dim of the bundled embedder"],
+)
+def test_settings_that_contradict_each_other_stop_every_command(
+    tmp_path: Path, command: list[str], env: dict[str, str], variable: str
+) -> None:
+    """One line naming the variable and exit code 2, before any service starts."""
+    result = CliRunner().invoke(app, command, env={"NOVABERG_HOME": str(tmp_path), **env})
+    assert result.exit_code == 2, result.output
+    assert variable in result.output
+    assert not any(tmp_path.iterdir()), "no service was started"

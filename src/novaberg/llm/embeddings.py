@@ -109,18 +109,29 @@ def _model_dim(model: Any) -> int:
     return int(getter())
 
 
+def check_local_settings(settings: Settings) -> None:
+    if settings.embed_dim != LOCAL_EMBED_DIM:
+        raise SettingsError(
+            f"NOVABERG_EMBED_DIM: the bundled embedder ({LOCAL_EMBED_NAME}) gives "
+            f"{LOCAL_EMBED_DIM}-dimensional vectors, not {settings.embed_dim}; unset it "
+            "or set NOVABERG_EMBED_URL to a server whose model has that dimension"
+        )
+
+
+def check_remote_settings(settings: Settings) -> None:
+    if not settings.embed_url:
+        raise SettingsError(
+            "NOVABERG_EMBED_URL: required for NOVABERG_EMBED=openai, e.g. http://localhost:11434/v1"
+        )
+
+
 class LocalEmbedder:
     """sentence-transformers + the bundled all-MiniLM-L6-v2, normalized vectors."""
 
     name = "local"
 
     def __init__(self, settings: Settings) -> None:
-        if settings.embed_dim != LOCAL_EMBED_DIM:
-            raise SettingsError(
-                f"NOVABERG_EMBED_DIM: the bundled embedder ({LOCAL_EMBED_NAME}) gives "
-                f"{LOCAL_EMBED_DIM}-dimensional vectors, not {settings.embed_dim}; unset it "
-                "or set NOVABERG_EMBED_URL to a server whose model has that dimension"
-            )
+        check_local_settings(settings)
         self.dim = settings.embed_dim
         self.model_name = LOCAL_EMBED_NAME
 
@@ -161,11 +172,8 @@ class RemoteEmbedder:
     name = "openai"
 
     def __init__(self, settings: Settings, *, backoff: float = BACKOFF_SECONDS) -> None:
-        if not settings.embed_url:
-            raise SettingsError(
-                "NOVABERG_EMBED_URL: required for NOVABERG_EMBED=openai, "
-                "e.g. http://localhost:11434/v1"
-            )
+        check_remote_settings(settings)
+        assert settings.embed_url is not None
         self.url = join_url(settings.embed_url, "embeddings")
         self.model_name = settings.embed_model
         self.dim = settings.embed_dim

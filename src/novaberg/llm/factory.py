@@ -37,3 +37,18 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build_model_layer(settings: Settings) -> ModelLayer:
     return ModelLayer(build_text_backend(settings), build_embedder(settings))
+
+
+def check_backend_settings(settings: Settings) -> None:
+    """The rules that tie several variables together (a remote backend needs its URL, the
+    bundled embedder its dimension), checked before anything starts: SettingsError."""
+    if settings.llm_backend is LLMBackend.OPENAI:
+        from novaberg.llm import openai_compat
+
+        openai_compat.check_settings(settings)
+    from novaberg.llm import embeddings
+
+    if settings.embed_backend is EmbedBackend.OPENAI:
+        embeddings.check_remote_settings(settings)
+    elif settings.embed_backend is EmbedBackend.LOCAL:
+        embeddings.check_local_settings(settings)

@@ -19,16 +19,20 @@ from novaberg.llm.errors import ModelOutputError
 from novaberg.llm.http_json import BACKOFF_SECONDS, JsonClient, join_url
 
 
+def check_settings(settings: Settings) -> None:
+    missing = [role.value for role in Role if not settings.url_for(role)]
+    if missing:
+        raise SettingsError(
+            "NOVABERG_LLM_URL: required for NOVABERG_LLM=openai (no URL for role "
+            f"{', '.join(missing)}), e.g. http://localhost:11434/v1"
+        )
+
+
 class OpenAICompatLLM(TextBackend):
     name = "openai"
 
     def __init__(self, settings: Settings, *, backoff: float = BACKOFF_SECONDS) -> None:
-        missing = [role.value for role in Role if not settings.url_for(role)]
-        if missing:
-            raise SettingsError(
-                "NOVABERG_LLM_URL: required for NOVABERG_LLM=openai (no URL for role "
-                f"{', '.join(missing)}), e.g. http://localhost:11434/v1"
-            )
+        check_settings(settings)
         self.settings = settings
         self.client = JsonClient(
             timeout=settings.llm_timeout,
