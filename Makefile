@@ -1,5 +1,6 @@
 # Novaberg — the two commands a newcomer needs: `make serve` and `make test`.
-# Both create .venv and install what they need; nothing has to be installed by hand.
+# Both create .venv and install what they need. `make test` also needs Debian's chromium
+# for the browser tests: it installs it with apt-get when run as root, else it says so.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.novaberg-installed
 
 # llama-cpp-python built with default flags segfaults at the first token on these
-# CPUs; these flags give a portable build (DESIGN §3). pip caches the wheel.
+# CPUs; these flags give a portable build. pip caches the wheel.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 export HF_HUB_OFFLINE := 1

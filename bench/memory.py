@@ -15,7 +15,7 @@ Short-term (KZG, Redis): one pair with 5 000 entries, `KzgStore.nearest` (exact 
 numpy over the pair) with a cold vector cache and a warm one.
 
     .venv/bin/python bench/memory.py [--sizes 100000,1000000] [--queries 100]
-        [--ef 40,100,200] [--kzg-entries 5000] [--shared-buffers 128MB] [--keep]
+        [--ef 40,100,200,400] [--kzg-entries 5000] [--shared-buffers 128MB] [--keep]
     .venv/bin/python bench/memory.py --reuse /tmp/novaberg-bench-memory-XXXX --sizes 1000000
 
 Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp (never the

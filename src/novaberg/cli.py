@@ -1,4 +1,4 @@
-"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `doctor`, `version`."""
+"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `turn`, `memory`, `doctor`, `version`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """One `Settings` object for the whole process, read from `NOVABERG_*` variables.
 
 Everything configurable lives here so a newcomer finds every knob in one place;
-the README's configuration table is generated from the same field docs.
+the README's configuration table lists the same variables (tests/unit/test_readme.py
+checks the names).
 """
 
 from __future__ import annotations
@@ -128,7 +129,11 @@ class Settings(BaseSettings):
     timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")
     character: str = Field(default="nova", description="Default character id.")
     default_user: str = Field(default="meister", description="User created by make serve.")
-    pixie: bool = Field(default=True, description="Run background jobs and impulses.")
+    pixie: bool = Field(
+        default=True,
+        description="Run the background jobs (memory promotion, decay, distillation); "
+        "appointment reminders run either way.",
+    )
     log_level: str = Field(default="INFO", description="Python log level.")
 
     @field_validator("timezone")

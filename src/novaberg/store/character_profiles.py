@@ -107,7 +107,7 @@ async def set_user_weight(
     now: datetime,
 ) -> None:
     """Store the character's weight of a user in row (character, user), with the wheel it
-    came from (`nutzer_gewichtung_rad`, read by the haltungsraum) and where it came from.
+    came from (`nutzer_gewichtung_rad`, kept for the haltungsraum, not built yet) and where it came from.
 
     Row (character, user) is the one salience reads for `pflicht` (spec pipeline §4).
     """
