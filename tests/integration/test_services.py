@@ -124,16 +124,26 @@ def test_dimension_mismatch_is_reported(endpoints) -> None:  # type: ignore[no-u
         migrate(endpoints.database_url, 768)
 
 
+def _shared_buffers(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers'))")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
 def test_shared_buffers_are_applied_with_one_restart(tmp_path: Path) -> None:
     server = EmbeddedPostgres(tmp_path / "pg", shared_buffers="256MB")
     url = server.start()
     try:
-        with psycopg.connect(url) as conn:
-            row = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers'))")
-            assert row.fetchone()[0] == 256 * 1024 * 1024  # type: ignore[index]
+        assert _shared_buffers(url) == 256 * 1024 * 1024
         assert server.started_here
     finally:
         server.stop()
+    back_to_default = EmbeddedPostgres(tmp_path / "pg", shared_buffers=None)
+    url = back_to_default.start()  # NOVABERG_POSTGRES_SHARED_BUFFERS=default after auto
+    try:
+        assert _shared_buffers(url) == 128 * 1024 * 1024
+    finally:
+        back_to_default.stop()
 
 
 def test_shared_buffers_setting_is_resolved() -> None:

