@@ -32,7 +32,7 @@ from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
-from novaberg.store.users import issue_token, known_characters, register_token
+from novaberg.store.users import issue_token, known_characters, register_token, user_for_token
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,13 @@ async def local_page_token(ctx: AppContext) -> str:
     path = settings.home.expanduser() / PAGE_TOKEN_FILE
     token = path.read_text().strip() if path.exists() else ""
     if token:
-        await register_token(ctx.pool, settings.default_user, token, PAGE_TOKEN_LABEL)
-        return token
+        owner = await user_for_token(ctx.pool, token)
+        if owner in (None, settings.default_user):
+            await register_token(ctx.pool, settings.default_user, token, PAGE_TOKEN_LABEL)
+            return token
+        log.info(
+            "the page token is %s's; NOVABERG_DEFAULT_USER is now %s", owner, settings.default_user
+        )
     issued = await issue_token(ctx.pool, settings.default_user, PAGE_TOKEN_LABEL)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

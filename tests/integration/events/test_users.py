@@ -49,3 +49,24 @@ def test_user_add_rejects_ids_that_break_keys(cli_env: dict[str, str], name: str
     result = CliRunner().invoke(app, ["user", "add", name], env=cli_env)
     assert result.exit_code == 2
     assert "invalid user id" in result.output
+
+
+async def test_page_token_follows_the_default_user(settings: Settings, db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The token kept on disk survives restarts, but not a change of NOVABERG_DEFAULT_USER:
+    the page must log in as the user the setting names."""
+    from types import SimpleNamespace
+
+    from novaberg.api.chat import local_page_token
+    from novaberg.store.users import user_for_token
+
+    def ctx(user: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            settings=settings.model_copy(update={"home": tmp_path, "default_user": user}), pool=db
+        )
+
+    first = await local_page_token(ctx("anna"))  # type: ignore[arg-type]
+    assert await local_page_token(ctx("anna")) == first  # type: ignore[arg-type]
+    changed = await local_page_token(ctx("berta"))  # type: ignore[arg-type]
+    assert changed != first
+    assert await user_for_token(db, changed) == "berta"
+    assert await local_page_token(ctx("berta")) == changed  # type: ignore[arg-type]
