@@ -111,7 +111,10 @@ async def run_dispatch(
     if action == "resume":
         pending = await pending_question(deps.redis, user_id)
         if pending and pending.get("agent_name") == agent.name:
-            pending = await take_pending(deps.redis, user_id) or pending  # delete before resuming
+            # taken (read and deleted at once) before resuming: if another run of this user
+            # took it in between, it is answered there, not a second time here
+            pending = await take_pending(deps.redis, user_id)
+        if pending and pending.get("agent_name") == agent.name:
             resume = True
             parameter = {
                 **(pending.get("parameter") or {}),

@@ -34,6 +34,7 @@ from novaberg.graph.agent_graph import run_agent_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.lease import Leases
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ REMINDER_AROUSAL: Final = 0.6
 """The state a reminder thought is formed in: alert, not alarmed."""
 
 REMINDER_LEASE: Final = 300
-"""Seconds a claim on one reminder lives: far longer than forming its thought, and the
-longest a reminder waits after its worker died."""
+"""Seconds a claim on one reminder lives after its worker died (the longest a reminder
+then waits); while its thought is formed, however long, the worker keeps extending it."""
 
 
 def reminder_event_id(row: dict[str, Any]) -> str:
@@ -65,19 +66,22 @@ async def deliver_due_reminders(deps: GraphDeps) -> int:
     now = datetime.fromtimestamp(deps.clock(), UTC)
     await skip_stale_reminders(deps.pool, now)
     delivered = 0
+    leases = Leases(deps.redis)
     for row in await due_reminders(deps.pool, now):
         user_id = row["user_id"]
         if await has_pending(deps.redis, user_id):
             log.info("reminder %s waits: a question is open for %s", row["id"], user_id)
             continue
         claim = keys.reminder_claim(row["id"])
-        if not await deps.redis.set(claim, "1", nx=True, ex=REMINDER_LEASE):
+        token = await leases.take(claim, REMINDER_LEASE)
+        if token is None:
             continue  # another worker has it
         try:
-            await _deliver(deps, row)
+            async with leases.held(claim, token, REMINDER_LEASE):
+                await _deliver(deps, row)
         except Exception:
             log.exception("reminder %s not queued; retried at the next poll", row["id"])
-            await deps.redis.delete(claim)
+            await leases.release(claim, token)
             continue
         if await mark_reminded(deps.pool, [row["id"]], now) == 1:
             delivered += 1

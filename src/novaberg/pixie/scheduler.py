@@ -26,7 +26,6 @@ import contextlib
 import json
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.gate import ModelGate, Priority
 from novaberg.store import keys
+from novaberg.store.lease import Leases
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ AGEING_CAP: Final = 2.0
 """A due job gains 0.5 priority per hour overdue, at most 2.0 (spec pipeline §9)."""
 
 LANE_LOCK_SECONDS: Final = 600
-"""`pixie:running:{lane}` lives at most 10 minutes if a worker dies mid-job (spec §1.1)."""
+"""`pixie:running:{lane}` lives at most 10 minutes after its worker died mid-job (spec
+§1.1); while the job runs, however long, its worker keeps extending it."""
 
 MAX_ATTEMPTS: Final = 3
 """Failures in a row before a job lands in the failed list (spec pipeline §9: ≤ 3 retries)."""
@@ -64,12 +65,6 @@ LANE_PERIOD: Final[Mapping[str, float]] = {LANE_CPU: 30.0, LANE_LLM: 120.0}
 
 BACKGROUND_GATE_WAIT: Final = 30.0
 """How long a background job waits for a model slot before the run counts as failed."""
-
-# KEYS[1]=lock; ARGV[1]=token — delete only our own lock.
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 @dataclass
@@ -166,7 +161,7 @@ class Scheduler:
         self.redis = context.redis
         self.jobs = {job.name: job for job in jobs}
         self.retry_delay = retry_delay
-        self._release = self.redis.register_script(_RELEASE)
+        self.leases = Leases(self.redis)
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -219,16 +214,17 @@ class Scheduler:
         if await self.paused():
             return TickResult("paused")
         lock = keys.pixie_running(lane or "alle")
-        token = uuid.uuid4().hex
-        if not await self.redis.set(lock, token, nx=True, ex=LANE_LOCK_SECONDS):
+        token = await self.leases.take(lock, LANE_LOCK_SECONDS)
+        if token is None:
             return TickResult("busy")
         try:
             due = await self.candidates(lane)
             if not due:
                 return TickResult("idle")
-            return await self._run(due[0])
+            async with self.leases.held(lock, token, LANE_LOCK_SECONDS):
+                return await self._run(due[0])
         finally:
-            await self._release(keys=[lock], args=[token])
+            await self.leases.release(lock, token)
 
     async def _run(self, winner: Candidate) -> TickResult:
         job = winner.job
