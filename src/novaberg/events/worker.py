@@ -85,8 +85,7 @@ class Worker:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        await self._beat()
-        await self.redis.sadd(keys.worker_registry(), self.worker_id)
+        await self._beat()  # heartbeat first, then registered: never seen dead at start
         self._stop.clear()
         self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")
         self._tasks = [
@@ -135,6 +134,12 @@ class Worker:
     async def _drain_and_fail(self) -> None:
         running = [*self.prompts._running.values(), *self.events._running.values()]
         if running:
+            log.info(
+                "worker %s stopping: waiting up to %.0f s for %d running turn(s)",
+                self.worker_id,
+                self.drain_seconds,
+                len(running),
+            )
             _done, pending = await asyncio.wait(running, timeout=self.drain_seconds)
             for task in pending:
                 task.cancel()
@@ -156,9 +161,12 @@ class Worker:
             await self.stop()
 
     async def _beat(self) -> None:
-        await self.redis.set(
-            keys.worker_heartbeat(self.worker_id), "1", px=int(self.heartbeat_ttl * 1000)
-        )
+        """Refresh the heartbeat and the registration: a worker that was taken for dead
+        (a stalled loop, a lost connection) is watched again from its next beat."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(keys.worker_heartbeat(self.worker_id), "1", px=int(self.heartbeat_ttl * 1000))
+            pipe.sadd(keys.worker_registry(), self.worker_id)
+            await pipe.execute()
 
     async def _housekeeping(self) -> None:
         """Beat and recover until `stop` cancels this task, after the drain."""

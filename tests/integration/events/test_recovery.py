@@ -155,3 +155,15 @@ async def test_a_dead_workers_background_slot_is_freed(
     rescuer = await workers()
     await rescuer.recover_orphans()
     assert await gate.held() == 0
+
+
+async def test_a_worker_taken_for_dead_is_watched_again(workers, redis: aioredis.Redis) -> None:
+    """Another worker removed it from the registry (it had stalled past its heartbeat);
+    its next beat registers it again, so its turns are recovered if it really dies later."""
+    worker = await workers()
+    await redis.srem(keys.worker_registry(), worker.worker_id)
+    for _ in range(100):
+        if await redis.sismember(keys.worker_registry(), worker.worker_id):
+            break
+        await asyncio.sleep(0.02)
+    assert await redis.sismember(keys.worker_registry(), worker.worker_id)

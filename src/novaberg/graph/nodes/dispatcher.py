@@ -205,13 +205,20 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     outcome = await store_writes(state, deps, writes)
     if outcome.session_turn_kern:
         update["session_turn_kern"] = outcome.session_turn_kern
-    # the write log and the session are independent: both round trips at once
-    recorded, session_turn = await asyncio.gather(
+    # the write log and the session are independent: both round trips at once, and a
+    # failure of one is raised only once the other has finished (never left running)
+    logged, written = await asyncio.gather(
         record_pending_writes(
             state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
         ),
         write_session_turn(cast(ConversationState, {**state, **update}), deps, pair),
+        return_exceptions=True,
     )
+    for result in (logged, written):
+        if isinstance(result, BaseException):
+            raise result
+    recorded = cast(int, logged)
+    session_turn = cast(dict[str, Any] | None, written)
     if session_turn is not None:
         update["session_turn_geschrieben"] = True
     summary: dict[str, Any] = {
