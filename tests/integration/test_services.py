@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,6 +36,36 @@ def test_restart_keeps_data(tmp_path: Path) -> None:
         assert _redis(second.redis_url).get("bleibt") == "ja"
         with psycopg.connect(second.database_url) as conn:
             assert conn.execute("SELECT user_id FROM users").fetchall() == [("anna",)]
+
+
+def test_the_last_process_to_stop_stops_the_servers(tmp_path: Path) -> None:
+    """`novaberg api` and `novaberg worker` on one home: whichever stops first leaves the
+    servers to the other; the last one stops them, even if it did not start them."""
+    settings = load_settings(home=tmp_path, llm="scripted")
+    starter, guest = EmbeddedServices(settings), EmbeddedServices(settings)
+    urls = starter.start()
+    try:
+        assert guest.start() == urls
+        starter.stop()
+        assert _redis(urls.redis_url).ping()  # still there for the guest
+        with psycopg.connect(urls.database_url) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        guest.stop()
+    assert not EmbeddedRedis(tmp_path / "redis").is_running()
+    assert not EmbeddedPostgres(tmp_path / "postgres").is_running()
+
+
+def test_a_killed_users_registration_does_not_keep_the_servers(tmp_path: Path) -> None:
+    settings = load_settings(home=tmp_path, llm="scripted")
+    services = EmbeddedServices(settings)
+    services.start()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "embedded-users" / f"{dead.pid}-killed").touch()  # never left
+    services.stop()
+    assert not EmbeddedRedis(tmp_path / "redis").is_running()
+    assert not EmbeddedPostgres(tmp_path / "postgres").is_running()
 
 
 def test_second_start_reuses_running_server(tmp_path: Path) -> None:
