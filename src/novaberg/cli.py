@@ -61,6 +61,7 @@ def serve(
     from novaberg.api.app import create_app
 
     settings = _settings(host=host, port=port)
+    _require_free_port(settings)
     try:
         application = create_app(settings, consumers=True, freeze_heap=True)
     except SettingsError as exc:
@@ -74,6 +75,25 @@ def serve(
         log_level=settings.log_level.lower(),
         access_log=_access_log(settings),
     )
+
+
+def _require_free_port(settings: Settings) -> None:
+    """Refuse at once, before any service starts, when the port is taken (e.g. a second
+    `make serve`): uvicorn would only notice after the whole startup."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((settings.host, settings.port))
+        except OSError as exc:
+            err_console.print(
+                f"[red]{settings.host}:{settings.port} is not available ({exc.strerror}): is "
+                "Novaberg already running? Stop it, or choose another NOVABERG_PORT.[/red]",
+                highlight=False,
+            )
+            raise typer.Exit(2) from None
 
 
 def _access_log(settings: Settings) -> bool:
@@ -93,6 +113,7 @@ def api(
     from novaberg.api.app import create_app
 
     settings = _settings(host=host, port=port)
+    _require_free_port(settings)
     application = create_app(settings, consumers=False, freeze_heap=True)
     console.print(f"Novaberg API {__version__} on http://{settings.host}:{settings.port}")
     uvicorn.run(

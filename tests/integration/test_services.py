@@ -211,3 +211,9 @@ def test_shared_buffers_setting_is_resolved() -> None:
     auto = shared_buffers_for("auto")
     assert auto is not None and auto.endswith("MB")
     assert 128 <= int(auto.removesuffix("MB")) <= 8192
+
+
+def test_a_valkey_that_cannot_start_says_why(tmp_path: Path) -> None:
+    (tmp_path / "redis" / "valkey.log").mkdir(parents=True)  # it cannot open its log
+    with pytest.raises(RuntimeError, match="Can't open the log file"):
+        EmbeddedRedis(tmp_path / "redis").start()

@@ -104,13 +104,19 @@ class EmbeddedRedis:
         self.socket_path.parent.mkdir(parents=True, exist_ok=True)
         config = self.data_dir / "valkey.conf"
         config.write_text(self._config_text())
-        subprocess.run(
+        launched = subprocess.run(
             [str(valkey_binary()), str(config)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
             timeout=START_TIMEOUT,
         )
+        if launched.returncode != 0:
+            said = " ".join(launched.stdout.split()[-40:]) or "nothing"
+            raise RuntimeError(
+                f"embedded Redis (valkey-server) failed to start: {said}; "
+                f"see {self.data_dir / 'valkey.log'}"
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.is_running():

@@ -1,4 +1,5 @@
-"""`novaberg turn` refuses what POST /chat refuses, before it starts anything."""
+"""The CLI refuses bad input and impossible settings with one line and exit code 2,
+before it starts any service."""
 
 from __future__ import annotations
 
@@ -46,4 +47,22 @@ def test_settings_that_contradict_each_other_stop_every_command(
     result = CliRunner().invoke(app, command, env={"NOVABERG_HOME": str(tmp_path), **env})
     assert result.exit_code == 2, result.output
     assert variable in result.output
+    assert not any(tmp_path.iterdir()), "no service was started"
+
+
+@pytest.mark.parametrize("command", ["serve", "api"])
+def test_a_taken_port_is_refused_before_anything_starts(tmp_path: Path, command: str) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            app,
+            [command, "--port", str(port)],
+            env={"NOVABERG_HOME": str(tmp_path), "NOVABERG_LLM": "scripted"},
+        )
+    assert result.exit_code == 2, result.output
+    assert f"127.0.0.1:{port} is not available" in result.output
     assert not any(tmp_path.iterdir()), "no service was started"
