@@ -323,3 +323,26 @@ async def test_requests_waiting_for_a_character_reload_share_it() -> None:
     release.set()
     assert await asyncio.gather(*waiting) == [True, True, False]
     assert loads == 1
+
+
+async def test_oversized_bodies_are_refused_on_every_route(http: httpx.AsyncClient, token) -> None:
+    """The FastAPI routes refuse a body over 1 MiB, declared or streamed (413)."""
+    from novaberg.api.body_limit import MAX_REQUEST_BYTES
+
+    headers = {"Authorization": f"Bearer {await token('anna')}"}
+    big = b'{"name": "' + b"x" * MAX_REQUEST_BYTES + b'"}'
+    declared = await http.post("/agents/notes", content=big, headers=headers)
+    assert declared.status_code == 413
+    assert declared.json()["detail"]["fehler"] == "zu_gross"
+
+    async def chunks():  # no Content-Length: the limit is counted as it arrives
+        yield b'{"name": "'
+        for _ in range(40):
+            yield b"x" * 65_536
+        yield b'"}'
+
+    streamed = await http.post("/agents/notes", content=chunks(), headers=headers)
+    assert streamed.status_code == 413
+    assert (await http.get("/agents/notes", headers=headers)).json() == []
+    small = await http.post("/agents/notes", json={"name": "Liste"}, headers=headers)
+    assert small.status_code == 201
