@@ -145,6 +145,10 @@ def spread_depth(cluster: str | None) -> int:
     return SPREAD_DEPTH.get(cluster or DEFAULT_CLUSTER, SPREAD_DEPTH_DEFAULT)
 
 
+class _AlreadyPromoted(Exception):
+    """Another run of the same promotion job committed first; this one is rolled back."""
+
+
 @dataclass(frozen=True, slots=True)
 class PromotionOutcome:
     """action: neu | verstaerkt | reaktiviert | schon_befoerdert | verfallen."""
@@ -274,20 +278,16 @@ class LongTermMemory:
             fields.get("character_id") or str(job["character_id"]),
         )
         async with self.pool.connection() as conn:
-            done = await lzg.node_by_source(conn, key)
+            done = await lzg.promoted_to(conn, key)
         if done is not None:
-            return PromotionOutcome("schon_befoerdert", key, int(done["id"]))
+            return PromotionOutcome("schon_befoerdert", key, done)
         async with slot():
             vector = (await self.model.embed([fields["inhalt"]]))[0]
         now = _dt(self.clock())
-        async with self.pool.connection() as conn, conn.transaction():
-            best = await lzg.nearest(conn, pair, vector, 1, active_only=False)
-            if best and float(best[0]["cosine"]) >= MATCH_THRESHOLD:
-                outcome = await self._reinforce(conn, key, best[0], now)
-            else:
-                outcome = await self._create(conn, pair, key, fields, vector, now)
-            if outcome.node_id is not None:
-                await lzg.link_turn(conn, key, outcome.node_id)
+        try:
+            outcome = await self._carry(pair, key, fields, vector, now)
+        except _AlreadyPromoted:
+            return PromotionOutcome("schon_befoerdert", key)
         await self.redis.set(keys.profile_dirty(pair), "1")
         log.info(
             "promotion %s: %s node %s (cos %s, %d edges)",
@@ -297,6 +297,28 @@ class LongTermMemory:
             None if outcome.cosine is None else round(outcome.cosine, 4),
             outcome.edges,
         )
+        return outcome
+
+    async def _carry(
+        self,
+        pair: Pair,
+        key: str,
+        fields: Mapping[str, str],
+        vector: Sequence[float],
+        now: datetime,
+    ) -> PromotionOutcome:
+        """Create, reinforce or reactivate a node for `key`, recorded in the same
+        transaction; `_AlreadyPromoted` (all undone) if another run recorded it first."""
+        async with self.pool.connection() as conn, conn.transaction():
+            best = await lzg.nearest(conn, pair, vector, 1, active_only=False)
+            if best and float(best[0]["cosine"]) >= MATCH_THRESHOLD:
+                outcome = await self._reinforce(conn, key, best[0], now)
+            else:
+                outcome = await self._create(conn, pair, key, fields, vector, now)
+            if outcome.node_id is not None:
+                await lzg.link_turn(conn, key, outcome.node_id)
+                if not await lzg.record_promotion(conn, key, outcome.node_id, outcome.action):
+                    raise _AlreadyPromoted(key)  # a concurrent run committed first
         return outcome
 
     async def _reinforce(

@@ -115,6 +115,29 @@ async def node_by_source(conn: AsyncConnection[Any], kzg_key: str) -> dict[str, 
     return await cur.fetchone()
 
 
+async def promoted_to(conn: AsyncConnection[Any], kzg_key: str) -> int | None:
+    """The node a short-term key was carried into, if it was promoted already."""
+    cur = await conn.execute(
+        "SELECT lzg_id FROM lzg_befoerderung WHERE kzg_key = %s"
+        " UNION ALL SELECT id FROM lzg_knoten WHERE kzg_quell_key = %s LIMIT 1",
+        (kzg_key, kzg_key),
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row["lzg_id"])
+
+
+async def record_promotion(
+    conn: AsyncConnection[Any], kzg_key: str, node_id: int, action: str
+) -> bool:
+    """Record the promotion of `kzg_key`; False if it was recorded already."""
+    cur = await conn.execute(
+        "INSERT INTO lzg_befoerderung (kzg_key, lzg_id, aktion) VALUES (%s, %s, %s)"
+        " ON CONFLICT (kzg_key) DO NOTHING",
+        (kzg_key, node_id, action),
+    )
+    return cur.rowcount == 1
+
+
 async def get_node(conn: AsyncConnection[Any], node_id: int) -> dict[str, Any] | None:
     cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = %s", (node_id,))
     return await cur.fetchone()

@@ -143,6 +143,13 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
         count = await (await conn.execute("SELECT count(*) AS n FROM lzg_knoten")).fetchone()
     assert count["n"] == 1
 
+    # the job runs again (its worker died after the commit): the node is not reinforced twice
+    repeated = await memory.promote(job(second))
+    assert repeated.action == "schon_befoerdert" and repeated.node_id == created.node_id
+    assert (await node(db, created.node_id))["gewicht_roh"] == pytest.approx(
+        0.95 + REINFORCEMENT_BOOST
+    )
+
 
 async def test_new_node_gets_two_directed_edges_per_joining_layer(
     memory: LongTermMemory, store: KzgStore, model: ModelLayer, db: AsyncConnectionPool
