@@ -19,6 +19,8 @@ from pathlib import Path
 
 import redis
 
+from novaberg.runtime.pids import pid_alive
+
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 15.0
@@ -38,16 +40,6 @@ def valkey_binary() -> Path:
     if not binary.exists():
         raise RuntimeError(f"valkey-server binary missing at {binary}")
     return binary
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass
@@ -92,7 +84,7 @@ class EmbeddedRedis:
 
     def is_running(self) -> bool:
         pid = self.read_pid()
-        return pid is not None and _pid_alive(pid) and self.ping()
+        return pid is not None and pid_alive(pid) and self.ping()
 
     def start(self) -> str:
         """Start (or reuse) the server and return its URL."""
@@ -132,21 +124,21 @@ class EmbeddedRedis:
     def stop(self) -> None:
         """Stop the server gracefully (it writes its RDB snapshot on SIGTERM)."""
         pid = self.read_pid()
-        if pid is None or not _pid_alive(pid):
+        if pid is None or not pid_alive(pid):
             self._clear_stale()
             return
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT
-        while time.monotonic() < deadline and _pid_alive(pid):
+        while time.monotonic() < deadline and pid_alive(pid):
             time.sleep(0.05)
-        if _pid_alive(pid):
+        if pid_alive(pid):
             log.warning("embedded Redis (pid %s) ignored SIGTERM; killing it", pid)
             os.kill(pid, signal.SIGKILL)
         self._clear_stale()
 
     def _clear_stale(self) -> None:
         pid = self.read_pid()
-        if pid is not None and _pid_alive(pid):
+        if pid is not None and pid_alive(pid):
             return
         for path in (self.pid_file, self.socket_path):
             path.unlink(missing_ok=True)

@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from novaberg.runtime.pids import pid_alive
+
 
 class ServiceUsers:
     def __init__(self, home: Path) -> None:
@@ -59,18 +61,8 @@ class ServiceUsers:
         alive = 0
         for entry in self.directory.iterdir():
             pid = entry.name.partition("-")[0]
-            if pid.isdigit() and _pid_alive(int(pid)):
+            if pid.isdigit() and pid_alive(int(pid)):
                 alive += 1
             else:
                 entry.unlink(missing_ok=True)
         return alive
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
