@@ -47,11 +47,13 @@ RULES = [
         "schema": "ThinkerCheck",
         "output": {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""},
     },
-    # Nova takes a moment to answer, so a person can type while a turn runs.
+    # Nova takes a moment to answer, so a person can type while a turn runs (the real
+    # model takes half a minute; on a loaded machine Chromium types slowly, so the
+    # margin must be wide or the first answer leaves before the third message)
     {
         "match": "Antworte kurz und natürlich",
         "output": "Schön, von dir zu hören!",
-        "latency_ms": 1500,
+        "latency_ms": 5000,
     },
 ]
 
@@ -114,6 +116,7 @@ def page(served: ServerThread) -> Iterator[Page]:
         try:
             tab = browser.new_page()
             tab.set_default_timeout(WAIT_MS)
+            expect.set_options(timeout=WAIT_MS)  # expectations wait as long as actions
             tab.goto(served.url)
             expect(tab.locator("#connection")).to_have_text("verbunden")
             yield tab
