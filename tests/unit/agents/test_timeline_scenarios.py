@@ -136,8 +136,28 @@ async def test_s14_same_title_same_day_is_duplicate(deps: GraphDeps, scripted: S
     assert "timeline_id" not in out or out["timeline_id"] is None
 
 
-async def test_s14_same_title_other_day_is_new(deps: GraphDeps, scripted: ScriptedLLM) -> None:
+async def test_s14_upcoming_same_title_on_another_day_is_a_duplicate(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Scenario 14: an active 'Zahnarzt' exists; "Zahnarzt am Montag um 9" adds no row and
+    says when the existing one is."""
     await entry(deps, "Zahnarzt", THURSDAY_14)
+    classify_as(
+        scripted,
+        "Zahnarzt am Montag um 9",
+        action="create",
+        target="Zahnarzt",
+        zeitausdruck="am Montag um 9",
+    )
+    out = await run_turn(deps, "Zahnarzt am Montag um 9", "timeline")
+    assert len(await rows(deps)) == 1
+    assert "bereits eingetragen" in last(out).ergebnis and "06.08.2026" in last(out).ergebnis
+
+
+async def test_a_past_appointment_of_that_title_does_not_block(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    await entry(deps, "Zahnarzt", NOW - timedelta(days=120))  # last check-up
     classify_as(
         scripted,
         "Zahnarzt am Montag um 9",

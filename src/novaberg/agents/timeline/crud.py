@@ -79,10 +79,12 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     precision = "minute" if vector.clock_recognised else "day"
     if precision == "day":
         when = display.local_midnight(when.date(), tz)
-    start, end = display.day_window(when.date(), tz)
-    duplicates = await repo.same_title_between(deps.pool, user_id, title, start, end)
-    if duplicates:
-        shown = display.datum(duplicates[0], tz)
+    # an upcoming entry of that title (from today on) is taken as the same appointment:
+    # the person hears when it is and can move it instead (spec agents.md §7 scenario 14)
+    today = display.local_midnight(now.astimezone(tz).date(), tz)
+    duplicate = await repo.upcoming_with_title(deps.pool, user_id, title, today)
+    if duplicate is not None:
+        shown = display.datum(duplicate, tz)
         return _done(f"'{title}' ist am {shown} bereits eingetragen.", parameter, "duplikat")
     entry_id = await repo.insert(
         deps.pool,

@@ -170,17 +170,18 @@ async def in_range(
         return cast(list[dict[str, Any]], await cur.fetchall())
 
 
-async def same_title_between(
-    pool: AsyncConnectionPool, user_id: str, title: str, start: datetime, end: datetime
-) -> list[dict[str, Any]]:
-    """Duplicate check: active entries with the same title (case-insensitive) in [start, end)."""
+async def upcoming_with_title(
+    pool: AsyncConnectionPool, user_id: str, title: str, since: datetime
+) -> dict[str, Any] | None:
+    """Duplicate check (spec agents.md §7 scenario 14): the first active entry whose title
+    contains `title` and that lies at or after `since`. Past entries never block."""
     async with pool.connection() as conn:
         cur = await conn.execute(
             f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
-            " AND lower(title) = lower(%s) AND event_time >= %s AND event_time < %s",
-            (user_id, title.strip(), start, end),
+            " AND title ILIKE %s AND event_time >= %s ORDER BY event_time LIMIT 1",
+            (user_id, f"%{_escape_like(title.strip())}%", since),
         )
-        return cast(list[dict[str, Any]], await cur.fetchall())
+        return cast(dict[str, Any] | None, await cur.fetchone())
 
 
 async def deactivate(pool: AsyncConnectionPool, user_id: str, entry_id: int, now: datetime) -> None:
