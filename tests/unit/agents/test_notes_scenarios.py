@@ -252,3 +252,38 @@ async def test_model_failure_is_a_fault_not_a_guess(deps: GraphDeps, scripted: S
     out = await run_turn(deps, "Schreib auf: Milch", "notizen")
     assert last(out).status == "fehler"
     assert await all_notes(deps) == []
+
+
+async def test_append_after_choosing_a_note_appends_the_utterance_not_the_answer(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    await note(deps, "Ideen Urlaub", "Berge", typ="idee")
+    second = await note(deps, "Ideen Geschenke", "Buch", typ="idee")
+    said = "Häng an die Ideen: Kochkurs für Mama"
+    classify_as(scripted, said, action="append", target="Ideen")
+    out = await run_turn(deps, said, "notizen")
+    assert last(out).status == "rueckfrage"
+
+    await run_turn(deps, "die zweite", action="resume")
+    texts = {r["id"]: r["text"] for r in await all_notes(deps)}
+    assert texts[second] == f"Buch\n{said}"
+    assert "die zweite" not in "".join(texts.values())
+
+
+async def test_approving_a_missing_note_keeps_the_item_without_listed_elements(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Spec §3.1 resume: the created note holds the item; with no elements from the
+    classifier it is drafted from the original utterance, not from the answer "ja"."""
+    said = "Setz Zimt auf den Backzettel"
+    classify_as(scripted, said, action="add_content", target="Backzettel")
+    await run_turn(deps, said, "notizen")
+    scripted.add(
+        rf"Original: {said}",
+        {"name": "egal", "typ": "einkauf", "text": "Zimt", "themen": []},
+        schema="NoteDraft",
+    )
+    out = await run_turn(deps, "ja", action="resume")
+    rows = await all_notes(deps)
+    assert len(rows) == 1 and rows[0]["name"] == "Backzettel" and rows[0]["text"] == "Zimt"
+    assert last(out).status == "abgeschlossen"

@@ -65,16 +65,14 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         target = str(parameter.get("target") or "")
         if consent is Consent.APPROVE:
             items = list(parameter.get("elemente") or [])
-            parameter = {
-                **_clean(parameter),
-                "aktion": "create",
-                "entwurf": {
+            parameter = {**_clean(parameter), "aktion": "create"}
+            if items:  # else the note is drafted from the original utterance: it holds the item
+                parameter["entwurf"] = {
                     "name": target,
                     "typ": repo.normalise_type("", target),
                     "text": ", ".join(items),
                     "themen": [],
-                },
-            }
+                }
             return {
                 "aufgabe": parameter.get("original_aufgabe") or state.get("aufgabe", ""),
                 "parameter": parameter,

@@ -102,7 +102,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 "original_aufgabe": state.get("aufgabe", ""),
                 "frage": f"Es gibt noch keine Notiz '{target}'. Soll ich sie anlegen?",
             }
-            parameter["frage_typ"] = "nicht_gefunden"
+            parameter.update(frage_typ="nicht_gefunden", original_aufgabe=state.get("aufgabe", ""))
             return ask("suchen", json.dumps(question, ensure_ascii=False), parameter)
         label = f"'{target}'" if target else "dazu"
         return fail("suchen", f"Ich habe keine Notiz {label} gefunden.")
@@ -116,7 +116,12 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             "kandidaten": kandidaten,
             "frage": "Welche Notiz meinst du?",
         }
-        parameter.update(frage_typ="disambiguierung", kandidaten=kandidaten)
+        # the utterance is kept: the answer ("die zweite") is not what to append
+        parameter.update(
+            frage_typ="disambiguierung",
+            kandidaten=kandidaten,
+            original_aufgabe=state.get("aufgabe", ""),
+        )
         return ask("suchen", json.dumps(question, ensure_ascii=False, default=str), parameter)
 
     hit = hits[0]
