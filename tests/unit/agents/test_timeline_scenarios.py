@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+import pytest
 from agent_turns import BERLIN, NOW, last, run_turn
 
 from novaberg.agents.pending import pending_question
 from novaberg.agents.timeline import repository as repo
+from novaberg.agents.timeline.search import time_window
 from novaberg.graph.contract import GraphDeps
 from novaberg.llm.scripted import ScriptedLLM
 
@@ -244,3 +246,30 @@ async def test_replace_is_one_transaction(deps: GraphDeps) -> None:
         raise AssertionError("an entry without a title must not be stored")
     by_id = {row["id"]: row for row in await rows(deps)}
     assert by_id[new_id]["aktiv"] and len(by_id) == 2
+
+
+async def test_read_this_week_lists_only_this_week(deps: GraphDeps, scripted: ScriptedLLM) -> None:
+    await entry(deps, "Friseur", datetime(2026, 8, 1, 10, 0, tzinfo=BERLIN))  # Saturday
+    await entry(deps, "Steuerberater", datetime(2026, 8, 5, 9, 0, tzinfo=BERLIN))  # next week
+    classify_as(scripted, "Was steht diese Woche an", action="read", zeitausdruck="diese Woche")
+    out = await run_turn(deps, "Was steht diese Woche an?", "timeline")
+    assert last(out).status == "abgeschlossen"
+    assert "Friseur" in out["task_block"] and "Steuerberater" not in out["task_block"]
+
+
+@pytest.mark.parametrize(
+    ("said", "start", "end"),
+    [
+        ("diese Woche", date(2026, 7, 27), date(2026, 8, 3)),
+        ("this week", date(2026, 7, 27), date(2026, 8, 3)),
+        ("nächste Woche", date(2026, 8, 3), date(2026, 8, 10)),
+        ("diesen Monat", date(2026, 7, 1), date(2026, 8, 1)),
+        ("am Wochenende", date(2026, 8, 1), date(2026, 8, 3)),
+        ("nächstes Wochenende", date(2026, 8, 8), date(2026, 8, 10)),
+        ("morgen", date(2026, 8, 1), date(2026, 8, 2)),
+    ],
+)
+def test_spoken_periods_become_windows(said: str, start: date, end: date) -> None:
+    window = time_window(said, NOW, BERLIN)  # NOW: Friday 31.07.2026
+    assert window is not None
+    assert (window[0].date(), window[1].date()) == (start, end)

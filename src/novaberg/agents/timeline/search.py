@@ -1,7 +1,8 @@
 """Timeline search node: find the entries a read, change or delete is about.
 
 By title (ILIKE, any date) when the classifier named one; otherwise by the time
-expression's local day (its week for "Woche", its month for "Monat"), else the
+expression's local day (its week for "Woche", its month for "Monat"; "diese Woche",
+"diesen Monat" and "Wochenende" name the current or coming period), else the
 default window now − 3 d … now + 14 d (spec agents.md §3.2). Several hits for a
 change: exactly one in the future is taken, else the user chooses.
 """
@@ -9,7 +10,7 @@ change: exactly one in the future is taken, else the user chooses.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -25,17 +26,46 @@ if TYPE_CHECKING:
 AGENT = "timeline"
 
 
+NEXT_WORDS = ("nächst", "naechst", "kommend", "next", "coming")
+
+
 def time_window(text: str, now: datetime, tz: ZoneInfo) -> tuple[datetime, datetime] | None:
+    lowered = text.lower()
+    if "wochenende" in lowered or "weekend" in lowered:
+        return _weekend(now, tz, following=any(word in lowered for word in NEXT_WORDS))
     vector = parse_time(text, now=now, tz=tz)
     if vector is None:
-        return None
+        return _current_period(lowered, now, tz)
     day = vector.when.astimezone(tz).date()
-    lowered = text.lower()
     if "woche" in lowered or "week" in lowered:
         return display.week_window(day, tz)
     if "monat" in lowered or "month" in lowered:
         return display.month_window(day, tz)
     return display.day_window(day, tz)
+
+
+def _current_period(lowered: str, now: datetime, tz: ZoneInfo) -> tuple[datetime, datetime] | None:
+    """ "diese Woche", "this month": the week or month we are in (the parser names days,
+    not periods)."""
+    today = now.astimezone(tz).date()
+    if "woche" in lowered or "week" in lowered:
+        return display.week_window(today, tz)
+    if "monat" in lowered or "month" in lowered:
+        return display.month_window(today, tz)
+    return None
+
+
+def _weekend(now: datetime, tz: ZoneInfo, *, following: bool) -> tuple[datetime, datetime]:
+    """Saturday and Sunday: this one (the one we are in, or the coming one), or the next."""
+    today = now.astimezone(tz).date()
+    saturday = today + timedelta(days=(5 - today.weekday()) % 7)
+    if today.weekday() == 6:  # Sunday: this weekend began yesterday
+        saturday = today - timedelta(days=1)
+    if following:
+        saturday += timedelta(days=7)
+    return display.local_midnight(saturday, tz), display.local_midnight(
+        saturday + timedelta(days=2), tz
+    )
 
 
 def _done(message: str, **extra: Any) -> dict[str, Any]:
