@@ -192,9 +192,16 @@ async def test_simple_chat_main_path(
 
     # one pipeline_log row per node run, quelle character
     await deps.log.flush()  # type: ignore[union-attr]
-    rows = [r for r in await read_turn(deps.pool, payload["turn_id"]) if r["quelle"] == "character"]
+    logged = await read_turn(deps.pool, payload["turn_id"])
+    rows = [r for r in logged if r["quelle"] == "character" and r["art"] != "turn_roh"]
     assert [r["node"] for r in rows] == MAIN_PATH
     assert all(r["ergebnis"] == "ok" for r in rows)
+    # and the raw turn, once, kept when the rest of the log ages out
+    (raw,) = [r for r in logged if r["art"] == "turn_roh"]
+    assert raw["inhalt"]["user_prompt"] == "Wie geht's dir?"
+    assert raw["inhalt"]["response"] == ANSWER
+    assert raw["inhalt"]["nova_emotion"]["emotion"] == "zufriedenheit"
+    assert raw["inhalt"]["herkunft"] == "nutzer_turn"
 
 
 ASSISTANT_TURN_FIELDS = {

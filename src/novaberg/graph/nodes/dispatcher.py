@@ -7,6 +7,7 @@
   `nachrichten_ids`.
 - Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
   every write is recorded in `pending_writes_log` with what became of it.
+- Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
 
 Unlike the seed's code (spec pipeline §5: "without pending_writes no session turn"), the
 turn is written whether or not salience produced writes: a failed salience must not erase
@@ -26,7 +27,7 @@ from psycopg.types.json import Jsonb
 from novaberg.agents.markers import session_marker
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
-from novaberg.graph.reiz import stimulus_origin
+from novaberg.graph.reiz import stimulus_origin, stimulus_text
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.bridge import (
     KzgWriteOutcome,
@@ -196,6 +197,31 @@ async def write_session_turn(
     return summary
 
 
+def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
+    """The `turn_roh` row of an answered turn (spec pipeline §1.2, §5): stimulus, answer,
+    both emotions and origin, kept forever when the rest of pipeline_log ages out."""
+    response = state.get("response") or ""
+    if not response.strip() or deps.log is None:
+        return
+    external = state.get("external") or Personality()
+    internal = state.get("internal") or InternalPersonality()
+    deps.log.add(
+        quelle=str(state.get("graph_rolle") or "character"),
+        node="dispatcher",
+        art="turn_roh",
+        turn_id=state.get("turn_id"),
+        inhalt={
+            "user_prompt": stimulus_text(state),
+            "response": response,
+            "user_emotion": external.emotion.to_dict(),
+            "nova_emotion": internal.emotion.to_dict(),
+            "herkunft": stimulus_origin(state),
+        },
+        user_id=state["user_id"],
+        character_id=state["character_id"],
+    )
+
+
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Store the run's memories, then write the session turn (once, complete)."""
     update: dict[str, Any] = {}
@@ -221,6 +247,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     session_turn = cast(dict[str, Any] | None, written)
     if session_turn is not None:
         update["session_turn_geschrieben"] = True
+        record_raw_turn(state, deps)
     summary: dict[str, Any] = {
         "pending_writes": (
             {
