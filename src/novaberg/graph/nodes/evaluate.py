@@ -7,6 +7,13 @@ written to `evaluate_entscheidung`, and the node writes `correction_round` and
 `max_corrections` back on every path: only the two side by side tell an answer that used
 up its rounds from one that was accepted (seed 002 §4.7a).
 
+**Times nobody backs.** In a turn where task agents acted, an answer that states a date,
+weekday or clock time which neither the person said, nor an agent that completed reported,
+nor the memory it was written from contains (an appointment confirmed for another day than
+the one stored, or one that failed) is raised from ok to warnung and the corrector is told
+to drop it (spec pipeline §6; `graph/time_claims.py`). Without agents the thinker checks
+facts; this node does not.
+
 **Fallback language (decision).** The seed's fallback is German. The answer should follow
 the user's language, so when the stimulus *looks English* (a small stop-word count, no
 language model involved) the English version is used; everything else gets the German text.
@@ -22,6 +29,7 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
 from novaberg.graph.reiz import StimulusError, stimulus_text
 from novaberg.graph.state import ConversationState
+from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +148,26 @@ def fallback_text(stimulus: str) -> str:
     return FALLBACK_EN if looks_english(stimulus) else FALLBACK_DE
 
 
+def made_up_times(state: ConversationState, stimulus: str) -> list[str]:
+    """In a turn where task agents acted: the times the answer states that neither the
+    person, nor a completed agent result, nor the memory context backs. Without an agent
+    nothing is checked here (the thinker fact-checks such answers)."""
+    results = state.get("agent_results")
+    if not results:
+        return []
+    sources = [stimulus, *completed_agent_texts(results), state.get("memory_context") or ""]
+    return unbacked_times(state.get("response") or "", sources)
+
+
+def time_order(claims: list[str]) -> str:
+    """The correction order for times the answer states without backing."""
+    return (
+        f"Zeitangaben: Die Antwort nennt {', '.join(claims)}, ohne dass der Nutzer das "
+        "gesagt oder ein abgeschlossener Auftrag es ergeben hat. Nenne keine Termine, "
+        "Daten oder Uhrzeiten, die nicht belegt sind."
+    )
+
+
 def decide(verdict: str, correction_round: int, max_corrections: int) -> str:
     """ok → ok; rounds left → correct; at the max warnung → ok, ablehnen → fallback."""
     if verdict == VOTE_OK:
@@ -167,18 +195,33 @@ async def evaluate(
     limit = _limit(state, max_corrections)
     rounds = int(state.get("correction_round") or 0)
     verdict = state.get("tribunal_verdict") or ""
+    try:
+        stimulus = stimulus_text(state)
+    except StimulusError:
+        stimulus = ""
+    update: dict[str, Any] = {}
+    made_up = made_up_times(state, stimulus)
+    if made_up:  # spec §6: a time nobody backs is at least a warning, with an order to fix it
+        if verdict == VOTE_OK:
+            verdict = VOTE_WARN
+        update["tribunal_verdict"] = verdict
+        update["tribunal_summary"] = "\n".join(
+            part for part in (state.get("tribunal_summary") or "", time_order(made_up)) if part
+        )
     decision = decide(verdict, rounds, limit)
-    update: dict[str, Any] = {
+    update |= {
         "evaluate_entscheidung": decision,
         "correction_round": rounds,
         "max_corrections": limit,
-        "_log": {"urteil": verdict, "entscheidung": decision, "runde": rounds, "max": limit},
+        "_log": {
+            "urteil": verdict,
+            "entscheidung": decision,
+            "runde": rounds,
+            "max": limit,
+            **({"unbelegte_zeiten": made_up} if made_up else {}),
+        },
     }
     if decision == DECISION_FALLBACK:
-        try:
-            stimulus = stimulus_text(state)
-        except StimulusError:
-            stimulus = ""
         update["response"] = fallback_text(stimulus)
         log.warning(
             "evaluate: tribunal rejected the answer after %d correction rounds; "
