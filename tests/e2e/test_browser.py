@@ -39,6 +39,13 @@ WAIT_MS = 30_000
 
 APPROVE = {"score": 0.05, "direktiven_score": 0.05, "begruendung": ""}
 RULES = [
+    # plain conversation: a hash-derived router decision could start a task agent, and a
+    # turn in which an agent acted is never superseded
+    {
+        "match": ".*",
+        "schema": "RouterDecision",
+        "output": {"needs_memory": True, "momentum": "mid", "management_action": ""},
+    },
     {"match": ".*", "schema": "JuristVerdict", "output": APPROVE},
     {"match": ".*", "schema": "PsychologistVerdict", "output": APPROVE},
     {"match": ".*", "schema": "EthicistVerdict", "output": APPROVE},

@@ -93,9 +93,16 @@ RESPONDER = r"Antworte kurz und natürlich"
 
 APPROVE = {"score": 0.05, "direktiven_score": 0.05, "begruendung": ""}
 
+CONVERSATION = {"needs_memory": True, "momentum": "mid", "management_action": ""}
+"""The router's plain answer: talk, no task agent. Without it the scripted model derives
+the decision from a hash of the prompt (which holds the date), and a turn in which an agent
+happened to act is never superseded."""
+
 
 def script_approval(scripted: Any) -> None:
-    """Tribunal and thinker let every answer pass unchanged (no hash-dependent corrections)."""
+    """The router routes to conversation; tribunal and thinker let every answer pass
+    unchanged (no hash-dependent agents or corrections)."""
+    scripted.add(".*", CONVERSATION, schema="RouterDecision")
     for schema in ("JuristVerdict", "PsychologistVerdict", "EthicistVerdict"):
         scripted.add(".*", APPROVE, schema=schema)
     scripted.add(

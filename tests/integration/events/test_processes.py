@@ -16,32 +16,38 @@ from pathlib import Path
 
 import httpx
 import pytest
-from event_helpers import APPROVE, RESPONDER, Socket, free_port
+from event_helpers import APPROVE, CONVERSATION, RESPONDER, Socket, free_port
 from websockets.asyncio.client import connect
 
 from novaberg.runtime.services import Endpoints
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
-RULES = [
-    {"match": ".*", "schema": name, "output": APPROVE}
-    for name in ("JuristVerdict", "PsychologistVerdict", "EthicistVerdict")
-] + [
-    {
-        "match": ".*",
-        "schema": "ThinkerCheck",
-        "output": {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""},
-    },
-    # the first answer takes its time, so the test's next two messages surely arrive
-    # before it leaves (on a loaded machine a stage reaches the socket late)
-    {
-        "match": f"(?s)Erste Nachricht.*{RESPONDER}|{RESPONDER}.*Erste Nachricht",
-        "output": "Antwort aus einem Worker.",
-        "latency_ms": 3000,
-        "times": 1,
-    },
-    {"match": RESPONDER, "output": "Antwort aus einem Worker.", "latency_ms": 400},
-]
+RULES = (
+    [
+        {"match": ".*", "schema": "RouterDecision", "output": CONVERSATION},
+    ]
+    + [
+        {"match": ".*", "schema": name, "output": APPROVE}
+        for name in ("JuristVerdict", "PsychologistVerdict", "EthicistVerdict")
+    ]
+    + [
+        {
+            "match": ".*",
+            "schema": "ThinkerCheck",
+            "output": {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""},
+        },
+        # the first answer takes its time, so the test's next two messages surely arrive
+        # before it leaves (on a loaded machine a stage reaches the socket late)
+        {
+            "match": f"(?s)Erste Nachricht.*{RESPONDER}|{RESPONDER}.*Erste Nachricht",
+            "output": "Antwort aus einem Worker.",
+            "latency_ms": 3000,
+            "times": 1,
+        },
+        {"match": RESPONDER, "output": "Antwort aus einem Worker.", "latency_ms": 400},
+    ]
+)
 
 
 @pytest.fixture
