@@ -54,13 +54,11 @@ RULES = [
         "schema": "ThinkerCheck",
         "output": {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""},
     },
-    # Nova takes a moment to answer, so a person can type while a turn runs (the real
-    # model takes half a minute; on a loaded machine Chromium types slowly, so the
-    # margin must be wide or the first answer leaves before the third message)
+    # Nova takes a moment to answer, so a person can type while a turn runs.
     {
         "match": "Antworte kurz und natürlich",
         "output": "Schön, von dir zu hören!",
-        "latency_ms": 5000,
+        "latency_ms": 2000,
     },
 ]
 
