@@ -231,3 +231,23 @@ async def test_a_failed_link_does_not_cost_the_write_log(
     finally:
         async with deps.pool.connection() as conn:
             await conn.execute("ALTER TABLE verbindung DROP CONSTRAINT nie")
+
+
+async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Storing in short-term memory fails (here: Redis refuses, the pair's index key holds
+    the wrong type): the turn goes on, the session has what was said, and the write is
+    logged as failed with its data."""
+    from novaberg.store.keys import kzg_index
+
+    script_human(scripted)
+    await deps.redis.set(kzg_index(PAIR), "kein Set")  # WRONGTYPE for the create script
+    turn = _turn(SHORT)
+    nodes, final = await _run(runtime, turn)
+    assert nodes == ["perception", "enricher", "ei_calc", "salience", "dispatcher"]
+    (stored,) = await read_turns(deps.redis, PAIR)
+    assert stored["inhalt"] == SHORT and stored["turn_id"] == turn.turn_id
+    assert final["session_turn_geschrieben"] is True
+    (row,) = await _pending_rows(deps, turn.turn_id)
+    assert row["ergebnis"] == "fehlgeschlagen" and row["daten"]["segment"] == SHORT

@@ -10,8 +10,9 @@
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
 
 Unlike the seed's code (spec pipeline §5: "without pending_writes no session turn"), the
-turn is written whether or not salience produced writes: a failed salience must not erase
-what was said from the conversation.
+turn is written whether or not salience produced writes, and also when storing them in
+short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
+failed memory write must not erase what was said from the conversation.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 GRAPH_AGENT: Final = "agent"
 WRITE_OPEN: Final = "offen"
 """pending_writes_log.ergebnis of a write nobody carried out yet."""
+WRITE_FAILED: Final = "fehlgeschlagen"
+"""pending_writes_log.ergebnis when storing failed; the row keeps the write's data."""
 
 _PENDING_SQL: Final = (
     "INSERT INTO pending_writes_log (turn_id, user_id, character_id, quelle, ziel, aktion,"
@@ -228,7 +231,16 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     pair = Pair(state["user_id"], state["character_id"])
 
     writes = list(state.get("pending_writes") or [])
-    outcome = await store_writes(state, deps, writes)
+    try:
+        outcome = await store_writes(state, deps, writes)
+    except Exception:  # what was said stays in the conversation; the writes stay in the log
+        log.exception(
+            "dispatcher: short-term memory writes of turn %s failed; recorded as %r, "
+            "the session turn is written anyway",
+            state.get("turn_id"),
+            WRITE_FAILED,
+        )
+        outcome = KzgWriteOutcome(results=[WRITE_FAILED] * len(writes))
     if outcome.session_turn_kern:
         update["session_turn_kern"] = outcome.session_turn_kern
     # the write log and the session are independent: both round trips at once, and a
