@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from novaberg.agents.base import AgentResult
+
 _MONTHS = (
     "januar|februar|märz|maerz|april|mai|juni|juli|august|september|oktober|november|"
     "dezember|january|february|march|may|june|july|october|december"
@@ -90,14 +92,5 @@ def unbacked_times(answer: str, sources: Iterable[str]) -> list[str]:
 
 def completed_agent_texts(agent_results: Iterable[Any] | None) -> list[str]:
     """What the task agents that completed this turn reported."""
-    texts = []
-    for result in agent_results or []:
-        status = getattr(result, "status", None) or (
-            result.get("status") if isinstance(result, dict) else None
-        )
-        ergebnis = getattr(result, "ergebnis", None) or (
-            result.get("ergebnis") if isinstance(result, dict) else None
-        )
-        if status == "abgeschlossen" and ergebnis:
-            texts.append(str(ergebnis))
-    return texts
+    results = (AgentResult.coerce(r) for r in agent_results or [])
+    return [str(r.ergebnis) for r in results if r.status == "abgeschlossen" and r.ergebnis]
