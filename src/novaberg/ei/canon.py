@@ -1,7 +1,8 @@
 """The emotion canon: 16 emotions + neutral, their sectors, groups and per-emotion constants.
 
-Everything here comes from spec emotion §2. Sectors follow an 8-spoke wheel; each sector has
-an intense and a moderate emotion. German emotion names are data values and stay verbatim.
+Sectors follow an 8-spoke wheel; each sector has an intense and a moderate emotion. German
+emotion names are data values and stay verbatim. The rules: docs/behaviour/emotion.md#canon,
+docs/behaviour/emotion.md#canonicalisation, docs/behaviour/emotion.md#arousal-reading.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Final
 logger = logging.getLogger(__name__)
 
 NEUTRAL: Final = "neutral"
-"""The sectorless 17th emotion (spec emotion §2)."""
+"""The sectorless 17th emotion."""
 
 SECTOR_COUNT: Final = 8
-"""Number of sectors on the wheel; distances wrap around it (spec emotion §2)."""
+"""Number of sectors on the wheel; distances wrap around it."""
 
 SECTORS: Final[Mapping[str, int]] = {
     "begeisterung": 1,
@@ -37,20 +38,20 @@ SECTORS: Final[Mapping[str, int]] = {
     "hoffnung": 8,
     "neugierig": 8,
 }
-"""Sector of each canonical emotion (spec emotion §2 table; intense listed first)."""
+"""Sector of each canonical emotion (intense listed first)."""
 
 CANON: Final[frozenset[str]] = frozenset(SECTORS) | {NEUTRAL}
-"""The 16+1 canonical emotion names (spec emotion §2)."""
+"""The 16+1 canonical emotion names."""
 
 POSITIVE: Final = "positiv"
 NEGATIVE: Final = "negativ"
 NEUTRAL_GROUP: Final = "neutral"
-"""Group labels (data values, spec emotion §2)."""
+"""Group labels (data values)."""
 
 POSITIVE_SECTORS: Final = frozenset({1, 2, 8})
 NEGATIVE_SECTORS: Final = frozenset({3, 5, 6, 7})
 NEUTRAL_SECTORS: Final = frozenset({4})
-"""Group membership by sector (spec emotion §2)."""
+"""Group membership by sector."""
 
 DEFAULT_AROUSAL: Final[Mapping[str, float]] = {
     "begeisterung": 0.7,
@@ -71,10 +72,10 @@ DEFAULT_AROUSAL: Final[Mapping[str, float]] = {
     "neugierig": 0.4,
     NEUTRAL: 0.2,
 }
-"""Arousal used when none is given for an emotion (spec emotion §2 table)."""
+"""Arousal used when none is given for an emotion."""
 
 UNKNOWN_AROUSAL: Final = 0.5
-"""Arousal for names outside the canon and for unreadable values (spec emotion §2)."""
+"""Arousal for names outside the canon and for unreadable values."""
 
 AROUSAL_DECAY_RATE: Final[Mapping[str, float]] = {
     "begeisterung": 0.15,
@@ -94,16 +95,17 @@ AROUSAL_DECAY_RATE: Final[Mapping[str, float]] = {
     "hoffnung": 0.08,
     "neugierig": 0.12,
 }
-"""Per-turn exponential arousal decay in the history (spec emotion §2 table)."""
+"""Per-turn exponential arousal decay in the history."""
 
 FALLBACK_DECAY_RATE: Final = 0.05
-"""Decay rate for neutral and unknown names (spec emotion §2)."""
+"""Decay rate for neutral and unknown names."""
 
 DAMPING_EXPONENT: Final[Mapping[int, float]] = {0: 1.0, 1: 0.7, 2: 1.0, 3: 1.2, 4: 1.4}
-"""Damping exponent X_d by sector distance to the dominant emotion (spec emotion §2, §4.5)."""
+"""Damping exponent X_d by sector distance to the dominant emotion
+(docs/behaviour/emotion.md#history)."""
 
 LEGACY_AROUSAL: Final[Mapping[str, float]] = {"high": 0.8, "mid": 0.5, "low": 0.2}
-"""Old textual arousal levels still found in stored data (spec emotion §2)."""
+"""Old textual arousal levels still found in stored data."""
 
 SYNONYMS: Final[Mapping[str, str]] = {
     **dict.fromkeys(
@@ -155,7 +157,7 @@ SYNONYMS: Final[Mapping[str, str]] = {
     **dict.fromkeys(("neugier", "neugierde", "interesse", "gespannt"), "neugierig"),
     **dict.fromkeys(("erwartung", "vorfreude"), "hoffnung"),
 }
-"""Synonym → canonical emotion (spec emotion §2 "Canonicalise")."""
+"""Synonym → canonical emotion."""
 
 _UMLAUTS: Final = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 
@@ -172,7 +174,7 @@ def canonicalise(name: str | None) -> str:
     """Map a perceived emotion name to the canon so every consumer sees one vocabulary.
 
     Canon names map to themselves and synonyms to their target. Anything else is logged as an
-    error and returned unchanged (the raw value is kept, spec emotion §2). An empty name stays "".
+    error and returned unchanged (the raw value is kept). An empty name stays "".
     """
     if name is None:
         return ""
@@ -191,7 +193,8 @@ def sector_of(name: str | None) -> int | None:
     """Sector 1..8 of an exact canonical name; None for neutral, unknown or non-canonical names.
 
     No canonicalisation happens here on purpose: the mode check works on the emotion as
-    perceived (spec emotion §6), so callers canonicalise first when they need to.
+    perceived (docs/behaviour/emotion.md#mode-check), so callers canonicalise first when they
+    need to.
     """
     if not name:
         return None
@@ -199,7 +202,7 @@ def sector_of(name: str | None) -> int | None:
 
 
 def group_of(name: str | None) -> str:
-    """Valence group (positiv/negativ/neutral) of an exact canonical name (spec emotion §2)."""
+    """Valence group (positiv/negativ/neutral) of an exact canonical name."""
     sector = sector_of(name)
     if sector in POSITIVE_SECTORS:
         return POSITIVE
@@ -209,7 +212,7 @@ def group_of(name: str | None) -> str:
 
 
 def sector_distance(a: int, b: int) -> int:
-    """Circular distance between two sectors, 0..4 (spec emotion §2)."""
+    """Circular distance between two sectors, 0..4."""
     diff = abs(a - b)
     return min(diff, SECTOR_COUNT - diff)
 
@@ -223,7 +226,7 @@ def emotion_distance(a: str | None, b: str | None) -> int | None:
 
 
 def gv_valence_bit(name: str | None) -> int:
-    """Binary valence for the conversation vector: 0 only for sectors 3-7 (spec emotion §2)."""
+    """Binary valence for the conversation vector: 0 only for sectors 3-7."""
     sector = sector_of(name)
     if sector is None:
         return 1
@@ -231,7 +234,7 @@ def gv_valence_bit(name: str | None) -> int:
 
 
 def default_arousal(name: str | None) -> float:
-    """Default arousal of an emotion (synonyms resolved), 0.5 when unknown (spec emotion §2)."""
+    """Default arousal of an emotion (synonyms resolved), 0.5 when unknown."""
     canon = _lookup(name) if isinstance(name, str) and name.strip() else None
     if canon is None:
         return UNKNOWN_AROUSAL
@@ -239,7 +242,7 @@ def default_arousal(name: str | None) -> float:
 
 
 def decay_rate(name: str | None) -> float:
-    """Per-turn arousal decay rate of an emotion, 0.05 for neutral/unknown (spec emotion §2)."""
+    """Per-turn arousal decay rate of an emotion, 0.05 for neutral/unknown."""
     if not name:
         return FALLBACK_DECAY_RATE
     return AROUSAL_DECAY_RATE.get(name, FALLBACK_DECAY_RATE)
@@ -267,7 +270,7 @@ def parse_number(value: object) -> float | None:
 
 
 def read_arousal(value: object, emotion: str | None = None) -> float:
-    """Read a stored or perceived arousal robustly (spec emotion §2 "Arousal reading").
+    """Read a stored or perceived arousal robustly (docs/behaviour/emotion.md#arousal-reading).
 
     Numbers (and numeric strings) are clamped to [0, 1]; the legacy words high/mid/low map to
     0.8/0.5/0.2; anything else falls back to the emotion's default arousal (0.5 if unknown).

@@ -1,4 +1,5 @@
-"""Nova's emotion update in ei_calc (character role): own decay plus empathy (spec emotion §7).
+"""Nova's emotion update in ei_calc (character role): own decay plus empathy
+(docs/behaviour/emotion.md#empathy).
 
 Force 1 is Nova's own history over her turns. Force 2, only for a user event, pulls the user's
 emotion into it; a user far away on the wheel pulls harder, and a strong opposite mood on
@@ -26,35 +27,35 @@ logger = logging.getLogger(__name__)
 
 ASSISTANT: Final = "assistant"
 USER: Final = "user"
-"""Turn roles (data values, spec emotion §0)."""
+"""Turn roles (data values)."""
 
 USER_EVENT_SOURCE: Final = "user"
-"""Empathy runs only for events from the user (spec emotion §7 step 3)."""
+"""Empathy runs only for events from the user."""
 
 EMPATHY_ALPHA: Final[Mapping[int, float]] = {0: 0.20, 1: 0.30, 2: 0.45, 3: 0.70, 4: 0.85}
-"""Empathy share α by sector distance; code values win over docs (spec emotion §7, §13)."""
+"""Empathy share α by sector distance: a distant user pulls harder."""
 
 SECTORLESS_DISTANCE: Final = -1
 SECTORLESS_ALPHA: Final = 0.30
-"""Distance and α when either emotion has no sector (spec emotion §7)."""
+"""Distance and α when either emotion has no sector."""
 
 EMPATHY_MIN_WEIGHT: Final = 0.05
-"""The user's emotion is injected only if w = α × user_arousal exceeds this (spec §7)."""
+"""The user's emotion is injected only if w = α × user_arousal exceeds this."""
 
 NOVA_DEFAULT_AROUSAL: Final = 0.5
-"""Arousal of Nova's dominant entry when it carries none (spec emotion §7)."""
+"""Arousal of Nova's dominant entry when it carries none."""
 
 NOVA_EMPTY_EMOTION: Final = NEUTRAL
 NOVA_EMPTY_AROUSAL: Final = 0.2
-"""Nova's dominant emotion/arousal when her history is empty (spec emotion §7)."""
+"""Nova's dominant emotion/arousal when her history is empty."""
 
 CONFLICT_MIN_DISTANCE: Final = 3
 CONFLICT_MIN_AROUSAL: Final = 0.4
-"""Conflict = distance ≥ 3 and both arousals ≥ 0.4 (spec emotion §7, §13)."""
+"""Conflict = distance ≥ 3 and both arousals ≥ 0.4."""
 
 
 def empathy_alpha(distance: int) -> float:
-    """α for a sector distance; −1 (sectorless) and unexpected values give 0.30 (spec §7)."""
+    """α for a sector distance; −1 (sectorless) and unexpected values give 0.30."""
     return EMPATHY_ALPHA.get(distance, SECTORLESS_ALPHA)
 
 
@@ -68,7 +69,7 @@ def apply_empathy(
 ) -> tuple[list[dict[str, Any]], bool]:
     """Inject the user's emotion into Nova's history; return (new history, conflict).
 
-    The input entries are copied, never mutated (spec §12 leaves in-place mutation open).
+    The input entries are copied, never mutated.
     """
     history = [dict(entry) for entry in base]
     if history:
@@ -112,7 +113,7 @@ def apply_empathy(
 def transfer_dominant(
     history: Sequence[Mapping[str, Any]], current_emotion: str, current_arousal: float
 ) -> tuple[str, float]:
-    """Nova's new emotion/arousal = history[0]; unchanged (error log) when empty (spec §7.5)."""
+    """Nova's new emotion/arousal = history[0]; unchanged (error log) when empty."""
     if not history:
         logger.error("empty emotion history; Nova's emotion stays %r", current_emotion)
         return current_emotion, current_arousal
@@ -139,7 +140,7 @@ def character_emotion_update(
     current_emotion: str = NEUTRAL,
     current_arousal: float = NOVA_DEFAULT_AROUSAL,
 ) -> CharacterEmotionResult:
-    """Steps 2-5 of ei_calc for Nova (spec emotion §7 Character).
+    """Steps 2-5 of ei_calc for Nova.
 
     `turns` are the session turns (only assistant turns count); `current_*` is Nova's loaded
     emotion, kept when her history comes out empty. Events not from the user only decay.

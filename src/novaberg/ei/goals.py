@@ -1,4 +1,5 @@
-"""Goals: which of Nova's goals a prompt touches and how they bend the search (spec §10).
+"""Goals: which of Nova's goals a prompt touches and how they bend the search
+(docs/behaviour/emotion.md#goal-activation, docs/behaviour/emotion.md#search-key).
 
 A goal close to the prompt (cos × motivation ≥ 0.40) is activated; activated goals raise
 salience (gravitationsterm, clamped to [0, 1]) and pull the memory search key toward
@@ -15,19 +16,20 @@ from typing import Any, Final
 from novaberg.ei.canon import clamp01, parse_number
 
 GOAL_ACTIVATION_THRESHOLD: Final = 0.40
-"""GRAVITATIONS_SCHWELLE: a goal is active when cos × motivation ≥ 0.40 (spec emotion §10)."""
+"""GRAVITATIONS_SCHWELLE: a goal is active when cos × motivation ≥ 0.40."""
 
 DEFAULT_MOTIVATION: Final = 0.5
-"""Motivation of a goal that has none (spec emotion §10)."""
+"""Motivation of a goal that has none."""
 
 GOAL_TERM_FACTOR: Final = 0.5
-"""gravitationsterm = 0.5 × Σ strength of active goals (spec emotion §10, pipeline §4)."""
+"""gravitationsterm = 0.5 × Σ strength of active goals."""
 
 GOAL_TERM_MAX: Final = 1.0
-"""The gravitationsterm channel carries a value in [0, 1] (seed: GRAVITATIONSTERM-OHNE-OBERGRENZE)."""
+"""The gravitationsterm channel carries a value in [0, 1]: an unbounded sum would let a few
+matching goals make everything maximally salient."""
 
 DIRECTIVE_INTENTION: Final = "anweisung"
-"""Turns with this intention keep the raw search key (spec emotion §10)."""
+"""Turns with this intention keep the raw search key."""
 
 SEARCH_BLEND_DEFAULT: Final = 0.10
 SEARCH_BLEND_BY_CLUSTER: Final[Mapping[str, float]] = {
@@ -43,7 +45,7 @@ SEARCH_BLEND_BY_CLUSTER: Final[Mapping[str, float]] = {
         SEARCH_BLEND_DEFAULT,
     ),
 }
-"""Search-key blend f per landscape cluster (spec pipeline §5 enricher; 14 clusters, §11)."""
+"""Search-key blend f per landscape cluster (all 14 clusters)."""
 
 _COS_TOLERANCE: Final = 1e-9
 """Float slack for cos(e, e') ≤ 1."""
@@ -66,7 +68,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float | None:
 
 
 def goal_motivation(goal: Mapping[str, Any]) -> float:
-    """A goal's motivation, 0.5 when missing or unreadable (spec emotion §10)."""
+    """A goal's motivation, 0.5 when missing or unreadable."""
     value = parse_number(goal.get("motivation"))
     return DEFAULT_MOTIVATION if value is None else value
 
@@ -95,7 +97,7 @@ class GoalActivation:
 def activate_goals(
     prompt_embedding: Sequence[float] | None, goals: Iterable[Mapping[str, Any]]
 ) -> GoalActivation:
-    """Which goals the prompt touches and how strongly (spec emotion §10 "Goals").
+    """Which goals the prompt touches and how strongly.
 
     Goals without a usable embedding (missing, other dimension, non-finite) are skipped.
     raw_goal_pull is floored at 0 so an unrelated prompt never lowers a salience.
@@ -134,7 +136,7 @@ def activate_goals(
 
 
 def search_blend(cluster: str | None) -> float | None:
-    """Blend f for a landscape cluster; None for an unknown cluster (spec emotion §10)."""
+    """Blend f for a landscape cluster; None for an unknown cluster."""
     if cluster is None:
         return None
     return SEARCH_BLEND_BY_CLUSTER.get(cluster)
@@ -146,7 +148,7 @@ def search_key(
     cluster: str | None,
     intentions: Iterable[str] | str | None = None,
 ) -> list[float]:
-    """Memory search key e' = (1−f)·e + f·Σ e_goal × strength (spec emotion §10, "such_vektor").
+    """Memory search key e' = (1−f)·e + f·Σ e_goal × strength.
 
     `goals` are (embedding, aktivierungs_staerke) of the active goals. The raw e comes back
     for intention anweisung, an unknown cluster, no goals or embeddings, a dimension

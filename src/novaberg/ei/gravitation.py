@@ -1,8 +1,9 @@
-"""Emotional gravitation: similar memories pull their emotion into Nova's history (spec §10).
+"""Emotional gravitation: similar memories pull their emotion into Nova's history
+(docs/behaviour/emotion.md#gravitation).
 
 Short-term (KZG) and long-term (LZG) memories near the turn become gravity points whose pull
 fades with a 180-day half-life; the two strongest are applied to Nova's emotion history.
-The goal part of §10 lives in `novaberg.ei.goals` and is re-exported here.
+Goal activation lives in `novaberg.ei.goals` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -51,29 +52,29 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 GRAVITY_HALF_LIFE_DAYS: Final = 180.0
-"""T = exp(−ln2/180 × age_days) (spec emotion §10)."""
+"""T = exp(−ln2/180 × age_days)."""
 
 SHORT_TERM_FACTOR: Final = 0.8
 SHORT_TERM_DEFAULT_SALIENCE: Final = 0.5
-"""KZG: g = cos × salienz(0.5) × T × 0.8 (spec emotion §10)."""
+"""KZG: g = cos × salienz(0.5) × T × 0.8."""
 
 LONG_TERM_FACTOR: Final = 0.5
-"""LZG: g = cos × gewicht_decay × T × 0.5 (spec emotion §10)."""
+"""LZG: g = cos × gewicht_decay × T × 0.5."""
 
 LONG_TERM_NEAREST: Final = 10
-"""LZG candidates: the 10 nearest active non-neutral nodes (spec emotion §10)."""
+"""LZG candidates: the 10 nearest active non-neutral nodes."""
 
 GRAVITY_THRESHOLD: Final = 0.40
 GRAVITY_TOP: Final = 2
-"""Keep points with g ≥ 0.40, at most the 2 strongest (spec emotion §10)."""
+"""Keep points with g ≥ 0.40, at most the 2 strongest."""
 
 POINT_DEFAULT_AROUSAL: Final = 0.5
 POINT_CONTENT_CHARS: Final = 100
-"""A point's arousal when unreadable; its content is cut to 100 chars (spec emotion §10)."""
+"""A point's arousal when unreadable; its content is cut to 100 chars."""
 
 GRAVITY_WEIGHT_FACTOR: Final = 0.6
 GRAVITY_WEIGHT_MAX: Final = 0.5
-"""Applying a point adds w = min(0.5, 0.6·g) (spec emotion §10)."""
+"""Applying a point adds w = min(0.5, 0.6·g)."""
 
 SOURCE_SHORT_TERM: Final = "kzg"
 SOURCE_LONG_TERM: Final = "lzg"
@@ -81,7 +82,7 @@ SOURCE_LONG_TERM: Final = "lzg"
 
 
 def gravity_time_decay(age_days: float | None) -> float:
-    """T = exp(−ln2/180 × age_days); 1 when the age is unknown or negative (spec §10)."""
+    """T = exp(−ln2/180 × age_days); 1 when the age is unknown or negative."""
     if age_days is None or age_days <= 0:
         return 1.0
     return math.exp(-math.log(2) / GRAVITY_HALF_LIFE_DAYS * age_days)
@@ -96,12 +97,12 @@ def age_in_days(timestamp: object, now: float | datetime) -> float | None:
 
 
 def short_term_gravity(similarity: float, salience: float, time_decay: float) -> float:
-    """KZG pull g = cos × salienz × T × 0.8 (spec emotion §10)."""
+    """KZG pull g = cos × salienz × T × 0.8."""
     return similarity * salience * time_decay * SHORT_TERM_FACTOR
 
 
 def long_term_gravity(similarity: float, weight_decay: float, time_decay: float) -> float:
-    """LZG pull g = cos × gewicht_decay × T × 0.5 (spec emotion §10)."""
+    """LZG pull g = cos × gewicht_decay × T × 0.5."""
     return similarity * weight_decay * time_decay * LONG_TERM_FACTOR
 
 
@@ -143,7 +144,7 @@ def _entry_time_decay(entry: Mapping[str, Any], now: float | datetime) -> float:
 def short_term_point(
     entry: Mapping[str, Any], similarity: float, now: float | datetime
 ) -> dict[str, Any] | None:
-    """Gravity point of a short-term memory, or None if neutral or below 0.40 (spec §10)."""
+    """Gravity point of a short-term memory, or None if neutral or below 0.40."""
     emotion = _emotion_of(entry)
     if emotion is None:
         return None
@@ -172,7 +173,7 @@ def long_term_point(
 
 
 def select_gravity_points(points: Iterable[Mapping[str, Any] | None]) -> list[dict[str, Any]]:
-    """Merge short- and long-term points: g ≥ 0.40, strongest first, top 2 (spec §10)."""
+    """Merge short- and long-term points: g ≥ 0.40, strongest first, top 2."""
     kept = [
         dict(point)
         for point in points
@@ -185,7 +186,7 @@ def select_gravity_points(points: Iterable[Mapping[str, Any] | None]) -> list[di
 def apply_gravity(
     history: Sequence[Mapping[str, Any]], points: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Pull the gravity points' emotions into Nova's history (spec emotion §10 "Apply").
+    """Pull the gravity points' emotions into Nova's history.
 
     Returns a new, re-sorted list; the input is not mutated. No points, or points with an
     empty history (logged as an error), leave the history as it is.

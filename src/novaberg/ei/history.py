@@ -1,4 +1,5 @@
-"""Emotion history ("Verlauf"): weighted recent emotions of one role (spec emotion §4).
+"""Emotion history ("Verlauf"): weighted recent emotions of one role
+(docs/behaviour/emotion.md#history).
 
 The newest emotion counts fully, older ones add a small, slowly decaying share; a sine curve
 smooths the sums into [0, 1] and emotions far from the dominant one are damped.
@@ -20,27 +21,27 @@ from novaberg.ei.canon import (
 )
 
 HISTORY_MAX_TURNS: Final = 100
-"""Only the last 100 qualifying turns count (spec emotion §4.1)."""
+"""Only the last 100 qualifying turns count."""
 
 OLDER_TURN_SHARE: Final = 0.15
-"""Older turns (i > 0) add 0.15 × decay_i; the newest adds decay_0 (spec emotion §4.3)."""
+"""Older turns (i > 0) add 0.15 × decay_i; the newest adds decay_0."""
 
 DECAY_BASE: Final = 0.8
 DECAY_AROUSAL_SLOWDOWN: Final = 0.6
-"""eff = 0.8 × (1 − 0.6·a): higher arousal decays slower (spec emotion §4.3)."""
+"""eff = 0.8 × (1 − 0.6·a): higher arousal decays slower."""
 
 SMOOTH_SATURATION: Final = 2.5
-"""Raw weight at which the smoothed weight reaches 1 (spec emotion §4.4)."""
+"""Raw weight at which the smoothed weight reaches 1."""
 
 HISTORY_MIN_WEIGHT: Final = 0.15
-"""Entries below this (unrounded) smoothed weight are dropped (spec emotion §4.6)."""
+"""Entries below this (unrounded) smoothed weight are dropped."""
 
 HISTORY_ROUND: Final = 2
-"""Digits for gewicht and arousal in the output (spec emotion §4.6)."""
+"""Digits for gewicht and arousal in the output."""
 
 
 def smooth(raw: float) -> float:
-    """Map an accumulated raw weight to [0, 1]: sin(raw/2.5 · π/2)^0.5 (spec emotion §4.4)."""
+    """Map an accumulated raw weight to [0, 1]: sin(raw/2.5 · π/2)^0.5."""
     if raw <= 0:
         return 0.0
     if raw >= SMOOTH_SATURATION:
@@ -49,7 +50,7 @@ def smooth(raw: float) -> float:
 
 
 def turn_decay(index: int, arousal: float) -> float:
-    """decay_i = 1 / (1 + eff × log10(1 + i)), eff = 0.8 × (1 − 0.6a) (spec emotion §4.3)."""
+    """decay_i = 1 / (1 + eff × log10(1 + i)), eff = 0.8 × (1 − 0.6a)."""
     eff = DECAY_BASE * (1 - DECAY_AROUSAL_SLOWDOWN * arousal)
     return 1.0 / (1.0 + eff * math.log10(1 + index))
 
@@ -82,7 +83,7 @@ def emotion_history(
     role: str,
     inject_current: bool = True,
 ) -> list[dict[str, Any]]:
-    """Weighted emotion history of one role as [{emotion, gewicht, arousal}] (spec emotion §4).
+    """Weighted emotion history of one role as [{emotion, gewicht, arousal}].
 
     Consumers take list[0] as the dominant emotion; the list is sorted by gewicht, so that is
     the heaviest entry, not necessarily the effective-value dominant used for damping.

@@ -1,7 +1,8 @@
-"""Perception label vocabularies and the Emotion defaults (spec emotion §1, §3).
+"""Perception label vocabularies and the Emotion defaults
+(docs/behaviour/emotion.md#perception-labels).
 
 These are data values (German where the wire protocol is German); perception never enforces
-them, so consumers must tolerate other strings (spec emotion §12).
+them, so consumers must tolerate other strings.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ DEFAULT_INTENT: Final = "smalltalk"
 DEFAULT_PROMPT_TOPIC: Final = ""
 DEFAULT_EMOTIONS_VECTOR: Final = ""
 DEFAULT_EMOTIONS_VECTOR_QUELLE: Final = ""
-"""Emotion() field defaults, also the perception fallbacks (spec emotion §1, §3)."""
+"""Emotion() field defaults, also the perception fallbacks."""
 
 EMOTION_FIELDS: Final = (
     "emotion",
@@ -35,7 +36,7 @@ EMOTION_FIELDS: Final = (
     "prompt_topic",
     "emotions_vector_quelle",
 )
-"""The 10 Emotion fields in to_dict() order (spec emotion §1)."""
+"""The 10 Emotion fields in to_dict() order."""
 
 EMOTION_DEFAULTS: Final[Mapping[str, Any]] = {
     "emotion": DEFAULT_EMOTION,
@@ -49,7 +50,7 @@ EMOTION_DEFAULTS: Final[Mapping[str, Any]] = {
     "prompt_topic": DEFAULT_PROMPT_TOPIC,
     "emotions_vector_quelle": DEFAULT_EMOTIONS_VECTOR_QUELLE,
 }
-"""Emotion() as a mapping (spec emotion §1)."""
+"""Emotion() as a mapping."""
 
 INTENTS: Final = frozenset({"smalltalk", "knowledge", "personal", "task", "creative", "meta"})
 TONES: Final = frozenset({"empathisch", "sachlich", "kreativ", "direkt"})
@@ -73,7 +74,7 @@ LANGUAGE_STYLES: Final = frozenset(
 RELATIONSHIP_DYNAMICS: Final = frozenset(
     {"vertrauen", "distanz", "angriff", "hilfesuchend", "dankbar", "neutral"}
 )
-"""Allowed perception values (spec emotion §3 table)."""
+"""Allowed perception values."""
 
 INTENT_CANON: Final = (
     "emotionaler_ausdruck",
@@ -93,4 +94,4 @@ INTENT_CANON: Final = (
     "hilferuf",
     "humor",
 )
-"""INTENT_KANON: the 16 intentions salience assigns, not perception (spec emotion §3)."""
+"""INTENT_KANON: the 16 intentions salience assigns, not perception."""

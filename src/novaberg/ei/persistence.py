@@ -1,4 +1,5 @@
-"""Nova's persisted emotional state (`nova_state` hash) and its reload (spec emotion §9).
+"""Nova's persisted emotional state (`nova_state` hash) and its reload
+(docs/behaviour/emotion.md#persisted-state, docs/behaviour/emotion.md#reload).
 
 Writing turns Nova's emotion and register space into string fields; reloading reads them back
 tolerantly and lets a long user pause fade the mood back toward calm.
@@ -32,29 +33,29 @@ RAUM_TIEFE: Final = "raum_tiefe"
 RAUM_NAEHE: Final = "raum_naehe"
 TURN_ZEIT: Final = "turn_zeit"
 NUTZER_ZEIT: Final = "nutzer_zeit"
-"""Hash field names besides the emotion fields (wire names, spec emotion §9)."""
+"""Hash field names besides the emotion fields (wire names)."""
 
 STORED_EMOTION_FIELDS: Final = tuple(f for f in EMOTION_FIELDS if f != "emotions_vector_quelle")
-"""Emotion fields stored in nova_state; emotions_vector_quelle is not (spec emotion §9)."""
+"""Emotion fields stored in nova_state; emotions_vector_quelle is not."""
 
 NOVA_STATE_FIELDS: Final = (RAUM_TIEFE, RAUM_NAEHE, *STORED_EMOTION_FIELDS, TURN_ZEIT)
-"""The 12 fields written on every turn (spec emotion §9)."""
+"""The 12 fields written on every turn."""
 
 BAD_AROUSAL: Final = 0.5
-"""Arousal when the stored value is missing or unreadable (spec emotion §9)."""
+"""Arousal when the stored value is missing or unreadable."""
 
 PAUSE_DECAY_POINTS: Final = ((0.0, 1.0), (3600.0, 0.90), (7200.0, 0.45), (10800.0, 0.0))
-"""(pause seconds, factor f) knots of the piecewise-linear pause decay (spec emotion §9)."""
+"""(pause seconds, factor f) knots of the piecewise-linear pause decay."""
 
 RESET_BELOW: Final = 0.45
-"""f below this resets emotion, mode, style, tone and vector (spec emotion §9)."""
+"""f below this resets emotion, mode, style, tone and vector."""
 
 AROUSAL_REST: Final = 0.5
-"""Arousal a long pause fades toward: 0.5 + (a − 0.5) × f (spec emotion §9)."""
+"""Arousal a long pause fades toward: 0.5 + (a − 0.5) × f."""
 
 
 def resolve_user_time(received_at: object, now: float | datetime) -> float:
-    """nutzer_zeit of a user turn: the payload's empfangen_am, else now with a warning (§9)."""
+    """nutzer_zeit of a user turn: the payload's empfangen_am, else now with a warning."""
     moment = to_epoch(received_at)
     now_epoch = require_epoch(now)
     if moment is None:
@@ -89,7 +90,7 @@ def nova_state_fields(
     now: float | datetime,
     nutzer_zeit: float | datetime | None = None,
 ) -> dict[str, str]:
-    """Field → string mapping for HSET nova_state:{user}:{char} (spec emotion §9).
+    """Field → string mapping for HSET nova_state:{user}:{char}.
 
     Always the 12 fields; `nutzer_zeit` only when given, which callers do on user turns only.
     `emotion` is an Emotion.to_dict()-like mapping; missing fields take the Emotion defaults.
@@ -107,7 +108,7 @@ def nova_state_fields(
 
 
 def pause_decay_factor(pause_seconds: float) -> float:
-    """f for a pause: 1.0 → 0.90 at 1 h → 0.45 at 2 h → 0 at 3 h, linear between (spec §9)."""
+    """f for a pause: 1.0 → 0.90 at 1 h → 0.45 at 2 h → 0 at 3 h, linear between."""
     if pause_seconds <= PAUSE_DECAY_POINTS[0][0]:
         return PAUSE_DECAY_POINTS[0][1]
     for (x0, y0), (x1, y1) in itertools.pairwise(PAUSE_DECAY_POINTS):
@@ -148,7 +149,7 @@ def reload_nova_state(
     nutzer_zeit: float | datetime | None = None,
     own_thought_arousal: object = None,
 ) -> NovaStateReload:
-    """Rebuild Nova's emotion and Raum from the nova_state hash (spec emotion §9 reload).
+    """Rebuild Nova's emotion and Raum from the nova_state hash (docs/behaviour/emotion.md#reload).
 
     On a user turn the pause since the last user turn (`nutzer_zeit` if given, else the stored
     field) fades arousal toward 0.5; below f 0.45 the categories reset, Raum and dynamic stay.

@@ -1,4 +1,5 @@
-"""EI arousal and the plausibility pass over perceived mode and language style (spec emotion §6).
+"""EI arousal and the plausibility pass over perceived mode and language style
+(docs/behaviour/emotion.md#plausibility-pass).
 
 Perception labels can contradict the emotion (a desperate text in "alltag" mode). The EI
 arousal weighs the perceived arousal by relationship, intent and tone; a rule chain then
@@ -17,10 +18,10 @@ from novaberg.ei.canon import NEGATIVE_SECTORS, POSITIVE_SECTORS, sector_of
 EI_WEIGHT_DYNAMIC: Final = 0.40
 EI_WEIGHT_INTENT: Final = 0.35
 EI_WEIGHT_TONE: Final = 0.25
-"""ei = min(1, a × (0.40·D + 0.35·I + 0.25·T)) (spec emotion §6)."""
+"""ei = min(1, a × (0.40·D + 0.35·I + 0.25·T)) (docs/behaviour/emotion.md#ei-arousal)."""
 
 EI_UNKNOWN_FACTOR: Final = 1.0
-"""Factor for labels missing from the tables below (spec emotion §6)."""
+"""Factor for labels missing from the tables below."""
 
 DYNAMIC_FACTOR: Final[Mapping[str, float]] = {
     "hilfesuchend": 1.5,
@@ -30,7 +31,7 @@ DYNAMIC_FACTOR: Final[Mapping[str, float]] = {
     "neutral": 1.0,
     "distanz": 0.7,
 }
-"""D by relationship dynamic (spec emotion §6)."""
+"""D by relationship dynamic."""
 
 INTENT_FACTOR: Final[Mapping[str, float]] = {
     "personal": 1.0,
@@ -40,7 +41,7 @@ INTENT_FACTOR: Final[Mapping[str, float]] = {
     "knowledge": 0.3,
     "meta": 0.3,
 }
-"""I by perceived intent (spec emotion §6)."""
+"""I by perceived intent."""
 
 TONE_FACTOR: Final[Mapping[str, float]] = {
     "empathisch": 1.3,
@@ -48,31 +49,32 @@ TONE_FACTOR: Final[Mapping[str, float]] = {
     "direkt": 0.5,
     "sachlich": 0.3,
 }
-"""T by perceived tone (spec emotion §6)."""
+"""T by perceived tone."""
 
 NEGATIVE_EI_THRESHOLD: Final = 0.4
 POSITIVE_EI_THRESHOLD: Final = 0.7
-"""ei above which a negative / positive emotion makes the register emotional (spec §6)."""
+"""ei above which a negative / positive emotion makes the register emotional."""
 
 MODE_EMOTIONAL: Final = "emotional"
 MODE_EVERYDAY: Final = "alltag"
 STYLE_EMOTIONAL: Final = "emotional"
 STYLE_NEUTRAL: Final = "neutral"
 TONE_FACTUAL: Final = "sachlich"
-"""Label values the rule chains use (data values, spec emotion §3, §6)."""
+"""Label values the rule chains use (data values)."""
 
 FORCE_EMOTIONAL: Final = frozenset({"verzweiflung", "traurigkeit"})
-"""Emotions that always force mode emotional (spec emotion §6 mode check 2)."""
+"""Emotions that always force mode emotional (docs/behaviour/emotion.md#mode-check)."""
 
 STYLE_ORDER: Final = ("locker", "formell", "fachlich", "emotional", "jugendlich")
-"""Rule-based styles in their stable order lo, fo, fa, em, ju (spec emotion §6)."""
+"""Rule-based styles in their stable order lo, fo, fa, em, ju
+(docs/behaviour/emotion.md#rule-based-style)."""
 
 STYLE_TURNS: Final = 5
-"""Rule-based style reads the role's last 5 turns with content (spec emotion §6)."""
+"""Rule-based style reads the role's last 5 turns with content."""
 
 STYLE_MIN_SCORE: Final = 1.5
 STYLE_TIE_MARGIN: Final = 2.0
-"""Top score below 1.5 → neutral; top1 − top2 below 2.0 → profile tiebreak (spec §6)."""
+"""Top score below 1.5 → neutral; top1 − top2 below 2.0 → profile tiebreak."""
 
 SHORT_SENTENCE: Final = 8
 LONG_SENTENCE: Final = 15
@@ -80,7 +82,7 @@ RATIO_THRESHOLD: Final = 0.1
 RATIO_MIN_WORDS: Final = 3
 LONG_WORD: Final = 10
 CAPS_MIN_LENGTH: Final = 3
-"""Thresholds of the rule table (spec emotion §6)."""
+"""Thresholds of the rule table."""
 
 SLANG: Final = frozenset(
     [
@@ -119,10 +121,10 @@ INTERJECTIONS: Final = frozenset(
 )
 ABBREVIATIONS: Final = frozenset(["vllt", "evtl", "bzgl", "mfg", "lg", "vg", "omg", "wtf", "tbh"])
 SUBJUNCTIVES: Final = frozenset(["hätte", "würde", "könnte", "dürfte", "möchte", "wäre", "sollte"])
-"""Word lists of the rule table (spec emotion §6)."""
+"""Word lists of the rule table."""
 
 EMOJI_RANGES: Final = ((0x1F300, 0x1F9FF), (0x2702, 0x27B0), (0x2600, 0x26FF), (0x2700, 0x27BF))
-"""Code point ranges counted as emoji (spec emotion §6)."""
+"""Code point ranges counted as emoji."""
 
 _EMOJI: Final = re.compile(
     "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in EMOJI_RANGES) + "]"
@@ -143,13 +145,13 @@ STYLE_MARKERS: Final[Mapping[str, tuple[str, ...]]] = {
     "emotional": ("emotional", "expressiv", "gefühlvoll", "leidenschaftlich"),
     "jugendlich": ("jugendlich", "slang", "umgangssprache", "emojis"),
 }
-"""Profile markers for the style tiebreak (spec emotion §6)."""
+"""Profile markers for the style tiebreak."""
 
 _SENTENCE_SPLIT: Final = re.compile(r"[.!?]")
 
 
 def ei_arousal(arousal: float, relationship_dynamic: str, intent: str, tone: str) -> float:
-    """Weighted emotional intensity used by the mode and style checks (spec emotion §6)."""
+    """Weighted emotional intensity used by the mode and style checks."""
     weighted = (
         EI_WEIGHT_DYNAMIC * DYNAMIC_FACTOR.get(relationship_dynamic, EI_UNKNOWN_FACTOR)
         + EI_WEIGHT_INTENT * INTENT_FACTOR.get(intent, EI_UNKNOWN_FACTOR)
@@ -159,7 +161,8 @@ def ei_arousal(arousal: float, relationship_dynamic: str, intent: str, tone: str
 
 
 def check_mode(perceived_emotion: str, mode: str, ei: float) -> str:
-    """Correct the perceived mode against the perceived (not canonicalised) emotion (§6)."""
+    """Correct the perceived mode against the perceived (not canonicalised) emotion
+    (docs/behaviour/emotion.md#mode-check)."""
     sector = sector_of(perceived_emotion)
     if sector is None:
         return MODE_EVERYDAY if mode == MODE_EMOTIONAL else mode
@@ -175,7 +178,8 @@ def check_mode(perceived_emotion: str, mode: str, ei: float) -> str:
 def check_style(
     perceived_style: str, rule_style: str, perceived_emotion: str, ei: float, tone: str
 ) -> str:
-    """Choose between the perceived style P and the rule-based style R (spec emotion §6)."""
+    """Choose between the perceived style P and the rule-based style R
+    (docs/behaviour/emotion.md#style-check)."""
     sector = sector_of(perceived_emotion)
     strong_negative = sector in NEGATIVE_SECTORS and ei > NEGATIVE_EI_THRESHOLD
     strong_positive = sector in POSITIVE_SECTORS and ei > POSITIVE_EI_THRESHOLD
@@ -194,7 +198,7 @@ def _has_emoji(text: str) -> bool:
 
 
 def score_text(text: str) -> dict[str, int]:
-    """Style scores of one utterance by the rule table (spec emotion §6), keyed by style."""
+    """Style scores of one utterance by the rule table, keyed by style."""
     lo = fo = fa = em = ju = 0
     lower = text.lower()
     raw_tokens = text.split()
@@ -247,7 +251,7 @@ def score_text(text: str) -> dict[str, int]:
 
 
 def style_scores(turns: Iterable[Mapping[str, Any]], role: str) -> dict[str, int]:
-    """Summed rule scores over the role's last 5 turns that have content (spec emotion §6)."""
+    """Summed rule scores over the role's last 5 turns that have content."""
     texts = [t["inhalt"] for t in turns if t.get("rolle") == role and t.get("inhalt")]
     total = dict.fromkeys(STYLE_ORDER, 0)
     for text in texts[-STYLE_TURNS:]:
@@ -257,7 +261,7 @@ def style_scores(turns: Iterable[Mapping[str, Any]], role: str) -> dict[str, int
 
 
 def rule_based_style(turns: Iterable[Mapping[str, Any]], role: str, profile_text: str = "") -> str:
-    """Rule-based language style R of a role's recent words (spec emotion §6).
+    """Rule-based language style R of a role's recent words.
 
     `profile_text` is the character's intentions profile followed by its core profile; when it
     is non-empty a near tie is broken by the first style whose marker it mentions.
@@ -299,7 +303,7 @@ def plausibility_pass(
     role: str,
     profile_text: str = "",
 ) -> PlausibilityResult:
-    """ei → mode check → R → style check, as ei_calc and ei_calc_persist run it (spec §7, §9)."""
+    """ei → mode check → R → style check, as ei_calc and ei_calc_persist run it."""
     ei = ei_arousal(arousal, relationship_dynamic, intent, tone)
     checked_mode = check_mode(emotion, mode, ei)
     rule_style = rule_based_style(turns, role, profile_text)
@@ -308,5 +312,5 @@ def plausibility_pass(
 
 
 def tiebreak_profile(intentions_profile: str, core_profile: str) -> str:
-    """The tiebreak text: intentions profile + core profile (spec emotion §6)."""
+    """The tiebreak text: intentions profile + core profile."""
     return f"{intentions_profile or ''}\n{core_profile or ''}".strip()

@@ -1,4 +1,5 @@
-"""Nova's register space (Raum): depth and closeness, pulled toward a target (spec emotion §8).
+"""Nova's register space (Raum): depth and closeness, pulled toward a target
+(docs/behaviour/emotion.md#register-space).
 
 The target comes from conversation labels (mode → depth; dynamic and style → closeness).
 Nova follows it gradually, faster downward than upward, and never overshoots.
@@ -14,7 +15,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIEFE: Final = 0.3
 DEFAULT_NAEHE: Final = 0.5
-"""Raum() defaults (spec emotion §1)."""
+"""Raum() defaults."""
 
 TIEFE_BY_MODE: Final[Mapping[str, float]] = {
     "philosophischer_austausch": 0.9,
@@ -28,10 +29,10 @@ TIEFE_BY_MODE: Final[Mapping[str, float]] = {
     "berichtend": 0.4,
     "alltag": 0.3,
 }
-"""Target depth by conversation mode (spec emotion §8)."""
+"""Target depth by conversation mode."""
 
 UNKNOWN_TIEFE: Final = 0.3
-"""Target depth for an unknown mode (logged as an error, spec emotion §8)."""
+"""Target depth for an unknown mode (logged as an error)."""
 
 NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
     "vertrauen": 1.0,
@@ -41,7 +42,7 @@ NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
     "angriff": 0.3,
     "distanz": 0.2,
 }
-"""Closeness contribution of the relationship dynamic (spec emotion §8)."""
+"""Closeness contribution of the relationship dynamic."""
 
 NAEHE_BY_STYLE: Final[Mapping[str, float]] = {
     "locker": 0.9,
@@ -51,20 +52,20 @@ NAEHE_BY_STYLE: Final[Mapping[str, float]] = {
     "fachlich": 0.4,
     "formell": 0.2,
 }
-"""Closeness contribution of the language style (spec emotion §8)."""
+"""Closeness contribution of the language style."""
 
 UNKNOWN_NAEHE: Final = 0.5
-"""Closeness contribution of an unknown dynamic or style (spec emotion §8)."""
+"""Closeness contribution of an unknown dynamic or style."""
 
 PULL_UP: Final = 0.35
 PULL_DOWN: Final = 0.65
-"""Share of the gap closed per turn when rising / falling (spec emotion §8)."""
+"""Share of the gap closed per turn when rising / falling."""
 
 SNAP_DISTANCE: Final = 0.02
-"""Closer than this to the target after a step → take the target (spec emotion §8)."""
+"""Closer than this to the target after a step → take the target."""
 
 GV_BIT_THRESHOLD: Final = 0.5
-"""E, N, T bits are 1 at or above 0.5 (spec emotion §8)."""
+"""E, N, T bits are 1 at or above 0.5."""
 
 
 class RaumTarget(NamedTuple):
@@ -75,7 +76,7 @@ class RaumTarget(NamedTuple):
 
 
 class RaumBits(NamedTuple):
-    """GV bits from energy, closeness and depth (spec emotion §8)."""
+    """GV bits from energy, closeness and depth."""
 
     e: int
     n: int
@@ -83,7 +84,7 @@ class RaumBits(NamedTuple):
 
 
 def target_tiefe(mode: str) -> float:
-    """Target depth for a mode; unknown modes log an error and give 0.3 (spec emotion §8)."""
+    """Target depth for a mode; unknown modes log an error and give 0.3."""
     value = TIEFE_BY_MODE.get(mode)
     if value is None:
         logger.error("unknown mode %r: target depth %s", mode, UNKNOWN_TIEFE)
@@ -92,19 +93,19 @@ def target_tiefe(mode: str) -> float:
 
 
 def target_naehe(relationship_dynamic: str, language_style: str) -> float:
-    """Target closeness = (DYN + STIL) / 2, rounded to 2 (spec emotion §8)."""
+    """Target closeness = (DYN + STIL) / 2, rounded to 2."""
     dynamic = NAEHE_BY_DYNAMIC.get(relationship_dynamic, UNKNOWN_NAEHE)
     style = NAEHE_BY_STYLE.get(language_style, UNKNOWN_NAEHE)
     return round((dynamic + style) / 2, 2)
 
 
 def raum_target(mode: str, relationship_dynamic: str, language_style: str) -> RaumTarget:
-    """Where the labels of a turn place the register space (spec emotion §8)."""
+    """Where the labels of a turn place the register space."""
     return RaumTarget(target_tiefe(mode), target_naehe(relationship_dynamic, language_style))
 
 
 def pull_axis(current: float, target: float, factor: float = 1.0) -> float:
-    """One step of one axis toward its target (spec emotion §8).
+    """One step of one axis toward its target.
 
     A zero share (factor 0) freezes the axis completely, without rounding or snapping.
     """
@@ -122,14 +123,14 @@ def pull_axis(current: float, target: float, factor: float = 1.0) -> float:
 
 
 def pull_raum(tiefe: float, naehe: float, target: RaumTarget, factor: float = 1.0) -> RaumTarget:
-    """Pull both axes toward the target by `factor` (1.0 in ei_calc, spec emotion §7.6)."""
+    """Pull both axes toward the target by `factor` (1.0 in ei_calc)."""
     return RaumTarget(
         pull_axis(tiefe, target.tiefe, factor), pull_axis(naehe, target.naehe, factor)
     )
 
 
 def raum_bits(arousal: float, naehe: float, tiefe: float) -> RaumBits:
-    """GV bits E (arousal), N (closeness), T (depth), each 1 at ≥ 0.5 (spec emotion §8)."""
+    """GV bits E (arousal), N (closeness), T (depth), each 1 at ≥ 0.5."""
     return RaumBits(
         int(arousal >= GV_BIT_THRESHOLD),
         int(naehe >= GV_BIT_THRESHOLD),

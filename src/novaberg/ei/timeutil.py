@@ -1,4 +1,5 @@
-"""Time values passed into the EI functions (the EI never reads a clock, DESIGN §4)."""
+"""Time values passed into the EI functions: the EI never reads a clock, so every function
+is repeatable and testable with any time (docs/engineering.md#layout-and-layers)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import UTC, datetime
 from novaberg.ei.canon import parse_number
 
 SECONDS_PER_DAY = 86400.0
-"""Seconds in a day, for ages in days (spec emotion §10)."""
+"""Seconds in a day, for ages in days."""
 
 
 def to_epoch(value: object) -> float | None:

@@ -1,4 +1,5 @@
-"""Emotion vectors: the direction of a role's mood over the last turns (spec emotion §5).
+"""Emotion vectors: the direction of a role's mood over the last turns
+(docs/behaviour/emotion.md#vectors).
 
 The last few emotions are split into an older and a newer half; each half gets a valence
 group, and the pair of groups (plus an intensity rise for same-group pairs) names the vector.
@@ -29,7 +30,7 @@ AUFBLUEHEN: Final = "aufbluehen"
 ABKUEHLUNG: Final = "abkuehlung"
 ESKALATION: Final = "eskalation"
 PLATEAU: Final = "plateau"
-"""The nine vector names (data values, spec emotion §5)."""
+"""The nine vector names (data values)."""
 
 VECTORS: Final = frozenset(
     {
@@ -44,35 +45,35 @@ VECTORS: Final = frozenset(
         PLATEAU,
     }
 )
-"""All vector names (spec emotion §5)."""
+"""All vector names."""
 
 PRESSURE_VECTORS: Final = frozenset({ABSTURZ, SPIRALE, EINBRUCH})
-"""Vectors that signal emotional pressure (spec emotion §5)."""
+"""Vectors that signal emotional pressure."""
 
 GV_UPWARD_VECTORS: Final = frozenset({AUFBLUEHEN, ESKALATION, ERHOLUNG})
-"""Vectors whose GV direction bit is 1 (spec emotion §5)."""
+"""Vectors whose GV direction bit is 1."""
 
 QUELLE_MEASURED: Final = "gemessen"
 QUELLE_TIE: Final = "gleichstand"
 QUELLE_TOO_FEW: Final = "zu_wenig_turns"
 QUELLE_NOT_SET: Final = "nicht_gesetzt"
-"""Values of emotions_vector_quelle (spec emotion §1, §5)."""
+"""Values of emotions_vector_quelle."""
 
 BASIS_AROUSAL: Final = "arousal"
 BASIS_NAMES: Final = "namensmenge"
-"""What decided a same-group vector: the arousal rise or new names (spec emotion §5)."""
+"""What decided a same-group vector: the arousal rise or new names."""
 
 VECTOR_WINDOW: Final = 8
-"""Turns of the role considered (spec emotion §5)."""
+"""Turns of the role considered."""
 
 SMALL_WINDOW: Final = 3
-"""Up to this many entries the newer half is the last one, else the last two (spec §5)."""
+"""Up to this many entries the newer half is the last one, else the last two."""
 
 OLDER_HALF_MAX: Final = 3
-"""Older half: at most the three entries before the newer half (spec emotion §5)."""
+"""Older half: at most the three entries before the newer half."""
 
 RISE_THRESHOLD: Final = 0.10
-"""Mean arousal rise (rounded to 3 digits) that makes spirale/eskalation (spec emotion §5)."""
+"""Mean arousal rise (rounded to 3 digits) that makes spirale/eskalation."""
 
 _TRANSITIONS: Final[Mapping[tuple[str, str], str]] = {
     (POSITIVE, NEGATIVE): ABSTURZ,
@@ -83,10 +84,10 @@ _TRANSITIONS: Final[Mapping[tuple[str, str], str]] = {
     (POSITIVE, NEUTRAL_GROUP): ABKUEHLUNG,
     (NEUTRAL_GROUP, NEUTRAL_GROUP): PLATEAU,
 }
-"""Cross-group transitions older → newer (spec emotion §5 table)."""
+"""Cross-group transitions older → newer."""
 
 _RISING: Final[Mapping[str, str]] = {NEGATIVE: SPIRALE, POSITIVE: ESKALATION}
-"""Same-group vector when intensity rises (spec emotion §5)."""
+"""Same-group vector when intensity rises."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +101,12 @@ class EmotionVector:
 
 
 def gv_direction_bit(vector: str | None) -> int:
-    """GV direction bit: 1 for aufbluehen, eskalation, erholung, else 0 (spec emotion §5)."""
+    """GV direction bit: 1 for aufbluehen, eskalation, erholung, else 0."""
     return 1 if vector in GV_UPWARD_VECTORS else 0
 
 
 def is_pressure(vector: str | None) -> bool:
-    """Whether the vector is one of the pressure vectors (spec emotion §5)."""
+    """Whether the vector is one of the pressure vectors."""
     return vector in PRESSURE_VECTORS
 
 
@@ -156,7 +157,7 @@ def emotion_vector(
     role: str,
     inject_current: bool = True,
 ) -> EmotionVector:
-    """Name the direction of a role's recent emotions (spec emotion §5 stimmungsvektor_bestimmen).
+    """Name the direction of a role's recent emotions.
 
     Neutral emotions stay in the window here (unlike the history) because they mark the
     neutral group. Same-group pairs rise on a mean arousal gain ≥ 0.10, else on new names.
@@ -199,5 +200,5 @@ def emotion_vector_by_names(
     role: str,
     inject_current: bool = True,
 ) -> EmotionVector:
-    """Name-only variant: never passes a current arousal (spec emotion §5 last sentence)."""
+    """Name-only variant: never passes a current arousal."""
     return emotion_vector(turns, current_emotion, None, role, inject_current)
