@@ -1,4 +1,4 @@
-"""AgentGraph — the first half of an impulse turn (seed 002 §5).
+"""AgentGraph — the first half of an impulse turn (docs/behaviour/graphs.md#agent-graph).
 
     enricher → salience → dispatcher → END
 
@@ -10,7 +10,8 @@ therefore never writes a session turn (the dispatcher skips
 event that follows; both runs share the impulse's `turn_id`.
 
 The graph is called directly, not through an event; the origin mark travels in
-`event_payload` anyway (seed 000 §7a), so `stimulus_is_own_thought` is true here.
+`event_payload` anyway (the payload carries the origin whether or not an event produced
+it), so `stimulus_is_own_thought` is true here.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ AGENT_ROLES: Final = {
     "ei_calc_rolle": "character",
     "perzeption_rolle": "assistant",
 }
-"""Role flags of an AgentGraph state (spec pipeline §0)."""
+"""Role flags of an AgentGraph state (docs/behaviour/graphs.md#role-flags)."""
 
 OWN_IMPULSE: Final = "eigener_impuls"
 

@@ -1,4 +1,4 @@
-"""The node wrapper every node of every graph runs in (seed 002 §3.7, GraphBase).
+"""The node wrapper every node of every graph runs in (docs/behaviour/graphs.md#node-wrapper).
 
 A node is a plain coroutine::
 
@@ -40,7 +40,7 @@ LOG_KEY: Final = "_log"
 TIMINGS_KEY: Final = "node_timings"
 
 GRAPH_NAMES: Final = frozenset({"human", "character", "agent"})
-"""Allowed `graph` values (pipeline_log.quelle), seed 002 §4.1a graph_rolle."""
+"""Allowed `graph` values (pipeline_log.quelle), the graphs' `graph_rolle`."""
 
 ERGEBNIS_OK: Final = "ok"
 ERGEBNIS_FEHLER: Final = "fehler"

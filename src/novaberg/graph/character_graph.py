@@ -1,4 +1,5 @@
-"""CharacterGraph — path 2 (seed 002 §3.2): the character reads, decides, acts and answers.
+"""CharacterGraph — path 2: the character reads, decides, acts and answers
+(docs/behaviour/graphs.md#character-graph).
 
     db_access → ei_calc → enricher → reducer → router ─┬─ management → planner ⇄ agent_dispatch
                                                         └──────────────────────┐      │ (no agent)
@@ -9,10 +10,7 @@
 
 The answer is released when `perception_assistant` has run (`contract.RELEASE_NODE`), on
 both the ok and the fallback edge; the post-run (persist, salience, dispatcher) continues
-and cannot cost the answer (seed 002 §3.2).
-
-Not yet in this graph (later issues): emotional gravitation, the situation node
-("Sachlage"), the stance ("Haltungsraum"), the composer ("Verfasser"), Praegung, Aufgriff.
+and cannot cost the answer.
 
 Every node runs with the CharacterGraph's role flags (graph_rolle "character", ei_calc_rolle
 "character", perzeption_rolle "assistant") laid over the state it reads, so the shared
@@ -65,7 +63,7 @@ CHARACTER_ROLES: Final[Mapping[str, str]] = {
     "ei_calc_rolle": "character",
     "perzeption_rolle": "assistant",
 }
-"""The role flags of a CharacterGraph run (spec pipeline §0)."""
+"""The role flags of a CharacterGraph run (docs/behaviour/graphs.md#role-flags)."""
 
 RECURSION_LIMIT: Final = 80
 """LangGraph's default of 25 steps is below the longest legal path: 17 nodes, two

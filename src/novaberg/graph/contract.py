@@ -4,7 +4,7 @@
 turn: build the initial state, stream the graph node by node, and read the
 wire payloads out of the resulting state. The event consumer streams
 `stream_character` itself because the answer must leave the moment
-`perception_assistant` has run (seed 002 §3.2), not at the end of the run.
+`perception_assistant` has run, not at the end of the run (docs/behaviour/events.md#release).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import PipelineLog
 
 RELEASE_NODE = "perception_assistant"
-"""The node after which the answer is released to the client (seed 002 §3.2)."""
+"""The node after which the answer is released to the client."""
 
 AGENT_NODE = "agent_dispatch"
 """The CharacterGraph node in which task agents act (the event consumer never abandons a
@@ -55,7 +55,7 @@ class GraphDeps:
 
 @dataclass(frozen=True)
 class HumanTurn:
-    """One block of user utterances cut by the prompt consumer (seed 000 §3.0)."""
+    """One block of user utterances cut by the prompt consumer (docs/behaviour/events.md#block)."""
 
     pair: Pair
     turn_id: str
@@ -66,7 +66,7 @@ class HumanTurn:
 
 @dataclass(frozen=True)
 class CharacterTurn:
-    """One CharacterGraph run, built from an event (seed 000 §3.1, §7)."""
+    """One CharacterGraph run, built from an event (docs/behaviour/events.md#event-model)."""
 
     pair: Pair
     turn_id: str

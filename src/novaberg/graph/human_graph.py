@@ -1,4 +1,5 @@
-"""HumanGraph — path 1 (seed 002 §3.1): the user's utterance is perceived and stored.
+"""HumanGraph — path 1: the user's utterance is perceived and stored
+(docs/behaviour/graphs.md#human-graph).
 
     perception → enricher → ei_calc → salience → dispatcher → END
 
@@ -34,7 +35,7 @@ HUMAN_NODES: Final = (
 """Node names in order (stage names the clients see) and their functions."""
 
 HUMAN_ROLES: Final = {"graph_rolle": "human", "ei_calc_rolle": "user", "perzeption_rolle": "user"}
-"""The role flags a HumanGraph state carries (spec pipeline §0)."""
+"""The role flags a HumanGraph state carries (docs/behaviour/graphs.md#role-flags)."""
 
 
 def build_human_graph(deps: GraphDeps) -> Any:

@@ -1,4 +1,5 @@
-"""Personality data classes: one actor's profiles, current emotion and register (spec emotion §1).
+"""Personality data classes: one actor's profiles, current emotion and register
+(docs/behaviour/graphs.md#personalities).
 
 `external` in the graph state is the counterpart (the user), `internal` is Nova, who also
 carries identities, directives and her Raum. Everything round-trips through plain dicts so
@@ -40,7 +41,7 @@ def _unit(value: object, default: float) -> float:
 
 @dataclass(slots=True)
 class Emotion:
-    """One actor's perceived emotional state and register labels (spec emotion §1)."""
+    """One actor's perceived emotional state and register labels."""
 
     emotion: str = DEFAULT_EMOTION
     arousal: float = DEFAULT_AROUSAL_LEVEL
@@ -96,7 +97,7 @@ class Emotion:
 
 @dataclass(slots=True)
 class Character:
-    """Distilled profiles of one actor (charakter_hash columns, spec emotion §1)."""
+    """Distilled profiles of one actor (charakter_hash columns)."""
 
     core: str = ""
     adaptive: str = ""
@@ -158,7 +159,7 @@ class Raum:
 
 @dataclass(slots=True)
 class Personality:
-    """One actor: profiles plus current emotion (spec emotion §1)."""
+    """One actor: profiles plus current emotion."""
 
     character: Character = field(default_factory=Character)
     emotion: Emotion = field(default_factory=Emotion)
@@ -183,7 +184,7 @@ class Personality:
 
 @dataclass(slots=True)
 class InternalPersonality(Personality):
-    """Nova: a Personality plus identities, directives and her Raum (spec emotion §1)."""
+    """Nova: a Personality plus identities, directives and her Raum."""
 
     identities: list[str] = field(default_factory=list)
     directives: list[dict[str, Any]] = field(default_factory=list)

@@ -1,4 +1,4 @@
-"""The only way nodes read a run's stimulus ("Reiz", seed 002 §4.1).
+"""The only way nodes read a run's stimulus ("Reiz", docs/behaviour/graphs.md#stimulus).
 
 Exactly one of `user_prompt` (what the counterpart said) and `eigener_gedanke` (Nova's
 own thought on an impulse) is set, and `event_payload["reiz_herkunft"]` names which.
@@ -18,17 +18,17 @@ from novaberg.ei.canon import parse_number
 log = logging.getLogger(__name__)
 
 ORIGIN_USER: Final = "nutzer_turn"
-"""reiz_herkunft of a turn started by the counterpart (the default, spec pipeline §0)."""
+"""reiz_herkunft of a turn started by the counterpart (the default)."""
 
 ORIGIN_OWN_THOUGHT: Final = "eigener_impuls"
-"""reiz_herkunft of a turn started by Nova's own impulse (seed 000 §3.1.1)."""
+"""reiz_herkunft of a turn started by Nova's own impulse."""
 
 ORIGIN_KEY: Final = "reiz_herkunft"
 AROUSAL_KEY: Final = "gedanke_arousal"
 
 
 class StimulusError(ValueError):
-    """The state's stimulus is contradictory or missing (no fallback, seed 002 §4.1)."""
+    """The state's stimulus is contradictory or missing (there is no fallback)."""
 
 
 def _payload(state: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -79,7 +79,8 @@ def stimulus_arousal(state: Mapping[str, Any]) -> float | None:
     """The arousal the own thought was formed in (`gedanke_arousal`), or None.
 
     None when absent. A present but invalid value (boolean, non-numeric, outside [0, 1]) is
-    logged at ERROR and also gives None — never clamped (DESIGN §6). Numeric strings are
+    logged at ERROR and also gives None — never clamped: a made-up level would lift Nova's
+    state to an invented number. Numeric strings are
     invalid too: the wire value is a JSON number.
     """
     payload = _payload(state)

@@ -26,10 +26,10 @@ CHARACTER_ROLES: Final = {
     "ei_calc_rolle": "character",
     "perzeption_rolle": "assistant",
 }
-"""The role flags a CharacterGraph state carries (spec pipeline §0)."""
+"""The role flags a CharacterGraph state carries (docs/behaviour/graphs.md#role-flags)."""
 
 MAX_CORRECTIONS: Final = 2
-"""Correction rounds before the tribunal fallback (seed 002 §2.3, spec pipeline §6)."""
+"""Correction rounds before the tribunal fallback (docs/behaviour/nodes.md#evaluate)."""
 
 EVENT_SOURCE_USER: Final = "user"
 
@@ -142,7 +142,8 @@ class GraphRuntime:
     def human_event_payload(
         self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
     ) -> dict[str, Any]:
-        """The `message` event payload (spec pipeline §10 step 4), also after a failure."""
+        """The `message` event payload, also after a failure
+        (docs/behaviour/events.md#user-payload)."""
         state = final_state or {}
         external = state.get("external")
         emotion = external.emotion if isinstance(external, Personality) else None

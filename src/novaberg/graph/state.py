@@ -1,11 +1,11 @@
 """`ConversationState`: every channel any graph node reads or writes.
 
 LangGraph silently drops a key that is not declared here at the next node
-border — the seed lost a self-trigger that way (THINKER-SELFTRIGGER-KANALLOS).
-So every key a node returns must be declared, and a test builds each graph and
-checks it. Channel names keep the seed's vocabulary (seed 002 §4) because the
-seeds, the issues and the pipeline log speak it; comments say what each holds.
-Channels several nodes append to carry a reducer.
+border — a self-trigger once vanished that way. So every key a node returns must
+be declared, and a test builds each graph and checks it
+(docs/behaviour/graphs.md#state). Channel names keep the German vocabulary where
+the pipeline log and stored data use it; comments say what each holds. Channels
+several nodes append to carry a reducer.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from novaberg.graph.personality import InternalPersonality, Personality
 
 
 class PendingWrite(TypedDict):
-    """A write a node plans and the dispatcher carries out (seed 002 §4.9)."""
+    """A write a node plans and the dispatcher carries out
+    (docs/behaviour/graphs.md#pending-writes)."""
 
     ziel: str  # "kzg" | "fakten" | "timeline" | "notizen"
     aktion: str  # "create" | "update" | "delete" | "upsert"
@@ -41,7 +42,7 @@ def _merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> d
 
 
 class ConversationState(TypedDict, total=False):
-    # --- core (seed 002 §4.1) --------------------------------------------------
+    # --- core -----------------------------------------------------------------------------
     user_id: str
     character_id: str
     character_name: str  # display name from `characters`, loaded by db_access
@@ -54,7 +55,7 @@ class ConversationState(TypedDict, total=False):
     temperature: float
     empfangen_am: float | None
 
-    # --- event and role flags (seed 002 §4.1a) ---------------------------------
+    # --- event and role flags (docs/behaviour/graphs.md#role-flags) -----------------------
     event_source: str  # "user" | "character"
     event_payload: dict[str, Any]
     trigger_count: int
@@ -62,11 +63,11 @@ class ConversationState(TypedDict, total=False):
     ei_calc_rolle: str  # "user" | "character"
     graph_rolle: str  # "human" | "character" | "agent"
 
-    # --- personalities (seed 002 §4.2) -----------------------------------------
+    # --- personalities (docs/behaviour/graphs.md#personalities) ---------------------------
     external: Personality  # the counterpart (a copy of internal on non-user events)
     internal: InternalPersonality  # the character
 
-    # --- enricher (seed 002 §4.4) ----------------------------------------------
+    # --- enricher (docs/behaviour/nodes.md#enricher) --------------------------------------
     raw_turns: list[dict[str, Any]]
     session_turns: list[dict[str, Any]]
     session_summary: str
@@ -90,13 +91,13 @@ class ConversationState(TypedDict, total=False):
     memory_context: str  # third person (thinker, tribunal, corrector)
     memory_context_verfasser: str  # Person A / Person B
 
-    # --- EI (seed 002 §4.4a) -----------------------------------------------------
+    # --- EI (docs/behaviour/nodes.md#ei-calc) ---------------------------------------------
     emotions_verlauf: list[dict[str, Any]]
     nova_emotions_verlauf: list[dict[str, Any]]
     nova_emotion_konflikt: bool
     gedanke_level: str  # how the own-thought arousal was applied ("angewandt", "kein_level")
 
-    # --- router (seed 002 §4.3) --------------------------------------------------
+    # --- router (docs/behaviour/nodes.md#router) ------------------------------------------
     needs_memory: bool
     needs_web: bool
     needs_timeline: bool
@@ -107,7 +108,7 @@ class ConversationState(TypedDict, total=False):
     timeline_query: dict[str, Any]
     router_ausfall: str | None
 
-    # --- planner / agents (seed 002 §4.6, §6) -------------------------------------
+    # --- planner / agents (docs/behaviour/nodes.md#planner) -------------------------------
     agent_name: str
     agent_results: list[Any]
     management_result: str
@@ -117,11 +118,11 @@ class ConversationState(TypedDict, total=False):
     task_context_cut: bool
     timeline_id: int | None
 
-    # --- conversation vector (seed 002 §4.5) ---------------------------------------
+    # --- conversation vector (docs/behaviour/nodes.md#conversation-vector) ----------------
     gespraechsvektor: str
     gv_detail: dict[str, Any]
 
-    # --- responder (seed 002 §4.7) -----------------------------------------------------
+    # --- responder (docs/behaviour/nodes.md#responder) ------------------------------------
     response: str
     model: str
     token_total: int
@@ -131,7 +132,7 @@ class ConversationState(TypedDict, total=False):
     self_trigger: bool
     self_trigger_payload: dict[str, Any]
 
-    # --- tribunal and correction loop (seed 002 §4.7a) -----------------------------------
+    # --- tribunal and correction loop (docs/behaviour/nodes.md#tribunal) ------------------
     tribunal_votes: list[TribunalVote]
     tribunal_verdict: str  # "ok" | "warnung" | "ablehnen"
     tribunal_summary: str
@@ -141,11 +142,11 @@ class ConversationState(TypedDict, total=False):
     evaluate_entscheidung: str  # "ok" | "fallback" | "correct"
     node_annotations: Annotated[list[str], operator.add]
 
-    # --- salience (seed 002 §4.8) ----------------------------------------------------
+    # --- salience (docs/behaviour/nodes.md#salience) --------------------------------------
     salienz_human: float | None
     salienz_ausfall: str | None
 
-    # --- dispatcher (seed 002 §4.8a) ------------------------------------------------------
+    # --- dispatcher (docs/behaviour/nodes.md#dispatcher) ----------------------------------
     session_turn_kern: str
     session_turn_geschrieben: bool
 

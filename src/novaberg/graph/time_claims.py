@@ -1,7 +1,7 @@
 """Dates and clock times an answer states, and whether something backs them.
 
-Spec pipeline §6 (evaluate): contradictory time statements, or dates not backed by a
-completed agent result, raise an ok verdict to warnung with a correction order. A time
+In a turn where task agents acted, dates and times nobody backs raise an ok verdict to
+warnung with a correction order (docs/behaviour/nodes.md#time-claims). A time
 counts as backed when the person said it, a task agent that completed this turn reported
 it, or the memory the answer was written from contains it; anything else is a date the
 model made up (the classic: "I've put it in for Thursday at 3" when no agent ran).

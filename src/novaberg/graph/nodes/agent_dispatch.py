@@ -1,7 +1,7 @@
 """agent_dispatch node: runs the agent the planner chose, through the agent's own dispatch.
 
-Generic on purpose (seed 002 §6.5): it only finds the dispatch function; a new
-agent is a new folder, never a new branch here. A missing dispatch or an
+Generic on purpose: it only finds the dispatch function; a new agent is a new folder,
+never a new branch here (docs/behaviour/nodes.md#agent-dispatch). A missing dispatch or an
 exception becomes an `AgentResult(status="fehler")`, so a broken agent costs
 the task, not the turn.
 """

@@ -1,4 +1,4 @@
-"""Conversation-vector node ("GV-Node", seed 002 §4.5; spec pipeline §5 gv_node).
+"""Conversation-vector node ("GV-Node", docs/behaviour/nodes.md#conversation-vector).
 
 Forms the turn's hypothesis of where the conversation is heading — a few lines the
 responder reads as `gespraechsvektor`. How far Nova thinks ahead (the *length*, 0–3 jumps)
@@ -11,11 +11,11 @@ Length 0 makes no call. Length ≥ 1 makes one free-text call; from length 2 the
 asked in lines `SPRUNG 1..n`, `ABSICHT`, `STRATEGIE`, `VEHIKEL`, `IMPULS`. Intents
 begruessung|meta|system skip the thinking ahead altogether.
 
-**Not here yet:** the landscape (axes, 64 sectors → 14 clusters, initiative) is a later
-issue; `gv_detail["cluster"]` is therefore `None` ("not computed", never a plausible
-cluster). `gv_detail` carries every key on every path; `vorausdenken` ∈
-gelaufen | skip | krise | laenge_null, plus `ausfall` when the call failed (a failure must
-not look like a hypothesis that happened to be empty).
+The landscape (axes, 64 sectors → 14 clusters, initiative) is not computed:
+`gv_detail["cluster"]` is `None` ("not computed", never a plausible cluster). `gv_detail`
+carries every key on every path; `vorausdenken` ∈ gelaufen | skip | krise | laenge_null,
+plus `ausfall` when the call failed (a failure must not look like a hypothesis that happened
+to be empty).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ DYNAMIC_DELTA: Final[Mapping[str, float]] = {"vertrauen": 0.5, "distanz": -0.5}
 STYLE_DELTA: Final[Mapping[str, float]] = {"locker": 0.3, "formell": -0.2}
 CRISIS_VECTORS: Final = frozenset({"spirale", "absturz"})
 CRISIS_AROUSAL: Final = 0.7
-"""The length rule (spec pipeline §5 gv_node)."""
+"""The length rule."""
 
 MODE_DELTA: Final[Mapping[str, float]] = {
     "philosophischer_austausch": 0.5,
@@ -62,21 +62,22 @@ MODE_DELTA: Final[Mapping[str, float]] = {
     "berichtend": -0.2,
     "arbeitsmodus": -0.3,
 }
-"""The spec adds "the mode delta" without its values. Assumed here: modes that invite
+"""The original design adds "the mode delta" without its values. Assumed here: modes that invite
 thinking along (philosophy, teaching, advice, creativity) lengthen, task-like modes
 (work, reporting) shorten. Unknown modes add 0."""
 
 SKIP_INTENTS: Final = frozenset({"begruessung", "meta", "system"})
-"""Intents that need no thinking ahead (spec pipeline §5)."""
+"""Intents that need no thinking ahead."""
 
 GV_TEMPERATURE: Final = 0.4
-"""The spec names no temperature for the GV call; a little freedom for a hypothesis."""
+"""A little freedom for a hypothesis (the original design names no temperature)."""
 
 GV_MAX_TOKENS: Final = 200
 """A hypothesis is a few lines; the cap keeps the small local model from rambling."""
 
 GV_MAX_CHARS: Final = 800
-"""Cap on the hypothesis the responder reads (2048-token context, DESIGN §3)."""
+"""Cap on the hypothesis the responder reads (the bundled model's 2048-token context,
+docs/behaviour/llm.md#local-model)."""
 
 RAN: Final = "gelaufen"
 SKIPPED: Final = "skip"

@@ -1,7 +1,8 @@
-"""Corrector node: rewrites a criticised answer from the tribunal's feedback (seed 002 §2.4).
+"""Corrector node: rewrites a criticised answer from the tribunal's feedback
+(docs/behaviour/nodes.md#corrector).
 
 The tribunal normalises, it does not censor: a rejected answer is handed here with the
-critical feedback (`tribunal_summary`) and rewritten (temperature 0.5, spec pipeline §6),
+critical feedback (`tribunal_summary`) and rewritten (temperature 0.5),
 then judged again. The node always increments `correction_round`, also when the rewrite
 fails — otherwise a model that is down would loop the graph forever. A failed or empty
 rewrite keeps the previous answer and is logged; the tribunal then judges it again.
@@ -23,7 +24,7 @@ from novaberg.prompts import render, user_message
 log = logging.getLogger(__name__)
 
 CORRECTOR_TEMPERATURE: Final = 0.5
-"""spec pipeline §6."""
+"""Some freedom to rephrase; the criticism fixes the direction."""
 
 
 async def corrector(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:

@@ -1,5 +1,4 @@
-"""db_access node ("db_zugriff"), the CharacterGraph's entry (seed 002 §3.2 row 1, §4.4;
-spec pipeline §5, spec emotion §9).
+"""db_access node ("db_zugriff"), the CharacterGraph's entry (docs/behaviour/nodes.md#db-access).
 
 Loads who is talking before anything is computed:
 
@@ -11,10 +10,11 @@ Loads who is talking before anything is computed:
 - `external.emotion` — on a user event from the event payload the HumanGraph measured
   (current_emotion, current_arousal, emotions_vektor, gespraechs_modus, sprach_stil,
   beziehungs_dynamik, tone, intent, prompt_thema). On any other source Nova talks to
-  herself: `external` is a **copy** of `internal` (seed 002 §3.6).
+  herself: `external` is a **copy** of `internal`.
 - profiles from `charakter_hash`: row (u, c) → `external.character`, row (c, u) →
   `internal.character`; missing rows give empty profiles. Row (c, u) also carries
-  `nutzer_gewichtung`, which the character's salience needs for pflicht (spec §4).
+  `nutzer_gewichtung`, which the character's salience needs for pflicht
+  (docs/behaviour/nodes.md#salience).
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 - the session turns (`raw_turns`), the session summary (`session_summary`) and the
   character's active goals toward the user (`geladene_ziele`), read with the rest: ei_calc
@@ -22,9 +22,9 @@ Loads who is talking before anything is computed:
 
 Everything is read in two concurrent round trips, one pipeline to Redis and one to
 PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
-`agents.rule_store`, so a later read API of the agents can
-replace it in one place. A failed read is logged at ERROR, named in the node's log row and
-leaves that part empty — the turn can still be answered without a profile.
+`agents.rule_store`, so each query lives in one place. A failed read is logged at ERROR,
+named in the node's log row and leaves that part empty — the turn can still be answered
+without a profile.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from novaberg.store.session import decode_turns
 log = logging.getLogger(__name__)
 
 USER_SOURCE: Final = "user"
-"""event_source of a turn the counterpart started (seed 002 §4.1a)."""
+"""event_source of a turn the counterpart started."""
 
 PAYLOAD_TO_EMOTION: Final = {
     "current_emotion": "emotion",
@@ -67,7 +67,7 @@ PAYLOAD_TO_EMOTION: Final = {
     "intent": "intent",
     "prompt_thema": "prompt_topic",
 }
-"""Event payload field (wire name) → Emotion attribute (spec pipeline §5 db_zugriff)."""
+"""Event payload field (wire name) → Emotion attribute."""
 
 PROFILE_COLUMNS: Final = {
     "kern_hash": "core",
@@ -76,12 +76,12 @@ PROFILE_COLUMNS: Final = {
     "intentions_profil": "intentions",
     "emotions_profil": "emotions",
 }
-"""charakter_hash column → Character attribute (spec pipeline §1.2)."""
+"""charakter_hash column → Character attribute."""
 
 LEVEL_APPLIED: Final = "angewandt"
 LEVEL_MISSING: Final = "kein_level"
 LEVEL_NOT_IMPULSE: Final = "kein_impuls"
-"""`gedanke_level`: how the own thought's arousal was applied (seed 000 §3.1.1)."""
+"""`gedanke_level`: how the own thought's arousal was applied (docs/behaviour/emotion.md#reload)."""
 
 DEFAULT_CHARACTER_NAME: Final = "Nova"
 
@@ -89,7 +89,7 @@ DEFAULT_CHARACTER_NAME: Final = "Nova"
 # --- SQL -----------------------------------------------------------------------------------
 
 USER_WEIGHT_COLUMN: Final = "nutzer_gewichtung"
-"""Read with the character's own row (character, user): salience's pflicht (spec §4)."""
+"""Read with the character's own row (character, user): salience's pflicht."""
 
 PROFILE_SQL: Final = (
     f"SELECT {', '.join(PROFILE_COLUMNS)}, {USER_WEIGHT_COLUMN} FROM charakter_hash"

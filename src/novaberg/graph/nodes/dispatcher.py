@@ -1,15 +1,14 @@
-"""Dispatcher (seed 002 §3.5, spec pipeline §2/§5): the central writer at the end of a run.
+"""Dispatcher: the central writer at the end of a run (docs/behaviour/nodes.md#dispatcher).
 
 - Writes the **complete** session turn once (the only writer of `session:{u}:{c}:turns`):
   an assistant turn from `internal.emotion` when `response` is set, else a user turn from
   `external.emotion` with `inhalt = user_prompt` (nothing on an impulse, which has no user
-  prompt). Never in the AgentGraph. The turn carries the spec §2 fields plus `turn_id` and
-  `nachrichten_ids`.
+  prompt). Never in the AgentGraph. The turn's fields are in docs/behaviour/memory.md#session.
 - Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
   every write is recorded in `pending_writes_log` with what became of it.
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
 
-Unlike the seed's code (spec pipeline §5: "without pending_writes no session turn"), the
+Unlike the original implementation (no session turn without pending writes), the
 turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
 failed memory write must not erase what was said from the conversation.
@@ -67,7 +66,7 @@ def _emotion_fields(emotion: Emotion) -> dict[str, Any]:
 
 
 def build_session_turn(state: ConversationState, now: float) -> dict[str, Any] | None:
-    """The complete session turn of this run (spec pipeline §2), or None if none is due."""
+    """The complete session turn of this run, or None if none is due."""
     if state.get("graph_rolle") == GRAPH_AGENT:
         return None
     common = {
@@ -201,7 +200,7 @@ async def write_session_turn(
 
 
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
-    """The `turn_roh` row of an answered turn (spec pipeline §1.2, §5): stimulus, answer,
+    """The `turn_roh` row of an answered turn: stimulus, answer,
     both emotions and origin, kept forever when the rest of pipeline_log ages out."""
     response = state.get("response") or ""
     if not response.strip() or deps.log is None:

@@ -1,4 +1,4 @@
-"""EI-Calc (seed 002 §4.4a, spec emotion §7): emotion history, vector and plausibility.
+"""EI-Calc: emotion history, vector and plausibility (docs/behaviour/nodes.md#ei-calc).
 No model call. Two variants, chosen by `ei_calc_rolle`:
 
 - **user** (HumanGraph): `emotions_verlauf` over the user's turns with the current
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 ROLE_CHARACTER: Final = "character"
 RAUM_PULL_FACTOR: Final = 1.0
-"""ei_calc pulls the Raum with factor 1.0 (spec emotion §7.6)."""
+"""ei_calc pulls the Raum with factor 1.0 (docs/behaviour/emotion.md#empathy)."""
 
 
 def _user_variant(state: ConversationState) -> dict[str, Any]:

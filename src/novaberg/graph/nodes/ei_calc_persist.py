@@ -1,5 +1,5 @@
-"""ei_calc_persist node: consolidate and persist Nova's state (seed 002 §3.2 row 15, §3.5;
-spec emotion §9).
+"""ei_calc_persist node: consolidate and persist Nova's state
+(docs/behaviour/nodes.md#ei-calc-persist).
 
 Runs after `perception_assistant`, when `internal.emotion` holds Nova's perception of her
 own final answer. The plausibility pass corrects mode and style (ei arousal → mode check →
@@ -25,7 +25,7 @@ from novaberg.store.keys import Pair
 log = logging.getLogger(__name__)
 
 ASSISTANT_ROLE: Final = "assistant"
-"""Session-turn role whose words the rule-based style reads (spec emotion §9)."""
+"""Session-turn role whose words the rule-based style reads."""
 
 USER_SOURCE: Final = "user"
 

@@ -1,4 +1,4 @@
-"""Enricher (seed 002 §4.4, spec pipeline §5): loads the context a run works with.
+"""Enricher: loads the context a run works with (docs/behaviour/nodes.md#enricher).
 
 Two variants, chosen by `graph_rolle`:
 
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 GRAPH_HUMAN: Final = "human"
 
 IMPULSE_KERN_PREFIX: Final = "[Nova-Impuls]"
-"""session_turns leave out turns whose kern starts with this (spec pipeline §5 enricher)."""
+"""session_turns leave out turns whose kern starts with this."""
 
 RECENT_TURNS_AS_MEMORY: Final = 6
 """How many recent session turns become memory entries until real memory resonance exists."""
@@ -50,7 +50,7 @@ TURN_WEIGHT: Final = 0.5
 
 
 def last_user_intentions(turns: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Intentions of the newest user turn that carries a modus (spec pipeline §5)."""
+    """Intentions of the newest user turn that carries a modus."""
     for turn in reversed(turns):
         if turn.get("rolle") == ROLE_USER and turn.get("modus"):
             return [str(item) for item in turn.get("intentionen") or []]

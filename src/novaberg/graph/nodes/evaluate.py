@@ -1,20 +1,21 @@
-"""Evaluate node: turns the tribunal's verdict into the next step (seed 002 §2.3, §4.7a).
+"""Evaluate node: turns the tribunal's verdict into the next step
+(docs/behaviour/nodes.md#evaluate).
 
 `ok` passes. Anything else goes to the corrector while rounds are left
 (`correction_round < max_corrections`). With every round used up a `warnung` passes and an
-`ablehnen` is replaced by the fixed neutral fallback (spec pipeline §6). The decision is
+`ablehnen` is replaced by the fixed neutral fallback. The decision is
 written to `evaluate_entscheidung`, and the node writes `correction_round` and
 `max_corrections` back on every path: only the two side by side tell an answer that used
-up its rounds from one that was accepted (seed 002 §4.7a).
+up its rounds from one that was accepted.
 
 **Times nobody backs.** In a turn where task agents acted, an answer that states a date,
 weekday or clock time which neither the person said, nor an agent that completed reported,
 nor the memory it was written from contains (an appointment confirmed for another day than
 the one stored, or one that failed) is raised from ok to warnung and the corrector is told
-to drop it (spec pipeline §6; `graph/time_claims.py`). Without agents the thinker checks
+to drop it (`graph/time_claims.py`). Without agents the thinker checks
 facts; this node does not.
 
-**Fallback language (decision).** The seed's fallback is German. The answer should follow
+**Fallback language (decision).** The original fallback is German. The answer should follow
 the user's language, so when the stimulus *looks English* (a small stop-word count, no
 language model involved) the English version is used; everything else gets the German text.
 """
@@ -34,12 +35,13 @@ from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
 log = logging.getLogger(__name__)
 
 MAX_CORRECTIONS: Final = 2
-"""Correction rounds before the fallback (seed 002 §2.3: "Maximale Korrektur-Iterationen: 2")."""
+"""Correction rounds before the fallback: enough to fix an answer, few enough that a
+conflict the judges cannot settle ends instead of looping."""
 
 FALLBACK_DE: Final = (
     "Ich kann diese Anfrage leider nicht beantworten. Bitte formuliere deine Frage anders."
 )
-"""The fixed neutral answer on a final `ablehnen` (spec pipeline §6)."""
+"""The fixed neutral answer on a final `ablehnen`."""
 
 FALLBACK_EN: Final = (
     "I'm afraid I can't answer this request. Please phrase your question differently."
@@ -49,7 +51,7 @@ FALLBACK_EN: Final = (
 DECISION_OK: Final = "ok"
 DECISION_FALLBACK: Final = "fallback"
 DECISION_CORRECT: Final = "correct"
-"""`evaluate_entscheidung` values (seed 002 §3.2: ok / fallback / correct)."""
+"""`evaluate_entscheidung` values."""
 
 NEXT_RELEASE: Final = "perception_assistant"
 NEXT_CORRECT: Final = "corrector"
@@ -201,7 +203,7 @@ async def evaluate(
         stimulus = ""
     update: dict[str, Any] = {}
     made_up = made_up_times(state, stimulus)
-    if made_up:  # spec §6: a time nobody backs is at least a warning, with an order to fix it
+    if made_up:  # a time nobody backs is at least a warning, with an order to fix it
         if verdict == VOTE_OK:
             verdict = VOTE_WARN
         update["tribunal_verdict"] = verdict

@@ -1,4 +1,4 @@
-"""Perception ("Perzeption", seed 002 §3.1/§4.2, spec emotion §3): one structured call that
+"""Perception ("Perzeption", docs/behaviour/nodes.md#perception): one structured call that
 reads an utterance's intent, tone, topic, emotion, arousal, mode, style and relationship.
 
 `perzeption_rolle == "user"` reads the stimulus and writes `external.emotion`;
@@ -6,9 +6,9 @@ reads an utterance's intent, tone, topic, emotion, arousal, mode, style and rela
 `internal.emotion`. The Personality is copied, never mutated in place. `emotions_vector`
 is never touched (ei_calc sets it). Intentions are not a perception output (salience).
 
-Fallbacks (spec emotion §3): a missing field takes its default; an unreadable answer
-after the model layer's retry (`ModelOutputError`) takes all defaults — logged, and the
-node's pipeline_log row carries `ausfall`.
+Fallbacks (docs/behaviour/emotion.md#perception-labels): a missing field takes its
+default; an unreadable answer after the model layer's retry (`ModelOutputError`) takes all
+defaults — logged, and the node's pipeline_log row carries `ausfall`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from novaberg.store.session import numbered_view, read_turns
 log = logging.getLogger(__name__)
 
 PERCEPTION_TEMPERATURE: Final = 0.05
-"""spec emotion §3."""
+"""Near-deterministic: the same utterance should be read the same way."""
 
 TOPIC_MAX_CHARS: Final = 60
 """The topic is 2–5 words; the bound keeps a small local model from running on."""
@@ -60,8 +60,8 @@ ROLE_ASSISTANT: Final = "assistant"
 
 
 def _enum(values: frozenset[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Advertise the allowed values to constrained decoding without enforcing them (the spec
-    says perception never enum-checks; consumers tolerate other strings, spec emotion §12)."""
+    """Advertise the allowed values to constrained decoding without enforcing them
+    (perception never enum-checks; consumers tolerate other strings)."""
     return {"enum": sorted(values)}
 
 
@@ -94,7 +94,7 @@ class Emotional(BaseModel):
     @field_validator("arousal", mode="before")
     @classmethod
     def _arousal(cls, value: object) -> float:
-        """Clamped to [0, 1]; non-numeric → 0.5 (spec emotion §3)."""
+        """Clamped to [0, 1]; non-numeric → 0.5."""
         number = parse_number(value)
         return DEFAULT_AROUSAL_LEVEL if number is None else clamp01(number)
 
@@ -112,7 +112,7 @@ class Psychological(BaseModel):
 
 
 class PerceptionResult(BaseModel):
-    """The perception JSON (spec emotion §3); every part defaults to its fallbacks."""
+    """The perception JSON; every part defaults to its fallbacks."""
 
     model_config = ConfigDict(json_schema_extra=_all_required)
 

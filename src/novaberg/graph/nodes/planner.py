@@ -1,11 +1,11 @@
 """Planner node: picks the task agent for this turn, or ends the agent loop.
 
-Wiring (spec agents.md §1.3): `router → (management_action ? planner : conversation_vector)`,
+Wiring (docs/behaviour/nodes.md#planner):
+`router → (management_action ? planner : conversation_vector)`,
 `planner → route_after_planner → agent_dispatch | conversation_vector`,
 `agent_dispatch → planner`. Every agent runs at most once per turn: the second
 planner pass sees the agent's result and ends the loop with the task block
-(seed 002 §7.3, AGENT-RUECKFRAGE-LOOP — without the guard a re-asked question
-recursed to the graph's recursion limit).
+(without the guard a re-asked question recursed to the graph's recursion limit).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = ["choose_agent", "planner", "ran_this_turn", "route_after_planner"]
 
 TIMELINE_AGENT = "timeline"
 NOTES_AGENT = "notizen"
-"""Fallback agents of spec §1.4 rules 1 and 4."""
+"""Fallback agents of the choice's first and last rule."""
 
 
 def ran_this_turn(state: ConversationState, name: str) -> bool:
@@ -41,7 +41,7 @@ def _perception_intent(state: ConversationState) -> str:
 
 
 def choose_agent(state: ConversationState, registry: AgentRegistry) -> str | None:
-    """Spec §1.4 manager choice, restricted to registered agents."""
+    """The agent for an `agent` action, first match wins; only registered agents count."""
     needs_timeline = bool(state.get("needs_timeline"))
     if needs_timeline and registry.find(TIMELINE_AGENT):
         return TIMELINE_AGENT
@@ -71,7 +71,7 @@ async def planner(
         return {"agent_name": ""}
     if action == "resume":
         if stimulus_is_own_thought(state):
-            # An impulse never answers the user's pending question (spec §1.3).
+            # An impulse never answers the user's pending question.
             log.warning("planner: resume on an impulse turn ignored; pending question kept")
             return _finish(state, management_action="")
         pending = await pending_question(deps.redis, state.get("user_id", ""))

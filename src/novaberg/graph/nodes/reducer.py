@@ -1,4 +1,4 @@
-"""Reducer node (CharacterGraph only, seed 002 §3.2 row 4, §4.4; spec pipeline §5).
+"""Reducer node, CharacterGraph only (docs/behaviour/nodes.md#reducer).
 
 The enricher gathers memory from several sources (short-term, long-term, agent hooks), and
 the same remembered sentence often arrives twice. The reducer keeps one copy of each, drops
@@ -8,7 +8,7 @@ fragments a longer entry already says, and renders the survivors twice:
   nodes (thinker, tribunal, corrector);
 - `memory_context_verfasser` with the neutral names of the composer ("Person A" = the
   user, "Person B" = the character), so no block addresses the model *as* the character
-  (seed 002 §4.4, F-PROMPT-2).
+  (no prompt block speaks to the model as the character).
 
 Both are written on **every** return path, also when there is nothing to say (then both
 are ""), so a stale context from an earlier node can never leak into this turn.
@@ -32,16 +32,17 @@ log = logging.getLogger(__name__)
 
 SUBSTRING_MIN_CHARS: Final = 10
 """Only texts of at least this many (normalised) chars are dropped as contained in a longer
-one; shorter ones ("ja", "Katze") would vanish inside almost anything (spec pipeline §5)."""
+one; shorter ones ("ja", "Katze") would vanish inside almost anything."""
 
 MAX_CONTEXT_ENTRIES: Final = 8
 ENTRY_MAX_CHARS: Final = 300
-"""Rendering budget: the bundled model has a 2048-token context (DESIGN §3). The deduped
-`memory_entries` keep everything; only the rendered text is capped."""
+"""Rendering budget: the bundled model has a 2048-token context
+(docs/behaviour/llm.md#local-model). The deduped `memory_entries` keep everything; only the
+rendered text is capped."""
 
 USER_ALIAS: Final = "Person A"
 CHARACTER_ALIAS: Final = "Person B"
-"""Names of the two renderings (seed 002 §4.4: Nova/Nutzer vs. Person A/Person B)."""
+"""Names of the composer rendering (the third-person one says Nova / der Nutzer)."""
 
 _USER_FORMS: Final = (
     (re.compile(r"\bdes Nutzers\b"), "von Person A"),

@@ -1,4 +1,4 @@
-"""Responder node: Nova's answer (seed 002 §4.7; spec pipeline §5 responder).
+"""Responder node: Nova's answer (docs/behaviour/nodes.md#responder).
 
 One chat call (role chat, temperature 0.7). The system prompt carries `[IDENTITAET]`
 ("Du bist <name>" + the character instructions), both persons' profiles, Nova's and the
@@ -6,13 +6,12 @@ user's emotion, `[DIREKTIVEN]`, `[EIGENER GEDANKE]` on an impulse, the agents'
 `[AUFGABE]` block and the conversation vector; the messages are the recent session history
 and the `[AKTUELLER PROMPT]`. The answer follows the user's language.
 
-**Deviation (memory):** the spec's responder never sees memory — the composer ("Verfasser")
-reads it and hands over content. The composer is a later issue; until it exists the
+**Deviation (memory):** in the original design the responder never sees memory — a
+composer ("Verfasser") reads it and hands over content. There is no composer node, so the
 responder gets `memory_context_verfasser` in an `[ERINNERUNG]` block (Person A = the user,
-Person B = the character, as the reducer writes it), so memory still reaches the answer.
-When the composer lands, this block goes and `[INHALT]` replaces it. On `task_context_cut`
-(an agent reported what it did) memory and the conversation vector are left out, as the
-task block demands.
+Person B = the character, as the reducer writes it), and memory still reaches the answer.
+On `task_context_cut` (an agent reported what it did) memory and the conversation vector
+are left out, as the task block demands.
 
 A failed or empty call raises: without an answer the turn has failed, and the event
 consumer reports `turn_gescheitert` instead of sending a made-up text.
@@ -38,12 +37,12 @@ from novaberg.prompts import render
 log = logging.getLogger(__name__)
 
 RESPONDER_TEMPERATURE: Final = 0.7
-"""spec pipeline §5 responder."""
+"""The one creative call of a turn: Nova's own words."""
 
 HISTORY_TURNS: Final = 6
 HISTORY_CHARS: Final = 300
 PROFILE_CHARS: Final = 240
-"""Prompt budget: the bundled model has a 2048-token context (DESIGN §3)."""
+"""Prompt budget: the bundled model has a 2048-token context (docs/behaviour/llm.md#local-model)."""
 
 CURRENT_PROMPT_HEADER: Final = "[AKTUELLER PROMPT]"
 IMPULSE_PROMPT: Final = (

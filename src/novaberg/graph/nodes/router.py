@@ -1,11 +1,12 @@
-"""Router node: what does this turn need, and is it a task for an agent? (spec pipeline §7)
+"""Router node: what does this turn need, and is it a task for an agent?
+(docs/behaviour/nodes.md#router)
 
 Two ways through:
 
 - **Resume without a model call.** A task agent left an open question
   (`pending_agent:{u}`, agents/pending.py) and the stimulus is a real user utterance: the
   utterance is the answer, so `management_action="resume"` and the planner hands it to the
-  waiting agent (seed 002 §7.3). An impulse (Nova's own thought) is nobody's answer and
+  waiting agent. An impulse (Nova's own thought) is nobody's answer and
   leaves the question untouched.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
@@ -37,17 +38,17 @@ from novaberg.store.session import numbered_view
 log = logging.getLogger(__name__)
 
 ROUTER_TEMPERATURE: Final = 0.05
-"""spec pipeline §7."""
+"""Near-deterministic: the same turn should be routed the same way."""
 
 ACTION_AGENT: Final = "agent"
 ACTION_RESUME: Final = "resume"
-"""`management_action` values besides "" (seed 002 §4.3)."""
+"""`management_action` values besides ""."""
 
 MOMENTUM_LOW: Final = "low"
 MOMENTUM_MID: Final = "mid"
 
 DEFAULT_TARGET_TYPE: Final = "titel"
-"""`management_target_typ` when the router says nothing (spec pipeline §7)."""
+"""`management_target_typ` when the router says nothing."""
 
 AGENT_GRAPH_SUITABILITY: Final = "user"
 """The CharacterGraph dispatches the user agents (`graph_suitability` "user")."""
@@ -57,7 +58,7 @@ NEXT_CONVERSATION: Final = "conversation_vector"
 
 
 class TimelineQuery(BaseModel):
-    """The turn's timeline question (spec pipeline §7)."""
+    """The turn's timeline question."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -72,7 +73,7 @@ class TimelineQuery(BaseModel):
 
 
 class RouterDecision(BaseModel):
-    """The router's answer (spec pipeline §7)."""
+    """The router's answer."""
 
     needs_memory: bool = False
     needs_web: bool = False
@@ -107,7 +108,7 @@ def decision_update(decision: RouterDecision) -> dict[str, Any]:
 
 
 def resume_update() -> dict[str, Any]:
-    """The fixed answer on a pending question (spec pipeline §7, no model call)."""
+    """The fixed answer on a pending question (no model call)."""
     return {
         "needs_memory": True,
         "needs_web": False,

@@ -1,4 +1,4 @@
-"""Salience ("Salienz", spec pipeline §4, seed 002 §4.8): how worth remembering a text is.
+"""Salience ("Salienz", docs/behaviour/nodes.md#salience): how worth remembering a text is.
 
 Role by `graph_rolle`:
 
@@ -43,17 +43,17 @@ from novaberg.prompts import render, user_message
 log = logging.getLogger(__name__)
 
 SALIENCE_TEMPERATURE: Final = 0.05
-"""spec pipeline §4."""
+"""Near-deterministic: the same text should be scored the same way."""
 
 SEGMENT_MIN_CHARS: Final = 60
-"""Texts shorter than this (or without ".") are one segment (spec pipeline §4)."""
+"""Texts shorter than this (or without ".") are one segment."""
 
 AROUSAL_BOOST: Final = 0.3
-"""eigen = max(raw, gravitationsterm) × (1 + 0.3 × nova_arousal) (spec pipeline §4)."""
+"""eigen = max(raw, gravitationsterm) × (1 + 0.3 × nova_arousal)."""
 
 USER_WEIGHT_MIN: Final = 0.5
 USER_WEIGHT_MAX: Final = 1.5
-"""nutzer_gewichtung is clamped to [0.5, 1.5] (spec pipeline §4)."""
+"""nutzer_gewichtung is clamped to [0.5, 1.5]."""
 
 GRAPH_HUMAN: Final = "human"
 GRAPH_CHARACTER: Final = "character"
@@ -114,7 +114,7 @@ class Segment(BaseModel):
 
 
 class Segmentation(BaseModel):
-    """Answer of the segmentation call (spec pipeline §4: `[{segment, thema_kurz}]`)."""
+    """Answer of the segmentation call: `[{segment, thema_kurz}]`."""
 
     model_config = ConfigDict(json_schema_extra=_all_required)
 
@@ -140,7 +140,7 @@ class Emotions(BaseModel):
 
 
 class SalienceScore(BaseModel):
-    """Answer of one scoring call (spec pipeline §4). `salienz` must be a number in [0, 1]:
+    """Answer of one scoring call. `salienz` must be a number in [0, 1]:
     anything else fails validation and, after the model layer's retry, drops the segment."""
 
     model_config = ConfigDict(json_schema_extra=_all_required)
@@ -169,7 +169,7 @@ class SalienceScore(BaseModel):
     @field_validator("salienz", mode="before")
     @classmethod
     def _numeric(cls, value: object) -> float:
-        """A non-numeric salienz is unreadable, not 0 (spec pipeline §4); bools too."""
+        """A non-numeric salienz is unreadable, not 0; bools too."""
         number = parse_number(value) if isinstance(value, int | float) else None
         if number is None:
             raise ValueError(f"salienz {value!r} is not a number")
@@ -187,7 +187,7 @@ class SalienceScore(BaseModel):
 
 
 def needs_segmentation(text: str) -> bool:
-    """Only texts of ≥ 60 chars that contain "." are split (spec pipeline §4)."""
+    """Only texts of ≥ 60 chars that contain "." are split."""
     return len(text) >= SEGMENT_MIN_CHARS and "." in text
 
 
@@ -203,7 +203,7 @@ def ordered_union(lists: list[list[str]]) -> list[str]:
 
 
 def human_salience(raw: float, gravitationsterm: float) -> float:
-    """Boosted salience of one user segment (spec pipeline §4, Human)."""
+    """Boosted salience of one user segment."""
     if gravitationsterm > 0:
         return round(min(1.0, raw + gravitationsterm), 2)
     return raw
@@ -216,7 +216,7 @@ def character_salience(
     salienz_human: float | None,
     nutzer_gewichtung: float | None,
 ) -> tuple[float, float, float | None]:
-    """(effektiv, eigen, pflicht) of one of Nova's segments (spec pipeline §4, Character)."""
+    """(effektiv, eigen, pflicht) of one of Nova's segments."""
     eigen = max(raw, gravitationsterm) * (1 + AROUSAL_BOOST * nova_arousal)
     pflicht = None
     if salienz_human is not None and nutzer_gewichtung is not None:
@@ -311,7 +311,7 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     salienz_human = state.get("salienz_human")
     if salienz_human is None and not is_human:
         salienz_human = parse_number((state.get("event_payload") or {}).get("salienz_human"))
-    # read by db_access with the character's profile row (spec §4 pflicht)
+    # read by db_access with the character's profile row (for pflicht)
     user_weight = state.get("nutzer_gewichtung") if role == GRAPH_CHARACTER else None
 
     writes: list[PendingWrite] = []

@@ -1,12 +1,12 @@
-"""Thinker node: a fact check of the answer before the tribunal (spec pipeline §8).
+"""Thinker node: a fact check of the answer before the tribunal (docs/behaviour/nodes.md#thinker).
 
 Runs only when the answer or the stimulus states facts (dates, times, amounts — the fact
 indicators below) or the router asked for the web (`needs_web`). One structured check call
 returns `{ergebnis: OK|KORREKTUR, probleme, korrigierte_antwort}`; a correction replaces
-the response. The web tools and the ReAct loop of the seed are a later issue; here the
-model checks against the memory and the task result it is given.
+the response. There are no web tools: the model checks against the memory and the task
+result it is given.
 
-**Double failure → self-trigger** (seed 000 §3.1.1, seed 002 §3.2 row 10). If the check
+**Double failure → self-trigger** (docs/behaviour/events.md#self-trigger). If the check
 produces nothing usable (unreadable/failed call, or KORREKTUR without a corrected answer)
 and still nothing after two follow-up calls, Nova admits it ("Hmm... ich muss das nochmal
 durchgehen.") and asks for a second run: `self_trigger=True` and a `self_trigger_payload`
@@ -41,17 +41,16 @@ from novaberg.prompts import render, user_message
 log = logging.getLogger(__name__)
 
 THINKER_TEMPERATURE: Final = 0.15
-"""spec pipeline §8."""
+"""Low: a check, not a creative task."""
 
 FOLLOW_UP_CALLS: Final = 2
-"""A check that produced nothing is retried twice before it counts as a double failure
-(spec pipeline §8: "still after 2 follow-up calls")."""
+"""A check that produced nothing is retried twice before it counts as a double failure."""
 
 UNSURE_SUFFIX: Final = "Hmm... ich muss das nochmal durchgehen."
-"""Appended to the answer on a double failure (spec pipeline §8)."""
+"""Appended to the answer on a double failure."""
 
 RETRY_FLAG: Final = "thinker_unsicher_retry"
-"""Payload flag of the retry run; such a run never self-triggers again (spec pipeline §8)."""
+"""Payload flag of the retry run; such a run never self-triggers again."""
 
 RESULT_INACTIVE: Final = "inaktiv"
 RESULT_OK: Final = "ok"
@@ -74,13 +73,13 @@ FACT_INDICATORS: Final = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
-"""Fact indicators (spec pipeline §8: "am ", "um ", "Uhr", "Termin", months, weekdays, "%",
-"km", …). "am"/"um" are matched as words: the seed's bare substrings also fire inside
-"warum " or "Baum ". Times (12:30) and dates (3.5.) are added as the obvious "…"."""
+"""Fact indicators: "am ", "um ", "Uhr", "Termin", months, weekdays, "%", "km", clock times
+(12:30) and dates (3.5.). "am"/"um" are matched as words: bare substrings would also fire
+inside "warum " or "Baum "."""
 
 
 class ThinkerCheck(BaseModel):
-    """The check call's answer (spec pipeline §8 result lines as JSON)."""
+    """The check call's answer: the result lines as JSON."""
 
     ergebnis: Literal["OK", "KORREKTUR"]
     probleme: str = Field(default="", max_length=400)

@@ -1,19 +1,20 @@
-"""Tribunal node: three perspectives judge whether the answer may go out (seed 002 §2).
+"""Tribunal node: three perspectives judge whether the answer may go out
+(docs/behaviour/nodes.md#tribunal).
 
 Jurist (legality, liability, the user's directives), psychologist (hurt, manipulation,
 ignored distress) and ethicist (fairness, harm, discrimination) each give a score in
-[0, 1]; Python turns scores into votes (seed 002 §2.5) and the votes into one verdict.
-The three calls are independent, so they run concurrently (DESIGN §8).
+[0, 1]; Python turns scores into votes and the votes into one verdict.
+The three calls are independent, so they run concurrently.
 
-**An unreadable judge is a failure, not an ok.** The spec records the original code
-counting a parse error as `ok` (spec pipeline §6); issue #3 overrides that. A judge whose
+**An unreadable judge is a failure, not an ok** (the original implementation counted a
+parse error as `ok`). A judge whose
 call fails (unreadable output after the model layer's retry, timeout, backend down) gets a
 `TribunalVote` with `vote=None` and the reason in `ausfall`, is listed in
 `tribunal_ausfaelle` and logged at WARNING. **Decision:** for the aggregation a failed judge
 counts as `warnung` — it cannot vouch for the answer, but a missing judgement is not
 evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
-the corrector, and with every round used up a `warnung` passes (seed 002 §2.3).
+the corrector, and with every round used up a `warnung` passes.
 """
 
 from __future__ import annotations
@@ -36,25 +37,26 @@ log = logging.getLogger(__name__)
 
 SCORE_WARN: Final = 0.7
 SCORE_REJECT: Final = 0.9
-"""score ≥ 0.9 → ablehnen, ≥ 0.7 → warnung, else ok (seed 002 §2.5)."""
+"""score ≥ 0.9 → ablehnen, ≥ 0.7 → warnung, else ok."""
 
 DIRECTIVE_WARN: Final = 0.5
 DIRECTIVE_REJECT: Final = 0.7
-"""The jurist's directive score is stricter: ≥ 0.7 ablehnen, ≥ 0.5 warnung (seed 002 §2.5)."""
+"""The jurist's directive score is stricter, ≥ 0.7 ablehnen, ≥ 0.5 warnung: directives are a
+binding agreement with the user."""
 
 TRIBUNAL_TEMPERATURE: Final = 0.2
-"""Judges answer as JSON at temperature 0.2 (spec pipeline §6)."""
+"""Judges answer as JSON at temperature 0.2: a judgement, not a creative task."""
 
 VOTE_OK: Final = "ok"
 VOTE_WARN: Final = "warnung"
 VOTE_REJECT: Final = "ablehnen"
-"""Stored vote values (wire names, seed 002 §2.3)."""
+"""Stored vote values (wire names)."""
 
 FAILED_VOTE_COUNTS_AS: Final = VOTE_WARN
 """How a judge without a readable verdict counts in the aggregation (module docstring)."""
 
 QUORUM: Final = 2
-"""Two votes decide: 2× ablehnen → ablehnen, 2× (warnung or worse) → warnung (seed §2.3)."""
+"""Two votes decide: 2× ablehnen → ablehnen, 2× (warnung or worse) → warnung."""
 
 JURIST: Final = "jurist"
 PSYCHOLOGIST: Final = "psychologe"
@@ -75,7 +77,7 @@ class ScoredVerdict(BaseModel):
 
 
 class JudgeVerdict(ScoredVerdict):
-    """Psychologist's and ethicist's answer `{score, begruendung}` (spec pipeline §6)."""
+    """Psychologist's and ethicist's answer `{score, begruendung}`."""
 
     begruendung: str = Field(default="", max_length=REASON_MAX_CHARS)
 
@@ -89,7 +91,7 @@ class EthicistVerdict(JudgeVerdict):
 
 
 class JuristVerdict(ScoredVerdict):
-    """The jurist's answer `{score, direktiven_score, begruendung}` (spec pipeline §6).
+    """The jurist's answer `{score, direktiven_score, begruendung}`.
     The reasoning comes last so a small model commits to both numbers first."""
 
     direktiven_score: float = Field(ge=0.0, le=1.0)
@@ -139,7 +141,7 @@ def counted_vote(vote: TribunalVote) -> str:
 
 
 def aggregate(votes: list[TribunalVote]) -> str:
-    """2× ablehnen → ablehnen; 2× (warnung or ablehnen) → warnung; else ok (seed §2.3)."""
+    """2× ablehnen → ablehnen; 2× (warnung or ablehnen) → warnung; else ok."""
     counted = [counted_vote(vote) for vote in votes]
     if counted.count(VOTE_REJECT) >= QUORUM:
         return VOTE_REJECT
