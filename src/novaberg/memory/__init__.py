@@ -2,5 +2,5 @@
 memory, goals and character profiles, plus the background jobs that maintain them.
 
 `store/` holds the storage (no model calls); this package adds the model calls (condense,
-embed, summarise, distil) and the rules of spec pipeline §2, §3 and §9.
+embed, summarise, distil) and the rules of docs/behaviour/memory.md.
 """

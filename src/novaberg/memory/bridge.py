@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 
 KZG_TARGET: Final = "kzg"
 CREATE: Final = "create"
-"""The PendingWrite this layer carries out: {ziel: "kzg", aktion: "create"} (spec §4)."""
+"""The PendingWrite this layer carries out: {ziel: "kzg", aktion: "create"}
+(docs/behaviour/graphs.md#pending-writes)."""
 
 _stores: weakref.WeakKeyDictionary[aioredis.Redis, KzgStore] = weakref.WeakKeyDictionary()
 
@@ -53,7 +54,7 @@ def kzg_store_for(redis: aioredis.Redis) -> KzgStore:
 
 
 def observer_for(ei_calc_role: str | None) -> str:
-    """beobachter of a run's entries: assistant when ei_calc_rolle is character (spec §3)."""
+    """beobachter of a run's entries: assistant when ei_calc_rolle is character."""
     return OBSERVER_ASSISTANT if ei_calc_role == "character" else OBSERVER_USER
 
 

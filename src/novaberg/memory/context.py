@@ -1,4 +1,4 @@
-"""`ContextEntry`: one remembered item offered to the reducer (seed 002 §4.4, spec §3).
+"""`ContextEntry`: one remembered item offered to the reducer (docs/behaviour/nodes.md#reducer).
 
 The enricher collects entries from every memory source into `memory_entries_raw`; the
 reducer deduplicates them (exact text, then substrings; the highest `gewicht` wins) and
@@ -14,7 +14,7 @@ from typing import Any, Final
 SOURCE_SHORT_TERM: Final = "kzg"
 SOURCE_LONG_TERM: Final = "lzg"
 SOURCE_SUMMARY: Final = "session_summary"
-"""`quelle` values (stored/logged data, seed names)."""
+"""`quelle` values (stored and logged data)."""
 
 
 @dataclass(slots=True)

@@ -1,7 +1,8 @@
-"""The salience curve and the short-term TTL tiers (spec pipeline §3 "Curve", "TTL").
+"""The salience curve and the short-term TTL tiers (docs/behaviour/memory.md#curve,
+docs/behaviour/memory.md#ttl-tiers).
 
 Pure functions, nothing is written back. The same damping shape, with cap 10, gives the
-long-term node and edge weights (spec pipeline §9), so it lives here once.
+long-term node and edge weights, so it lives here once.
 """
 
 from __future__ import annotations
@@ -10,35 +11,37 @@ import math
 from typing import Final
 
 SALIENCE_CAP: Final = 1.0
-"""CAP of the short-term salience curve (spec pipeline §3)."""
+"""CAP of the short-term salience curve."""
 
 FREQUENCY_STEP: Final = 0.03
-"""roh = eingang + (haeufigkeit - 1) × 0.03 (spec pipeline §3)."""
+"""roh = eingang + (haeufigkeit - 1) × 0.03."""
 
 DAMPING_EXPONENT: Final = 0.5
-"""salienz = CAP × sin(min(roh/CAP, 1) × π/2) ** 0.5 (spec pipeline §3, §9)."""
+"""salienz = CAP × sin(min(roh/CAP, 1) × π/2) ** 0.5."""
 
 REJECT_BELOW: Final = 0.67378
-"""A new entry whose curved salience is below this (raw 0.3) is not stored (spec §3)."""
+"""A new entry whose curved salience is below this (raw 0.3) is not stored
+(docs/behaviour/memory.md#creation)."""
 
 TIER_30_DAYS: Final = 0.94393
-"""Curved salience of raw 0.7: 30-day TTL and the promotion gate (spec pipeline §3)."""
+"""Curved salience of raw 0.7: 30-day TTL and the promotion gate."""
 
 TIER_14_DAYS: Final = 0.84089
-"""Curved salience of raw 0.5: 14-day TTL (spec pipeline §3)."""
+"""Curved salience of raw 0.5: 14-day TTL."""
 
 PROMOTION_GATE: Final = TIER_30_DAYS
-"""An entry at or above this is queued once for long-term promotion (spec pipeline §3)."""
+"""An entry at or above this is queued once for long-term promotion
+(docs/behaviour/memory.md#promotion-gate)."""
 
 DAY_SECONDS: Final = 86_400
 TTL_LONG: Final = 30 * DAY_SECONDS
 TTL_MEDIUM: Final = 14 * DAY_SECONDS
 TTL_SHORT: Final = 7 * DAY_SECONDS
-"""Short-term entry lifetimes 30/14/7 days (spec pipeline §3 "TTL")."""
+"""Short-term entry lifetimes 30/14/7 days."""
 
 LONG_TERM_CAP: Final = 10.0
 """Cap of long-term node and edge weights: absolut = 10 × sin(min(roh/10, 1) × π/2) ** 0.5
-(spec pipeline §9 synapsen_promotion)."""
+(docs/behaviour/memory.md#promotion)."""
 
 
 def damp(raw: float, cap: float, exponent: float = DAMPING_EXPONENT) -> float:
@@ -50,7 +53,7 @@ def damp(raw: float, cap: float, exponent: float = DAMPING_EXPONENT) -> float:
 
 
 def raw_salience(intake: float, frequency: int = 1) -> float:
-    """roh = eingang + (haeufigkeit − 1) × 0.03 (spec pipeline §3)."""
+    """roh = eingang + (haeufigkeit − 1) × 0.03."""
     return intake + (max(frequency, 1) - 1) * FREQUENCY_STEP
 
 

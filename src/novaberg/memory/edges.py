@@ -1,4 +1,4 @@
-"""Edge math of the long-term memory ("synapses"), pure functions (spec pipeline §9).
+"""Edge math of the long-term memory ("synapses"), pure functions (docs/behaviour/memory.md#edges).
 
 Four layers can join two nodes; each gives a depth in [0, 1]:
 - entitaet: they share an entity id (depth 1);
@@ -27,7 +27,7 @@ LAYER_ENTITY: Final = "entitaet"
 LAYER_EMBEDDING: Final = "embedding"
 LAYER_THEMES: Final = "themen"
 LAYER_TIMELINE: Final = "timeline"
-"""`verbindungs_gruende` values (stored data, spec pipeline §1.2)."""
+"""`verbindungs_gruende` values (stored data)."""
 
 LAYER_FACTORS: Final[Mapping[str, float]] = {
     LAYER_ENTITY: 1.0,
@@ -35,16 +35,16 @@ LAYER_FACTORS: Final[Mapping[str, float]] = {
     LAYER_THEMES: 0.5,
     LAYER_TIMELINE: 0.4,
 }
-"""Static worth of each layer (spec pipeline §9)."""
+"""Static worth of each layer."""
 
 EMBEDDING_THRESHOLD: Final = 0.55
-"""The embedding layer applies above this cosine (spec pipeline §9)."""
+"""The embedding layer applies above this cosine."""
 
 TIMELINE_TOLERANCE_DAYS: Final[Mapping[str, int]] = {"minute": 7, "day": 21}
-"""Timeline layer: same precision and at most this many days apart (spec pipeline §9)."""
+"""Timeline layer: same precision and at most this many days apart."""
 
 LAYER_BONUS: Final = 0.1
-"""+0.1 per applying layer beyond the winner (spec pipeline §9)."""
+"""+0.1 per applying layer beyond the winner."""
 
 PULL_UP: Final = 0.444
 PULL_DOWN: Final = 0.297

@@ -1,4 +1,6 @@
-"""Long-term memory (LZG) as a service: promotion, spreading read, decay (spec pipeline §9).
+"""Long-term memory (LZG) as a service: promotion, spreading read, decay
+(docs/behaviour/memory.md#promotion, docs/behaviour/memory.md#spreading-read,
+docs/behaviour/memory.md#decay).
 
 - `promote(job)`: a short-term entry that crossed the gate becomes a node. Its `inhalt` is
   embedded and compared with every node of the pair, inactive ones included. Cosine ≥ 0.82
@@ -8,7 +10,7 @@
 - `spreading_read(...)`: the enricher's `lzg_resonanz` — 3 anchors at cosine ≥ 0.40, spread
   along the strongest outgoing edges by cluster depth, ranked by gewicht_decay × shell ×
   Plutchik ring factor, top 3 with paths. Returned nodes are marked as retrieved (abrufe,
-  abgerufen_am), the seed's reinforcement on use: decay measures from the last use.
+  abgerufen_am), the reinforcement on use: decay measures from the last use.
 - `decay(now)`: Ebbinghaus decay of active nodes and deactivation below 0.1, plus the
   pipeline_log retention (365 d, `turn_roh` kept).
 
@@ -45,23 +47,24 @@ from novaberg.store.kzg import KzgStore
 log = logging.getLogger(__name__)
 
 MATCH_THRESHOLD: Final = 0.82
-"""A promoted entry this close (cosine) to an existing node reinforces it (spec §9)."""
+"""A promoted entry this close (cosine) to an existing node reinforces it."""
 
 REINFORCEMENT_BOOST: Final = 0.1
-"""gewicht_roh += 0.1 on a match with an active node (spec pipeline §9)."""
+"""gewicht_roh += 0.1 on a match with an active node."""
 
 REACTIVATION_BOOST: Final = 0.1
-"""An inactive match comes back half: gewicht_decay = (absolut + 0.1) / 2 (spec §9)."""
+"""An inactive match comes back half: gewicht_decay = (absolut + 0.1) / 2."""
 
 DECAY_RATE_PER_DAY: Final = 0.0015
 DEACTIVATION_THRESHOLD: Final = 0.1
-"""gewicht_decay = absolut × e^(−0.0015 × days); below 0.1 → aktiv = false (spec §9)."""
+"""gewicht_decay = absolut × e^(−0.0015 × days); below 0.1 → aktiv = false."""
 
 DECAY_BATCH: Final = 10_000
 """Nodes updated per statement of the decay job."""
 
 LOG_RETENTION_DAYS: Final = 365
-"""pipeline_log rows older than this are deleted, except `turn_roh` (spec pipeline §1.2)."""
+"""pipeline_log rows older than this are deleted, except `turn_roh`
+(docs/behaviour/graphs.md#pipeline-log)."""
 
 EDGE_EMBEDDING_CANDIDATES: Final = 50
 EDGE_OVERLAP_CANDIDATES: Final = 200
@@ -70,17 +73,17 @@ EDGE_TIMELINE_CANDIDATES: Final = 50
 
 ANCHOR_COUNT: Final = 3
 ANCHOR_MIN_COSINE: Final = 0.40
-"""Spreading read: top 3 active nodes with cosine ≥ 0.40 (spec pipeline §9)."""
+"""Spreading read: top 3 active nodes with cosine ≥ 0.40."""
 
 EDGES_PER_SHELL: Final[Mapping[int, int]] = {1: 3, 2: 2, 3: 2}
-"""Strongest outgoing edges followed per node: 3 at shell 1, then 2 (spec §9)."""
+"""Strongest outgoing edges followed per node: 3 at shell 1, then 2."""
 
 SHELL_FACTOR: Final[Mapping[int, float]] = {0: 1.0, 1: 0.75, 2: 0.5, 3: 0.25}
 RING_FACTOR: Final[Mapping[int, float]] = {0: 1.0, 1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6}
-"""Sort weight = gewicht_decay × shell factor × Plutchik ring factor (spec pipeline §9)."""
+"""Sort weight = gewicht_decay × shell factor × Plutchik ring factor."""
 
 RESULT_COUNT: Final = 3
-"""Memories returned by the spreading read (spec pipeline §9)."""
+"""Memories returned by the spreading read."""
 
 DEFAULT_CLUSTER: Final = "paradox"
 SPREAD_DEPTH_DEFAULT: Final = 1
@@ -93,7 +96,7 @@ SPREAD_DEPTH: Final[Mapping[str, int]] = {
     "glut": 3,
     "feuerwerk": 3,
 }
-"""Spreading depth per landscape cluster; every other cluster spreads 1 (spec §9)."""
+"""Spreading depth per landscape cluster; every other cluster spreads 1."""
 
 ModelSlot = Callable[[], AbstractAsyncContextManager[Any]]
 """Opens a model-gate slot (background priority) around a model call, or does nothing."""
@@ -162,7 +165,7 @@ class PromotionOutcome:
 
 @dataclass(slots=True)
 class Memory:
-    """One memory of the spreading read (the seed's "Erinnerungs-Ebene")."""
+    """One memory of the spreading read."""
 
     knoten_id: int
     inhalt: str
@@ -499,7 +502,7 @@ class LongTermMemory:
         *,
         mark_retrieved: bool = True,
     ) -> Resonance:
-        """Anchors, spreading by cluster depth, ranking, top 3 (spec §9 "LZG read")."""
+        """Anchors, spreading by cluster depth, ranking, top 3."""
         cluster_name = cluster or DEFAULT_CLUSTER
         depth = spread_depth(cluster_name)
         sector = None

@@ -1,8 +1,9 @@
 """Ranked search over a pair's whole memory (short- and long-term) for people and tools.
 
 Used by `novaberg memory search`. Both stores are searched with the same query vector and
-merged by cosine; short-term hits also carry the spec's similarity (1 + cos)/2. This is a
-look-up, not a retrieval for a turn: nothing is reinforced or marked as used.
+merged by cosine; short-term hits also carry their similarity (1 + cos)/2. This is a
+look-up, not a retrieval for a turn: nothing is reinforced or marked as used
+(docs/behaviour/memory.md#memory-search).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Above 25 turns the oldest 10 are summarised by the model (analysis role, temperature 0.2)
 together with the previous summary into `session:{u}:{c}:summary`, and trimmed from
-`session:{u}:{c}:turns` (spec pipeline §2). The list is RPUSHed, oldest first
+`session:{u}:{c}:turns` (docs/behaviour/memory.md#summary). The list is RPUSHed, oldest first
 (`store.session.append_turn`).
 
 Fallback when the summary call fails (model error, timeout or empty text): the list is cut
@@ -34,16 +34,16 @@ from novaberg.store.keys import Pair
 log = logging.getLogger(__name__)
 
 SUMMARY_ABOVE: Final = 25
-"""Summarise when the session holds more than 25 turns (spec pipeline §2)."""
+"""Summarise when the session holds more than 25 turns."""
 
 SUMMARY_BATCH: Final = 10
-"""The oldest 10 turns are summarised and trimmed (spec pipeline §2)."""
+"""The oldest 10 turns are summarised and trimmed."""
 
 FALLBACK_KEEP: Final = 20
-"""If the summary call fails, keep the last 20 turns (spec pipeline §2)."""
+"""If the summary call fails, keep the last 20 turns."""
 
 SUMMARY_TEMPERATURE: Final = 0.2
-"""Summary call temperature (spec pipeline §2)."""
+"""Summary call temperature."""
 
 TURN_CHARS: Final = 400
 """A turn's text is cut to this many characters inside the summary prompt."""
@@ -149,7 +149,7 @@ async def summarise_if_needed(
 
 
 async def _fallback(redis: aioredis.Redis, pair: Pair, length: int, error: str) -> SummaryOutcome:
-    """Keep the last 20 turns, no summary; the loss is logged (spec pipeline §2)."""
+    """Keep the last 20 turns, no summary; the loss is logged."""
     turns_key = keys.session_turns(pair)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.llen(turns_key)

@@ -1,14 +1,14 @@
 """Short-term memory (KZG) as a service: store a salience write, retrieve for the enricher.
 
-Creation follows spec pipeline §3 (the seed's KZG agent): refuse an unreadable or too weak
+Creation (docs/behaviour/memory.md#creation): refuse an unreadable or too weak
 salience, condense the segment (LLM, analysis role, temperature 0.1) into `kern`, embed
 "Thema: … Aussage: …", store with the TTL tier, reinforce the pair's entries sharing a
 theme, queue the promotion once an entry crosses the gate, mark the profiles dirty.
 Retrieval is the enricher's KZG resonance: the pair's top 10 by cosine, both perspectives,
-kept at (1 + cos)/2 ≥ 0.72.
+kept at (1 + cos)/2 ≥ 0.72 (docs/behaviour/memory.md#retrieval).
 
-Not done here (later issues): entity/timeline magnets (`entitaeten_roh`,
-`zeitausdruck_roh` → ids) and the shadow task per first intention.
+The entity and time-expression fields of a salience score (`entitaeten_roh`,
+`zeitausdruck_roh`) are not resolved to ids: entries carry an empty `entitaet_ids`.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ log = logging.getLogger(__name__)
 
 RETRIEVAL_TOP_K: Final = 10
 RETRIEVAL_THRESHOLD: Final = 0.72
-"""KNN top 10 of the pair; keep (1 + cos)/2 ≥ 0.72 (spec pipeline §3 "Retrieval")."""
+"""KNN top 10 of the pair; keep (1 + cos)/2 ≥ 0.72."""
 
 CONDENSE_TEMPERATURE: Final = 0.1
 CONDENSE_MAX_TOKENS: Final = 256
-"""Condensing call: analysis role, temperature 0.1, ≤ 256 tokens (spec pipeline §3)."""
+"""Condensing call: analysis role, temperature 0.1, ≤ 256 tokens."""
 
 KERN_MAX_CHARS: Final = 600
 """A kern longer than this is cut (the prompt asks for ≤ 2 sentences)."""
@@ -60,10 +60,10 @@ KERN_MAX_CHARS: Final = 600
 DEFAULT_MEMORY_TYPE: Final = "kurz"
 DEFAULT_DIMENSION: Final = "kontext"
 INTAKE_SOURCE: Final = "gemessen"
-"""Entry defaults (spec pipeline §3 "Entry hash")."""
+"""Entry defaults."""
 
 PROMOTION_TASK: Final = "lzg_promotion"
-"""`aufgabe` of a promotion job in `queue:{u}` (spec pipeline §1.1)."""
+"""`aufgabe` of a promotion job in `queue:{u}`."""
 
 OBSERVER_USER: Final = "user"
 OBSERVER_ASSISTANT: Final = "assistant"
@@ -80,7 +80,7 @@ PERCEPTION_FIELDS: Final = (
     "beziehungs_dynamik",
     "tone",
 )
-"""Entry fields copied from the perception of the speaker (spec pipeline §3)."""
+"""Entry fields copied from the perception of the speaker."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,7 @@ async def _done() -> None:
 
 
 def theme_set(themes: str | Iterable[str] | None) -> set[str]:
-    """Themes compared lowercase and trimmed (spec pipeline §3 "Reinforcement")."""
+    """Themes compared lowercase and trimmed."""
     if themes is None:
         return set()
     items = themes.split(",") if isinstance(themes, str) else themes
@@ -108,7 +108,7 @@ def theme_set(themes: str | Iterable[str] | None) -> set[str]:
 
 
 def embed_text(themes: Sequence[str], kern: str) -> str:
-    """The text that is embedded (spec pipeline §1.3)."""
+    """The text that is embedded."""
     if themes:
         return f"Thema: {', '.join(themes)}. Aussage: {kern}"
     return f"Aussage: {kern}"
@@ -130,7 +130,7 @@ def _text(value: Any) -> str:
 class ShortTermMemory:
     """Writes and reads a pair's short-term memory.
 
-    `promotions=False` (Pixie off, spec §3 "all queue effects need PIXIE_AKTIV") skips the
+    `promotions=False` (background jobs off: nobody would promote) skips the
     promotion queue; everything else is unchanged. `clock` returns epoch seconds.
     """
 
@@ -223,7 +223,7 @@ class ShortTermMemory:
         if turn_id:
             fields["turn_id"] = turn_id
         wanted = theme_set(themes)
-        # one script call: the entry, "hash_dirty=1" (spec §3) and the neighbours' haeufigkeit
+        # one script call: the entry, "hash_dirty=1" and the neighbours' haeufigkeit
         key, (matched, legacy) = await self.store.create_matching(
             pair,
             fields,
@@ -257,7 +257,8 @@ class ShortTermMemory:
     async def reinforce_neighbours(
         self, pair: Pair, new_key: str, themes: Iterable[str]
     ) -> list[str]:
-        """haeufigkeit + 1 for every other entry of the pair sharing a theme (spec §3).
+        """haeufigkeit + 1 for every other entry of the pair sharing a theme
+        (docs/behaviour/memory.md#reinforcement).
 
         Salience is recomputed from the stored `salienz_eingang`, the TTL raised to the new
         tier (never shortened); content and embedding stay. Entries without
@@ -487,7 +488,7 @@ class ShortTermMemory:
 
 
 def context_entry(hit: KzgHit) -> ContextEntry:
-    """A search hit as the reducer's ContextEntry (spec pipeline §3 "Retrieval")."""
+    """A search hit as the reducer's ContextEntry."""
     f = hit.fields
     salience = parse_number(f.get("salienz"))
     return ContextEntry(

@@ -1,11 +1,10 @@
 """Nova's wheel toward a user (Zuwendungsrad) and the user weight derived from it.
 
-Spec pipeline §9 (charakter): `nutzer_gewichtung = 0.9 + Σ up − Σ down` over 12 spokes rated
-0/0.5/1, clamped to [0.5, 1.5], median of 3. The spokes and which of them pull away from the
-user come from spec emotion §11 (the haltungsraum reads the same wheel from
-`nutzer_gewichtung_rad`): the six withdrawal spokes named there count as "down", the other
-six as "up". Pipeline §9 itself does not say which spokes are up or down; this module is the
-one place that decides it. Pure: no I/O, no model calls.
+`nutzer_gewichtung = 0.9 + Σ up − Σ down` over 12 spokes rated 0/0.5/1, clamped to
+[0.5, 1.5], median of 3 (docs/behaviour/memory.md#user-weight). The six withdrawal spokes
+count as "down", the other six as "up"; the original description of the weight does not say
+which is which, so this module is the one place that decides it. Pure: no I/O, no model
+calls.
 """
 
 from __future__ import annotations
@@ -27,20 +26,20 @@ DOWN_SPOKES: Final = (
     "langeweile",
     "misstrauen",
 )
-"""The withdrawal spokes of spec emotion §11: each rating subtracts from the weight."""
+"""The withdrawal spokes: each rating subtracts from the weight."""
 
 SPOKES: Final = UP_SPOKES + DOWN_SPOKES
-"""All 12 spokes in the order of spec emotion §11's contribution table."""
+"""All 12 spokes, turning toward the user first."""
 
 BASE_WEIGHT: Final = 0.9
 """The weight of a neutral wheel, and `charakter_hash.nutzer_gewichtung`'s default."""
 
 WEIGHT_MIN: Final = 0.5
 WEIGHT_MAX: Final = 1.5
-"""The weight's clamp (spec pipeline §4 and §9)."""
+"""The weight's clamp."""
 
 SAMPLES: Final = 3
-"""Independent ratings per distillation; the median one is kept (spec pipeline §9)."""
+"""Independent ratings per distillation; the median one is kept."""
 
 RATINGS: Final = (0.0, 0.5, 1.0)
 

@@ -1,4 +1,4 @@
-"""Distilled personality profiles in `charakter_hash` (spec pipeline §1.2, seed 002 §4.4).
+"""Distilled personality profiles in `charakter_hash` (docs/behaviour/memory.md#profiles).
 
 Row (user, character) is the person as the character sees them (→ `external.character`);
 row (character, user) is the character's own profile toward that person, with
@@ -107,9 +107,9 @@ async def set_user_weight(
     now: datetime,
 ) -> None:
     """Store the character's weight of a user in row (character, user), with the wheel it
-    came from (`nutzer_gewichtung_rad`, kept for the haltungsraum, not built yet) and where it came from.
+    came from (`nutzer_gewichtung_rad`) and where it came from.
 
-    Row (character, user) is the one salience reads for `pflicht` (spec pipeline §4).
+    Row (character, user) is the one salience reads for `pflicht`.
     """
     await conn.execute(
         "INSERT INTO charakter_hash (user_id, character_id, nutzer_gewichtung,"

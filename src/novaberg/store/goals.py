@@ -1,4 +1,4 @@
-"""The character's goals toward a counterpart (`ziele`, spec pipeline §1.2 and §9).
+"""The character's goals toward a counterpart (`ziele`, docs/behaviour/memory.md#goals).
 
 Row (user_id = the character as subject, character_id = the human counterpart): for the
 pair (meister, nova) the goals are the rows ('nova', 'meister'). Motivation decays
@@ -23,18 +23,17 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.store.keys import Pair
 
 HALF_LIFE_DAYS: Final = 14.0
-"""motivation = basis × e^(−ln2/14 × days since basis_am) (spec pipeline §9 ziel_decay)."""
+"""motivation = basis × e^(−ln2/14 × days since basis_am)."""
 
 DECAYING_TYPE: Final = "mittelfristig"
 """Only medium-term goals decay; long-term goals are refreshed by the character
-distillation instead (spec pipeline §9)."""
+distillation instead."""
 
 LASTING_TYPE: Final = "langfristig"
 """Long-term goals: replaced as a set by `refresh_long_term`, never decayed."""
 
 DEACTIVATION_THRESHOLD: Final = 0.15
-"""A medium-term goal below this motivation is deactivated (the seed's
-ZIEL_DEAKTIVIERUNGS_SCHWELLE)."""
+"""A medium-term goal below this motivation is deactivated."""
 
 GOAL_COLUMNS: Final = (
     "id, user_id, character_id, ziel_typ, zielsatz, thema, motivation, motivation_basis,"

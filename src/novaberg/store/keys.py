@@ -1,6 +1,6 @@
 """Every Redis key the system uses, defined once.
 
-The key *strings* are wire protocol and keep the seed's names verbatim
+The key *strings* are wire protocol and keep their German names verbatim
 (`turn_laeuft`, `nova_state`, ...); the builder functions have English names.
 Nothing else in the code base formats a Redis key by hand.
 """
@@ -12,16 +12,18 @@ from dataclasses import dataclass
 # --- TTLs that belong to the key itself (seconds) -------------------------------
 
 SESSION_TTL = 14_400
-"""Session turns and summary live 4 h after the last write (spec pipeline §1.1)."""
+"""Session turns and summary live 4 h after the last write (docs/behaviour/memory.md#session)."""
 
 QUEUE_TTL = 3_600
-"""prompt_queue / event_queue expire an hour after the last push (spec pipeline §1.1)."""
+"""prompt_queue / event_queue expire an hour after the last push
+(docs/behaviour/events.md#queues)."""
 
 TURN_MARKER_TTL = 600
-"""Emergency brake for a turn nobody ends (seed 000 §3.0, spec pipeline §1.1)."""
+"""Emergency brake for a turn nobody ends (docs/behaviour/events.md#turn-marker)."""
 
 PENDING_AGENT_TTL = 300
-"""A task agent's open question expires after 5 minutes (seed 002 §7.3)."""
+"""A task agent's open question expires after 5 minutes
+(docs/behaviour/agents.md#open-questions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,7 @@ class Pair:
         return f"{self.user_id}:{self.character_id}"
 
 
-# --- event model (seed 000, DESIGN §6) -------------------------------------------
+# --- event model (docs/behaviour/events.md) ------------------------------------
 
 
 def prompt_queue(pair: Pair) -> str:
@@ -149,7 +151,7 @@ def drive_snapshot(pair: Pair) -> str:
     return f"drive:short_term:{pair}"
 
 
-# --- short-term memory (spec pipeline §3) -----------------------------------------
+# --- short-term memory (docs/behaviour/memory.md#short-term-memory) -------------
 
 
 def kzg_entry(pair: Pair, epoch_ms: int) -> str:
@@ -195,7 +197,7 @@ def profile_dirty(pair: Pair) -> str:
     return f"hash_dirty:{pair}"
 
 
-# --- background (Pixie, spec pipeline §9) -----------------------------------------
+# --- background (docs/behaviour/pixie.md) --------------------------------------
 
 
 def shadow_stack(user_id: str) -> str:
@@ -222,7 +224,7 @@ def pixie_failed() -> str:
     return "pixie:gescheitert"
 
 
-# --- model gate (DESIGN §5: graph_run_lock -> model_gate) --------------------------
+# --- model gate, wire name graph_run_lock (docs/behaviour/llm.md#model-gate) ---
 
 
 def model_gate(backend: str) -> str:

@@ -1,14 +1,14 @@
 """Short-term memory (KZG) storage in Redis: entry hashes, a per-pair index, brute-force search.
 
-One entry is the hash `kzg:{u}:{c}:{epoch_ms}` (spec pipeline §3; field names are stored
-data) with its embedding as little-endian float32 bytes. The embedded Valkey has no
-RediSearch, so a set `kzg_index:{u}:{c}` lists a pair's keys and search is an exact cosine
-over the pair's vectors with numpy. Entries expire by TTL only; the index is pruned lazily
-whenever a listed key turns out to be gone.
+One entry is the hash `kzg:{u}:{c}:{epoch_ms}` (docs/behaviour/memory.md#short-term-memory;
+field names are stored data) with its embedding as little-endian float32 bytes. The
+embedded Valkey has no RediSearch, so a set `kzg_index:{u}:{c}` lists a pair's keys and
+search is an exact cosine over the pair's vectors with numpy. Entries expire by TTL only;
+the index is pruned lazily whenever a listed key turns out to be gone.
 
-Embeddings never change after creation (spec §3 "Reinforcement"), so vectors are cached per
-process; the cache is only a shortcut for fetching, every hit is re-read from Redis, in the
-same script call that checks the cache is still current.
+Embeddings never change after creation, so vectors are cached per process; the cache is
+only a shortcut for fetching, every hit is re-read from Redis, in the same script call that
+checks the cache is still current.
 
 Every Redis round trip costs this CPU-bound process noticeable client time, so the usual
 paths are one script call each: a search, a create (with the profile flag and the
@@ -39,18 +39,18 @@ from novaberg.store.keys import Pair
 log = logging.getLogger(__name__)
 
 FIELD_EMBEDDING: Final = "embedding"
-"""Hash field holding the float32 bytes (spec pipeline §1.3)."""
+"""Hash field holding the float32 bytes."""
 
 FIELD_PROMOTION: Final = "befoerderung_am"
-"""Epoch seconds the entry was queued for promotion; makes the push happen once (spec §3)."""
+"""Epoch seconds the entry was queued for promotion; makes the push happen once."""
 
 FIELD_THEMES_NORM: Final = "themen_norm"
 """The entry's themes already normalised by the writer, as `themes_field` builds them, so a
 script can match themes without lowercasing (Lua's `string.lower` is ASCII-only). Not part of
-the spec's entry hash; readers pick their fields by name and never show it."""
+the documented entry fields; readers pick their fields by name and never show it."""
 
 INDEX_TTL: Final = 30 * 86_400
-"""The index outlives its longest entry tier (30 d, spec pipeline §3) and is refreshed on
+"""The index outlives its longest entry tier (30 d) and is refreshed on
 every write, so an abandoned pair's index disappears on its own."""
 
 CACHE_PAIRS: Final = 64
@@ -267,7 +267,7 @@ def decode_vector(raw: bytes | None) -> np.ndarray | None:
 
 
 def similarity_of(cosine: float) -> float:
-    """The search score (1 + cos) / 2 = 1 − cosine distance / 2 (spec pipeline §3)."""
+    """The search score (1 + cos) / 2 = 1 − cosine distance / 2."""
     return (1.0 + cosine) / 2.0
 
 
@@ -283,7 +283,7 @@ class KzgEntry:
 
 @dataclass(slots=True)
 class KzgHit:
-    """A search result: cosine to the query and the spec's similarity (1 + cos) / 2."""
+    """A search result: cosine to the query and the similarity (1 + cos) / 2."""
 
     key: str
     cosine: float

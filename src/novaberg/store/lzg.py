@@ -1,4 +1,5 @@
-"""Long-term memory (LZG) storage: SQL on `lzg_knoten` and `lzg_kanten` (spec pipeline §1.2).
+"""Long-term memory (LZG) storage: SQL on `lzg_knoten` and `lzg_kanten`
+(docs/behaviour/memory.md#long-term-memory, docs/behaviour/memory.md#long-term-search).
 
 Nearest-neighbour search uses the HNSW index (`ORDER BY embedding <=> v LIMIT k`) with the
 pair filter of production; `hnsw.ef_search` and iterative scans are set per transaction.
@@ -24,7 +25,7 @@ EF_SEARCH: Final = 100
 128) bench/memory.py measures recall@10 at 1 M clustered nodes of 0.877 / 0.950 / 0.970 /
 0.990 at ef 40 / 60 / 100 / 200; 100 keeps a margin above the goal of 0.95 for less
 regular real data. Latency barely depends on it: it is set by how much of the index sits
-in shared_buffers (docs/memory.md, "Long-term search")."""
+in shared_buffers (the figures: bench/README.md, "Long-term search")."""
 
 ITERATIVE_SCAN: Final = "strict_order"
 """pgvector ≥ 0.8: keep scanning the index until LIMIT rows pass the pair filter, in
@@ -378,7 +379,7 @@ async def outgoing(
     conn: AsyncConnection[Any], steps: Sequence[tuple[int, int | None]], k: int
 ) -> list[dict[str, Any]]:
     """For each (node, predecessor): its k strongest outgoing edges to active nodes, never
-    back to the predecessor (spreading activation, spec pipeline §9 "LZG read")."""
+    back to the predecessor (docs/behaviour/memory.md#spreading-read)."""
     if not steps or k <= 0:
         return []
     sources = [s for s, _ in steps]
@@ -420,7 +421,8 @@ async def decay_batch(
     after_id: int,
     batch: int,
 ) -> tuple[int, int, int | None]:
-    """Decay up to `batch` active nodes with id > after_id (Ebbinghaus, spec pipeline §9).
+    """Decay up to `batch` active nodes with id > after_id (Ebbinghaus,
+    docs/behaviour/memory.md#decay).
 
     gewicht_decay = gewicht_absolut × e^(−rate × days since the newer of verstaerkt_am and
     abgerufen_am); below `threshold` the node is deactivated (soft delete).
@@ -473,7 +475,7 @@ async def count_nodes(conn: AsyncConnection[Any], pair: Pair) -> dict[str, int]:
 
 
 async def link_turn(conn: AsyncConnection[Any], kzg_key: str, node_id: int) -> None:
-    """Fill `verbindung.lzg_id` for the promoted short-term key (spec pipeline §9)."""
+    """Fill `verbindung.lzg_id` for the promoted short-term key."""
     await conn.execute("UPDATE verbindung SET lzg_id = %s WHERE kzg_id = %s", (node_id, kzg_key))
 
 

@@ -1,4 +1,5 @@
-"""Nova's persisted emotional state, the `nova_state:{u}:{c}` hash (spec emotion §9).
+"""Nova's persisted emotional state, the `nova_state:{u}:{c}` hash
+(docs/behaviour/emotion.md#persisted-state).
 
 Only string I/O lives here; the field mapping and the pause decay are the pure functions of
 `ei.persistence`. Writer: `ei_calc_persist`; reader: `db_zugriff`.

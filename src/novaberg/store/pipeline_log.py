@@ -1,8 +1,8 @@
 """`pipeline_log`: one row per node run (and other notable events), written in batches.
 
 Recording must cost a node microseconds, so `PipelineLog.record` only appends to an
-in-memory buffer; a background task flushes it every `FLUSH_INTERVAL_S` (the spec says
-the log is written asynchronously, spec pipeline §1.2). Rows are never lost silently: a
+in-memory buffer; a background task flushes it every `FLUSH_INTERVAL_S`
+(docs/behaviour/graphs.md#pipeline-log). Rows are never lost silently: a
 failed flush is logged at ERROR and retried once; if the retry fails too, the dropped rows
 are named (count and turn ids) in a second ERROR line.
 
@@ -27,7 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S: Final = 1.0
-"""Background flush period. The seed flushes every 10 s (spec pipeline §1.2); 1 s keeps the
+"""Background flush period. The original design flushed every 10 s; 1 s keeps the
 developer's view of a turn current without costing the turn anything."""
 
 RETRY_DELAY_S: Final = 0.2

@@ -1,9 +1,10 @@
-"""Session turns: the pair's running conversation in `session:{u}:{c}:turns` (spec pipeline §2).
+"""Session turns: the pair's running conversation in `session:{u}:{c}:turns`
+(docs/behaviour/memory.md#session).
 
 A turn is a JSON dict (`rolle`, `inhalt`, `zeit`, `intentionen`, `emotion`, `arousal`, `modus`,
 `kern`, `emotions_vektor`, `sprach_stil`, `beziehungs_dynamik`, `tone`, `herkunft`, plus
 `themen`/`embedding` on user turns and `turn_id`/`nachrichten_ids`). The dispatcher is the
-**only** writer and writes each turn complete, in one step (seed 002 §3.5).
+**only** writer and writes each turn complete, in one step.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _dumps(turn: dict[str, Any]) -> str:
 
 VIEW_PAIRS: Final = 5
 VIEW_WIDTH: Final = 100
-"""Perception and router read the last 5 pairs, 100 chars each (spec pipeline §2)."""
+"""Perception and router read the last 5 pairs, 100 chars each."""
 
 ROLE_USER: Final = "user"
 ROLE_ASSISTANT: Final = "assistant"
@@ -92,7 +93,7 @@ def numbered_view(
 ) -> str:
     """The numbered history block: the last `pairs` pairs, higher number = newer.
 
-    `[n] USER (emotion): …` / `[n] NOVA: …` (spec pipeline §2); "" when there are no turns.
+    `[n] USER (emotion): …` / `[n] NOVA: …`; "" when there are no turns.
     """
     recent = [turn for turn in turns if str(turn.get("inhalt") or "").strip()][-2 * pairs :]
     lines = []

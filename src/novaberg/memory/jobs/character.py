@@ -1,5 +1,5 @@
-"""charakter: distil profiles, the user weight and long-term goals of a dirty pair (spec
-pipeline §9).
+"""charakter: distil profiles, the user weight and long-term goals of a dirty pair
+(docs/behaviour/memory.md#distillation).
 
 A new short-term entry or a promotion sets `hash_dirty:{u}:{c}`. This job consumes each
 flag (GETDEL, so a write during the distillation sets it again and leads to one more run)

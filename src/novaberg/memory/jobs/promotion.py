@@ -1,4 +1,5 @@
-"""synapsen_promotion: drain the promotion queues into the long-term memory (spec §9).
+"""synapsen_promotion: drain the promotion queues into the long-term memory
+(docs/behaviour/memory.md#promotion).
 
 Per user with queued jobs: leftovers in `queue:{u}:arbeit` (a crash or a failed job of an
 earlier run) are re-queued first, at most twice per key (`queue:{u}:versuche`); the third
@@ -22,7 +23,7 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 MAX_REQUEUES: Final = 2
-"""A job is re-queued twice; the third leftover goes to `:gescheitert` (spec §9)."""
+"""A job is re-queued twice; the third leftover goes to `:gescheitert`."""
 
 JOBS_PER_RUN: Final = 50
 """Promotions per run, so one run stays short and user turns get the model back quickly."""

@@ -1,4 +1,4 @@
--- Core schema. Table and column names are stored data and keep the seed's names.
+-- Core schema. Table and column names are stored data and keep their German names.
 -- {{EMBED_DIM}} is replaced by the migration runner with NOVABERG_EMBED_DIM.
 
 CREATE EXTENSION IF NOT EXISTS vector;

@@ -1,4 +1,4 @@
--- Memory layer (issue #5): indexes the promotion, spreading read and read APIs rely on.
+-- Memory layer: indexes the promotion, spreading read and read APIs rely on.
 
 -- Edge candidates of a new long-term node: nodes sharing a theme or an entity.
 CREATE INDEX IF NOT EXISTS lzg_knoten_themen ON lzg_knoten USING gin (themen);

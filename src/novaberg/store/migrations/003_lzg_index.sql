@@ -1,10 +1,10 @@
--- Long-term search at 1 M nodes (issue #5): a denser HNSW graph for lzg_knoten.
+-- Long-term search at 1 M nodes: a denser HNSW graph for lzg_knoten.
 --
 -- 001 built the index with m = 16, ef_construction = 64. On clustered 384-d data that
 -- graph tops out near recall@10 0.93 at 1 M nodes however large hnsw.ef_search is
 -- (bench/memory.py). A wider candidate list while building (ef_construction) raises that
 -- ceiling the most and costs about twice the build time; more links per node (m) cost
--- little extra build time. The values were chosen by measurement (docs/memory.md,
+-- little extra build time. The values were chosen by measurement (bench/README.md,
 -- "Long-term search"). bench/memory.py builds its index from the CREATE INDEX statement
 -- in this file, so the benchmark measures exactly this index.
 --
