@@ -1,6 +1,6 @@
 """The agent framework's types: `AgentState`, `AgentResult`, `Korrektur`, `BaseAgent`.
 
-Why this shape (spec agents.md §1.1, seed 002 §6): every task agent is a LangGraph
+Why this shape (docs/behaviour/agents.md#framework): every task agent is a LangGraph
 subgraph over one small state (`AgentState`, wire keys in German because they are
 logged and stored in the pending question), and reports back through one
 validated result type, so the planner, the task block and the session markers
@@ -35,7 +35,7 @@ __all__ = [
 STATUS_CANON: frozenset[str] = frozenset(
     {"abgeschlossen", "fehler", "rueckfrage", "abgelehnt", "rejected", "dismissed"}
 )
-"""Final statuses (spec agents.md §1.1): done, fault, question, reasoned refusal,
+"""Final statuses: done, fault, question, reasoned refusal,
 legacy bare refusal, user said no at a gate."""
 
 RUNNING = "laufend"
@@ -44,7 +44,7 @@ RUNNING = "laufend"
 KONTEXT_KEYS: frozenset[str] = frozenset(
     {"user_id", "character_id", "memory_context", "verlauf", "initiator"}
 )
-"""Catalogued `kontext` keys an agent may see (spec §1.1: invoke drops the rest)."""
+"""Catalogued `kontext` keys an agent may see (invoke drops the rest)."""
 
 
 class AgentDefinitionError(ValueError):
@@ -52,7 +52,7 @@ class AgentDefinitionError(ValueError):
 
 
 class AgentState(TypedDict, total=False):
-    """Everything an agent sees (spec agents.md §1.1). Keys are wire names."""
+    """Everything an agent sees. Keys are wire names."""
 
     aufgabe: str  # the stimulus text (user utterance, or the answer on resume)
     aufgabe_typ: str  # "workflow" | "kognitiv"
@@ -85,7 +85,7 @@ class Korrektur:
 
 @dataclass(frozen=True)
 class PeriodicTask:
-    """A background agent's schedule (spec §1.1); user agents return None."""
+    """A background agent's schedule; user agents return None."""
 
     name: str
     priority: float
@@ -95,7 +95,7 @@ class PeriodicTask:
 
 @dataclass
 class AgentResult:
-    """One agent run as the planner and the responder see it (spec agents.md §1.1)."""
+    """One agent run as the planner and the responder see it."""
 
     agent_name: str
     ergebnis: Any
@@ -149,23 +149,24 @@ class BaseAgent(ABC):
     """
 
     graph_suitability: tuple[str, ...] = ("user",)
-    """Which graphs may run the agent (spec §1.1 `graph_eignung`)."""
+    """Which graphs may run the agent (`graph_eignung`)."""
 
     load_type: str = "llm"
-    """"llm" or "cpu" (spec §1.1 `lastart`)."""
+    """"llm" or "cpu" (`lastart`)."""
 
     router_intents: tuple[str, ...] = ()
-    """Perception intents that select this agent in the planner (spec §1.4 rule 2)."""
+    """Perception intents that select this agent in the planner
+    (docs/behaviour/nodes.md#planner)."""
 
     aliases: tuple[str, ...] = ()
     """Further lowercase names a router target may use for this agent."""
 
     rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
-    """Fixed phrasing hint for a refusal (`Korrektur.vorschlag`, spec §1.5)."""
+    """Fixed phrasing hint for a refusal (`Korrektur.vorschlag`)."""
 
     domain_language: ClassVar[Mapping[str, Any]] = {}
     """The agent's actions (`aktionen`) and everyday phrasings that name them
-    (`umgangssprache`), seed 002 §7.5; its classify prompt shows them."""
+    (`umgangssprache`); its classify prompt shows them (docs/behaviour/agents.md#classification)."""
 
     @property
     @abstractmethod
@@ -199,7 +200,7 @@ class BaseAgent(ABC):
 
     @property
     def capabilities(self) -> list[str]:
-        """What the agent can do (spec §1.1 `faehigkeiten`): its domain actions."""
+        """What the agent can do (`faehigkeiten`): its domain actions."""
         return list(self.domain_language.get("aktionen", []))
 
     def periodic_task(self) -> PeriodicTask | None:

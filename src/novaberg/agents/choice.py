@@ -1,9 +1,9 @@
 """Reading a choice among candidates from a free answer ("die zweite", "Aldi", "3").
 
-Shared by every agent that asks a disambiguation question (spec agents.md §3.1,
-§3.2 resume). Order of evidence: a candidate's label contained in the answer
-(only if exactly one matches), a date string, a 1-based index or id, then the
-words for first/second (two candidates only). Anything else is unclear: the
+Shared by every agent that asks a disambiguation question (docs/behaviour/agents.md#choice).
+Order of evidence: a candidate's label contained in the answer (only if exactly one
+matches), a date string, a 1-based index or id, then the words for first/second (two
+candidates only). Anything else is unclear: the
 agent asks again — an uninterpreted answer never selects.
 """
 

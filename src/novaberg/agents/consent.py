@@ -3,7 +3,7 @@
 Why: the original gates matched substrings ("Ja, gerne" declined because it
 contains "ne"; "nein danke, bitte nicht" confirmed because it contains
 "bitte"), and some gates executed on any answer at all. The fixed form
-(spec agents.md §4, seed 002 §7.3 "geschlossene Annahme") is:
+(docs/behaviour/agents.md#consent) is:
 
 1. Lowercase and trim; split into whole words.
 2. A decline word anywhere declines. Decline is tested first and wins, so
@@ -43,9 +43,9 @@ class Consent(Enum):
 
 
 # --- Word sets -----------------------------------------------------------------
-# Source: spec agents.md §4 (the closed rule's decline and confirm lists, plus
-# the per-gate lists it replaces: notizen "jop, logo, passt, sure, auf jeden",
-# charakter_identitaet "stop"), extended by a few obvious German/English forms.
+# The closed rule's decline and confirm lists, plus the per-gate lists it replaces
+# (notizen "jop, logo, passt, sure, auf jeden", charakter_identitaet "stop"), extended by
+# a few obvious German/English forms.
 # Apostrophes are removed before lookup, so "don't" is stored as "dont" and
 # "mach's" as "machs".
 

@@ -1,4 +1,4 @@
-"""The per-agent dispatch contract, written once (spec agents.md §1.5).
+"""The per-agent dispatch contract, written once (docs/behaviour/agents.md#dispatch).
 
 Each agent's `dispatch.py` calls `run_dispatch`: ConversationState → AgentState,
 run the subgraph, AgentState → AgentResult → state update. A question is stored
@@ -25,7 +25,7 @@ __all__ = ["history_lines", "reiz_herkunft", "run_dispatch", "stimulus_text"]
 
 HISTORY_PAIRS = 5
 HISTORY_CHARS = 100
-"""Classifier context: last 5 turn pairs, ≤100 chars each (spec agents.md §2)."""
+"""Classifier context: last 5 turn pairs, ≤100 chars each."""
 
 reiz_herkunft = reiz.stimulus_origin
 """`event_payload.reiz_herkunft`, default "nutzer_turn" (shared helper in graph.reiz)."""
@@ -77,7 +77,7 @@ def _to_result(agent: BaseAgent, final: AgentState, resume: bool) -> AgentResult
 
 
 def _summary(result: AgentResult) -> tuple[str, str]:
-    """`(management_result, management_detail)` per spec §1.5."""
+    """`(management_result, management_detail)` of a result."""
     if result.status == "rueckfrage":
         return result.rueckfrage or "", f"Rückfrage: {result.rueckfrage}"
     if result.status == "fehler":

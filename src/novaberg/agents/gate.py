@@ -1,10 +1,10 @@
 """The mandatory confirmation gate of the rule agents (directives, identity).
 
-Why a gate: rules change how Nova behaves in every later turn, and the seed
-saw triple "Schatz" directives and degraded identities from fire-and-forget
-writes (seed 002 §7.4). Every write therefore asks first, and the answer is
-read with the closed consent rule: only an approval executes, a decline ends
-with `dismissed`, anything else repeats the same question (spec agents.md §4).
+Why a gate: rules change how Nova behaves in every later turn, and fire-and-forget
+writes once produced triple "Schatz" directives and degraded identities. Every write
+therefore asks first, and the answer is read with the closed consent rule: only an
+approval executes, a decline ends with `dismissed`, anything else repeats the same
+question (docs/behaviour/agents.md#gate).
 A choice question ("which rule?") is read with `pick_candidate` and then leads
 to the gate question.
 """

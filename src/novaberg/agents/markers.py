@@ -1,9 +1,9 @@
 """Session markers `[ERLEDIGT]` / `[FEHLGESCHLAGEN]` for the user turn line.
 
 Why: without them the next turn's history shows a request but not whether it
-was carried out, and the model re-does or denies finished work (seed 002
-Chat 43, KONTEXT1). The seed's setter had no caller (spec agents.md §1.6
-[code]); here the dispatcher appends the marker to the user turn it writes.
+was carried out, and the model re-does or denies finished work
+(docs/behaviour/agents.md#session-markers). The original setter had no caller; here the dispatcher
+puts the marker on the turn it writes.
 Questions, refusals and declined gates stay unmarked.
 """
 

@@ -1,10 +1,10 @@
 """The open question of a task agent: Redis `pending_agent:{user_id}` (TTL 300 s).
 
 Why it lives in Redis and not in the graph: the answer arrives in the *next*
-turn, possibly in another worker process (seed 002 §7.3). The router reads it
-without a model call; the agent's dispatch deletes it before resuming and stores
-it again if it asks again. While it exists, self-triggers and proactive impulses
-for the user are suppressed (spec agents.md §1.3).
+turn, possibly in another worker process (docs/behaviour/agents.md#open-questions). The
+router reads it without a model call; the agent's dispatch deletes it before resuming and
+stores it again if it asks again. While it exists, self-triggers and proactive impulses
+for the user are suppressed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 PENDING_FIELDS = ("agent_name", "action", "target", "rueckfrage", "parameter")
-"""Wire fields of the stored JSON (spec agents.md §1.5)."""
+"""Wire fields of the stored JSON."""
 
 
 async def store_pending(

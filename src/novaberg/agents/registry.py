@@ -1,6 +1,6 @@
 """`AgentRegistry` and `discover_agents`: one folder per agent, nothing else to edit.
 
-Why an instance and not the seed's class dict (seed 002 §6.4): tests build
+Why an instance and not a class-level dict (docs/behaviour/agents.md#registry): tests build
 their own registries side by side, and a process may run several graphs.
 A new agent is a new folder under `agents/` with `AGENT.md` (required),
 `agent.py` (a `BaseAgent` subclass), `dispatch.py` (`dispatch` or
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 __all__ = ["AgentRegistry", "DispatchFn", "agent_migrations", "discover_agents"]
 
 DispatchFn = Callable[[dict[str, Any], "GraphDeps", BaseAgent], Awaitable[dict[str, Any]]]
-"""`async def dispatch(state, deps, agent) -> state update` (spec agents.md §1.5)."""
+"""`async def dispatch(state, deps, agent) -> state update`."""
 
 AGENTS_PACKAGE = "novaberg.agents"
 
@@ -65,7 +65,7 @@ class AgentRegistry:
         return "\n".join(f"- {name}: {agent.notice}" for name, agent in sorted(agents.items()))
 
     def match_target(self, target: str | None) -> str | None:
-        """Spec §1.4 rule 3: exact name (or alias); else the single substring match
+        """The planner's target rule: exact name (or alias); else the single substring match
         in either direction; two or more substring matches or an empty target → None."""
         wanted = (target or "").strip().lower()
         if not wanted:
@@ -111,7 +111,7 @@ def discover_agents(
     """Register every agent folder of `package` suitable for `graph`.
 
     A folder without AGENT.md, or whose modules fail to import, is refused and
-    logged; the others still load (spec agents.md §1.2).
+    logged; the others still load.
     """
     registry = registry if registry is not None else AgentRegistry()
     for folder in _agent_dirs(package):

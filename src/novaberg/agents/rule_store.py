@@ -2,8 +2,8 @@
 
 Both hold short instructions with `aktiv` and `geaendert_am` and are never
 deleted: delete deactivates, update deactivates and inserts in one transaction
-(`replace`), reactivate flips
-`aktiv` back (spec agents.md §3.3, §3.4). Only `direktiven` has `kontext`.
+(`replace`), reactivate flips `aktiv` back (docs/behaviour/agents.md#rule-tables). Only
+`direktiven` has `kontext`.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ async def _set_active(
 
 
 def contains_either(left: str, right: str) -> bool:
-    """Case-insensitive: one text contains the other (spec §3.3 similarity test)."""
+    """Case-insensitive: one text contains the other (the similarity test)."""
     a, b = left.strip().lower(), right.strip().lower()
     return bool(a and b) and (a in b or b in a)
 
@@ -161,7 +161,7 @@ class VerificationFailed(Exception):
 async def verify(
     pool: AsyncConnectionPool, table: Table, user_id: str, rule_id: int, **expected: Any
 ) -> None:
-    """Re-read after a write (seed 002 §7.4 VERIFIZIEREN); raise if it does not show."""
+    """Re-read after a write (docs/behaviour/agents.md#verification); raise if it does not show."""
     row = await get(pool, table, user_id, rule_id)
     if row is None:
         raise VerificationFailed(f"{table} {rule_id} missing after write")

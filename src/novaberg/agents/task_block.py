@@ -1,4 +1,4 @@
-"""The `[AUFGABE]` block the responder gets after agents ran (spec agents.md §1.6).
+"""The `[AUFGABE]` block the responder gets after agents ran (docs/behaviour/agents.md#task-block).
 
 Pure Python: the agents' results decide exactly one instruction, by priority
 question > refusal > fault > declined > done > legacy result. Everything except a

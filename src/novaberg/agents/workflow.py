@@ -1,4 +1,4 @@
-"""Shared pieces of the workflow-agent subgraphs (seed 002 §7, spec agents.md §2).
+"""Shared pieces of the workflow-agent subgraphs (docs/behaviour/agents.md#workflow).
 
 Pattern: validate → classify → [db-validate] → search → CRUD → confirm, with the
 transaction phases recognise → validate → execute → verify. This module holds
@@ -50,7 +50,8 @@ KEYWORD_HINTS: dict[str, tuple[str, ...]] = {
     "read": (r"\bzeig", r"was\s+hast", r"welche", r"\bliste\b", r"auflist", r"aufzähl"),
     "create": (r"erstell", r"anlegen", r"\bleg\b.*\ban\b", r"\bmach\b.*\bneu"),
 }
-"""Keyword hints per action (spec agents.md §2); case-insensitive, several may fire."""
+"""Keyword hints per action (docs/behaviour/agents.md#classification); case-insensitive,
+several may fire."""
 
 _UMLAUT_ASCII = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 
@@ -91,7 +92,7 @@ def keyword_hints(text: str) -> set[str]:
 
 def confidence(action: str, hints: set[str]) -> str:
     """`niedrig` without hints, `hoch` if the model agrees with one, else `konflikt`
-    (spec agents.md §2; stored in the audit, never a reason to execute anything)."""
+    (stored in the audit, never a reason to execute anything)."""
     if not hints:
         return "niedrig"
     return "hoch" if action in hints else "konflikt"
@@ -166,7 +167,7 @@ def render_prompt(prompt_name: str, /, **blocks: Any) -> str:
 
 
 def domain_language_text(domain: Mapping[str, Any]) -> str:
-    """The `[FACHSPRACHE]` block body from an agent's domain-language dict (seed 002 §7.5)."""
+    """The `[FACHSPRACHE]` block body from an agent's domain-language dict."""
     lines = ["Aktionen: " + ", ".join(domain.get("aktionen", []))]
     for phrase, action in (domain.get("umgangssprache") or {}).items():
         lines.append(f'"{phrase}" → {action}')

@@ -1,4 +1,4 @@
-"""CharacterIdentityAgent: the `charakter_identitaet` subgraph (spec agents.md §3.4).
+"""CharacterIdentityAgent: the `charakter_identitaet` subgraph (docs/behaviour/agents.md#identity).
 
 validate → (resume → execute | db_validate) | classify → (read → execute | db_validate → ask).
 """

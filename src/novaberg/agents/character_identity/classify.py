@@ -45,7 +45,7 @@ DOMAIN_LANGUAGE: dict[str, Any] = {
 
 
 class IdentityClassification(BaseModel):
-    """What the identity agent should do (spec agents.md §3.4 classify output)."""
+    """What the identity agent should do."""
 
     action: Literal[
         "create", "read", "update", "delete", "delete_alle", "reactivate", "replace", "rejected"

@@ -1,4 +1,5 @@
-"""Identity execute node: the approved write, verified by re-reading (spec §3.4)."""
+"""Identity execute node: the approved write, verified by re-reading
+(docs/behaviour/agents.md#identity)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Read access to Nova's active user-given identity for the CharacterGraph.
 
 Active rows go into the responder's `[IDENTITAET]` block after "Du bist Nova"
-(spec agents.md §3.4); the target is at most three active instructions.
+(docs/behaviour/agents.md#identity); the target is at most three active instructions.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from novaberg.agents import rule_store
 TABLE: rule_store.Table = "charakter_anweisungen"
 
 MAX_ACTIVE = 3
-"""More active identities than this asks for consolidation (spec agents.md §3.4)."""
+"""More active identities than this asks for consolidation."""
 
 
 async def active_identities(pool: AsyncConnectionPool, user_id: str) -> list[dict[str, Any]]:

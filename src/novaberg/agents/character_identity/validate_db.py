@@ -2,7 +2,7 @@
 
 A create that matches a deleted instruction turns into a restore question; a
 create beyond three active instructions asks how to consolidate; every write
-passes the mandatory gate (spec agents.md §3.4).
+passes the mandatory gate (docs/behaviour/agents.md#identity).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DirectivesAgent: the `direktiven` subgraph (spec agents.md §3.3).
+"""DirectivesAgent: the `direktiven` subgraph (docs/behaviour/agents.md#directives).
 
 validate → (resume → execute | db_validate) | classify → (read → execute | db_validate → ask).
 """

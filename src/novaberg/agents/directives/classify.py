@@ -38,7 +38,7 @@ DOMAIN_LANGUAGE: dict[str, Any] = {
 
 
 class DirectiveClassification(BaseModel):
-    """What the directives agent should do (spec agents.md §3.3 classify output)."""
+    """What the directives agent should do."""
 
     action: Literal["create", "read", "update", "delete", "reactivate", "rejected"]
     anweisung: str = ""

@@ -1,4 +1,5 @@
-"""Directives execute node: the approved write, verified by re-reading (spec §3.3)."""
+"""Directives execute node: the approved write, verified by re-reading
+(docs/behaviour/agents.md#directives)."""
 
 from __future__ import annotations
 

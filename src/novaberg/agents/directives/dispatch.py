@@ -1,4 +1,5 @@
-"""dispatch_directives: ConversationState ⇄ AgentState for the directives agent (§1.5)."""
+"""dispatch_directives: ConversationState ⇄ AgentState for the directives agent
+(docs/behaviour/agents.md#dispatch)."""
 
 from __future__ import annotations
 

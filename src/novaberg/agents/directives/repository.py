@@ -1,7 +1,7 @@
 """Read access to active directives for the CharacterGraph (db_access, responder, jurist).
 
 Active rules feed the responder's final `[DIREKTIVEN]` block (ethics >
-directives > character) and the jurist's directives score (seed 002 Chat 40).
+directives > character) and the jurist's directives score.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Directives resume node: the answer to the gate or choice question (closed rule, §4).
+"""Directives resume node: the answer to the gate or choice question
+(docs/behaviour/agents.md#gate).
 
-The seed executed on any answer, "nein" included (spec agents.md §3.3 [code]);
-here only an approval executes.
+The original executed on any answer, "nein" included; here only an approval executes.
 """
 
 from __future__ import annotations

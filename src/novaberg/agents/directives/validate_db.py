@@ -1,6 +1,6 @@
 """Directives db-validation: check the request against the stored rules, then ask.
 
-First hit wins (spec agents.md §3.3): a similar active rule asks "create
+First hit wins (docs/behaviour/agents.md#directives): a similar active rule asks "create
 anyway?"; a matching deleted rule turns create into reactivate and asks
 "restore?"; delete/update need an active rule, reactivate an inactive one
 (several → a choice question, none → fault). Every write then passes the

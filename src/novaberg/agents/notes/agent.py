@@ -1,4 +1,4 @@
-"""NotesAgent: the `notizen` subgraph (spec agents.md §3.1).
+"""NotesAgent: the `notizen` subgraph (docs/behaviour/agents.md#notes).
 
 validate → (resume | classify) → (create → execute | search → execute) → confirm.
 """

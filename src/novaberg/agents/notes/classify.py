@@ -1,8 +1,8 @@
 """Notes: recognise the task (classify) and the model calls that draft or rewrite text.
 
-The classifier speaks the agent's domain language ([FACHSPRACHE], seed 002 §7.5);
-keyword hints are an independent cross-check whose agreement is stored as
-`konfidenz` in the audit (spec agents.md §2).
+The classifier speaks the agent's domain language ([FACHSPRACHE]); keyword hints are an
+independent cross-check whose agreement is stored as `konfidenz` in the audit
+(docs/behaviour/agents.md#classification).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ DOMAIN_LANGUAGE: dict[str, Any] = {
 
 
 class NotesClassification(BaseModel):
-    """What the notes agent should do (spec agents.md §3.1 classify output)."""
+    """What the notes agent should do."""
 
     action: NoteAction
     target: str = Field(default="", description="Name der Notiz, nie erfunden")
@@ -82,7 +82,7 @@ class NotesClassification(BaseModel):
 
 
 class NoteDraft(BaseModel):
-    """A new note extracted from the instruction (spec agents.md §3.1 create)."""
+    """A new note extracted from the instruction."""
 
     name: str
     typ: Literal["einkauf", "todo", "merkliste", "notiz", "entwurf", "idee"] = "notiz"

@@ -1,10 +1,10 @@
 """Notes execute node: one write per action, each verified by re-reading the row.
 
-Container vs content (spec agents.md §3.1): delete archives the note, clear
+Container vs content (docs/behaviour/agents.md#notes): delete archives the note, clear
 empties its text; add/remove work on the list items the classifier named
 (deterministic list edit) and fall back to a model rewrite only when no items
 were named. A write whose re-read does not show the expected row is reported
-as a failure, never as done (seed 002 §7.4 VERIFIZIEREN).
+as a failure, never as done (docs/behaviour/agents.md#verification).
 """
 
 from __future__ import annotations

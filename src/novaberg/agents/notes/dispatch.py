@@ -1,4 +1,5 @@
-"""dispatch_notes: ConversationState ⇄ AgentState for the notes agent (spec agents.md §1.5)."""
+"""dispatch_notes: ConversationState ⇄ AgentState for the notes agent
+(docs/behaviour/agents.md#dispatch)."""
 
 from __future__ import annotations
 

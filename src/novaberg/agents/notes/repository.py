@@ -1,4 +1,4 @@
-"""SQL for the `notizen` table (spec agents.md §3.1). Every query is scoped by user.
+"""SQL for the `notizen` table (docs/behaviour/agents.md#notes). Every query is scoped by user.
 
 Used by the notes agent and by the HTTP API. Times come in from the caller's
 injected clock; nothing here reads the wall clock.
@@ -12,7 +12,7 @@ from typing import Any, cast
 from psycopg_pool import AsyncConnectionPool
 
 RESUBMIT_AFTER = timedelta(days=30)
-"""`wiedervorlage_am` default on insert: now + 30 d (spec agents.md §3.1)."""
+"""`wiedervorlage_am` default on insert: now + 30 d."""
 
 SUMMARY_WORDS = 20
 SUMMARY_MAX = 200
@@ -23,14 +23,14 @@ NOTE_TYPES = ("einkauf", "todo", "merkliste", "notiz", "entwurf", "idee")
 FIELD_MIN_SIMILARITY = 0.15
 MIN_SCORE = 0.3
 SEARCH_LIMIT = 10
-"""Fuzzy search thresholds (spec agents.md §3.1)."""
+"""Fuzzy search thresholds."""
 
 WEIGHTS: dict[str, tuple[float, float, float]] = {
     "titel": (2.0, 1.0, 1.0),
     "inhalt": (1.0, 2.0, 0.5),
     "thema": (1.0, 1.0, 2.0),
 }
-"""(name, text, themen) weights per target type (spec agents.md §3.1)."""
+"""(name, text, themen) weights per target type."""
 
 COLUMNS = (
     "id, user_id, name, typ, text, status, aktiv, zusammenfassung, themen, created_at, updated_at"
@@ -188,7 +188,7 @@ async def set_fields(
 
 
 async def archive(pool: AsyncConnectionPool, user_id: str, note_id: int, now: datetime) -> None:
-    """Delete = archive: the row stays, inactive (spec agents.md §3.1)."""
+    """Delete = archive: the row stays, inactive."""
     async with pool.connection() as conn:
         await conn.execute(
             "UPDATE notizen SET aktiv = false, status = 'archiviert', updated_at = %s"

@@ -1,6 +1,6 @@
 """Notes resume node: read the user's answer to the agent's open question.
 
-Three questions exist (spec agents.md §3.1): which of several notes
+Three questions exist (docs/behaviour/agents.md#notes): which of several notes
 (disambiguation), create the missing note (closed consent rule), and update or
 duplicate an existing note. An answer that cannot be read re-asks the same
 question; a decline ends with `dismissed` and nothing written.

@@ -3,7 +3,7 @@
 Fuzzy search weights title, content and topics by `target_typ`; a score gap at
 least the average score cuts weaker hits; an exact name wins outright. Not
 found: read reports it, add_content asks "create it?", others fail. Several
-left for a destructive action: a disambiguation question (spec agents.md §3.1).
+left for a destructive action: a disambiguation question (docs/behaviour/agents.md#notes).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 AGENT = "notizen"
 
 DISAMBIGUATE = frozenset({"update", "delete", "append", "clear_content", "rename"})
-"""Actions that never guess between several notes (spec: update, delete, append;
-clear_content and rename added because they destroy or hide content too)."""
+"""Actions that never guess between several notes: update, delete and append, and also
+clear_content and rename, because they destroy or hide content too."""
 
 ASK_TO_CREATE = frozenset({"add_content", "append"})
-"""A missing note for these actions leads to "create it?" (spec agents.md §3.1)."""
+"""A missing note for these actions leads to the question whether to create it."""
 
 
 def cut_by_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""TimelineAgent: the `timeline` subgraph (spec agents.md §3.2).
+"""TimelineAgent: the `timeline` subgraph (docs/behaviour/agents.md#timeline).
 
 validate → (resume | classify) → (create → execute | search → execute) → confirm.
 """

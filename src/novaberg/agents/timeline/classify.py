@@ -39,7 +39,7 @@ DOMAIN_LANGUAGE: dict[str, Any] = {
 
 
 class TimelineClassification(BaseModel):
-    """What the timeline agent should do (spec agents.md §3.2 classify output)."""
+    """What the timeline agent should do."""
 
     action: Literal["create", "read", "reschedule", "update", "delete", "rejected"]
     target: str = Field(default="", description="kürzester eindeutiger Titel")

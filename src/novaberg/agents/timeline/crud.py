@@ -3,7 +3,7 @@
 Times: the classifier's `zeitausdruck` (verbatim) is parsed here with the
 injected clock and the configured zone. Precision is "minute" when a clock time
 was said, else "day" (local midnight). Moving keeps what the user did not say:
-a day keeps the old clock, a clock keeps the old day (spec agents.md §3.2).
+a day keeps the old clock, a clock keeps the old day (docs/behaviour/agents.md#timeline).
 Duplicate = same title on the same local day (a same-title entry on another day
 is a new appointment).
 """
@@ -80,7 +80,7 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     if precision == "day":
         when = display.local_midnight(when.date(), tz)
     # an upcoming entry of that title (from today on) is taken as the same appointment:
-    # the person hears when it is and can move it instead (spec agents.md §7 scenario 14)
+    # the person hears when it is and can move it instead
     today = display.local_midnight(now.astimezone(tz).date(), tz)
     duplicate = await repo.upcoming_with_title(deps.pool, user_id, title, today)
     if duplicate is not None:

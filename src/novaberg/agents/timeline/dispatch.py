@@ -1,8 +1,9 @@
-"""dispatch_timeline: ConversationState ⇄ AgentState for the timeline agent (spec §1.5).
+"""dispatch_timeline: ConversationState ⇄ AgentState for the timeline agent
+(docs/behaviour/agents.md#dispatch).
 
 On success the id of the row this turn *wrote* (created or the new row of a
-move) goes to `timeline_id` for the memory magnet (seed 002 §4.8a; the seed's
-lookup in the last step never fired).
+move) goes to `timeline_id`, so the turn's short-term memories are linked to it (looking
+it up in the last step would find the confirm node's step, which carries no id).
 """
 
 from __future__ import annotations

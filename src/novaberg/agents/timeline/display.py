@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 WEEKDAYS = ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag")
 
 DEFAULT_WINDOW = (timedelta(days=3), timedelta(days=14))
-"""Read without target or time: now − 3 d … now + 14 d (spec agents.md §3.2)."""
+"""Read without target or time: now − 3 d … now + 14 d."""
 
 
 def local_midnight(day: date, tz: ZoneInfo) -> datetime:
@@ -40,7 +40,7 @@ def datum(row: dict[str, Any], tz: ZoneInfo) -> str:
 
 
 def line(row: dict[str, Any], tz: ZoneInfo) -> str:
-    """`[type] dd.mm.yyyy[ HH:MM]: title[ — details]` (spec agents.md §3.2)."""
+    """`[type] dd.mm.yyyy[ HH:MM]: title[ — details]`."""
     details = f" — {row['details']}" if row.get("details") else ""
     return f"[{row['event_type']}] {datum(row, tz)}: {row['title']}{details}"
 

@@ -1,4 +1,4 @@
-"""SQL for the `timeline` table (spec agents.md §3.2). Every query is scoped by user.
+"""SQL for the `timeline` table (docs/behaviour/agents.md#timeline). Every query is scoped by user.
 
 The database holds UTC (`TIMESTAMPTZ`); callers pass aware datetimes and convert
 to the configured zone only for display. Changes are bi-temporal: the old row is
@@ -23,10 +23,10 @@ FLAGS: dict[str, tuple[bool, bool, bool]] = {
     "jahrestag": (False, True, False),
     "erinnerung": (False, True, False),
 }
-"""(binding, remind, conflict_check) per event type (spec agents.md §3.2); else all False."""
+"""(binding, remind, conflict_check) per event type; else all False."""
 
 RESUBMIT_AFTER = timedelta(days=7)
-"""`wiedervorlage_am` = event_time + 7 d on insert (spec agents.md §3.2)."""
+"""`wiedervorlage_am` = event_time + 7 d on insert."""
 
 SEARCH_LIMIT = 10
 
@@ -173,7 +173,7 @@ async def in_range(
 async def upcoming_with_title(
     pool: AsyncConnectionPool, user_id: str, title: str, since: datetime
 ) -> dict[str, Any] | None:
-    """Duplicate check (spec agents.md §7 scenario 14): the first active entry whose title
+    """Duplicate check: the first active entry whose title
     contains `title` and that lies at or after `since`. Past entries never block."""
     async with pool.connection() as conn:
         cur = await conn.execute(

@@ -3,7 +3,7 @@
 By title (ILIKE, any date) when the classifier named one; otherwise by the time
 expression's local day (its week for "Woche", its month for "Monat"; "diese Woche",
 "diesen Monat" and "Wochenende" name the current or coming period), else the
-default window now − 3 d … now + 14 d (spec agents.md §3.2). Several hits for a
+default window now − 3 d … now + 14 d (docs/behaviour/agents.md#timeline). Several hits for a
 change: exactly one in the future is taken, else the user chooses.
 """
 

@@ -1,4 +1,4 @@
-"""Pick the time parts out of a tokenised utterance (spec agents.md §5.2-§5.3).
+"""Pick the time parts out of a tokenised utterance (docs/behaviour/agents.md#time-parsing).
 
 Why a hand-written scanner instead of handing the sentence to dateparser: the
 utterance carries other words ("Zahnarzt am Donnerstag um 14 Uhr"), and German
@@ -43,7 +43,7 @@ class Parts:
     offset_minutes: int | None = None
 
     def set_direction(self, direction: Direction) -> None:
-        """First marker with a direction wins (spec §5.2)."""
+        """First marker with a direction wins."""
         if self.direction is None:
             self.direction = direction
 

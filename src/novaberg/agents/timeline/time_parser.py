@@ -1,4 +1,4 @@
-"""German and English time expressions -> an aware datetime (spec agents.md §5).
+"""German and English time expressions -> an aware datetime (docs/behaviour/agents.md#time-parsing).
 
 Why this shape: the timeline agent needs more than a datetime. When the user
 moves an appointment ("Verschieb den Zahnarzt auf 16 Uhr") the caller keeps the
@@ -52,10 +52,10 @@ __all__ = ["MAX_FUTURE", "MAX_PAST", "ReferenceMode", "TimeVector", "format_time
 ReferenceMode = Literal["absolut", "relativ", "relativ_rueckwaerts"]
 
 MAX_PAST = timedelta(days=730)
-"""Results earlier than reference - 730 days are rejected (spec §5.5)."""
+"""Results earlier than reference - 730 days are rejected."""
 
 MAX_FUTURE = timedelta(days=1825)
-"""Results later than reference + 1825 days are rejected (spec §5.5)."""
+"""Results later than reference + 1825 days are rejected."""
 
 EXACT_UNITS = frozenset({"minutes", "hours"})
 """Duration units whose result carries a clock ("in 2 Stunden")."""

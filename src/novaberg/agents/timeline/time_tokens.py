@@ -1,4 +1,4 @@
-"""Tokeniser and word repair for the time parser (spec agents.md §5.1).
+"""Tokeniser and word repair for the time parser (docs/behaviour/agents.md#time-parsing).
 
 Why: the grammar should see "märz" whether the user typed "Maerz", "Marz" or
 "März", and "freitag" for "Frietag"; and it should see "15.04." as one date
@@ -100,7 +100,7 @@ def levenshtein(left: str, right: str) -> int:
 
 
 def _allowed_distance(word: str) -> int:
-    """Levenshtein <= 2 per spec, scaled down for short words.
+    """Levenshtein <= 2, scaled down for short words.
 
     Up to five letters nearly every word is one edit from a month ("jene" ->
     "june", "jung" -> "juni", "mach" -> "march"), so those only get umlaut
@@ -135,7 +135,7 @@ def fuzzy_fix(word: str) -> str:
 
 
 def normalise_word(word: str) -> str:
-    """Restore umlauts in whole known words, then fuzzy-fix (spec §5.1)."""
+    """Restore umlauts in whole known words, then fuzzy-fix."""
     return fuzzy_fix(UMLAUT_RESTORATION.get(word, word))
 
 

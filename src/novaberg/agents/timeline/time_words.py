@@ -1,4 +1,4 @@
-"""Word tables for the time parser (spec agents.md §5).
+"""Word tables for the time parser (docs/behaviour/agents.md#time-parsing).
 
 Why a separate module: the tables are data that the tokeniser, the fuzzy
 fixer and the grammar share. All German and English time words live in this
@@ -293,7 +293,7 @@ PROTECTED_WORDS: frozenset[str] = frozenset(
         "morgan",
     }
 )
-"""Words the fuzzy fixer must never rewrite (spec §5.1)."""
+"""Words the fuzzy fixer must never rewrite."""
 
 FUZZY_TARGETS: tuple[str, ...] = (*WEEKDAYS, *MONTHS, *(w for w in DAY_WORDS if w != "tonight"))
 
