@@ -209,8 +209,9 @@ def _body_error(body: bytes, exc: ValidationError) -> Reply:
 
 
 async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> Reply:
-    """`POST /chat`: validate, stamp, enqueue, answer (seed 000 §3.0) — no model call, no
-    waiting. Served by the raw ASGI path (api/fast_chat.py) and by the documented route."""
+    """`POST /chat`: validate, stamp, enqueue, answer — no model call, no waiting
+    (docs/behaviour/events.md#intake). Served by the raw ASGI path (api/fast_chat.py) and by
+    the documented route."""
     try:
         user_id = await bearer_user(app_state, authorization)
     except HTTPException as exc:

@@ -31,7 +31,7 @@ SERVICE_TIMEOUT = 10.0
 """Seconds a Redis or PostgreSQL check may take before it counts as failed."""
 
 MIN_REDIS = (7, 0)
-"""Oldest Redis the queues may use (DESIGN §3: commands of Redis >= 7.0 only)."""
+"""Oldest Redis the queues may use: they use commands of Redis >= 7.0 only."""
 
 CHECK_NAMES = ("redis", "postgres", "chat model", "embeddings")
 

@@ -1,12 +1,12 @@
 """`POST /chat` answered as raw ASGI, before the framework sees the request.
 
-Why: the intake is the one endpoint with a latency goal (issue #4: p99 ≤ 5 ms at
-1,000 msg/s, on two cores shared with the client and Redis). Measured with
-py-spy, FastAPI's middleware stack, router and Request/Response objects cost
-more CPU per request than everything the intake itself does. This path reads
-the body, then hands it to `chat.chat_reply` — the same code, checks and error
-codes the documented FastAPI route uses — and writes the answer as two ASGI
-messages. Every other request goes through FastAPI unchanged.
+Why: the intake is the one endpoint with a latency goal (p99 ≤ 5 ms at 1,000 msg/s, on two
+cores shared with the client and Redis; docs/behaviour/events.md#intake). Measured with
+py-spy, FastAPI's middleware stack, router and Request/Response objects cost more CPU per
+request than everything the intake itself does. This path reads the body, then hands it to
+`chat.chat_reply` — the same code, checks and error codes the documented FastAPI route uses
+— and writes the answer as two ASGI messages. Every other request goes through FastAPI
+unchanged.
 """
 
 from __future__ import annotations

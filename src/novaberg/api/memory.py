@@ -1,4 +1,5 @@
-"""Read APIs of the memory for the chat page's panels and for people (issue #5).
+"""Read APIs of the memory for the chat page's panels and for people
+(docs/behaviour/memory.md#looking-inside).
 
 Every route is scoped to the caller (`current_user`) and one character, i.e. one pair:
 

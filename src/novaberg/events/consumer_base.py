@@ -20,7 +20,8 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.05
-"""Seconds between polls of the active pairs (the spec's 1 s adds a second to every answer)."""
+"""Seconds between polls of the active pairs (a 1 s poll would add up to a second to every
+answer)."""
 
 
 class PairConsumer:

@@ -36,13 +36,13 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 LOG_KEEP = 500
-"""Messages per user kept for reconnect catch-up (issue #4, documented in README)."""
+"""Messages per user kept for reconnect catch-up (docs/behaviour/events.md#delivery)."""
 
 LOG_MAX_AGE = 86_400
-"""Seconds a logged message stays eligible for catch-up (issue #4)."""
+"""Seconds a logged message stays eligible for catch-up."""
 
 OUTCOME_TTL = 86_400
-"""How long a turn's outcome marker suppresses duplicates (seed 000 §3.1.1)."""
+"""How long a turn's outcome marker suppresses duplicates (docs/behaviour/events.md#outcomes)."""
 
 CONNECTION_QUEUE = 1_000
 """Unsent messages a slow connection may queue before it is closed (it then catches up)."""

@@ -1,27 +1,24 @@
 """The event consumer: run the CharacterGraph for each event and deliver the answer.
 
-Per claimed event (seed 000 §7, DESIGN §7): take the model gate without
-blocking the loop, build the state from the event (`event_source`,
-`event_payload`), stream the graph and send `character_stage` per node, send
-`character_response` the moment `perception_assistant` has run, let the
-post-run finish, then — atomically — enqueue a self-trigger (if any, capped at
-3) and delete the marker. Every run ends in exactly one outcome (a superseded
-run hands its ids on to the next); a failure after the answer left costs
-nothing but a log line.
+Per claimed event (docs/behaviour/events.md#event-consumer): take the model gate without
+blocking the loop, build the state from the event (`event_source`, `event_payload`), stream
+the graph and send `character_stage` per node, send `character_response` the moment
+`perception_assistant` has run, let the post-run finish, then — atomically — enqueue a
+self-trigger (if any, capped at 3) and delete the marker. Every run ends in exactly one
+outcome (a superseded run hands its ids on to the next); a failure after the answer left
+costs nothing but a log line.
 
-Supersede before release (seed 000 §6.5: the character answers the whole
-picture). The prompt consumer never waits for a quiet moment ("Es wird nicht
-gewartet"), so the first of three quick messages starts a turn alone. While
-that user turn's CharacterGraph runs and its answer has not left, the consumer
-checks after every node whether the user wrote on within the block window; if
-so, the run is abandoned — nothing released, the post-run never runs — and its
-nachrichten_ids are carried into the next block (queues.TurnQueues.supersede),
-whose one answer names them all. Never superseded: impulses and continues (no
-user wrote them), a run in which a task agent acted (its action must not be
-thrown away), a run whose Path 1 failed (its words are not in the session) and
-a run with an open agent question (the next utterance is its answer). And never
-more than `MAX_SUPERSEDES` runs in a row: the next one answers what it has, so a user
-who keeps writing is not left without an answer.
+Supersede before release (docs/behaviour/events.md#supersede: the character answers the
+whole picture). The prompt consumer never waits for a quiet moment, so the first of three
+quick messages starts a turn alone. While that user turn's CharacterGraph runs and its
+answer has not left, the consumer checks after every node whether the user wrote on within
+the block window; if so, the run is abandoned — nothing released, the post-run never runs —
+and its nachrichten_ids are carried into the next block (queues.TurnQueues.supersede), whose
+one answer names them all. Never superseded: impulses and continues (no user wrote them), a
+run in which a task agent acted (its action must not be thrown away), a run whose Path 1
+failed (its words are not in the session) and a run with an open agent question (the next
+utterance is its answer). And never more than `MAX_SUPERSEDES` runs in a row: the next one
+answers what it has, so a user who keeps writing is not left without an answer.
 """
 
 from __future__ import annotations
@@ -70,10 +67,11 @@ MEASURED_STATE_FIELDS = (
     "nova_emotions_verlauf",
     "tribunal_verdict",
 )
-"""Eight `character_response` fields whose emptiness is logged by name (seed 000 §3.1.1),
-measured on the payload as sent, not on its carrier objects. Model, token count, origin
-and the user's emotion values stay unmeasured. `nachrichten_ids` is legitimately empty
-for a run the character started itself (impulse, self-trigger)."""
+"""Eight `character_response` fields whose emptiness is logged by name
+(docs/behaviour/events.md#release), measured on the payload as sent, not on its carrier
+objects. Model, token count, origin and the user's emotion values stay unmeasured.
+`nachrichten_ids` is legitimately empty for a run the character started itself (impulse,
+self-trigger)."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +261,7 @@ class EventConsumer(PairConsumer):
 
     async def _release(self, event: Event, ids: list[str], state: dict[str, Any]) -> bool:
         payload = dict(self.graphs.response_payload(state))
-        # Identity from the event payload, not the result state (seed 000 §3.1.1).
+        # Identity from the event payload, not the result state: the client needs its ids.
         payload["turn_id"] = event.turn_id
         payload["nachrichten_ids"] = list(ids)
         payload["reiz_herkunft"] = event.payload.get("reiz_herkunft", payload.get("reiz_herkunft"))
@@ -288,7 +286,7 @@ class EventConsumer(PairConsumer):
         self, pair: keys.Pair, event: Event, result: dict[str, Any]
     ) -> Event | None:
         # Log every arrival, not only success: a dead channel must be told from
-        # "no trigger needed" (seed 000 §7.1, rule 2).
+        # "no trigger needed".
         log.info(
             "self-trigger in result of turn %s (%s): present=%s value=%r",
             event.turn_id,
@@ -311,7 +309,7 @@ class EventConsumer(PairConsumer):
             log.info("self-trigger of turn %s skipped: an agent question is open", event.turn_id)
             return None
         payload = dict(result.get("self_trigger_payload") or {})
-        payload["turn_id"] = event.turn_id  # the retry inherits the turn (seed 000 §3.1.1)
+        payload["turn_id"] = event.turn_id  # the retry inherits the turn
         try:
             follow = build_event(
                 user_id=pair.user_id,

@@ -1,4 +1,4 @@
-"""The intake: validate, stamp, enqueue, answer — nothing else (seed 000 §3.0, DESIGN §7).
+"""The intake: validate, stamp, enqueue, answer — nothing else (docs/behaviour/events.md#intake).
 
 No model call, no graph, no waiting and no database round trip per request:
 one atomic Redis script (RPUSH the utterance, refresh the queue TTL, mark the

@@ -1,6 +1,7 @@
-"""Events, queue entries and WebSocket messages at the boundary (seed 000 §3, DESIGN §6).
+"""Events, queue entries and WebSocket messages at the boundary
+(docs/behaviour/events.md#event-model).
 
-The wire keeps the seed's German names; Python attributes are English and
+The wire keeps its German names; Python attributes are English and
 mapped by alias. Everything that crosses Redis or the WebSocket is built or
 read through these models, so a malformed payload is rejected (and logged by
 the caller) at the border instead of travelling on as a plausible default.
@@ -17,13 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # --- constants (one place, each naming its source) ------------------------------------
 
 INTAKE_WINDOW_SECONDS = 30.0
-"""EINGANG_FENSTER: max gap to the previous utterance inside one block (seed 000 §3.0)."""
+"""EINGANG_FENSTER: max gap to the previous utterance inside one block
+(docs/behaviour/events.md#block)."""
 
 MAX_SELF_TRIGGERS = 3
-"""Loop guard: a run with trigger_count 3 may not create another event (seed 000 §3.3)."""
+"""Loop guard: a run with trigger_count 3 may not create another event
+(docs/behaviour/events.md#self-trigger)."""
 
 MAX_PROMPT_BYTES = 16 * 1024
-"""Largest accepted utterance, UTF-8 encoded (issue #4)."""
+"""Largest accepted utterance, UTF-8 encoded (docs/behaviour/events.md#intake)."""
 
 LAST_RECEIVED_FIELD = "letztes_empfangen_am"
 """User event payload: when the block's last utterance arrived; the supersede rule
@@ -39,12 +42,12 @@ while a turn runs still gets an answer — at the latest from the run after this
 instead of every run being given up for the next message (a real model takes minutes)."""
 
 OWN_IMPULSE = "eigener_impuls"
-"""`reiz_herkunft` of a stimulus Nova worked out herself (seed 000 §3.1.1)."""
+"""`reiz_herkunft` of a stimulus Nova worked out herself."""
 
 Source = Literal["user", "character"]
 EventKind = Literal["message", "continue", "awaiting_user"]
 
-# WebSocket message types (DESIGN §6)
+# WebSocket message types (README, "Clients and the wire protocol")
 MSG_STAGE: Final = "character_stage"
 MSG_RESPONSE: Final = "character_response"
 MSG_FAILED: Final = "turn_gescheitert"
@@ -57,7 +60,7 @@ SUPERSEDED_STAGE: Final = "superseded"
 left (events/event_consumer.py); its ids are answered by the next turn."""
 
 STAGE_LABELS: dict[str, str] = {
-    # HumanGraph (spec pipeline §0)
+    # HumanGraph
     "perception": "nimmt wahr",
     "enricher": "liest mit",
     "ei_calc": "fühlt nach",
@@ -104,7 +107,7 @@ class EventRejected(ValueError):
 
 
 class QueuedUtterance(BaseModel):
-    """One accepted utterance in `prompt_queue:{u}:{c}` (spec pipeline §1.1)."""
+    """One accepted utterance in `prompt_queue:{u}:{c}`."""
 
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 
@@ -122,7 +125,7 @@ class QueuedUtterance(BaseModel):
 
 def _check_arousal(value: Any) -> float | None:
     """`gedanke_arousal`: a number in [0, 1] or null; bool and strings are rejected,
-    out-of-range values are rejected, never clamped (seed 000 §3.1.1)."""
+    out-of-range values are rejected, never clamped (docs/behaviour/events.md#payload-rules)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -145,7 +148,7 @@ class UserMessagePayload(BaseModel):
 
 
 class ImpulsePayload(BaseModel):
-    """A Pixie impulse: Nova's own thought, never a `user_prompt` (seed 000 §3.1.1).
+    """A Pixie impulse: Nova's own thought, never a `user_prompt`.
 
     `gedanke_arousal` and `ausloeser_turn_id` must be present, possibly null:
     presence distinguishes "no level" from an entry of the old kind.
@@ -178,7 +181,7 @@ class ImpulsePayload(BaseModel):
 
 class ContinuePayload(BaseModel):
     """A self-trigger (thinker retry): inherits the turn_id; if it retries an impulse it
-    must carry `gedanke_arousal` on (seed 000 §3.1.1, 'two producers')."""
+    must carry `gedanke_arousal` on: the retry is its second producer."""
 
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
@@ -200,7 +203,7 @@ class ContinuePayload(BaseModel):
 
 
 class Event(BaseModel):
-    """One entry of `event_queue:{u}:{c}` (seed 000 §3.1)."""
+    """One entry of `event_queue:{u}:{c}`."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -283,7 +286,7 @@ def impulse_event(
     extra: dict[str, Any] | None = None,
     event_id: str | None = None,
 ) -> Event:
-    """The event a Pixie impulse creates (seed 000 §3.1.1): a new turn, no user_prompt.
+    """The event a Pixie impulse creates: a new turn, no user_prompt.
     `event_id` is given where a retry must count as a duplicate (reminders)."""
     payload = dict(extra or {})
     payload.update(
@@ -351,7 +354,7 @@ class FailedMessage(WireMessage):
 
 
 class UtteranceMessage(WireMessage):
-    """The user's block as their other clients see it (seed 002 §3.3)."""
+    """The user's block as their other clients see it."""
 
     kind: Literal["user_utterance"] = Field(default=MSG_UTTERANCE, alias="typ")
     turn_id: str

@@ -1,11 +1,11 @@
 """Exactly one outcome per run: a `character_response` or a `turn_gescheitert`.
 
 Every accepted `nachrichten_id` must end in exactly one message naming it
-(DESIGN §7). A run is identified by its `turn_id` and `trigger_count` (a
-thinker retry inherits the turn_id but is a run of its own); the outcome marker
-is claimed in the same atomic script that numbers and publishes the message, so
-a duplicate event, a recovery racing a slow worker, or a failure after the
-answer left can never produce a second outcome.
+(docs/behaviour/events.md#outcomes). A run is identified by its `turn_id` and
+`trigger_count` (a thinker retry inherits the turn_id but is a run of its own); the outcome
+marker is claimed in the same atomic script that numbers and publishes the message, so a
+duplicate event, a recovery racing a slow worker, or a failure after the answer left can
+never produce a second outcome.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Outcomes:
         """Send the released answer; return its seq (0 = this run already had an outcome).
 
         `turn_id` and `nachrichten_ids` come from the event payload, not from the
-        result state: the client needs the ids of *its* question (seed 000 §3.1.1).
+        result state: the client needs the ids of *its* question.
         """
         fields = dict(payload)
         fields.update(

@@ -1,14 +1,13 @@
 """The prompt consumer: cut a block, run Path 1 once for it, hand the turn on.
 
-Per pair (seed 000 §3.0, spec pipeline §10): when the pair is idle (no turn
-marker, no event waiting) and a model-gate slot can be taken *right now*, the
-marker is set and the front group of utterances (each ≤ 30 s after its
-predecessor) is cut — no quiet window, no waiting. While the gate is busy the
-utterances simply stay queued, so what arrives meanwhile joins the block. The
-HumanGraph perceives the block as one prompt in that slot; the utterance goes
-to the user's other clients; then the `message` event with a new turn_id and
-all nachrichten_ids is enqueued. The marker stays set: the event consumer takes
-it over and deletes it after the CharacterGraph.
+Per pair (docs/behaviour/events.md#prompt-consumer): when the pair is idle (no turn marker,
+no event waiting) and a model-gate slot can be taken *right now*, the marker is set and the
+front group of utterances (each ≤ 30 s after its predecessor) is cut — no quiet window, no
+waiting. While the gate is busy the utterances simply stay queued, so what arrives meanwhile
+joins the block. The HumanGraph perceives the block as one prompt in that slot; the
+utterance goes to the user's other clients; then the `message` event with a new turn_id and
+all nachrichten_ids is enqueued. The marker stays set: the event consumer takes it over and
+deletes it after the CharacterGraph.
 
 A block may carry the ids of a superseded run (the user wrote on before its
 answer left, events/event_consumer.py): the HumanGraph perceives only the new
@@ -46,7 +45,7 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 LAST_ACTIVITY_TTL = 7_200
-"""`last_activity:{u}` lives 2 h (spec pipeline §1.1)."""
+"""`last_activity:{u}` lives 2 h."""
 
 
 def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUtterance]]:
@@ -80,9 +79,9 @@ class PromptConsumer(PairConsumer):
     async def poll_once(self) -> int:
         """Start a turn for every pair that can start one now; return how many started.
 
-        The model gate is tried *before* the block is cut, without waiting (spec pipeline
-        §10 step 1): while no slot is free the utterances stay queued — and whatever
-        arrives meanwhile joins the block — instead of a cut block waiting for a slot."""
+        The model gate is tried *before* the block is cut, without waiting: while no slot is
+        free the utterances stay queued — and whatever arrives meanwhile joins the block —
+        instead of a cut block waiting for a slot."""
         started = 0
         for member in await self.redis.smembers(keys.active_pairs()):
             pair = pair_from_member(str(member))
@@ -145,8 +144,7 @@ class PromptConsumer(PairConsumer):
 
     async def _path1(self, turn: HumanTurn, slot: str) -> tuple[dict[str, Any] | None, str | None]:
         """Run the HumanGraph in the gate slot, then free it. A failure inside the graph
-        does not end the turn: the event still goes out, marked `pfad1_ausfall` (spec
-        pipeline §10)."""
+        does not end the turn: the event still goes out, marked `pfad1_ausfall`."""
         final: dict[str, Any] | None = None
         failure: str | None = None
         last_node = "start"
@@ -177,7 +175,7 @@ class PromptConsumer(PairConsumer):
 
     async def _broadcast(self, turn: HumanTurn, items: list[QueuedUtterance]) -> None:
         """The utterance to the user's other clients, after Path 1 and before the event, so
-        the answer cannot overtake it (seed 002 §3.3). Sending is one non-blocking Redis
+        the answer cannot overtake it. Sending is one non-blocking Redis
         call; the hub's per-connection writers keep slow sockets off this loop."""
         await self.delivery.send(
             turn.pair.user_id,

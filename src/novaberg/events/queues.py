@@ -1,4 +1,5 @@
-"""Atomic queue and turn-marker operations (seed 000 §3.0, §3.1; DESIGN §7).
+"""Atomic queue and turn-marker operations (docs/behaviour/events.md#queues,
+docs/behaviour/events.md#turn-marker).
 
 The turn marker `turn_laeuft:{u}:{c}` spans both halves of a turn. Its value
 says who holds it:

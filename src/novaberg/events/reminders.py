@@ -1,16 +1,15 @@
-"""Due reminders become impulses (issue 6: "an entry with `remind` produces an
-impulse to the user at its time").
+"""Due reminders become impulses: an entry with `remind` reaches the user as Nova's own
+thought at its time (docs/behaviour/events.md#reminders).
 
 Every `REMINDER_POLL` seconds each due `timeline` row is claimed with a lease
-(`erinnerung_laeuft:{id}`, so two workers never work on one reminder at once), the
-thought is formed in the AgentGraph (seed 002 §5: the thought *arises* there, then the
-CharacterGraph thinks it), the impulse event is queued with
-`reiz_herkunft="eigener_impuls"`, and only then is `erinnert_am` set. Nothing is lost:
-a worker that dies or is stopped before the event is queued leaves the row unmarked,
-and it is delivered once the lease runs out. A worker that dies between queueing and
-marking makes the next one queue the reminder again under the same event id, which
-the event consumer drops as a duplicate. While a task agent's question is open for
-the user, no reminder is delivered (the question must not be consumed by an
+(`erinnerung_laeuft:{id}`, so two workers never work on one reminder at once), the thought
+is formed in the AgentGraph (the thought *arises* there, then the CharacterGraph thinks it),
+the impulse event is queued with `reiz_herkunft="eigener_impuls"`, and only then is
+`erinnert_am` set. Nothing is lost: a worker that dies or is stopped before the event is
+queued leaves the row unmarked, and it is delivered once the lease runs out. A worker that
+dies between queueing and marking makes the next one queue the reminder again under the same
+event id, which the event consumer drops as a duplicate. While a task agent's question is
+open for the user, no reminder is delivered (the question must not be consumed by an
 impulse); it is retried on the next poll.
 """
 

@@ -1,11 +1,11 @@
 """A worker: both consumers, a heartbeat, and recovery of dead workers' turns.
 
-Every worker registers its id and refreshes `worker_alive:{id}`. A worker whose
-heartbeat expired left its processing list behind; any live worker adopts it
-entry by entry (LMOVE, so each orphan has exactly one rescuer) and ends each
-turn in an outcome: an answer that already left stays, everything else becomes
-`turn_gescheitert` naming the turn's ids (DESIGN §7). The dead worker's model
-gate slots and turn markers are freed on the way.
+Every worker registers its id and refreshes `worker_alive:{id}`. A worker whose heartbeat
+expired left its processing list behind; any live worker adopts it entry by entry (LMOVE, so
+each orphan has exactly one rescuer) and ends each turn in an outcome: an answer that
+already left stays, everything else becomes `turn_gescheitert` naming the turn's ids
+(docs/behaviour/events.md#recovery). The dead worker's model gate slots and turn markers are
+freed on the way.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The model gate (seed: `graph_run_lock`): bounded concurrent graph runs per backend.
+"""The model gate (wire name `graph_run_lock`): bounded concurrent graph runs per backend
+(docs/behaviour/llm.md#model-gate).
 
 Slots live in a Redis sorted set shared by every process (member = holder
 token, score = lease expiry), so an API and several workers respect one
@@ -23,7 +24,8 @@ from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
 
 RETRY_INTERVAL = 0.05
-"""Seconds between attempts (seed 000 §7.2: LOCK_RETRY_INTERVAL)."""
+"""Seconds between attempts: short enough that a freed slot is taken at once, long enough
+not to busy the loop."""
 
 USER_WAITING_TTL_MS = 500
 """How long one user waiter's 'I am waiting' flag lives without a refresh."""

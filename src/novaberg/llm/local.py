@@ -39,7 +39,7 @@ BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAME = "SmolLM2-135M-Instruct"
 
 DEFAULT_MAX_TOKENS = 256
-"""SmolLM2-135M is tiny: short prompts, short answers (DESIGN §3)."""
+"""SmolLM2-135M is tiny: short prompts, short answers (docs/behaviour/llm.md#local-model)."""
 
 STRUCTURED_MAX_TOKENS = 512
 """Default for a structured call. The schemas bound every string and list, so the grammar

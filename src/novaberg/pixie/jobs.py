@@ -1,4 +1,4 @@
-"""The background jobs Pixie runs today (spec pipeline §9; impulse jobs come later).
+"""The background jobs Pixie runs (docs/behaviour/pixie.md#jobs).
 
 | job | priority / interval | lane | model |
 |---|---|---|---|
@@ -98,7 +98,7 @@ def build_scheduler(
     clock: Callable[[], float] = time.time,
     worker_id: str | None = None,
 ) -> Scheduler:
-    """The Pixie scheduler with today's jobs. Start it (when `settings.pixie` is on) with
+    """The Pixie scheduler with its jobs. Start it (when `settings.pixie` is on) with
     `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it."""
     context = JobContext(redis, pool, model, clock=clock, gate=gate, worker_id=worker_id)
     return Scheduler(context, default_jobs())

@@ -1,4 +1,5 @@
-"""The Pixie heartbeat: periodic background jobs by priority, one winner per cycle (spec §9).
+"""The Pixie heartbeat: periodic background jobs by priority, one winner per cycle
+(docs/behaviour/pixie.md#scheduler).
 
 Every job has a base priority and an interval. Its schedule (`pixie:schedule:{name}`:
 priority, interval, next_run, description, versuche) lives in Redis so every worker sees
@@ -43,14 +44,14 @@ log = logging.getLogger(__name__)
 
 AGEING_PER_HOUR: Final = 0.5
 AGEING_CAP: Final = 2.0
-"""A due job gains 0.5 priority per hour overdue, at most 2.0 (spec pipeline §9)."""
+"""A due job gains 0.5 priority per hour overdue, at most 2.0."""
 
 LANE_LOCK_SECONDS: Final = 600
-"""`pixie:running:{lane}` lives at most 10 minutes after its worker died mid-job (spec
-§1.1); while the job runs, however long, its worker keeps extending it."""
+"""`pixie:running:{lane}` lives at most 10 minutes after its worker died mid-job; while
+the job runs, however long, its worker keeps extending it."""
 
 MAX_ATTEMPTS: Final = 3
-"""Failures in a row before a job lands in the failed list (spec pipeline §9: ≤ 3 retries)."""
+"""Failures in a row before a job lands in the failed list."""
 
 RETRY_DELAY: Final = 60.0
 """Seconds before a failed job is tried again."""
@@ -61,7 +62,7 @@ FAILED_KEEP: Final = 200
 LANE_CPU: Final = "cpu"
 LANE_LLM: Final = "llm"
 LANE_PERIOD: Final[Mapping[str, float]] = {LANE_CPU: 30.0, LANE_LLM: 120.0}
-"""Heartbeat per lane: cpu every 30 s, llm every 120 s (spec pipeline §9)."""
+"""Heartbeat per lane: cpu every 30 s, llm every 120 s."""
 
 BACKGROUND_GATE_WAIT: Final = 30.0
 """How long a background job waits for a model slot before the run counts as failed."""
@@ -131,7 +132,7 @@ class TickResult:
 
 
 def effective_priority(base: float, overdue_seconds: float) -> float:
-    """base + min(2.0, 0.5 × hours overdue) (spec pipeline §9 ageing)."""
+    """base + min(2.0, 0.5 × hours overdue)."""
     hours = max(0.0, overdue_seconds) / 3600.0
     return base + min(AGEING_CAP, AGEING_PER_HOUR * hours)
 

@@ -1,4 +1,5 @@
-"""Prompt templates: one `<name>.txt` per model call, in the seed's `[BLOCKNAME]` scheme.
+"""Prompt templates: one `<name>.txt` per model call, in a `[BLOCKNAME]` scheme
+(docs/behaviour/llm.md#prompts).
 
 A template is a sequence of blocks, each opened by a header line in square brackets::
 

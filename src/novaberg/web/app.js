@@ -1,7 +1,7 @@
 // Novaberg chat page: POST /chat to write, one WebSocket (/ws) to hear everything.
-// No build step. Answers are placed by the nachrichten_ids they name (seed 000 §3.1.1):
-// the tab keeps the set of ids it sent; an answer naming only ids it never sent came
-// from another device of the same user.
+// No build step. Answers are placed by the nachrichten_ids they name
+// (docs/behaviour/events.md#release): the tab keeps the set of ids it sent; an answer
+// naming only ids it never sent came from another device of the same user.
 "use strict";
 
 (() => {
