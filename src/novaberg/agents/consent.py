@@ -1,8 +1,8 @@
 """The one closed consent rule shared by every yes/no gate.
 
-Why: the original gates matched substrings ("Ja, gerne" declined because it
-contains "ne"; "nein danke, bitte nicht" confirmed because it contains
-"bitte"), and some gates executed on any answer at all. The fixed form
+Why: matching substrings misreads answers ("Ja, gerne" would decline because it
+contains "ne"; "nein danke, bitte nicht" would confirm because it contains
+"bitte"), and a gate that executes on any answer is no gate. The fixed form
 (docs/behaviour/agents.md#consent) is:
 
 1. Lowercase and trim; split into whole words.

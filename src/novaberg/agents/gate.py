@@ -1,7 +1,7 @@
 """The mandatory confirmation gate of the rule agents (directives, identity).
 
-Why a gate: rules change how Nova behaves in every later turn, and fire-and-forget
-writes once produced triple "Schatz" directives and degraded identities. Every write
+Why a gate: rules change how Nova behaves in every later turn, and a misread request
+written without asking would pile up duplicate rules or degrade an identity. Every write
 therefore asks first, and the answer is read with the closed consent rule: only an
 approval executes, a decline ends with `dismissed`, anything else repeats the same
 question (docs/behaviour/agents.md#gate).

@@ -1,10 +1,9 @@
 """Session markers `[ERLEDIGT]` / `[FEHLGESCHLAGEN]` for the user turn line.
 
-Why: without them the next turn's history shows a request but not whether it
-was carried out, and the model re-does or denies finished work
-(docs/behaviour/agents.md#session-markers). The original setter had no caller; here the dispatcher
-puts the marker on the turn it writes.
-Questions, refusals and declined gates stay unmarked.
+Why: without them the next turn's history shows a request but not whether it was carried
+out, and the model re-does or denies finished work
+(docs/behaviour/agents.md#session-markers). The dispatcher puts the marker on the turn it
+writes. Questions, refusals and declined gates stay unmarked.
 """
 
 from __future__ import annotations

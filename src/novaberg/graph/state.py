@@ -1,11 +1,10 @@
 """`ConversationState`: every channel any graph node reads or writes.
 
-LangGraph silently drops a key that is not declared here at the next node
-border — a self-trigger once vanished that way. So every key a node returns must
-be declared, and a test builds each graph and checks it
-(docs/behaviour/graphs.md#state). Channel names keep the German vocabulary where
-the pipeline log and stored data use it; comments say what each holds. Channels
-several nodes append to carry a reducer.
+LangGraph silently drops a key that is not declared here at the next node border, without a
+trace. So every key a node returns must be declared, and a test builds each graph and checks
+it (docs/behaviour/graphs.md#state). Channel names keep the German vocabulary where the
+pipeline log and stored data use it; comments say what each holds. Channels several nodes
+append to carry a reducer.
 """
 
 from __future__ import annotations

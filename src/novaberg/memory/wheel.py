@@ -2,8 +2,8 @@
 
 `nutzer_gewichtung = 0.9 + Σ up − Σ down` over 12 spokes rated 0/0.5/1, clamped to
 [0.5, 1.5], median of 3 (docs/behaviour/memory.md#user-weight). The six withdrawal spokes
-count as "down", the other six as "up"; the original description of the weight does not say
-which is which, so this module is the one place that decides it. Pure: no I/O, no model
+count as "down", the other six as "up"; this module is the one place that decides which is
+which. Pure: no I/O, no model
 calls.
 """
 

@@ -27,8 +27,8 @@ from psycopg_pool import AsyncConnectionPool
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S: Final = 1.0
-"""Background flush period. The original design flushed every 10 s; 1 s keeps the
-developer's view of a turn current without costing the turn anything."""
+"""Background flush period: 1 s keeps the developer's view of a turn current without
+costing the turn anything."""
 
 RETRY_DELAY_S: Final = 0.2
 """Pause before the single retry of a failed flush."""

@@ -1,7 +1,7 @@
 """Identity resume node: gate/choice answers (closed rule) and the consolidation answer.
 
-The consolidation question (more than three active instructions) was never
-parsed in the original; here: a named candidate or
+The answer to the consolidation question (more than three active instructions): a named
+candidate or
 "ersetz…" + a choice replaces that one, "zusammen…" merges all into one,
 "trotzdem/zusätzlich/auch" adds the new one; a decline dismisses; anything else
 asks again.

@@ -1,7 +1,8 @@
 """Directives resume node: the answer to the gate or choice question
 (docs/behaviour/agents.md#gate).
 
-The original executed on any answer, "nein" included; here only an approval executes.
+Only an approval executes: a rule that changes every later turn is never written on an
+unclear answer.
 """
 
 from __future__ import annotations

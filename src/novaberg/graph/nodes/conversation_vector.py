@@ -62,15 +62,14 @@ MODE_DELTA: Final[Mapping[str, float]] = {
     "berichtend": -0.2,
     "arbeitsmodus": -0.3,
 }
-"""The original design adds "the mode delta" without its values. Assumed here: modes that invite
-thinking along (philosophy, teaching, advice, creativity) lengthen, task-like modes
-(work, reporting) shorten. Unknown modes add 0."""
+"""Assumed values: modes that invite thinking along (philosophy, teaching, advice,
+creativity) lengthen, task-like modes (work, reporting) shorten. Unknown modes add 0."""
 
 SKIP_INTENTS: Final = frozenset({"begruessung", "meta", "system"})
 """Intents that need no thinking ahead."""
 
 GV_TEMPERATURE: Final = 0.4
-"""A little freedom for a hypothesis (the original design names no temperature)."""
+"""A little freedom for a hypothesis."""
 
 GV_MAX_TOKENS: Final = 200
 """A hypothesis is a few lines; the cap keeps the small local model from rambling."""

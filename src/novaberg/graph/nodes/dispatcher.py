@@ -8,8 +8,7 @@
   every write is recorded in `pending_writes_log` with what became of it.
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
 
-Unlike the original implementation (no session turn without pending writes), the
-turn is written whether or not salience produced writes, and also when storing them in
+The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
 failed memory write must not erase what was said from the conversation.
 """

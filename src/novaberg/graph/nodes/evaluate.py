@@ -15,9 +15,9 @@ the one stored, or one that failed) is raised from ok to warnung and the correct
 to drop it (`graph/time_claims.py`). Without agents the thinker checks
 facts; this node does not.
 
-**Fallback language (decision).** The original fallback is German. The answer should follow
-the user's language, so when the stimulus *looks English* (a small stop-word count, no
-language model involved) the English version is used; everything else gets the German text.
+**Fallback language (decision).** The answer should follow the user's language, so when the
+stimulus *looks English* (a small stop-word count, no language model involved) the English
+version is used; everything else gets the German text.
 """
 
 from __future__ import annotations

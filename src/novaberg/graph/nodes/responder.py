@@ -6,12 +6,11 @@ user's emotion, `[DIREKTIVEN]`, `[EIGENER GEDANKE]` on an impulse, the agents'
 `[AUFGABE]` block and the conversation vector; the messages are the recent session history
 and the `[AKTUELLER PROMPT]`. The answer follows the user's language.
 
-**Deviation (memory):** in the original design the responder never sees memory — a
-composer ("Verfasser") reads it and hands over content. There is no composer node, so the
-responder gets `memory_context_verfasser` in an `[ERINNERUNG]` block (Person A = the user,
-Person B = the character, as the reducer writes it), and memory still reaches the answer.
-On `task_context_cut` (an agent reported what it did) memory and the conversation vector
-are left out, as the task block demands.
+**Memory:** there is no composer ("Verfasser") node that would read memory and hand over
+content, so the responder gets `memory_context_verfasser` in an `[ERINNERUNG]` block (Person
+A = the user, Person B = the character, as the reducer writes it), and memory still reaches
+the answer. On `task_context_cut` (an agent reported what it did) memory and the
+conversation vector are left out, as the task block demands.
 
 A failed or empty call raises: without an answer the turn has failed, and the event
 consumer reports `turn_gescheitert` instead of sending a made-up text.

@@ -6,13 +6,12 @@ ignored distress) and ethicist (fairness, harm, discrimination) each give a scor
 [0, 1]; Python turns scores into votes and the votes into one verdict.
 The three calls are independent, so they run concurrently.
 
-**An unreadable judge is a failure, not an ok** (the original implementation counted a
-parse error as `ok`). A judge whose
-call fails (unreadable output after the model layer's retry, timeout, backend down) gets a
-`TribunalVote` with `vote=None` and the reason in `ausfall`, is listed in
-`tribunal_ausfaelle` and logged at WARNING. **Decision:** for the aggregation a failed judge
-counts as `warnung` — it cannot vouch for the answer, but a missing judgement is not
-evidence that the answer is harmful either. So one failed judge next to two oks still
+**An unreadable judge is a failure, not an ok**: a missing judgement must not look like
+approval. A judge whose call fails (unreadable output after the model layer's retry,
+timeout, backend down) gets a `TribunalVote` with `vote=None` and the reason in `ausfall`,
+is listed in `tribunal_ausfaelle` and logged at WARNING. **Decision:** for the aggregation a
+failed judge counts as `warnung` — it cannot vouch for the answer, but a missing judgement
+is not evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
 the corrector, and with every round used up a `warnung` passes.
 """
