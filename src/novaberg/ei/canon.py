@@ -173,8 +173,9 @@ def _lookup(name: str) -> str | None:
 def canonicalise(name: str | None) -> str:
     """Map a perceived emotion name to the canon so every consumer sees one vocabulary.
 
-    Canon names map to themselves and synonyms to their target. Anything else is logged as an
-    error and returned unchanged (the raw value is kept). An empty name stays "".
+    Canon names map to themselves and synonyms to their target. Anything else is logged as a
+    warning (model output, nothing to act on) and returned unchanged (the raw value is kept).
+    An empty name stays "".
     """
     if name is None:
         return ""
@@ -184,7 +185,7 @@ def canonicalise(name: str | None) -> str:
         return ""
     found = _lookup(name)
     if found is None:
-        logger.error("unknown emotion %r kept as is", name)
+        logger.warning("unknown emotion %r kept as is", name)
         return name
     return found
 

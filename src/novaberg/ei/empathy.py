@@ -113,9 +113,10 @@ def apply_empathy(
 def transfer_dominant(
     history: Sequence[Mapping[str, Any]], current_emotion: str, current_arousal: float
 ) -> tuple[str, float]:
-    """Nova's new emotion/arousal = history[0]; unchanged (error log) when empty."""
+    """Nova's new emotion/arousal = history[0]; unchanged when empty (the first turn of a
+    pair: an expected state, so logged at DEBUG)."""
     if not history:
-        logger.error("empty emotion history; Nova's emotion stays %r", current_emotion)
+        logger.debug("empty emotion history; Nova's emotion stays %r", current_emotion)
         return current_emotion, current_arousal
     top = history[0]
     return str(top["emotion"]), _entry_arousal(top, current_arousal)

@@ -189,13 +189,13 @@ def apply_gravity(
     """Pull the gravity points' emotions into Nova's history.
 
     Returns a new, re-sorted list; the input is not mutated. No points, or points with an
-    empty history (logged as an error), leave the history as it is.
+    empty history (a first turn: expected, logged at DEBUG), leave the history as it is.
     """
     result = [dict(entry) for entry in history]
     if not points:
         return result
     if not result:
-        logger.error("gravity points but an empty emotion history; nothing applied")
+        logger.debug("gravity points but an empty emotion history; nothing applied")
         return result
     for point in points:
         emotion = _emotion_of(point)

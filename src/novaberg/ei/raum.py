@@ -32,7 +32,7 @@ TIEFE_BY_MODE: Final[Mapping[str, float]] = {
 """Target depth by conversation mode."""
 
 UNKNOWN_TIEFE: Final = 0.3
-"""Target depth for an unknown mode (logged as an error)."""
+"""Target depth for an unknown mode (logged as a warning: model output)."""
 
 NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
     "vertrauen": 1.0,
@@ -84,10 +84,10 @@ class RaumBits(NamedTuple):
 
 
 def target_tiefe(mode: str) -> float:
-    """Target depth for a mode; unknown modes log an error and give 0.3."""
+    """Target depth for a mode; unknown modes log a warning and give 0.3."""
     value = TIEFE_BY_MODE.get(mode)
     if value is None:
-        logger.error("unknown mode %r: target depth %s", mode, UNKNOWN_TIEFE)
+        logger.warning("unknown mode %r: target depth %s", mode, UNKNOWN_TIEFE)
         return UNKNOWN_TIEFE
     return value
 

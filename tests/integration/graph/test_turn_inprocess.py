@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_helpers import script_human
+from graph_helpers import PERCEPTION_OK, script_human
 
 from novaberg.graph.contract import RELEASE_NODE, GraphDeps
 from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
@@ -89,3 +89,22 @@ async def test_a_worker_process_gets_its_graphs_compiled_before_the_first_turn(
     assert graphs._character is not None
     assert set(graphs._character.nodes) >= {"db_access", "tribunal", "dispatcher"}
     await graphs.deps.log.close()  # type: ignore[union-attr]
+
+
+async def test_a_healthy_first_turn_logs_no_error(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM, caplog: Any
+) -> None:
+    """ERROR means someone must act. The first turn of a pair (no emotion history yet, no
+    gravity points) is an expected state: it may log at DEBUG, never at ERROR. A neutral
+    first utterance leaves Nova's history empty (no empathy entry)."""
+    neutral = {**PERCEPTION_OK, "emotional": {"emotion": "neutral", "arousal": 0.3}}
+    script_human(scripted, perception=neutral)
+    script_main_path(scripted)
+    caplog.set_level("DEBUG", logger="novaberg")
+    result = await run_turn_inprocess(runtime, PAIR, "Hallo, wir kennen uns noch nicht.")
+    assert result.response["nachricht"]
+    errors = [r.getMessage() for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    assert errors == []
+    assert any("empty emotion history" in r.getMessage() for r in caplog.records), (
+        "the first turn takes the empty-history path this test is about"
+    )

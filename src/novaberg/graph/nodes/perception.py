@@ -177,7 +177,7 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
 
     summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
     if not text.strip():
-        log.error("perception(%s): empty text; fallbacks used", role)
+        log.warning("perception(%s): empty text; fallbacks used", role)
         summary["ausfall"] = "leerer_text"
         return {channel: apply_perception(target, PerceptionResult()), "_log": summary}
 
@@ -199,12 +199,12 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
             temperature=PERCEPTION_TEMPERATURE,
         )
     except ModelOutputError as exc:
-        log.error("perception(%s): unreadable model output, all fallbacks: %s", role, exc)
+        log.warning("perception(%s): unreadable model output, all fallbacks: %s", role, exc)
         result = PerceptionResult()
         summary["ausfall"] = "unlesbar"
         summary["fallback"] = True
     except ModelError as exc:
-        log.error("perception(%s): model failed (%s), all fallbacks", role, exc)
+        log.warning("perception(%s): model failed (%s), all fallbacks", role, exc)
         result = PerceptionResult()
         summary["ausfall"] = f"modell_fehler: {type(exc).__name__}"
         summary["fallback"] = True

@@ -167,7 +167,7 @@ async def responder(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
             await deps.model.chat(Role.CHAT, messages, temperature=RESPONDER_TEMPERATURE)
         ).strip()
     if not text:
-        log.error("responder: empty answer (turn=%s)", state.get("turn_id"))
+        log.warning("responder: empty answer (turn=%s)", state.get("turn_id"))
         raise ModelOutputError("responder: the model returned an empty answer", "")
     model_name = stats.models[0] if stats.models else deps.model.backend_name
     return {

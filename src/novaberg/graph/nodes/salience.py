@@ -293,7 +293,7 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
     is_human = role == GRAPH_HUMAN
     if not text.strip():
-        log.error("salience(%s): empty scored text; nothing written", role)
+        log.warning("salience(%s): empty scored text; nothing written", role)
         summary["ausfall"] = "leerer_text"
         update: dict[str, Any] = {"salienz_ausfall": "leerer_text", "_log": summary}
         if is_human:
@@ -321,7 +321,7 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     total = len(segments)
     for index, (segment, score) in enumerate(zip(segments, scores, strict=True)):
         if isinstance(score, str):
-            log.error("salience(%s): segment %d/%d %s; dropped", role, index + 1, total, score)
+            log.warning("salience(%s): segment %d/%d %s; dropped", role, index + 1, total, score)
             failures.append(f"segment {index + 1}: {score}")
             continue
         raw = score.salienz
