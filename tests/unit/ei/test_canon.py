@@ -51,13 +51,15 @@ def test_every_synonym_target_is_canonical_and_synonyms_are_not() -> None:
 
 
 def test_unknown_emotion_is_kept_raw_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.WARNING):
         assert canon.canonicalise("Weltschmerz") == "Weltschmerz"
-    assert any("Weltschmerz" in record.getMessage() for record in caplog.records)
+    assert [(r.levelname, "Weltschmerz" in r.getMessage()) for r in caplog.records] == [
+        ("WARNING", True)
+    ], "model output, nothing to act on: a warning, not an error"
 
 
 def test_empty_name_canonicalises_to_empty_without_log(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.DEBUG):
         assert canon.canonicalise("") == ""
         assert canon.canonicalise(None) == ""
     assert not caplog.records

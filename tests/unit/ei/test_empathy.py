@@ -134,11 +134,11 @@ def test_character_vector_reads_assistant_turns_only() -> None:
 def test_character_update_with_empty_history_keeps_current(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.DEBUG):
         result = character_emotion_update([], None, None, "impuls", "hoffnung", 0.7)
     assert result.history == []
     assert (result.emotion, result.arousal) == ("hoffnung", 0.7)
-    assert caplog.records
+    assert [r.levelname for r in caplog.records] == ["DEBUG"], "a first turn: expected"
 
 
 def test_transfer_takes_the_first_entry_and_keeps_missing_arousal() -> None:
