@@ -6,9 +6,13 @@ database and emptied data tables; the only model double is `scripted`.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+import traceback
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -92,3 +96,71 @@ def scripted() -> ScriptedLLM:
 @pytest.fixture
 def model(scripted: ScriptedLLM) -> ModelLayer:
     return ModelLayer(scripted, ScriptedEmbedder(384))
+
+
+# --- the whole run's log, checked for secrets -----------------------------------------------
+# Every log record the test process creates, at every level, is looked at once it exists (the
+# record factory: uvicorn's loggers do not propagate to the root logger's handlers). Every API
+# token issued during the run is remembered; at the end none may occur in any record.
+
+_issued_tokens: list[str] = []
+_suspect_records: list[str] = []
+_records_checked = 0
+
+
+def _watch_tokens() -> None:
+    from novaberg.store import users
+
+    issue = users.new_token
+
+    def remembered() -> str:
+        token = issue()
+        _issued_tokens.append(token)
+        return token
+
+    users.new_token = remembered
+
+
+def _watch_records() -> None:
+    inner = logging.getLogRecordFactory()
+
+    def watching(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        global _records_checked
+        record = inner(*args, **kwargs)
+        _records_checked += 1
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
+        if record.exc_info and record.exc_info[1] is not None:
+            text += "\n" + (
+                record.exc_text or "".join(traceback.format_exception(*record.exc_info))
+            )
+        text += record.stack_info or ""
+        if "nvb_" in text:  # every issued token starts so (store/users.py TOKEN_PREFIX)
+            _suspect_records.append(f"{record.levelname} {record.name}: {text}")
+        return record
+
+    logging.setLogRecordFactory(watching)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _watch_tokens()
+    _watch_records()
+    logging.getLogger().setLevel(logging.DEBUG)  # every level is created, so every level is read
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    leaks = [r for r in _suspect_records if any(t in r for t in _issued_tokens)]
+    if leaks:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        for leak in leaks[:20]:
+            print(f"\nSECRET IN LOG: {leak[:2000]}", file=sys.stderr)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    leaks = sum(1 for r in _suspect_records if any(t in r for t in _issued_tokens))
+    terminalreporter.write_line(
+        f"log secrets: {_records_checked} log records (all levels) checked for "
+        f"{len(_issued_tokens)} issued tokens: {leaks} leaked"
+    )
