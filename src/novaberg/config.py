@@ -136,6 +136,35 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", description="Python log level.")
 
+    # per-user limits (README "Limits"): generous for people, a wall for floods
+    chat_rate: float = Field(
+        default=5.0,
+        ge=0,
+        description="POST /chat messages per second per token, sustained (0 = no limit).",
+    )
+    chat_burst: int = Field(
+        default=50, ge=1, description="POST /chat messages a token may send at once."
+    )
+    max_sockets_per_user: int = Field(
+        default=20, ge=1, description="WebSocket connections per user and API process."
+    )
+    socket_buffer_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Unsent bytes a WebSocket may fall behind before it is closed with 4408.",
+    )
+    max_notes: int = Field(default=1000, ge=1, description="Active notes per user.")
+    max_directives: int = Field(default=100, ge=1, description="Active directives per user.")
+    max_appointments: int = Field(
+        default=2000, ge=1, description="Active timeline entries per user."
+    )
+    header_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a client has to send a request's headers."
+    )
+    body_timeout: float = Field(
+        default=20.0, gt=0, description="Seconds a client has to send a request's body."
+    )
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:

@@ -18,9 +18,9 @@ from starlette.types import Receive, Scope, Send
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
 from novaberg.api import agents_api, chat, health, memory, ws
-from novaberg.api.body_limit import BodyLimit
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
+from novaberg.api.request_guard import RequestGuard
 from novaberg.config import Settings, load_settings
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
@@ -104,7 +104,7 @@ def create_app(
     app.state.settings = settings
     app.state.run_consumers = consumers
     app.state.freeze_heap = freeze_heap
-    app.add_middleware(BodyLimit)  # not on POST /chat, which never reaches the framework
+    app.add_middleware(RequestGuard)  # not on POST /chat, which never reaches the framework
     for router in ROUTERS:
         app.include_router(router)
     return app

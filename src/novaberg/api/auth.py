@@ -47,20 +47,24 @@ class TokenCache:
         self._entries: OrderedDict[str, tuple[str | None, float]] = OrderedDict()
 
     async def user_for(self, token: str) -> str | None:
+        return (await self.identify(token))[0]
+
+    async def identify(self, token: str) -> tuple[str | None, str]:
+        """(owner or None, the token's digest: a key that is not the secret itself)."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
-            return None
+            return None, ""
         digest = hash_token(token)
         now = time.monotonic()
         hit = self._entries.get(digest)
         if hit is not None and hit[1] > now:
             self._entries.move_to_end(digest)
-            return hit[0]
+            return hit[0], digest
         user_id = await user_for_token(self.pool, token)
         self._entries[digest] = (user_id, now + (self.ttl if user_id else self.unknown_ttl))
         self._entries.move_to_end(digest)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
-        return user_id
+        return user_id, digest
 
     def forget(self) -> None:
         self._entries.clear()
@@ -89,8 +93,14 @@ async def current_user(request: Request) -> str:
 
 async def bearer_user(app_state: object, authorization: str | None) -> str:
     """The user owning the bearer token in an `Authorization` header value; HTTPException
-    401 (no or unknown token) or 503 (auth not ready). Shared by the FastAPI dependency
-    and the intake's raw ASGI path (api/fast_chat.py)."""
+    401 (no or unknown token) or 503 (auth not ready). Shared by the FastAPI dependency,
+    the request guard (api/request_guard.py) and the intake (api/fast_chat.py)."""
+    return (await bearer_identity(app_state, authorization))[0]
+
+
+async def bearer_identity(app_state: object, authorization: str | None) -> tuple[str, str]:
+    """(user, token digest) of a bearer header value - the digest keys per-token limits;
+    raises as `bearer_user`."""
     token = _bearer(authorization)
     if token is None:
         raise HTTPException(
@@ -98,14 +108,14 @@ async def bearer_user(app_state: object, authorization: str | None) -> str:
             detail={"fehler": "token_fehlt", "detail": "send Authorization: Bearer <token>"},
             headers={"WWW-Authenticate": "Bearer"},
         )
-    user_id = await _cache(app_state).user_for(token)
+    user_id, digest = await _cache(app_state).identify(token)
     if user_id is None:
         raise HTTPException(
             401,
             detail={"fehler": "token_ungueltig", "detail": "unknown or revoked token"},
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return user_id
+    return user_id, digest
 
 
 async def websocket_user(websocket: WebSocket, token: str | None) -> str | None:

@@ -26,8 +26,9 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
-from novaberg.api.auth import TokenCache, bearer_user, current_user
+from novaberg.api.auth import TokenCache, bearer_identity, current_user
 from novaberg.api.context import AppContext
+from novaberg.api.rate_limit import RateLimiter, retry_after_header
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
@@ -77,6 +78,7 @@ class ChatServices:
     hub: DeliveryHub
     page_token: str | None
     worker: Worker | None
+    limiter: RateLimiter
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -129,7 +131,11 @@ async def local_page_token(ctx: AppContext) -> str:
 async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
     ctx: AppContext = app.state.context
     tokens = TokenCache(ctx.pool)
-    hub = DeliveryHub(ctx.redis)
+    hub = DeliveryHub(
+        ctx.redis,
+        max_per_user=ctx.settings.max_sockets_per_user,
+        buffer_bytes=ctx.settings.socket_buffer_bytes,
+    )
     await hub.start()
     intake_client = intake_redis(ctx.endpoints.redis_url)
     page_token = None
@@ -152,6 +158,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub=hub,
         page_token=page_token,
         worker=worker,
+        limiter=RateLimiter(ctx.settings.chat_rate, ctx.settings.chat_burst),
     )
     if getattr(app.state, "freeze_heap", False):  # the innermost lifespan: all is built now
         freeze_startup_heap()
@@ -208,16 +215,39 @@ def _body_error(body: bytes, exc: ValidationError) -> Reply:
     return error_reply(422, "eingabe_ungueltig", f"{where}: {err['msg']}")
 
 
-async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> Reply:
-    """`POST /chat`: validate, stamp, enqueue, answer — no model call, no waiting
-    (docs/behaviour/events.md#intake). Served by the raw ASGI path (api/fast_chat.py) and by
-    the documented route."""
+async def authorize(app_state: Any, authorization: str | None) -> tuple[str, str] | Reply:
+    """(user, token digest) of the bearer header, or the 401/503 reply. Runs before the body
+    is read: a request without a valid token never costs the server its body."""
     try:
-        user_id = await bearer_user(app_state, authorization)
+        return await bearer_identity(app_state, authorization)
     except HTTPException as exc:
         detail: dict[str, Any] = exc.detail if isinstance(exc.detail, dict) else {}
         return error_reply(
             exc.status_code, str(detail.get("fehler")), str(detail.get("detail")), exc.headers
+        )
+
+
+async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> Reply:
+    """`POST /chat` with its body read (the documented route's path)."""
+    who = await authorize(app_state, authorization)
+    if isinstance(who, Reply):
+        return who
+    return await accept_body(app_state, who[0], who[1], body)
+
+
+async def accept_body(app_state: Any, user_id: str, token_key: str, body: bytes) -> Reply:
+    """`POST /chat` after auth: rate limit, validate, stamp, enqueue, answer — no model call,
+    no waiting (docs/behaviour/events.md#intake). Served by the raw ASGI path
+    (api/fast_chat.py) and by the documented route."""
+    services: ChatServices = app_state.chat
+    wait = services.limiter.retry_after(token_key)
+    if wait:
+        return error_reply(
+            429,
+            "zu_viele_anfragen",
+            f"more than {services.limiter.burst:g} messages at once or "
+            f"{services.limiter.rate:g} per second; not accepted",
+            {"Retry-After": retry_after_header(wait)},
         )
     if len(body) > MAX_BODY_BYTES:
         return error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
@@ -225,7 +255,6 @@ async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> 
         req = ChatRequest.model_validate_json(body)
     except ValidationError as exc:
         return _body_error(body, exc)
-    services: ChatServices = app_state.chat
     try:
         accepted = await services.intake.accept(user_id, req.character_id, req.text, req.client_id)
     except IntakeError as exc:

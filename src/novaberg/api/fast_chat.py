@@ -3,10 +3,11 @@
 Why: the intake is the one endpoint with a latency goal (p99 ≤ 5 ms at 1,000 msg/s, on two
 cores shared with the client and Redis; docs/behaviour/events.md#intake). Measured with
 py-spy, FastAPI's middleware stack, router and Request/Response objects cost more CPU per
-request than everything the intake itself does. This path reads the body, then hands it to
-`chat.chat_reply` — the same code, checks and error codes the documented FastAPI route uses
-— and writes the answer as two ASGI messages. Every other request goes through FastAPI
-unchanged.
+request than everything the intake itself does. This path checks the token, reads the body,
+then hands it to `chat.accept_body` — the same code, checks and error codes the documented
+FastAPI route uses — and writes the answer as two ASGI messages. Every other request goes
+through FastAPI unchanged (and its request guard, api/request_guard.py, whose
+auth-before-body, size and time checks this path repeats).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from novaberg.api.chat import MAX_BODY_BYTES, Reply, chat_reply, error_reply
+from novaberg.api.chat import MAX_BODY_BYTES, Reply, accept_body, authorize, error_reply
+from novaberg.api.request_guard import Refusal, declared_length, header, read_body
 
 log = logging.getLogger(__name__)
 
 JSON_TYPE = (b"content-type", b"application/json")
+CLOSE = (b"connection", b"close")
 
 
 def is_chat_post(scope: Scope) -> bool:
@@ -28,43 +31,38 @@ def is_chat_post(scope: Scope) -> bool:
 
 
 async def serve_chat(app_state: Any, scope: Scope, receive: Receive, send: Send) -> None:
-    """Answer one `POST /chat` (see the module docstring)."""
-    authorization = None
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            authorization = value.decode("latin-1")
-            break
-    body = await _read_body(receive)
-    if body is None:  # the client went away before its body arrived
-        return
+    """Answer one `POST /chat` (see the module docstring). The token is checked before the
+    body is read, the body must arrive within `body_timeout`; a refusal that leaves the body
+    unread closes the connection (the rest must not be taken as the next request)."""
     try:
-        reply = await chat_reply(app_state, authorization, body)
+        who = await authorize(app_state, header(scope, b"authorization"))
+        if isinstance(who, Reply):
+            await _send(send, who, close=True)
+            return
+        length = declared_length(scope)
+        if length is not None and length > MAX_BODY_BYTES:
+            refused = error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
+            await _send(send, refused, close=True)
+            return
+        try:
+            body = await read_body(receive, MAX_BODY_BYTES, app_state.settings.body_timeout)
+        except Refusal as refusal:
+            code = "text_zu_lang" if refusal.status == 413 else refusal.code
+            await _send(send, error_reply(refusal.status, code, refusal.detail), close=True)
+            return
+        if body is None:  # the client went away before its body arrived
+            return
+        reply = await accept_body(app_state, who[0], who[1], body)
     except Exception:  # no framework below us turns a bug into a 500
         log.exception("POST /chat failed")
         reply = error_reply(500, "interner_fehler", "the intake failed; not accepted")
     await _send(send, reply)
 
 
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole body; past `MAX_BODY_BYTES` the rest is read and dropped (what is kept
-    is still longer than the limit, so the check sees it). None if the client left."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        if size <= MAX_BODY_BYTES:
-            chunks.append(chunk)
-        size += len(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-async def _send(send: Send, reply: Reply) -> None:
+async def _send(send: Send, reply: Reply, *, close: bool = False) -> None:
     headers = [JSON_TYPE, (b"content-length", b"%d" % len(reply.body))]
     headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
+    if close:
+        headers.append(CLOSE)
     await send({"type": "http.response.start", "status": reply.status, "headers": headers})
     await send({"type": "http.response.body", "body": reply.body})

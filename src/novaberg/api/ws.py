@@ -17,7 +17,16 @@ import logging
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from novaberg.api.auth import websocket_user
-from novaberg.events.delivery import CLOSE_BAD_REQUEST, CLOSE_UNAUTHORIZED
+from novaberg.events.delivery import (
+    CLOSE_BAD_REQUEST,
+    CLOSE_TOO_MANY,
+    CLOSE_TOO_SLOW,
+    CLOSE_UNAUTHORIZED,
+    TOO_MANY_REASON,
+    TOO_SLOW_REASON,
+    Connection,
+    TooManyConnections,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +52,13 @@ async def delivery_socket(
         await websocket.close(code=CLOSE_UNAUTHORIZED, reason="token fehlt oder ungültig")
         return
     hub = websocket.app.state.chat.hub
-    conn = await hub.attach(websocket, user_id, client_id, None if since is None else int(since))
+    try:
+        conn = await hub.attach(
+            websocket, user_id, client_id, None if since is None else int(since)
+        )
+    except TooManyConnections:
+        await websocket.close(code=CLOSE_TOO_MANY, reason=TOO_MANY_REASON)
+        return
     pump = asyncio.create_task(hub.pump(conn), name=f"ws-pump:{user_id}")
     reader = asyncio.create_task(_read_until_closed(websocket), name=f"ws-read:{user_id}")
     try:
@@ -54,7 +69,17 @@ async def delivery_socket(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        with contextlib.suppress(Exception):
+        await _close(websocket, conn)
+
+
+async def _close(websocket: WebSocket, conn: Connection) -> None:
+    """Close normally, or with 4408 when the peer fell behind: the close frame is written
+    once the peer reads what is already on its way (a peer that never reads again is ended
+    by the keepalive ping)."""
+    with contextlib.suppress(Exception):
+        if conn.overflowed:
+            await websocket.close(code=CLOSE_TOO_SLOW, reason=TOO_SLOW_REASON)
+        else:
             await websocket.close()
 
 

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,8 +44,13 @@ LOG_MAX_AGE = 86_400
 OUTCOME_TTL = 86_400
 """How long a turn's outcome marker suppresses duplicates (docs/behaviour/events.md#outcomes)."""
 
-CONNECTION_QUEUE = 1_000
-"""Unsent messages a slow connection may queue before it is closed (it then catches up)."""
+CONNECTION_BUFFER_BYTES = 4 * 1024 * 1024
+"""Unsent bytes a slow connection may fall behind before it is closed with 4408 (it then
+reconnects with `since` and catches up). Bytes, not messages: one block's `user_utterance`
+can be megabytes. Set by NOVABERG_SOCKET_BUFFER_BYTES."""
+
+MAX_CONNECTIONS_PER_USER = 20
+"""WebSockets one user may hold in one API process (NOVABERG_MAX_SOCKETS_PER_USER)."""
 
 RECONNECT_DELAY = 0.5
 """Pause before the hub re-subscribes after losing its Redis connection."""
@@ -53,8 +58,18 @@ RECONNECT_DELAY = 0.5
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_TOO_SLOW = 4408
+CLOSE_TOO_MANY = 4429
 """WebSocket close codes: a bad query parameter, a missing or unknown token (the page asks
-for one), a connection too slow to keep up (it reconnects and catches up)."""
+for one), a connection too slow to keep up (it reconnects and catches up), one connection
+more than a user may hold (close another one first)."""
+
+TOO_SLOW_REASON = "zu langsam, bitte neu verbinden"
+TOO_MANY_REASON = "zu viele Verbindungen für diesen Nutzer"
+
+
+class TooManyConnections(Exception):
+    """The user already holds as many connections as allowed in this process."""
+
 
 DELIVER_LUA = """
 local function deliver(seq_key, log_key, channel, body, keep, ttl)
@@ -150,32 +165,63 @@ class Socket(Protocol):
 
 @dataclass(eq=False)
 class Connection:
-    """One WebSocket of one user, with its own outgoing queue (a slow peer stalls no one)."""
+    """One WebSocket of one user, with its own outgoing queue (a slow peer stalls no one).
+
+    The queue is capped by bytes. A connection that falls further behind is `overflowed`:
+    what it had queued is dropped at once (the memory returns now, not when the peer
+    reads), nothing more is queued, and its pump ends so the socket handler closes it with
+    4408 - the close frame follows the data the peer has not read yet."""
 
     socket: Socket
     user_id: str
     client_id: str | None
+    buffer_bytes: int = CONNECTION_BUFFER_BYTES
     last_seq: int = 0
-    queue: asyncio.Queue[str | None] = field(
-        default_factory=lambda: asyncio.Queue(CONNECTION_QUEUE)
-    )
     replaying: bool = True
-    held: list[tuple[int, str]] = field(default_factory=list)
+    held: list[tuple[int, str, int]] = field(default_factory=list)
     overflowed: bool = False
+    stopped: bool = False
+    queued_bytes: int = 0
+    queue: deque[tuple[str, int]] = field(default_factory=deque)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    pump_task: asyncio.Task[None] | None = None
 
-    def offer(self, seq: int, message: str) -> None:
+    def offer(self, seq: int, message: str, size: int | None = None) -> None:
+        size = len(message.encode("utf-8")) if size is None else size
         if self.replaying:
-            self.held.append((seq, message))
+            self.held.append((seq, message, size))
             return
         if seq <= self.last_seq:
             return
         self.last_seq = seq
-        try:
-            self.queue.put_nowait(message)
-        except asyncio.QueueFull:
-            self.overflowed = True
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.put_nowait(None)
+        self.put(message, size)
+
+    def put(self, message: str, size: int) -> None:
+        """Queue a message; past the byte cap (one message always fits) the connection is
+        given up instead."""
+        if self.overflowed or self.stopped:
+            return
+        if self.queued_bytes and self.queued_bytes + size > self.buffer_bytes:
+            self.overflow()
+            return
+        self.queue.append((message, size))
+        self.queued_bytes += size
+        self.ready.set()
+
+    def overflow(self) -> None:
+        self.overflowed = True
+        self.queue.clear()
+        self.queued_bytes = 0
+        self.ready.set()
+        if self.pump_task is not None and not self.pump_task.done():
+            # blocked in a send the peer does not read: nothing of that message was
+            # written yet (the server waits for a writable transport first)
+            self.pump_task.cancel()
+
+    def stop(self) -> None:
+        """End the pump after what is queued (server shutdown)."""
+        self.stopped = True
+        self.ready.set()
 
     def wants(self, message: str) -> bool:
         """The user's own utterance is not echoed to the client that sent it."""
@@ -191,8 +237,16 @@ class Connection:
 class DeliveryHub:
     """Per API process: the user's live connections, fed from Redis pub/sub."""
 
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        max_per_user: int = MAX_CONNECTIONS_PER_USER,
+        buffer_bytes: int = CONNECTION_BUFFER_BYTES,
+    ) -> None:
         self.redis = redis
+        self.max_per_user = max_per_user
+        self.buffer_bytes = buffer_bytes
         self.delivery = Delivery(redis)
         self._connections: dict[str, set[Connection]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None
@@ -213,8 +267,7 @@ class DeliveryHub:
             self._task = None
         for conns in list(self._connections.values()):
             for conn in list(conns):
-                with contextlib.suppress(asyncio.QueueFull):
-                    conn.queue.put_nowait(None)
+                conn.stop()
 
     def connection_count(self, user_id: str | None = None) -> int:
         if user_id is not None:
@@ -248,9 +301,10 @@ class DeliveryHub:
         if not conns:
             return
         seq = _seq_of(message)
+        size = len(message.encode("utf-8"))  # once, not per connection
         for conn in conns:
             if conn.wants(message):
-                conn.offer(seq, message)
+                conn.offer(seq, message, size)
             elif not conn.replaying:
                 conn.last_seq = max(conn.last_seq, seq)
 
@@ -266,8 +320,11 @@ class DeliveryHub:
     async def attach(
         self, socket: Socket, user_id: str, client_id: str | None, since: int | None
     ) -> Connection:
-        """Register a connection; replay the log after `since` (if given) before live messages."""
-        conn = Connection(socket, user_id, client_id)
+        """Register a connection; replay the log after `since` (if given) before live messages.
+        TooManyConnections if the user already holds `max_per_user` here."""
+        if len(self._connections.get(user_id, ())) >= self.max_per_user:
+            raise TooManyConnections(user_id)
+        conn = Connection(socket, user_id, client_id, self.buffer_bytes)
         self._connections[user_id].add(conn)
         try:
             return await self._start(conn, since)
@@ -284,7 +341,8 @@ class DeliveryHub:
                 "since liegt hinter dem aktuellen Stand; der Zähler wurde neu gestartet"
             )
             since = 0
-        conn.queue.put_nowait(json.dumps(hello, ensure_ascii=False))
+        greeting = json.dumps(hello, ensure_ascii=False)
+        conn.put(greeting, len(greeting.encode("utf-8")))
         if since is None:
             conn.last_seq = current
             replay: list[str] = []
@@ -296,8 +354,8 @@ class DeliveryHub:
             if conn.wants(message):
                 conn.offer(_seq_of(message), message)
         held, conn.held = conn.held, []
-        for seq, message in held:
-            conn.offer(seq, message)
+        for seq, message, size in held:
+            conn.offer(seq, message, size)
         return conn
 
     def detach(self, conn: Connection) -> None:
@@ -308,13 +366,25 @@ class DeliveryHub:
                 self._connections.pop(conn.user_id, None)
 
     async def pump(self, conn: Connection) -> None:
-        """Write the connection's queue to its socket until it is closed or falls behind."""
-        while True:
-            message = await conn.queue.get()
-            if message is None:
-                if conn.overflowed:
-                    log.warning("closing a slow connection of %s; it will catch up", conn.user_id)
-                    with contextlib.suppress(Exception):
-                        await conn.socket.close(CLOSE_TOO_SLOW, "zu langsam, bitte neu verbinden")
-                return
-            await conn.socket.send_text(message)
+        """Write the connection's queue to its socket until it is stopped or falls behind
+        (`conn.overflowed`: the caller closes the socket with 4408)."""
+        conn.pump_task = asyncio.current_task()
+        try:
+            while not conn.overflowed:
+                if not conn.queue:
+                    if conn.stopped:
+                        return
+                    conn.ready.clear()
+                    await conn.ready.wait()
+                    continue
+                message, size = conn.queue.popleft()
+                conn.queued_bytes -= size
+                await conn.socket.send_text(message)
+        except asyncio.CancelledError:
+            if not conn.overflowed:
+                raise
+        log.warning(
+            "closing a slow connection of %s (over %d unsent bytes); it will catch up",
+            conn.user_id,
+            conn.buffer_bytes,
+        )

@@ -354,11 +354,12 @@ class FailedMessage(WireMessage):
 
 
 class UtteranceMessage(WireMessage):
-    """The user's block as their other clients see it."""
+    """The user's block as their other clients see it. The text travels once, in
+    `aeusserungen` (one entry per utterance, as queued): a block may be a hundred 16 KiB
+    texts, and every byte is sent to each of the user's connections."""
 
     kind: Literal["user_utterance"] = Field(default=MSG_UTTERANCE, alias="typ")
     turn_id: str
     message_ids: list[str] = Field(alias="nachrichten_ids")
-    text: str = Field(alias="nachricht")
     utterances: list[dict[str, Any]] = Field(alias="aeusserungen")
     client_ids: list[str] = Field(default_factory=list)

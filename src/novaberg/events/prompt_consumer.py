@@ -183,7 +183,6 @@ class PromptConsumer(PairConsumer):
                 character_id=turn.pair.character_id,
                 turn_id=turn.turn_id,
                 nachrichten_ids=turn.nachrichten_ids,
-                nachricht=turn.prompt,
                 aeusserungen=[item.model_dump(by_alias=True) for item in items],
                 client_ids=sorted({i.client_id for i in items if i.client_id}),
             ),

@@ -101,3 +101,104 @@ async def test_catch_up_window_keeps_the_last_messages(
     assert 0 < await redis.ttl(keys.delivery_log("anna")) <= delivery_mod.LOG_MAX_AGE
     later = await sender.since("anna", 0, now=json.loads(kept[-1])["gesendet_am"] + 86_401)
     assert later == [], "messages older than 24 h are not replayed"
+
+
+class StalledSink:
+    """A peer that stopped reading: every send blocks (as the server's does once the
+    transport's buffer is full)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.closed: list[tuple[int, str | None]] = []
+
+    async def send_text(self, data: str) -> None:
+        self.sent += 1
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        self.closed.append((code, reason))
+
+
+async def test_a_stalled_connection_is_given_up_by_bytes_and_frees_its_queue(
+    redis: aioredis.Redis,
+) -> None:
+    """The queue is capped by bytes: past the cap what was queued is dropped at once and
+    the pump ends (its socket is then closed with 4408), even while it is blocked in a
+    send the peer never reads."""
+    cap = 64 * 1024
+    hub = DeliveryHub(redis, buffer_bytes=cap)
+    await hub.start()
+    sink = StalledSink()
+    conn = await hub.attach(sink, "anna", None, None)
+    pump = asyncio.create_task(hub.pump(conn))
+    sender = Delivery(redis)
+    big = StageMessage(
+        character_id="nova", turn_id="t", node="router", label="x" * 16_000, graph="character"
+    )
+    peak = 0
+    for _ in range(12):  # 12 x 16 KB > 64 KiB
+        await sender.send("anna", big)
+        await asyncio.sleep(0.02)
+        peak = max(peak, conn.queued_bytes)
+    await asyncio.wait_for(pump, 10)
+    assert conn.overflowed
+    assert peak <= cap, "never more than the cap queued"
+    assert (len(conn.queue), conn.queued_bytes) == (0, 0), "the queue is freed at once"
+    assert sink.sent == 1, "the blocked send was the only one"
+    await hub.stop()
+
+
+async def test_one_message_larger_than_the_cap_still_reaches_a_reading_peer(
+    redis: aioredis.Redis,
+) -> None:
+    class Sink:
+        def __init__(self) -> None:
+            self.got: list[str] = []
+
+        async def send_text(self, data: str) -> None:
+            self.got.append(data)
+
+        async def close(self, code: int = 1000, reason: str | None = None) -> None:
+            return None
+
+    hub = DeliveryHub(redis, buffer_bytes=64 * 1024)
+    await hub.start()
+    sink = Sink()
+    conn = await hub.attach(sink, "anna", None, None)
+    pump = asyncio.create_task(hub.pump(conn))
+    huge = stage(1).model_copy(update={"label": "y" * 200_000})
+    await Delivery(redis).send("anna", huge)
+    for _ in range(200):
+        if len(sink.got) == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert len(sink.got) == 2 and not conn.overflowed
+    pump.cancel()
+    await hub.stop()
+
+
+async def test_a_user_holds_at_most_the_allowed_sockets(
+    server, sockets, token, redis: aioredis.Redis
+) -> None:
+    """One socket over the cap is refused with 4429; closing one makes room again."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    server.app.state.chat.hub.max_per_user = 3
+    anna = await token("anna")
+    held = [await sockets(anna) for _ in range(3)]
+    async with connect(f"{server.ws_url}?token={anna}") as extra:
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                await asyncio.wait_for(extra.recv(), 10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+    assert server.app.state.chat.hub.connection_count("anna") == 3
+    bob = await sockets(await token("bob"))  # another user is not affected
+    assert bob.seen[0]["typ"] == "verbindung"
+    await held[0].close()
+    for _ in range(200):
+        if server.app.state.chat.hub.connection_count("anna") < 3:
+            break
+        await asyncio.sleep(0.01)
+    again = await sockets(anna)
+    assert again.seen[0]["typ"] == "verbindung"

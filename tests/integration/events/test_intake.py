@@ -20,6 +20,9 @@ from novaberg.store import keys
 
 PAIR = keys.Pair("anna", "nova")
 
+CONCURRENT = 40
+"""Requests sent at once by one token: within its burst (NOVABERG_CHAT_BURST, 50)."""
+
 
 async def test_accepted_message_is_stamped_and_queued_without_a_model_call(
     http: httpx.AsyncClient, token, redis: aioredis.Redis, scripted: ScriptedLLM
@@ -51,8 +54,10 @@ async def test_concurrent_messages_are_all_stored_once(
     """Requests arriving while a write is in flight share the next script call; each is
     answered 202 only with its own entry stored."""
     anna = await token("anna")
-    responses = await asyncio.gather(*(post(http, anna, f"Nachricht {n}") for n in range(60)))
-    assert [r.status_code for r in responses] == [202] * 60
+    responses = await asyncio.gather(
+        *(post(http, anna, f"Nachricht {n}") for n in range(CONCURRENT))
+    )
+    assert [r.status_code for r in responses] == [202] * CONCURRENT
     queued = [
         QueuedUtterance.model_validate_json(raw)
         for raw in await redis.lrange(keys.prompt_queue(PAIR), 0, -1)
@@ -60,7 +65,7 @@ async def test_concurrent_messages_are_all_stored_once(
     assert sorted(e.message_id for e in queued) == sorted(
         r.json()["nachrichten_id"] for r in responses
     )
-    assert sorted(e.text for e in queued) == sorted(f"Nachricht {n}" for n in range(60))
+    assert sorted(e.text for e in queued) == sorted(f"Nachricht {n}" for n in range(CONCURRENT))
 
 
 async def test_writes_arriving_during_a_write_share_one_script_call(
@@ -325,24 +330,65 @@ async def test_requests_waiting_for_a_character_reload_share_it() -> None:
     assert loads == 1
 
 
-async def test_oversized_bodies_are_refused_on_every_route(http: httpx.AsyncClient, token) -> None:
-    """The FastAPI routes refuse a body over 1 MiB, declared or streamed (413)."""
-    from novaberg.api.body_limit import MAX_REQUEST_BYTES
+async def _raw_request(url: str, head: str, body_chunks: list[bytes]) -> bytes:
+    """Send a request over a raw socket (as much of the body as the server takes) and
+    return what the server answered before it closed the connection."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head.encode())
+    try:
+        for chunk in body_chunks:
+            writer.write(chunk)
+            await writer.drain()
+    except ConnectionError:
+        pass  # the server stopped reading: what matters is its answer
+    try:
+        answer = await asyncio.wait_for(reader.read(4096), 10)
+    except ConnectionError:
+        answer = b""
+    writer.close()
+    return answer
 
-    headers = {"Authorization": f"Bearer {await token('anna')}"}
-    big = b'{"name": "' + b"x" * MAX_REQUEST_BYTES + b'"}'
-    declared = await http.post("/agents/notes", content=big, headers=headers)
-    assert declared.status_code == 413
-    assert declared.json()["detail"]["fehler"] == "zu_gross"
 
-    async def chunks():  # no Content-Length: the limit is counted as it arrives
-        yield b'{"name": "'
-        for _ in range(40):
-            yield b"x" * 65_536
-        yield b'"}'
+async def test_oversized_bodies_are_refused_on_every_route(
+    http: httpx.AsyncClient, server, token
+) -> None:
+    """The FastAPI routes refuse a body over 1 MiB, declared (at once, unread) or streamed
+    (as soon as it passes the limit): 413, and the connection is closed."""
+    from novaberg.api.request_guard import MAX_REQUEST_BYTES
 
-    streamed = await http.post("/agents/notes", content=chunks(), headers=headers)
-    assert streamed.status_code == 413
+    anna = await token("anna")
+    headers = {"Authorization": f"Bearer {anna}"}
+    declared = await _raw_request(
+        server.url,
+        f"POST /agents/notes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {anna}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {MAX_REQUEST_BYTES + 1}\r\n\r\n",
+        [],  # not a byte of the body: the answer must not wait for it
+    )
+    assert declared.startswith(b"HTTP/1.1 413"), declared[:200]
+    assert b"zu_gross" in declared and b"connection: close" in declared.lower()
+    chunk = b"%x\r\n%s\r\n" % (65_536, b"x" * 65_536)
+    streamed = await _raw_request(
+        server.url,
+        f"POST /agents/notes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {anna}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        [b'b\r\n{"name": "x\r\n'] + [chunk] * 40,
+    )
+    assert streamed.startswith(b"HTTP/1.1 413"), streamed[:200]
     assert (await http.get("/agents/notes", headers=headers)).json() == []
     small = await http.post("/agents/notes", json={"name": "Liste"}, headers=headers)
     assert small.status_code == 201
+
+
+async def test_a_request_without_a_token_is_refused_before_its_body(server) -> None:
+    """401 at once, the body unread (a 200 MB body is never received), for the intake and
+    for the other routes."""
+    for path in ("/chat", "/agents/notes"):
+        answer = await _raw_request(
+            server.url,
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: 200000000\r\n\r\n",
+            [],
+        )
+        assert answer.startswith(b"HTTP/1.1 401"), (path, answer[:200])
+        assert b"token_fehlt" in answer and b"connection: close" in answer.lower()

@@ -143,7 +143,11 @@ async def test_all_clients_of_a_user_receive_and_other_users_nothing(
     assert on_laptop["nachrichten_ids"] == on_phone["nachrichten_ids"] == [mid]
     assert on_laptop["seq"] == on_phone["seq"]
     utterance = await phone.wait_typ("user_utterance")
-    assert utterance["nachrichten_ids"] == [mid] and utterance["nachricht"] == "Hallo"
+    assert utterance["nachrichten_ids"] == [mid]
+    assert [(u["nachrichten_id"], u["prompt"]) for u in utterance["aeusserungen"]] == [
+        (mid, "Hallo")
+    ]
+    assert "nachricht" not in utterance, "the block's text travels once, in aeusserungen"
     assert not laptop.of("user_utterance"), "the sending client does not get its own echo"
     await asyncio.sleep(0.3)
     assert [m["typ"] for m in bob_ws.seen] == ["verbindung"], "bob receives nothing of anna's"

@@ -1,0 +1,189 @@
+"""What every request body to a FastAPI route passes before the framework reads it
+(`POST /chat` has the same checks on its own fast path, api/fast_chat.py):
+
+- **auth before the body**: a write to an authenticated route without a valid token is
+  answered 401 before a byte of its body is read, and the connection is closed;
+- **size**: a declared `Content-Length` over `MAX_REQUEST_BYTES` is refused at once, a
+  streamed body as soon as it passes the limit (413);
+- **time**: the whole body must arrive within `Settings.body_timeout` (408), so a client
+  trickling a partial body cannot hold a connection open (slowloris);
+- **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
+  (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
+  framework would hand such a string to validation, echo it in a 422 it cannot encode, or
+  pass it to PostgreSQL, which refuses it (a 500 either way).
+
+Errors have the shape of the routes' own: `{"detail": {"fehler": code, "detail": text}}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from fastapi import HTTPException
+from starlette.responses import JSONResponse
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from novaberg.api.auth import bearer_user
+
+MAX_REQUEST_BYTES = 1_048_576
+"""The largest legitimate body (a note of 20,000 characters) is far below this."""
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A `\\uD800`-`\\uDFFF` escape: only then can the parsed JSON hold a lone surrogate."""
+
+CLOSE = (b"connection", b"close")
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, code: str, detail: str, **headers: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers
+
+
+def lone_surrogate(body: bytes) -> bool:
+    """True if the JSON body holds a string with an unpaired surrogate (keys included)."""
+    if not SURROGATE_ESCAPE.search(body):
+        return False
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False  # not JSON at all: the framework's own 422 names that
+    return _has_surrogate(parsed)
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def check_text(body: bytes) -> None:
+    """Refusal 400 `utf8_ungueltig` for a body that is no UTF-8 text."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refusal(400, "utf8_ungueltig", "the body is not valid UTF-8") from None
+    if lone_surrogate(body):
+        raise Refusal(
+            400, "utf8_ungueltig", "a JSON string holds an unpaired surrogate (not UTF-8)"
+        )
+
+
+async def read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
+    """The whole body within `timeout` seconds and `limit` bytes, else a Refusal (408/413);
+    None if the client left first."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):  # a timer, no task: this runs on the intake path
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise Refusal(413, "zu_gross", f"body over {limit} bytes")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        raise Refusal(408, "zeitueberschreitung", f"the body took over {timeout:g} s") from None
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def declared_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+def header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope["headers"]:
+        if name == wanted:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class RequestGuard:
+    """ASGI middleware for the FastAPI routes (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        app = scope["app"]
+        if not _routed(app, scope):  # 404/405 come from the framework, unread
+            await self.app(scope, receive, send)
+            return
+        try:
+            await bearer_user(app.state, header(scope, b"authorization"))
+        except HTTPException as exc:
+            detail = exc.detail if isinstance(exc.detail, dict) else {"detail": str(exc.detail)}
+            await _answer(send, exc.status_code, detail, dict(exc.headers or {}))
+            return
+        try:
+            length = declared_length(scope)
+            if length is not None and length > MAX_REQUEST_BYTES:
+                raise Refusal(413, "zu_gross", f"body over {MAX_REQUEST_BYTES} bytes")
+            timeout = app.state.settings.body_timeout
+            body = await read_body(receive, MAX_REQUEST_BYTES, timeout)
+            if body is None:
+                return
+            check_text(body)
+        except Refusal as refusal:
+            await _answer(send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail})
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _routed(app: Any, scope: Scope) -> bool:
+    """Some route takes this path and method (else the framework answers 404 or 405)."""
+    return any(route.matches(scope)[0] is Match.FULL for route in app.router.routes)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # after the body: only the disconnect is left
+
+    return replay
+
+
+async def _answer(
+    send: Send, status: int, detail: dict[str, Any], headers: dict[str, str] | None = None
+) -> None:
+    """Refuse and close: the unread rest of the body must not be taken as the next request."""
+    response = JSONResponse({"detail": detail}, status, headers={**(headers or {})})
+    response.raw_headers.append(CLOSE)
+    await response({"type": "http", "method": "POST"}, _no_receive, send)
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}
