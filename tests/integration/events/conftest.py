@@ -4,7 +4,13 @@ real Redis/PostgreSQL, the real GraphRuntime; the only double is the scripted mo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +31,8 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.users import issue_token
+
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 @pytest.fixture
@@ -121,3 +129,51 @@ async def sockets(server: Running) -> AsyncIterator[Callable[..., Awaitable[Sock
     yield open_socket
     for sock in opened:
         await sock.close()
+
+
+@pytest.fixture
+def api_process(tmp_path: Path, endpoints: Endpoints) -> Iterator[Callable[..., tuple[str, Path]]]:
+    """Start `novaberg api` as shipped (its own process, logging and uvicorn setup) on the
+    test's Redis and PostgreSQL; returns (url, file holding its whole output)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(**overrides: str) -> tuple[str, Path]:
+        port = free_port()
+        out = tmp_path / f"api-{port}.log"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(SRC),
+            "NOVABERG_HOME": str(tmp_path),
+            "NOVABERG_REDIS_URL": endpoints.redis_url,
+            "NOVABERG_DATABASE_URL": endpoints.database_url,
+            "NOVABERG_LLM": "scripted",
+            "NOVABERG_EMBED_DIM": "384",
+            "NOVABERG_PIXIE": "false",
+            "NOVABERG_PORT": str(port),
+            **overrides,
+        }
+        with out.open("wb") as sink:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "novaberg.cli", "api"], env=env, stdout=sink, stderr=sink
+            )
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, out.read_text(errors="replace")[-3000:]
+            try:
+                if httpx.get(f"{url}/web/style.css", timeout=1).status_code == 200:
+                    return url, out
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "novaberg api did not come up"
+            time.sleep(0.2)
+
+    yield start
+    for proc in started:
+        proc.send_signal(signal.SIGTERM)
+    for proc in started:
+        try:
+            proc.wait(40)
+        except subprocess.TimeoutExpired:
+            proc.kill()

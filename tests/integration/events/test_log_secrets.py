@@ -7,12 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,9 +19,7 @@ from websockets.exceptions import ConnectionClosed
 from novaberg.api.app import create_app
 from novaberg.api.context import AppContext
 from novaberg.runtime.log_redaction import redact
-from novaberg.runtime.services import Endpoints
 
-SRC = Path(__file__).resolve().parents[3] / "src"
 TRACE = 5
 """uvicorn's level below DEBUG (it logs every ASGI message, scope and headers included)."""
 
@@ -92,49 +84,8 @@ async def test_in_process_server_at_trace_level_logs_no_token(
     logging.getLogger("uvicorn.error").setLevel(logging.INFO)  # leave no trace level behind
 
 
-@pytest.fixture
-def api_process(tmp_path: Path, endpoints: Endpoints):  # type: ignore[no-untyped-def]
-    port = free_port()
-    out = tmp_path / "api.log"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(SRC),
-        "NOVABERG_HOME": str(tmp_path),
-        "NOVABERG_REDIS_URL": endpoints.redis_url,
-        "NOVABERG_DATABASE_URL": endpoints.database_url,
-        "NOVABERG_LLM": "scripted",
-        "NOVABERG_EMBED_DIM": "384",
-        "NOVABERG_PIXIE": "false",
-        "NOVABERG_PORT": str(port),
-        "NOVABERG_LOG_LEVEL": "DEBUG",  # the most verbose setting: access log included
-    }
-    with out.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "novaberg.cli", "api"], env=env, stdout=sink, stderr=sink
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                assert proc.poll() is None, out.read_text(errors="replace")[-3000:]
-                try:
-                    if httpx.get(f"{url}/web/style.css", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "novaberg api did not come up"
-                time.sleep(0.2)
-            yield url, out
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(40)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
 async def test_novaberg_api_at_debug_logs_no_token(api_process: Any, token) -> None:
-    url, out = api_process
+    url, out = api_process(NOVABERG_LOG_LEVEL="DEBUG")  # the most verbose: access log on
     anna = await token("anna")
     await _drive(url, anna)
     await asyncio.sleep(0.5)  # the last access-log lines reach the file
