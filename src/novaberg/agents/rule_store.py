@@ -14,6 +14,8 @@ from typing import Any, Literal, cast
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.agents.quota import ensure_room
+
 Table = Literal["direktiven", "charakter_anweisungen"]
 
 RECENT_INACTIVE = 10
@@ -67,8 +69,13 @@ async def insert(
     anweisung: str,
     now: datetime,
     kontext: str | None = None,
+    limit: int | None = None,
 ) -> int:
-    async with pool.connection() as conn:
+    """The new rule's id; QuotaExceeded if the user already keeps `limit` active directives
+    (identities have their own limit of three active, checked by their callers)."""
+    async with pool.connection() as conn, conn.transaction():
+        if table == "direktiven":
+            await ensure_room(conn, "direktiven", user_id, limit)
         return await _insert(conn, table, user_id, anweisung, now, kontext)
 
 

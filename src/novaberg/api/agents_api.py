@@ -13,15 +13,17 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents import rule_store
 from novaberg.agents.character_identity.repository import MAX_ACTIVE
 from novaberg.agents.notes import repository as notes_repo
+from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.timeline import display
 from novaberg.agents.timeline import repository as timeline_repo
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.errors import AUTH, BODY, CONFLICT, ITEM
 from novaberg.api.fields import (
     Context,
     Details,
@@ -33,7 +35,9 @@ from novaberg.api.fields import (
     Title,
 )
 
-router = APIRouter(prefix="/agents", tags=["agents"])
+router = APIRouter(
+    prefix="/agents", tags=["agents"], responses={**AUTH, **BODY, **ITEM, **CONFLICT}
+)
 
 UserId = Annotated[str, Depends(current_user)]
 Ctx = Annotated[AppContext, Depends(get_context)]
@@ -44,6 +48,13 @@ EventType = Literal["termin", "geburtstag", "deadline", "jahrestag", "erinnerung
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _over_quota(exc: QuotaExceeded) -> HTTPException:
+    return HTTPException(
+        409,
+        detail={"fehler": "limit_erreicht", "detail": f"{exc}; archive or delete some first"},
+    )
 
 
 def _not_found(what: str, item_id: int) -> HTTPException:
@@ -152,15 +163,19 @@ async def get_note(note_id: int, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
 
 @router.post("/notes", response_model=NoteOut, status_code=201, summary="Create a note")
 async def create_note(body: NoteCreate, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
-    note_id = await notes_repo.insert(
-        ctx.pool,
-        user_id,
-        name=body.name,
-        typ=body.typ,
-        text=body.text,
-        themen=body.themen,
-        now=_now(),
-    )
+    try:
+        note_id = await notes_repo.insert(
+            ctx.pool,
+            user_id,
+            name=body.name,
+            typ=body.typ,
+            text=body.text,
+            themen=body.themen,
+            now=_now(),
+            limit=ctx.settings.max_notes,
+        )
+    except QuotaExceeded as exc:
+        raise _over_quota(exc) from None
     return await get_note(note_id, user_id, ctx)
 
 
@@ -194,8 +209,8 @@ async def delete_note(note_id: int, user_id: UserId, ctx: Ctx) -> Response:
 async def list_timeline(
     user_id: UserId,
     ctx: Ctx,
-    von: Annotated[AwareDatetime | None, Query(description="start, default now − 3 d")] = None,
-    bis: Annotated[AwareDatetime | None, Query(description="end, default now + 14 d")] = None,
+    von: Annotated[EventTime | None, Query(description="start, default now − 3 d")] = None,
+    bis: Annotated[EventTime | None, Query(description="end, default now + 14 d")] = None,
 ) -> list[TimelineOut]:
     now = _now()
     start = von or now - display.DEFAULT_WINDOW[0]
@@ -218,16 +233,20 @@ async def create_timeline_entry(
     user_id: UserId,
     ctx: Ctx,
 ) -> TimelineOut:
-    entry_id = await timeline_repo.insert(
-        ctx.pool,
-        user_id,
-        title=body.title,
-        event_time=body.event_time,
-        event_type=body.event_type,
-        details=body.details,
-        precision=body.precision,
-        now=_now(),
-    )
+    try:
+        entry_id = await timeline_repo.insert(
+            ctx.pool,
+            user_id,
+            title=body.title,
+            event_time=body.event_time,
+            event_type=body.event_type,
+            details=body.details,
+            precision=body.precision,
+            now=_now(),
+            limit=ctx.settings.max_appointments,
+        )
+    except QuotaExceeded as exc:
+        raise _over_quota(exc) from None
     return await get_timeline_entry(entry_id, user_id, ctx)
 
 
@@ -333,9 +352,18 @@ async def list_directives(
 
 @router.post("/directives", response_model=RuleOut, status_code=201, summary="Add a directive")
 async def create_directive(body: DirectiveIn, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
-    new_id = await rule_store.insert(
-        ctx.pool, "direktiven", user_id, body.anweisung, _now(), body.kontext
-    )
+    try:
+        new_id = await rule_store.insert(
+            ctx.pool,
+            "direktiven",
+            user_id,
+            body.anweisung,
+            _now(),
+            body.kontext,
+            limit=ctx.settings.max_directives,
+        )
+    except QuotaExceeded as exc:
+        raise _over_quota(exc) from None
     return await _rule(ctx, "direktiven", user_id, new_id)
 
 

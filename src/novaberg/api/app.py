@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
-from novaberg.api import agents_api, chat, health, memory, ws
+from novaberg.api import agents_api, chat, errors, health, memory, ws
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.request_guard import RequestGuard
@@ -107,4 +107,5 @@ def create_app(
     app.add_middleware(RequestGuard)  # not on POST /chat, which never reaches the framework
     for router in ROUTERS:
         app.include_router(router)
+    errors.install(app)
     return app

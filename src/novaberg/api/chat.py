@@ -28,6 +28,7 @@ from redis.exceptions import RedisError
 
 from novaberg.api.auth import TokenCache, bearer_identity, current_user
 from novaberg.api.context import AppContext
+from novaberg.api.errors import AUTH
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
@@ -284,12 +285,19 @@ _CHAT_BODY = {
     status_code=202,
     response_model=ChatAccepted,
     responses={
-        400: {"model": ChatError},
-        401: {"model": ChatError},
-        404: {"model": ChatError},
-        413: {"model": ChatError},
-        422: {"model": ChatError},
-        503: {"model": ChatError},
+        400: {"model": ChatError, "description": "utf8_ungueltig / json_ungueltig"},
+        401: {"model": ChatError, "description": "token_fehlt / token_ungueltig"},
+        404: {"model": ChatError, "description": "charakter_unbekannt"},
+        408: {"model": ChatError, "description": "zeitueberschreitung: the body came too late"},
+        413: {"model": ChatError, "description": "text_zu_lang"},
+        422: {"model": ChatError, "description": "text_leer / text_ungueltig / ..."},
+        429: {
+            "model": ChatError,
+            "description": "zu_viele_anfragen: over the token's rate (see Retry-After)",
+            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        },
+        500: {"model": ChatError, "description": "interner_fehler"},
+        503: {"model": ChatError, "description": "speicher_nicht_erreichbar / nicht_bereit"},
     },
     openapi_extra={**_CHAT_BODY, "security": [{"bearer": []}]},
     summary="Accept an utterance; the answer arrives over the WebSocket",
@@ -333,7 +341,7 @@ async def web_file(name: str) -> Response:
     return Response(_web_file(name), media_type=WEB_FILES[name])
 
 
-@router.get("/chat/me", summary="Who the token belongs to")
+@router.get("/chat/me", summary="Who the token belongs to", responses=AUTH)
 async def me(request: Request, user_id: str = Depends(current_user)) -> dict[str, object]:
     services: ChatServices = request.app.state.chat
     return {"user_id": user_id, "seq_aktuell": await services.hub.delivery.current_seq(user_id)}

@@ -3,10 +3,11 @@ input is a 422 naming the field instead of a database error (a 500) after the fa
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints
 
 EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
 LATEST = datetime(2200, 1, 1, tzinfo=UTC)
@@ -24,28 +25,57 @@ def _no_nul(value: str) -> str:
 
 
 def _plausible_date(value: datetime) -> datetime:
-    if not EARLIEST <= value < LATEST:
+    """The year as written (before any shift to UTC), so the schema's pattern says it."""
+    if not EARLIEST.year <= value.year < LATEST.year:
         raise ValueError(f"must lie between {EARLIEST.year} and {LATEST.year - 1}")
     return value
 
 
+DATE_TIME_START = re.compile(r"^(19|20|21)\d\d-\d\d-\d\dT")
+"""A date-time is text starting with its date; a number would be read as epoch seconds."""
+
+
+def _date_time_text(value: Any) -> Any:
+    if not isinstance(value, str) or not DATE_TIME_START.match(value):
+        raise ValueError("must be an ISO 8601 date-time with an offset, years 1900-2199")
+    return value
+
+
+def _trimmed(value: str) -> str:
+    return value.strip()
+
+
 NoNul = AfterValidator(_no_nul)
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), NoNul]
-Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255), NoNul
-]
-Theme = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), NoNul
-]
-Instruction = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500), NoNul
-]
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+"""Some character that is not whitespace, none that is NUL (which PostgreSQL cannot store)."""
+NO_NUL = r"^[^\x00]*$"
+
+
+def _line(max_length: int) -> Any:
+    """Required text: limits checked as sent (so the schema states them), then trimmed."""
+    return Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=max_length, pattern=NOT_BLANK),
+        NoNul,
+        AfterValidator(_trimmed),
+    ]
+
+
+Name = _line(200)
+Title = _line(255)
+Theme = _line(100)
+Instruction = _line(500)
 """A rule's text (directive or identity): trimmed, never blank."""
 
-NoteText = Annotated[str, StringConstraints(max_length=20_000), NoNul]
-Details = Annotated[str, StringConstraints(max_length=2_000), NoNul]
-Context = Annotated[str, StringConstraints(max_length=500), NoNul]
+NoteText = Annotated[str, StringConstraints(max_length=20_000, pattern=NO_NUL), NoNul]
+Details = Annotated[str, StringConstraints(max_length=2_000, pattern=NO_NUL), NoNul]
+Context = Annotated[str, StringConstraints(max_length=500, pattern=NO_NUL), NoNul]
 
-EventTime = Annotated[AwareDatetime, AfterValidator(_plausible_date)]
-"""ISO 8601 with an offset, between 1900 and 2199."""
+EventTime = Annotated[
+    AwareDatetime,
+    BeforeValidator(_date_time_text),
+    AfterValidator(_plausible_date),
+    Field(json_schema_extra={"pattern": DATE_TIME_START.pattern}),
+]
+"""ISO 8601 text with an offset, years 1900-2199 (no epoch numbers)."""

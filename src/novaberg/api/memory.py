@@ -23,6 +23,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.errors import AUTH, ITEM
 from novaberg.api.fields import MAX_OFFSET, NoNul
 from novaberg.ei.canon import parse_number
 from novaberg.store import character_profiles, goals, lzg
@@ -31,7 +32,7 @@ from novaberg.store.kzg import KzgStore
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_summary, read_turns
 
-router = APIRouter(tags=["memory"])
+router = APIRouter(tags=["memory"], responses={**AUTH, **ITEM})
 
 CharacterId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
 User = Annotated[str, Depends(current_user)]

@@ -184,3 +184,38 @@ async def test_timeline_repository_range_is_user_scoped(db: AsyncConnectionPool)
         now=NOW,
     )
     assert await timeline_repo.in_range(db, "u1", NOW.replace(hour=0), NOW.replace(hour=23)) == []
+
+
+async def test_active_items_are_capped_per_user(
+    client: httpx.AsyncClient, db: AsyncConnectionPool, settings: Settings
+) -> None:
+    """Quotas: one more active note, appointment or directive than allowed is a 409
+    limit_erreicht; archiving one makes room; another user is not affected."""
+    client._transport.app.state.context.settings = settings.model_copy(  # type: ignore[attr-defined]
+        update={"max_notes": 2, "max_directives": 2, "max_appointments": 2}
+    )
+    creates = [
+        ("/agents/notes", lambda n: {"name": f"Liste {n}"}, "notes"),
+        ("/agents/directives", lambda n: {"anweisung": f"Regel {n}"}, "directives"),
+        (
+            "/agents/timeline",
+            lambda n: {"title": f"Termin {n}", "event_time": f"2031-05-0{n + 1}T10:00:00+02:00"},
+            "timeline",
+        ),
+    ]
+    for path, body, _ in creates:
+        ids = []
+        for n in range(2):
+            created = await client.post(path, json=body(n))
+            assert created.status_code == 201, created.text
+            ids.append(created.json()["id"])
+        refused = await client.post(path, json=body(2))
+        assert refused.status_code == 409, (path, refused.text)
+        assert refused.json()["detail"]["fehler"] == "limit_erreicht"
+        assert (await client.delete(f"{path}/{ids[0]}")).status_code == 204
+        assert (await client.post(path, json=body(3))).status_code == 201, path
+    other = (await issue_token(db, "u2")).token
+    note = await client.post(
+        "/agents/notes", json={"name": "Eigene"}, headers={"Authorization": f"Bearer {other}"}
+    )
+    assert note.status_code == 201

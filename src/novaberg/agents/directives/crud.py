@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
+from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.workflow import fail, now_from, step
 
 if TYPE_CHECKING:
@@ -40,7 +41,18 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             text = "\n".join(rule_store.render_rule(r) for r in rows)
             return _done(text or "Es gibt keine aktiven Direktiven.", "gelesen")
         if action == "create":
-            new_id = await rule_store.insert(pool, TABLE, user_id, anweisung, now, kontext)
+            try:
+                new_id = await rule_store.insert(
+                    pool,
+                    TABLE,
+                    user_id,
+                    anweisung,
+                    now,
+                    kontext,
+                    limit=deps.settings.max_directives,
+                )
+            except QuotaExceeded as exc:
+                return fail(NODE, f"Es gibt schon {exc.limit} Direktiven; lösche erst welche.")
             await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
             return _done(f"Neue Direktive: '{anweisung}'.", "erstellt", id=new_id, verifiziert=True)
         if target_id is None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents.base import AgentState
 from novaberg.agents.notes import repository as repo
 from novaberg.agents.notes.classify import draft_note, rewrite_text
+from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.workflow import ask, fail, now_from, step
 
 if TYPE_CHECKING:
@@ -94,15 +95,19 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
                 parameter,
             )
     text = str(entwurf.get("text") or "").strip()
-    note_id = await repo.insert(
-        deps.pool,
-        user_id,
-        name=name,
-        typ=str(entwurf.get("typ") or ""),
-        text=text,
-        themen=[str(t) for t in entwurf.get("themen") or []],
-        now=now_from(deps),
-    )
+    try:
+        note_id = await repo.insert(
+            deps.pool,
+            user_id,
+            name=name,
+            typ=str(entwurf.get("typ") or ""),
+            text=text,
+            themen=[str(t) for t in entwurf.get("themen") or []],
+            now=now_from(deps),
+            limit=deps.settings.max_notes,
+        )
+    except QuotaExceeded as exc:
+        return fail(NODE, f"Du hast schon {exc.limit} Notizen; archiviere erst welche.")
     await _verify(deps, user_id, note_id, name=name, text=text, aktiv=True)
     shown = f": {text}" if text else ""
     return _done(f"Notiz '{name}' angelegt{shown}.", parameter, note_id, "erstellt")

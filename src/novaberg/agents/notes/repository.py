@@ -11,6 +11,8 @@ from typing import Any, cast
 
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.agents.quota import ensure_room
+
 RESUBMIT_AFTER = timedelta(days=30)
 """`wiedervorlage_am` default on insert: now + 30 d."""
 
@@ -132,8 +134,11 @@ async def insert(
     text: str,
     themen: list[str],
     now: datetime,
+    limit: int | None = None,
 ) -> int:
-    async with pool.connection() as conn:
+    """The new note's id; QuotaExceeded if the user already keeps `limit` active notes."""
+    async with pool.connection() as conn, conn.transaction():
+        await ensure_room(conn, "notizen", user_id, limit)
         cur = await conn.execute(
             "INSERT INTO notizen (user_id, name, typ, text, zusammenfassung, themen,"
             " created_at, updated_at, last_touched, wiedervorlage_am)"

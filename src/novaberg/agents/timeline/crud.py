@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.timeline import display
 from novaberg.agents.timeline import repository as repo
 from novaberg.agents.timeline.time_parser import TimeVector, parse_time
@@ -86,16 +87,20 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     if duplicate is not None:
         shown = display.datum(duplicate, tz)
         return _done(f"'{title}' ist am {shown} bereits eingetragen.", parameter, "duplikat")
-    entry_id = await repo.insert(
-        deps.pool,
-        user_id,
-        title=title,
-        event_time=when,
-        event_type=parameter.get("event_type") or "termin",
-        details="",
-        precision=precision,
-        now=now,
-    )
+    try:
+        entry_id = await repo.insert(
+            deps.pool,
+            user_id,
+            title=title,
+            event_time=when,
+            event_type=parameter.get("event_type") or "termin",
+            details="",
+            precision=precision,
+            now=now,
+            limit=deps.settings.max_appointments,
+        )
+    except QuotaExceeded as exc:
+        return fail(NODE, f"Du hast schon {exc.limit} Einträge; lösche erst welche.")
     await _verify(deps, user_id, entry_id, aktiv=True, title=title, event_time=when)
     parameter["timeline_id"] = entry_id
     shown = display.datum({"event_time": when, "precision": precision}, tz)

@@ -14,6 +14,8 @@ from typing import Any, cast
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.agents.quota import ensure_room
+
 EVENT_TYPES = ("termin", "geburtstag", "deadline", "jahrestag", "erinnerung")
 
 FLAGS: dict[str, tuple[bool, bool, bool]] = {
@@ -58,8 +60,11 @@ async def insert(
     details: str,
     precision: str,
     now: datetime,
+    limit: int | None = None,
 ) -> int:
-    async with pool.connection() as conn:
+    """The new entry's id; QuotaExceeded if the user already keeps `limit` active ones."""
+    async with pool.connection() as conn, conn.transaction():
+        await ensure_room(conn, "timeline", user_id, limit)
         return await _insert(
             conn, user_id, title, event_time, event_type, details, precision, now, None
         )

@@ -1,0 +1,40 @@
+"""Quotas on what a user may keep active (notes, timeline entries, directives): one user
+cannot fill the database, and the directives, which enter every prompt, stay few.
+
+Counted and inserted in one transaction under a per-user, per-table advisory lock, so
+concurrent creates never pass the limit. Archived or deactivated rows do not count."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from psycopg import AsyncConnection
+
+QuotaTable = Literal["notizen", "timeline", "direktiven"]
+
+
+class QuotaExceeded(Exception):
+    """The user already keeps `limit` active items of this kind."""
+
+    def __init__(self, table: QuotaTable, limit: int) -> None:
+        super().__init__(f"at most {limit} active {table} per user")
+        self.table = table
+        self.limit = limit
+
+
+async def ensure_room(
+    conn: AsyncConnection[Any], table: QuotaTable, user_id: str, limit: int | None
+) -> None:
+    """Inside the caller's transaction: raise QuotaExceeded if one more would pass `limit`
+    (None = no limit)."""
+    if limit is None:
+        return
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"quota:{table}:{user_id}",))
+    cur = await conn.execute(
+        f"SELECT count(*) AS n FROM {table} WHERE user_id = %s AND aktiv",  # table: a Literal
+        (user_id,),
+    )
+    row = await cur.fetchone()
+    count = int(row["n"] if isinstance(row, dict) else row[0]) if row else 0
+    if count >= limit:
+        raise QuotaExceeded(table, limit)

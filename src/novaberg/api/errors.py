@@ -1,0 +1,66 @@
+"""The error answers every route can give, documented once so the OpenAPI tells what the
+server does (`responses=` of the routers): each carries `{"detail": {"fehler", "detail"}}`
+(FastAPI's own 422 lists the validation errors instead). Also the 405 answer, which names
+every method the path allows (the framework would name only the first route's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+
+class ErrorDetail(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    fehler: str
+    detail: str | None = None
+
+
+class ErrorOut(BaseModel):
+    detail: ErrorDetail
+
+
+def _doc(text: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": text}
+
+
+AUTH: dict[int | str, dict[str, Any]] = {
+    401: _doc("token_fehlt / token_ungueltig: no or an unknown bearer token"),
+    503: _doc("nicht_bereit: the server is still starting"),
+}
+BODY: dict[int | str, dict[str, Any]] = {
+    400: _doc("utf8_ungueltig: the body is not UTF-8 text (a lone surrogate included)"),
+    408: _doc("zeitueberschreitung: the body did not arrive in time"),
+    413: _doc("zu_gross: the body is over 1 MiB"),
+}
+ITEM: dict[int | str, dict[str, Any]] = {404: _doc("nicht_gefunden: no such item of the caller")}
+CONFLICT: dict[int | str, dict[str, Any]] = {
+    409: _doc("archiviert / inaktiv / zu_viele_anweisungen / limit_erreicht")
+}
+
+
+def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+    """Every method some route of `app` serves at the request's path."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(scope)
+        if match is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 405:
+        allow = ", ".join(allowed_methods(request.app, dict(request.scope)))
+        exc = StarletteHTTPException(405, exc.detail, headers={"Allow": allow})
+    return await http_exception_handler(request, exc)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(StarletteHTTPException, _http_error)
