@@ -56,8 +56,7 @@ def serve(
 ) -> None:
     """Start the embedded services (if not configured), serve the API and the chat page,
     and run the consumers in the same process."""
-    import uvicorn
-
+    from novaberg.api import server
     from novaberg.api.app import create_app
 
     settings = _settings(host=host, port=port)
@@ -68,13 +67,7 @@ def serve(
         err_console.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
     console.print(f"Novaberg {__version__} on http://{settings.host}:{settings.port}")
-    uvicorn.run(
-        application,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        access_log=_access_log(settings),
-    )
+    server.run(application, settings)
 
 
 def _require_free_port(settings: Settings) -> None:
@@ -96,33 +89,20 @@ def _require_free_port(settings: Settings) -> None:
             raise typer.Exit(2) from None
 
 
-def _access_log(settings: Settings) -> bool:
-    """One access-log line per request only when debugging: at 1,000 messages a second the
-    log line costs more than the intake itself."""
-    return settings.log_level.upper() == "DEBUG"
-
-
 @app.command()
 def api(
     host: Annotated[str | None, typer.Option(help="Bind address [NOVABERG_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="Port [NOVABERG_PORT].")] = None,
 ) -> None:
     """Serve only the HTTP/WebSocket API (run `novaberg worker` processes beside it)."""
-    import uvicorn
-
+    from novaberg.api import server
     from novaberg.api.app import create_app
 
     settings = _settings(host=host, port=port)
     _require_free_port(settings)
     application = create_app(settings, consumers=False, freeze_heap=True)
     console.print(f"Novaberg API {__version__} on http://{settings.host}:{settings.port}")
-    uvicorn.run(
-        application,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        access_log=_access_log(settings),
-    )
+    server.run(application, settings)
 
 
 @app.command()

@@ -29,9 +29,17 @@ from redis.exceptions import RedisError
 from novaberg.api.auth import TokenCache, bearer_identity, current_user
 from novaberg.api.context import AppContext
 from novaberg.api.errors import AUTH
+from novaberg.api.fields import NOT_BLANK
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
 from novaberg.events.delivery import DeliveryHub
-from novaberg.events.intake import CharacterCache, Intake, IntakeError, intake_redis
+from novaberg.events.intake import (
+    MAX_CLIENT_ID,
+    CharacterCache,
+    Intake,
+    IntakeError,
+    intake_redis,
+)
+from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
 from novaberg.store.users import issue_token, known_characters, register_token, user_for_token
@@ -56,9 +64,16 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     character_id: str = Field(min_length=1, max_length=64, examples=["nova"])
-    text: str = Field(description="The utterance; ≤ 16 KiB UTF-8, not blank.")
+    # the limits are stated in the schema and checked by the intake (events/intake.py),
+    # which answers with its own codes (text_leer, text_ungueltig, text_zu_lang, ...)
+    text: str = Field(
+        description="The utterance; ≤ 16 KiB UTF-8, not blank, no NUL.",
+        json_schema_extra={"maxLength": MAX_PROMPT_BYTES, "pattern": NOT_BLANK},
+    )
     client_id: str | None = Field(
-        default=None, description="Optional id of the sending tab/device (1-64 chars)."
+        default=None,
+        description="Optional id of the sending tab/device (1-64 chars).",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_CLIENT_ID},
     )
 
 

@@ -1,0 +1,68 @@
+"""The OpenAPI document is the truth: schemathesis (`--checks all`) drives `novaberg api` as
+shipped, with a real token, from nothing but /openapi.json - every documented operation,
+examples, boundaries, random and invalid data, stateful sequences, undocumented methods and
+missing auth. Zero server errors and zero schema violations. The example count is bounded
+so the run stays within about two minutes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MAX_EXAMPLES = 15
+"""Examples per operation and phase: enough to reach every status, bounded in time."""
+
+RUN_SECONDS = 100
+
+
+def _schemathesis() -> list[str]:
+    return [str(Path(sys.executable).with_name("st"))]
+
+
+async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
+    api_process: Any, token, tmp_path: Path
+) -> None:
+    # generous limits: the run sends hundreds of requests as one user in seconds
+    url, out = api_process(NOVABERG_CHAT_RATE="1000", NOVABERG_CHAT_BURST="100000")
+    anna = await token("anna")
+    report = tmp_path / "schemathesis.txt"
+    command = [
+        *_schemathesis(),
+        "run",
+        f"{url}/openapi.json",
+        "--checks",
+        "all",
+        # DELETE archives or deactivates (the row stays readable: GET /agents/notes/{id}
+        # returns it with aktiv=false, by design), which this one check reads as a leak
+        "--exclude-checks",
+        "use_after_free",
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--seed",
+        "14",
+        "--workers",
+        "1",
+        "--header",
+        f"Authorization: Bearer {anna}",
+        "--request-timeout",
+        "20",
+        "--max-time",
+        str(RUN_SECONDS),
+        "--generation-codec",
+        "utf-8",
+    ]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": ""}
+    result = subprocess.run(  # in tmp_path: schemathesis keeps a cache in its directory
+        command, capture_output=True, text=True, timeout=RUN_SECONDS + 120, env=env, cwd=tmp_path
+    )
+    report.write_text(result.stdout + result.stderr)
+    server_log = out.read_text(errors="replace")
+    first_trace = (
+        server_log[server_log.find("Traceback") :][:3000] if "Traceback" in server_log else ""
+    )
+    tail = (result.stdout + result.stderr)[-6000:]
+    assert result.returncode == 0, tail + "\n--- server ---\n" + first_trace
+    assert "Traceback" not in server_log, first_trace
