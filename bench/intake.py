@@ -97,8 +97,11 @@ from novaberg.config import load_settings
 from novaberg.runtime.services import Endpoints
 
 port, home, redis_url, db_url = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+# one token sends everything: its bucket is set out of reach, so the check runs on every
+# request but never refuses (the limit's cost is measured, not its refusals)
 settings = load_settings(home=home, redis_url=redis_url, database_url=db_url, llm="scripted",
-                         pixie=False, host="127.0.0.1", port=port, log_level="WARNING")
+                         pixie=False, host="127.0.0.1", port=port, log_level="WARNING",
+                         chat_rate=1e9, chat_burst=10**9)
 app = create_app(settings, endpoints=Endpoints(redis_url, db_url), consumers=False,
                  freeze_heap=True)
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
