@@ -44,14 +44,20 @@ CONFLICT: dict[int | str, dict[str, Any]] = {
 }
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
-    """Every method some route of `app` serves at the request's path."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches(scope)
-        if match is not Match.NONE:
-            methods |= set(getattr(route, "methods", None) or ())
-    return sorted(methods)
+    """Every method some route of `app` fully serves at the request's path (asked by
+    method: included routers nest their routes)."""
+    return [
+        method
+        for method in METHODS
+        if any(
+            route.matches({**scope, "method": method})[0] is Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
