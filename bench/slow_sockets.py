@@ -128,7 +128,7 @@ async def issue(database_url: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sockets", type=int, default=20)
-    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--messages", type=int, default=400, help="more than the 4 MiB budget")
     parser.add_argument("--size", type=int, default=16_384, help="bytes of text per message")
     args = parser.parse_args()
     sys.path.insert(0, str(SRC))
