@@ -51,9 +51,9 @@ def turn_command(
 
 
 async def _turn(settings: Settings, text: str, user: str, character: str) -> None:
+    from novaberg.agents.deps import GraphDeps
     from novaberg.agents.registry import agent_migrations, discover_agents
     from novaberg.api.context import AppContext
-    from novaberg.graph.contract import GraphDeps
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.runtime.services import EmbeddedServices
     from novaberg.store.keys import Pair

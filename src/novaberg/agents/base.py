@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 __all__ = [
     "RUNNING",

@@ -13,25 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Korrektur
 from novaberg.agents.pending import pending_question, store_pending, take_pending
-from novaberg.graph import reiz
+from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.store.session import numbered_view
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 log = logging.getLogger(__name__)
 
-__all__ = ["history_lines", "reiz_herkunft", "run_dispatch", "stimulus_text"]
+__all__ = ["history_lines", "run_dispatch"]
 
 HISTORY_PAIRS = 5
 HISTORY_CHARS = 100
 """Classifier context: last 5 turn pairs, ≤100 chars each."""
-
-reiz_herkunft = reiz.stimulus_origin
-"""`event_payload.reiz_herkunft`, default "nutzer_turn" (shared helper in graph.reiz)."""
-
-stimulus_text = reiz.stimulus_text
-"""`eigener_gedanke` on an impulse, else `user_prompt`; raises `StimulusError` (no fallback)."""
 
 
 def history_lines(state: dict[str, Any]) -> list[str]:
@@ -134,7 +128,7 @@ async def run_dispatch(
             "character_id": state.get("character_id") or "",
             "memory_context": state.get("memory_context") or "",
             "verlauf": history_lines(state),
-            "initiator": reiz_herkunft(state),
+            "initiator": stimulus_origin(state),
         },
         parameter=parameter,
         schritte=[],

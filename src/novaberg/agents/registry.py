@@ -22,7 +22,7 @@ from novaberg.agents.base import AgentDefinitionError, BaseAgent
 from novaberg.store.migrate import Migration
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 log = logging.getLogger(__name__)
 

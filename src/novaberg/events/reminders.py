@@ -21,6 +21,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import has_pending
 from novaberg.agents.timeline.repository import (
     due_reminders,
@@ -30,7 +31,6 @@ from novaberg.agents.timeline.repository import (
 from novaberg.events.model import impulse_event
 from novaberg.events.queues import push_event
 from novaberg.graph.agent_graph import run_agent_graph
-from novaberg.graph.contract import GraphDeps
 from novaberg.store import keys
 from novaberg.store.keys import Pair
 from novaberg.store.lease import Leases

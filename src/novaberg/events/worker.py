@@ -238,8 +238,8 @@ def graph_runtime(
     settings: Settings, redis: aioredis.Redis, pool: AsyncConnectionPool, model: ModelLayer
 ) -> TurnGraphs:
     """The real graphs, compiled (imported lazily: the API-only process never loads them)."""
+    from novaberg.agents.deps import GraphDeps
     from novaberg.agents.registry import discover_agents
-    from novaberg.graph.contract import GraphDeps
     from novaberg.graph.runner import GraphRuntime
 
     runtime: TurnGraphs = GraphRuntime(

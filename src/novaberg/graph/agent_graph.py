@@ -20,8 +20,8 @@ from typing import Any, Final
 
 from langgraph.graph import END, START, StateGraph
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.graph.base import add_node
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.salience import salience

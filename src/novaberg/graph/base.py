@@ -29,7 +29,7 @@ from typing import Any, Final, cast
 from langgraph.graph import StateGraph
 from langgraph.types import Command
 
-from novaberg.graph.contract import GraphDeps
+from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
 from novaberg.llm.accounting import track_calls
 from novaberg.store.pipeline_log import ART_NODE, LogRow

@@ -9,17 +9,21 @@ wire payloads out of the resulting state. The event consumer streams
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
-from psycopg_pool import AsyncConnectionPool
-
-from novaberg.config import Settings
-from novaberg.llm.layer import ModelLayer
+from novaberg.agents.deps import GraphDeps
 from novaberg.store.keys import Pair
-from novaberg.store.pipeline_log import PipelineLog
+
+__all__ = [
+    "AGENT_NODE",
+    "RELEASE_NODE",
+    "CharacterTurn",
+    "GraphDeps",
+    "HumanTurn",
+    "TurnGraphs",
+]
 
 RELEASE_NODE = "perception_assistant"
 """The node after which the answer is released to the client."""
@@ -27,30 +31,6 @@ RELEASE_NODE = "perception_assistant"
 AGENT_NODE = "agent_dispatch"
 """The CharacterGraph node in which task agents act (the event consumer never abandons a
 run once it ran)."""
-
-
-def _wall_clock() -> float:
-    import time
-
-    return time.time()
-
-
-@dataclass
-class GraphDeps:
-    """Everything a node may use. `clock` is injectable so tests need not sleep."""
-
-    settings: Settings
-    redis: aioredis.Redis
-    pool: AsyncConnectionPool
-    model: ModelLayer
-    clock: Callable[[], float] = field(default=_wall_clock)
-    log: PipelineLog | None = None
-    """Node-run log (graph/base.py writes one row per node run). Never None after
-    construction: `__post_init__` creates a writer on `pool` when none is given."""
-
-    def __post_init__(self) -> None:
-        if self.log is None:
-            self.log = PipelineLog(self.pool)
 
 
 @dataclass(frozen=True)

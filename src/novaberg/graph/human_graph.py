@@ -14,8 +14,8 @@ from typing import Any, Final
 
 from langgraph.graph import END, START, StateGraph
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.graph.base import add_node
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.ei_calc import ei_calc
 from novaberg.graph.nodes.enricher import enricher

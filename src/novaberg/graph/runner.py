@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, get_origin, get_type_hints
 
+from novaberg.agents.stimulus import ORIGIN_OWN_THOUGHT, ORIGIN_USER, stimulus_origin
 from novaberg.graph.contract import CharacterTurn, GraphDeps, HumanTurn
 from novaberg.graph.human_graph import HUMAN_ROLES, build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
-from novaberg.graph.reiz import ORIGIN_OWN_THOUGHT, ORIGIN_USER, stimulus_origin
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.graph.agent_graph import run_agent_graph
-from novaberg.graph.reiz import stimulus_is_own_thought
 from novaberg.store import keys
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_turns

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from novaberg.graph.reiz import (
+from novaberg.agents.stimulus import (
     ORIGIN_OWN_THOUGHT,
     ORIGIN_USER,
     StimulusError,
@@ -84,6 +84,6 @@ def test_arousal_valid_numbers(value: float) -> None:
 def test_arousal_invalid_is_none_and_logged(
     value: object, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="novaberg.graph.reiz"):
+    with caplog.at_level(logging.ERROR, logger="novaberg.agents.stimulus"):
         assert stimulus_arousal({"event_payload": {"gedanke_arousal": value}}) is None
     assert "gedanke_arousal" in caplog.text

@@ -12,7 +12,7 @@ from novaberg.agents.character_identity.repository import TABLE
 from novaberg.agents.workflow import fail, now_from, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "ausfuehren"
 VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."

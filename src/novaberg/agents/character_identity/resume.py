@@ -20,7 +20,7 @@ from novaberg.agents.gate import dismissed, read_gate_answer
 from novaberg.agents.workflow import ask, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "resume"
 MERGE_STEMS = ("zusammen", "merge", "kombinier", "vereinig", "fasse")

@@ -15,7 +15,7 @@ from novaberg.agents.directives.validate_db import db_validate_node
 from novaberg.agents.workflow import rule_workflow
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 
 class DirectivesAgent(BaseAgent):

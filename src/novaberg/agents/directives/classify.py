@@ -20,7 +20,7 @@ from novaberg.agents.workflow import (
 )
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 TABLE: rule_store.Table = "direktiven"
 

@@ -11,7 +11,7 @@ from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.workflow import fail, now_from, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "ausfuehren"
 TABLE: rule_store.Table = "direktiven"

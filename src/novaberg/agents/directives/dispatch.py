@@ -9,7 +9,7 @@ from novaberg.agents.base import BaseAgent
 from novaberg.agents.dispatch_common import run_dispatch
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 
 async def dispatch_directives(

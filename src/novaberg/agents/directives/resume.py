@@ -13,7 +13,7 @@ from novaberg.agents.base import AgentState
 from novaberg.agents.gate import read_gate_answer
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 
 async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:

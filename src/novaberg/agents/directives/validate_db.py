@@ -17,7 +17,7 @@ from novaberg.agents.gate import choice_question, gate_question
 from novaberg.agents.workflow import fail
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "db_validieren"
 TABLE: rule_store.Table = "direktiven"

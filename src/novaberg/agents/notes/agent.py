@@ -15,7 +15,7 @@ from novaberg.agents.notes.search import search_node
 from novaberg.agents.workflow import search_workflow
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 
 class NotesAgent(BaseAgent):

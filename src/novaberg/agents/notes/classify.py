@@ -24,7 +24,7 @@ from novaberg.agents.workflow import (
 )
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NoteAction = Literal[
     "create",

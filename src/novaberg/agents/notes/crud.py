@@ -18,7 +18,7 @@ from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.workflow import ask, fail, now_from, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "ausfuehren"
 

@@ -19,7 +19,7 @@ from novaberg.agents.notes.crud import split_items
 from novaberg.agents.workflow import ask, fail, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "resume"
 

@@ -16,7 +16,7 @@ from novaberg.agents.notes import repository as repo
 from novaberg.agents.workflow import ask, fail, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 AGENT = "notizen"
 

@@ -21,7 +21,7 @@ from novaberg.agents.workflow import (
 )
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 DOMAIN_LANGUAGE: dict[str, Any] = {
     "aktionen": ["create", "read", "reschedule", "update", "delete"],

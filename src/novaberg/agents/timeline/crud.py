@@ -22,7 +22,7 @@ from novaberg.agents.timeline.time_parser import TimeVector, parse_time
 from novaberg.agents.workflow import fail, now_from, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "ausfuehren"
 

@@ -10,7 +10,7 @@ from novaberg.agents.consent import Consent, interpret_consent
 from novaberg.agents.workflow import ask, fail, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 NODE = "resume"
 

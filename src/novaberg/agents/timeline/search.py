@@ -21,7 +21,7 @@ from novaberg.agents.timeline.time_parser import parse_time
 from novaberg.agents.workflow import ask, fail, now_from, step
 
 if TYPE_CHECKING:
-    from novaberg.graph.contract import GraphDeps
+    from novaberg.agents.deps import GraphDeps
 
 AGENT = "timeline"
 

@@ -12,9 +12,9 @@ import logging
 from typing import Any
 
 from novaberg.agents.base import AgentResult
-from novaberg.agents.dispatch_common import reiz_herkunft
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
-from novaberg.graph.contract import GraphDeps
+from novaberg.agents.stimulus import stimulus_origin
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ async def agent_dispatch(
     name = state.get("agent_name") or ""
     if not name:
         return {}
-    initiator = reiz_herkunft(dict(state))
+    initiator = stimulus_origin(state)
     agent = registry.find(name)
     dispatch = registry.get_dispatch(name)
     if agent is None or dispatch is None:

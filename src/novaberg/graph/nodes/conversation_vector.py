@@ -26,11 +26,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Emotion
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message

@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.context_text import directives_text
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message

@@ -6,7 +6,7 @@ Loads who is talking before anything is computed:
   (`nova_state:{u}:{c}`, written by ei_calc_persist). On a user turn the pause since the
   user's last turn fades her arousal toward calm (and resets the categories after a long
   pause); on an impulse the thought's own arousal (`gedanke_arousal`, read through
-  `graph/reiz.py` only) lifts it. Both rules are the pure `ei.persistence.reload_nova_state`.
+  `agents/stimulus.py` only) lifts it. Both rules are the pure `ei.persistence.reload_nova_state`.
 - `external.emotion` — on a user event from the event payload the HumanGraph measured
   (current_emotion, current_arousal, emotions_vektor, gespraechs_modus, sprach_stil,
   beziehungs_dynamik, tone, intent, prompt_thema). On any other source Nova talks to
@@ -39,11 +39,11 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents import rule_store
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_arousal, stimulus_is_own_thought
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
-from novaberg.graph.reiz import stimulus_arousal, stimulus_is_own_thought
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys, nova_state
 from novaberg.store.batch_read import fetch_batch

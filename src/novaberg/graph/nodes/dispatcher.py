@@ -23,10 +23,10 @@ from typing import Any, Final, cast
 import psycopg
 from psycopg.types.json import Jsonb
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
-from novaberg.graph.contract import GraphDeps
+from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
-from novaberg.graph.reiz import stimulus_origin, stimulus_text
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.bridge import (
     KzgWriteOutcome,

@@ -25,15 +25,15 @@ from typing import Any, Final
 
 from redis.exceptions import RedisError
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import StimulusError, stimulus_text
 from novaberg.ei.empathy import USER_EVENT_SOURCE, character_emotion_update
 from novaberg.ei.history import emotion_history
 from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
 from novaberg.ei.raum import pull_raum, raum_target
 from novaberg.ei.vectors import emotion_vector
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality, Raum
-from novaberg.graph.reiz import StimulusError, stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_USER, read_turns

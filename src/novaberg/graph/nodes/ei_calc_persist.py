@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.ei.persistence import resolve_user_time
 from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.store import nova_state

@@ -24,9 +24,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.ei.goals import activate_goals
-from novaberg.graph.contract import GraphDeps
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.bridge import MemoryResonance, resonance

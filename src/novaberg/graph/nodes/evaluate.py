@@ -26,9 +26,9 @@ import logging
 import re
 from typing import Any, Final
 
-from novaberg.graph.contract import GraphDeps
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import StimulusError, stimulus_text
 from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
-from novaberg.graph.reiz import StimulusError, stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
 

@@ -20,6 +20,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import CANON, clamp01, parse_number
 from novaberg.ei.labels import (
@@ -37,10 +39,8 @@ from novaberg.ei.labels import (
     RELATIONSHIP_DYNAMICS,
     TONES,
 )
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message

@@ -14,11 +14,11 @@ import logging
 from typing import Any
 
 from novaberg.agents.base import AgentResult
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
+from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.agents.task_block import build_task_block
-from novaberg.graph.contract import GraphDeps
-from novaberg.graph.reiz import stimulus_is_own_thought
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.ei.canon import parse_number
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)

@@ -21,12 +21,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.context_text import directives_text, identities_text, task_text
 from novaberg.graph.nodes.db_access import character_name
 from novaberg.graph.personality import Character, Emotion
-from novaberg.graph.reiz import stimulus_is_own_thought, stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.base import Message

@@ -25,11 +25,11 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
+from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
-from novaberg.graph.contract import GraphDeps
-from novaberg.graph.reiz import stimulus_is_own_thought, stimulus_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message

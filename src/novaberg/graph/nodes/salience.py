@@ -30,12 +30,12 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import clamp01, parse_number
 from novaberg.ei.labels import INTENT_CANON
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.personality import InternalPersonality, Personality
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message

@@ -11,7 +11,7 @@ produces nothing usable (unreadable/failed call, or KORREKTUR without a correcte
 and still nothing after two follow-up calls, Nova admits it ("Hmm... ich muss das nochmal
 durchgehen.") and asks for a second run: `self_trigger=True` and a `self_trigger_payload`
 that *inherits* the turn_id and carries exactly one stimulus place plus `gedanke_arousal`,
-both read through `graph/reiz.py` — the same accessor the retry run reads them with, so
+both read through `agents/stimulus.py` — the same accessor the retry run reads them with, so
 the two cannot drift apart. Never in a run that already is such a retry
 (`thinker_unsicher_retry` in the payload): that would loop.
 """
@@ -24,16 +24,16 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field
 
-from novaberg.config import Role
-from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.context_text import task_text
-from novaberg.graph.reiz import (
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import (
     ORIGIN_OWN_THOUGHT,
     ORIGIN_USER,
     stimulus_arousal,
     stimulus_is_own_thought,
     stimulus_text,
 )
+from novaberg.config import Role
+from novaberg.graph.nodes.context_text import task_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message

@@ -24,10 +24,10 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
-from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.context_text import directives_text, situation_text
-from novaberg.graph.reiz import stimulus_text
 from novaberg.graph.state import ConversationState, TribunalVote
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout
 from novaberg.prompts import render, user_message

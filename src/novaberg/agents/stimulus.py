@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from novaberg.ei.canon import parse_number
+from novaberg.wire import (
+    FIELD_ORIGIN,
+    FIELD_THOUGHT_AROUSAL,
+    ORIGIN_OWN_THOUGHT,
+    ORIGIN_USER,
+)
 
 log = logging.getLogger(__name__)
 
-ORIGIN_USER: Final = "nutzer_turn"
-"""reiz_herkunft of a turn started by the counterpart (the default)."""
-
-ORIGIN_OWN_THOUGHT: Final = "eigener_impuls"
-"""reiz_herkunft of a turn started by Nova's own impulse."""
-
-ORIGIN_KEY: Final = "reiz_herkunft"
-AROUSAL_KEY: Final = "gedanke_arousal"
+__all__ = [
+    "ORIGIN_OWN_THOUGHT",
+    "ORIGIN_USER",
+    "StimulusError",
+    "stimulus_arousal",
+    "stimulus_is_own_thought",
+    "stimulus_origin",
+    "stimulus_text",
+]
 
 
 class StimulusError(ValueError):
@@ -42,7 +49,7 @@ def _filled(value: object) -> str:
 
 def stimulus_origin(state: Mapping[str, Any]) -> str:
     """`event_payload["reiz_herkunft"]`, default "nutzer_turn"."""
-    origin = _payload(state).get(ORIGIN_KEY)
+    origin = _payload(state).get(FIELD_ORIGIN)
     return origin if isinstance(origin, str) and origin else ORIGIN_USER
 
 
@@ -84,9 +91,9 @@ def stimulus_arousal(state: Mapping[str, Any]) -> float | None:
     invalid too: the wire value is a JSON number.
     """
     payload = _payload(state)
-    if AROUSAL_KEY not in payload or payload[AROUSAL_KEY] is None:
+    if FIELD_THOUGHT_AROUSAL not in payload or payload[FIELD_THOUGHT_AROUSAL] is None:
         return None
-    raw = payload[AROUSAL_KEY]
+    raw = payload[FIELD_THOUGHT_AROUSAL]
     number = parse_number(raw) if isinstance(raw, int | float) else None  # bool → None
     if number is None or not 0.0 <= number <= 1.0:
         log.error("gedanke_arousal %r is not a number in [0, 1]; ignored", raw)

@@ -1,0 +1,78 @@
+"""Every wire value that is not a Redis key, defined once.
+
+Redis keys live in `store/keys.py`, table names in `store/tables.py`. Everything else
+that crosses a boundary keeps its German name and is spelled here: event sources and
+kinds, stimulus origins, the payload fields read in more than one place, graph and
+perception roles and WebSocket message types (`pipeline_log` values: `store/pipeline_log.py`). Code names are
+English; the values are what the wire carries, so they must not be translated.
+
+This module imports nothing of the project: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+# --- event sources and kinds (event JSON `source`, `typ`) ---------------------------------
+
+SOURCE_USER: Final = "user"
+"""An event started by the counterpart's utterance."""
+
+SOURCE_CHARACTER: Final = "character"
+"""An event the character started (impulse, self-trigger, continue)."""
+
+EventSource = Literal["user", "character"]
+
+KIND_MESSAGE: Final = "message"
+KIND_CONTINUE: Final = "continue"
+KIND_AWAITING_USER: Final = "awaiting_user"
+
+EventKind = Literal["message", "continue", "awaiting_user"]
+
+# --- stimulus origin (payload `reiz_herkunft`) ---------------------------------------------
+
+ORIGIN_USER: Final = "nutzer_turn"
+"""A run started by the counterpart (the default when the field is absent)."""
+
+ORIGIN_OWN_THOUGHT: Final = "eigener_impuls"
+"""A run started by the character's own impulse."""
+
+# --- payload fields read or written in more than one module ---------------------------------
+
+FIELD_ORIGIN: Final = "reiz_herkunft"
+FIELD_OWN_THOUGHT: Final = "eigener_gedanke"
+FIELD_THOUGHT_AROUSAL: Final = "gedanke_arousal"
+FIELD_MESSAGE_IDS: Final = "nachrichten_ids"
+FIELD_RECEIVED_AT: Final = "empfangen_am"
+FIELD_USER_PROMPT: Final = "user_prompt"
+FIELD_TURN_ID: Final = "turn_id"
+FIELD_HUMAN_SALIENCE: Final = "salienz_human"
+FIELD_USER_INTENTIONS: Final = "user_intentionen"
+FIELD_PATH1_FAILURE: Final = "pfad1_ausfall"
+
+# --- graph roles (pipeline_log `quelle`, the role flags of a run) ---------------------------
+
+GRAPH_HUMAN: Final = "human"
+GRAPH_CHARACTER: Final = "character"
+GRAPH_AGENT: Final = "agent"
+GRAPH_NAMES: Final = frozenset({GRAPH_HUMAN, GRAPH_CHARACTER, GRAPH_AGENT})
+
+EI_ROLE_USER: Final = "user"
+"""ei_calc works on the counterpart's emotion (HumanGraph)."""
+
+EI_ROLE_CHARACTER: Final = "character"
+"""ei_calc works on the character's own emotion (CharacterGraph, AgentGraph)."""
+
+PERCEIVE_USER: Final = "user"
+"""perception reads the counterpart's words (stored turn role `rolle` "user")."""
+
+PERCEIVE_ASSISTANT: Final = "assistant"
+"""perception reads the character's own answer (stored turn role `rolle` "assistant")."""
+
+# --- WebSocket message types (server → client `typ`) ----------------------------------------
+
+MSG_STAGE: Final = "character_stage"
+MSG_RESPONSE: Final = "character_response"
+MSG_FAILED: Final = "turn_gescheitert"
+MSG_UTTERANCE: Final = "user_utterance"
+MSG_HELLO: Final = "verbindung"
