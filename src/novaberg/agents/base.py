@@ -168,6 +168,9 @@ class BaseAgent(ABC):
     """The agent's actions (`aktionen`) and everyday phrasings that name them
     (`umgangssprache`); its classify prompt shows them (docs/behaviour/agents.md#classification)."""
 
+    _compiled: tuple[GraphDeps, Any] | None = None
+    """The subgraph compiled for one `GraphDeps` (see `compiled`)."""
+
     @property
     @abstractmethod
     def name(self) -> str: ...
@@ -210,9 +213,16 @@ class BaseAgent(ABC):
     def build_graph(self, deps: GraphDeps) -> Any:
         """The compiled LangGraph subgraph over `AgentState`, nodes bound to `deps`."""
 
+    def compiled(self, deps: GraphDeps) -> Any:
+        """The subgraph bound to `deps`, compiled on first use and kept: a process has one
+        `GraphDeps`, so every run after the first reuses it (`GraphRuntime.compile`
+        compiles it at startup)."""
+        if self._compiled is None or self._compiled[0] is not deps:
+            self._compiled = (deps, self.build_graph(deps))
+        return self._compiled[1]
+
     async def invoke(self, state: AgentState, deps: GraphDeps) -> AgentState:
         """Drop undeclared `kontext` keys, then run the subgraph."""
         kontext = {k: v for k, v in (state.get("kontext") or {}).items() if k in KONTEXT_KEYS}
-        graph = self.build_graph(deps)
-        result = await graph.ainvoke({**state, "kontext": kontext})
+        result = await self.compiled(deps).ainvoke({**state, "kontext": kontext})
         return AgentState(**result)  # type: ignore[typeddict-item]

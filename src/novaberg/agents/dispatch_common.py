@@ -1,7 +1,8 @@
 """The per-agent dispatch contract, written once (docs/behaviour/agents.md#dispatch).
 
-Each agent's `dispatch.py` calls `run_dispatch`: ConversationState → AgentState,
-run the subgraph, AgentState → AgentResult → state update. A question is stored
+`run_dispatch`: ConversationState → AgentState, run the subgraph, AgentState →
+AgentResult → state update. An agent without a `dispatch.py` is run by
+`default_dispatch`; one that adds to the update (timeline) calls `run_dispatch` itself. A question is stored
 as `pending_agent:{user_id}`; a resume deletes that key *before* the agent runs
 and the agent stores it again if it asks again.
 """
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["history_lines", "run_dispatch"]
+__all__ = ["default_dispatch", "history_lines", "run_dispatch"]
 
 HISTORY_PAIRS = 5
 HISTORY_CHARS = 100
@@ -157,3 +158,11 @@ async def run_dispatch(
         "management_detail": management_detail,
     }
     return update, result, final
+
+
+async def default_dispatch(
+    state: dict[str, Any], deps: GraphDeps, agent: BaseAgent
+) -> dict[str, Any]:
+    """The dispatch of an agent without a `dispatch.py`: the state update of `run_dispatch`."""
+    update, _result, _final = await run_dispatch(state, deps, agent)
+    return update

@@ -3,9 +3,10 @@
 Why an instance and not a class-level dict (docs/behaviour/agents.md#registry): tests build
 their own registries side by side, and a process may run several graphs.
 A new agent is a new folder under `agents/` with `AGENT.md` (required),
-`agent.py` (a `BaseAgent` subclass), `dispatch.py` (`dispatch` or
-`dispatch_<folder>`) and optionally `schema.sql` (applied by the migration
-runner as `agent_<folder>_schema.sql`).
+`agent.py` (a `BaseAgent` subclass), optionally `dispatch.py` (`dispatch` or
+`dispatch_<folder>`; without it `dispatch_common.default_dispatch` runs the agent) and
+optionally `schema.sql` (applied by the migration runner as
+`agent_<folder>_schema.sql`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from novaberg.agents.base import AgentDefinitionError, BaseAgent
+from novaberg.agents.dispatch_common import default_dispatch
 from novaberg.store.migrate import Migration
 
 if TYPE_CHECKING:
@@ -105,6 +107,18 @@ def _agent_classes(module: ModuleType) -> list[type[BaseAgent]]:
     ]
 
 
+def _dispatch_of(package: str, folder: Path) -> DispatchFn | None:
+    """The folder's `dispatch.py` function (`dispatch_<folder>` or `dispatch`), or
+    `default_dispatch` when the folder has no `dispatch.py`."""
+    if not (folder / "dispatch.py").is_file():
+        return default_dispatch
+    module = importlib.import_module(f"{package}.{folder.name}.dispatch")
+    found: DispatchFn | None = getattr(module, f"dispatch_{folder.name}", None) or getattr(
+        module, "dispatch", None
+    )
+    return found
+
+
 def discover_agents(
     registry: AgentRegistry | None = None, *, package: str = AGENTS_PACKAGE, graph: str = "user"
 ) -> AgentRegistry:
@@ -120,13 +134,10 @@ def discover_agents(
             continue
         try:
             agent_module = importlib.import_module(f"{package}.{folder.name}.agent")
-            dispatch_module = importlib.import_module(f"{package}.{folder.name}.dispatch")
+            dispatch = _dispatch_of(package, folder)
         except Exception:
             log.exception("agent folder %s refused: import failed", folder.name)
             continue
-        dispatch = getattr(dispatch_module, f"dispatch_{folder.name}", None) or getattr(
-            dispatch_module, "dispatch", None
-        )
         for cls in _agent_classes(agent_module):
             try:
                 agent = cls()

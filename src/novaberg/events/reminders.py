@@ -60,8 +60,10 @@ def reminder_thought(row: dict[str, Any], deps: GraphDeps) -> str:
     return f"Erinnerung: '{row['title']}'{details} ist am {when:%d.%m.%Y}{clock}."
 
 
-async def deliver_due_reminders(deps: GraphDeps) -> int:
-    """Deliver every reminder due now; return how many impulses were queued and marked."""
+async def deliver_due_reminders(deps: GraphDeps, agent_graph: Any) -> int:
+    """Deliver every reminder due now; return how many impulses were queued and marked.
+
+    `agent_graph` is the compiled AgentGraph (`GraphRuntime.agent_graph`)."""
     now = datetime.fromtimestamp(deps.clock(), UTC)
     await skip_stale_reminders(deps.pool, now)
     delivered = 0
@@ -77,7 +79,7 @@ async def deliver_due_reminders(deps: GraphDeps) -> int:
             continue  # another worker has it
         try:
             async with leases.held(claim, token, REMINDER_LEASE):
-                await _deliver(deps, row)
+                await _deliver(deps, agent_graph, row)
         except Exception:
             log.exception("reminder %s not queued; retried at the next poll", row["id"])
             await leases.release(claim, token)
@@ -87,7 +89,7 @@ async def deliver_due_reminders(deps: GraphDeps) -> int:
     return delivered
 
 
-async def _deliver(deps: GraphDeps, row: dict[str, Any]) -> None:
+async def _deliver(deps: GraphDeps, agent_graph: Any, row: dict[str, Any]) -> None:
     """Form the reminder's thought and queue it as an impulse event."""
     user_id = row["user_id"]
     thought = reminder_thought(row, deps)
@@ -102,17 +104,17 @@ async def _deliver(deps: GraphDeps, row: dict[str, Any]) -> None:
     )
     pair = Pair(user_id, deps.settings.character)
     try:
-        await run_agent_graph(deps, pair, event.turn_id, thought, REMINDER_AROUSAL)
+        await run_agent_graph(agent_graph, pair, event.turn_id, thought, REMINDER_AROUSAL)
     except Exception:
         log.exception("AgentGraph failed for reminder %s; delivering it anyway", row["id"])
     await push_event(deps.redis, event)
     log.info("reminder %s queued as impulse %s for %s", row["id"], event.turn_id, pair)
 
 
-async def reminder_loop(deps: GraphDeps, stop: asyncio.Event) -> None:
+async def reminder_loop(deps: GraphDeps, agent_graph: Any, stop: asyncio.Event) -> None:
     while not stop.is_set():
         try:
-            await deliver_due_reminders(deps)
+            await deliver_due_reminders(deps, agent_graph)
         except Exception:
             log.exception("reminder delivery failed; retrying at the next poll")
         with contextlib.suppress(TimeoutError):

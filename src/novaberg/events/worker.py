@@ -96,9 +96,8 @@ class Worker:
         if deps is not None:
             from novaberg.events.reminders import reminder_loop
 
-            self._tasks.append(
-                asyncio.create_task(reminder_loop(deps, self._stop), name="reminders")
-            )
+            reminders = reminder_loop(deps, self.graphs.agent_graph, self._stop)
+            self._tasks.append(asyncio.create_task(reminders, name="reminders"))
             if deps.settings.pixie:
                 from novaberg.pixie.jobs import build_scheduler
 

@@ -3,7 +3,7 @@
     enricher → salience → dispatcher → END
 
 Here Nova's own thought *arises*: it gets context, is judged for salience and
-stored as memory from Nova's perspective (`ei_calc_rolle="character"`, so
+stored as memory from Nova's perspective (the role flags `AGENT_ROLES`, so
 short-term entries carry `beobachter="assistant"`). It has no responder and
 therefore never writes a session turn (the dispatcher skips
 `graph_rolle="agent"`). The CharacterGraph then thinks the thought in the
@@ -18,44 +18,33 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from langgraph.graph import END, START, StateGraph
-
 from novaberg.agents.deps import GraphDeps
-from novaberg.graph.base import add_node
+from novaberg.graph.base import compile_graph, linear, node_names
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.salience import salience
 from novaberg.graph.personality import InternalPersonality, Personality
-from novaberg.graph.state import ConversationState
+from novaberg.graph.roles import AGENT_ROLES
 from novaberg.store.keys import Pair
+from novaberg.wire import GRAPH_AGENT, ORIGIN_OWN_THOUGHT, SOURCE_CHARACTER
 
-GRAPH: Final = "agent"
+__all__ = ["AGENT_NODE_NAMES", "AGENT_TABLE", "agent_state", "build_agent_graph", "run_agent_graph"]
 
-AGENT_NODES: Final = (
-    ("enricher", enricher),
-    ("salience", salience),
-    ("dispatcher", dispatcher),
+AGENT_TABLE: Final = linear(
+    [
+        ("enricher", enricher),
+        ("salience", salience),
+        ("dispatcher", dispatcher),
+    ]
 )
+"""The AgentGraph's declaration."""
 
-AGENT_ROLES: Final = {
-    "graph_rolle": "agent",
-    "ei_calc_rolle": "character",
-    "perzeption_rolle": "assistant",
-}
-"""Role flags of an AgentGraph state (docs/behaviour/graphs.md#role-flags)."""
-
-OWN_IMPULSE: Final = "eigener_impuls"
+AGENT_NODE_NAMES: Final = node_names(AGENT_TABLE)
 
 
 def build_agent_graph(deps: GraphDeps) -> Any:
-    builder = StateGraph(ConversationState)
-    previous = START
-    for name, fn in AGENT_NODES:
-        add_node(builder, name, fn, deps, GRAPH)
-        builder.add_edge(previous, name)
-        previous = name
-    builder.add_edge(previous, END)
-    return builder.compile()
+    """The compiled AgentGraph (compiled once, by `GraphRuntime.compile`)."""
+    return compile_graph(AGENT_TABLE, deps, GRAPH_AGENT)
 
 
 def agent_state(
@@ -69,9 +58,9 @@ def agent_state(
         "nachrichten_ids": [],
         "user_prompt": "",
         "eigener_gedanke": thought,
-        "event_source": "character",
+        "event_source": SOURCE_CHARACTER,
         "event_payload": {
-            "reiz_herkunft": OWN_IMPULSE,
+            "reiz_herkunft": ORIGIN_OWN_THOUGHT,
             "turn_id": turn_id,
             "gedanke_arousal": thought_arousal,
         },
@@ -86,8 +75,7 @@ def agent_state(
 
 
 async def run_agent_graph(
-    deps: GraphDeps, pair: Pair, turn_id: str, thought: str, thought_arousal: float | None
+    compiled: Any, pair: Pair, turn_id: str, thought: str, thought_arousal: float | None
 ) -> dict[str, Any]:
-    """Run the AgentGraph once for a thought and return its final state."""
-    compiled = build_agent_graph(deps)
+    """Run the compiled AgentGraph once for a thought and return its final state."""
     return await compiled.ainvoke(agent_state(pair, turn_id, thought, thought_arousal))

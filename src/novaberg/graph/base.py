@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from langgraph.graph import StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from novaberg.agents.deps import GraphDeps
@@ -150,20 +151,75 @@ def _row(
     )
 
 
-def add_node(
-    builder: StateGraph,
-    name: str,
-    fn: NodeFn,
+@dataclass(frozen=True)
+class Node:
+    """One row of a graph's declaration: a node and where the run goes after it.
+
+    Either `then` (a plain edge; `END` ends the run) or `route` with the `routes` it can
+    name — never both. The first row is the entry node."""
+
+    name: str
+    fn: NodeFn
+    then: str | None = None
+    route: Route | None = None
+    routes: tuple[str, ...] = ()
+
+    def successors(self) -> tuple[str, ...]:
+        return self.routes if self.route is not None else (self.then or END,)
+
+
+def node_names(table: Sequence[Node]) -> tuple[str, ...]:
+    """The table's node names in declaration order (the stage names clients see)."""
+    return tuple(node.name for node in table)
+
+
+def linear(steps: Sequence[tuple[str, NodeFn]]) -> tuple[Node, ...]:
+    """The table of a graph that runs `steps` in order, then ends."""
+    names = [name for name, _ in steps]
+    return tuple(
+        Node(name, fn, then=names[i + 1] if i + 1 < len(names) else END)
+        for i, (name, fn) in enumerate(steps)
+    )
+
+
+def compile_graph(
+    table: Sequence[Node],
     deps: GraphDeps,
     graph: str,
     *,
-    route: Route | None = None,
-    destinations: tuple[str, ...] = (),
-) -> None:
-    """`builder.add_node(name, wrap_node(...))`; a routed node declares its `destinations`
-    (the nodes `route` can name), so the drawn graph shows its edges."""
-    builder.add_node(  # type: ignore[call-overload]
-        name,
-        wrap_node(name, fn, deps, graph, route),
-        destinations=destinations or None,
-    )
+    roles: Mapping[str, str] | None = None,
+) -> Any:
+    """The compiled LangGraph for a declaration table.
+
+    With `roles`, every node reads the state with these role flags laid over it, so a
+    shared node picks the graph's variant even for a state built without the runtime."""
+    names = set(node_names(table))
+    if len(names) != len(table):
+        raise ValueError(f"{graph}: a node name is declared twice")
+    builder = StateGraph(ConversationState)
+    for node in table:
+        if (node.then is None) == (node.route is None):
+            raise ValueError(f"{graph}: node {node.name!r} needs exactly one of then/route")
+        unknown = [n for n in node.successors() if n != END and n not in names]
+        if unknown:
+            raise ValueError(f"{graph}: node {node.name!r} leads to undeclared {unknown}")
+        fn = node.fn if roles is None else _with_roles(node.fn, roles)
+        builder.add_node(  # type: ignore[arg-type,call-overload]
+            node.name,
+            wrap_node(node.name, fn, deps, graph, node.route),
+            destinations=node.routes or None,
+        )
+        if node.then is not None:
+            builder.add_edge(node.name, node.then)
+    builder.add_edge(START, table[0].name)
+    return builder.compile()
+
+
+def _with_roles(fn: NodeFn, roles: Mapping[str, str]) -> NodeFn:
+    flags = dict(roles)
+
+    async def run(state: ConversationState, deps: GraphDeps) -> dict[str, Any] | None:
+        return await fn({**state, **flags}, deps)  # type: ignore[typeddict-item]
+
+    run.__name__ = getattr(fn, "__name__", "node")
+    return run

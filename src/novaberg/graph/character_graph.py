@@ -12,23 +12,22 @@ The answer is released when `perception_assistant` has run (`contract.RELEASE_NO
 both the ok and the fallback edge; the post-run (persist, salience, dispatcher) continues
 and cannot cost the answer.
 
-Every node runs with the CharacterGraph's role flags (graph_rolle "character", ei_calc_rolle
-"character", perzeption_rolle "assistant") laid over the state it reads, so the shared
-nodes (ei_calc, enricher, perception, salience, dispatcher) pick their character variant
-even for a state built without the runtime.
+Every node runs with the CharacterGraph's role flags (`graph/roles.py`) laid over the state
+it reads, so the shared nodes (ei_calc, enricher, perception, salience, dispatcher) pick
+their character variant even for a state built without the runtime.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import partial
 from typing import Any, Final
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 
+from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
-from novaberg.graph.base import NodeFn, Route, add_node
-from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, GraphDeps
+from novaberg.graph.base import Node, compile_graph, node_names
+from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.conversation_vector import conversation_vector
 from novaberg.graph.nodes.corrector import corrector
@@ -46,7 +45,8 @@ from novaberg.graph.nodes.router import route_after_router, router
 from novaberg.graph.nodes.salience import salience
 from novaberg.graph.nodes.thinker import thinker
 from novaberg.graph.nodes.tribunal import tribunal
-from novaberg.graph.state import ConversationState
+from novaberg.graph.roles import CHARACTER_ROLES
+from novaberg.wire import GRAPH_CHARACTER
 
 __all__ = [
     "CHARACTER_NODE_NAMES",
@@ -54,111 +54,63 @@ __all__ = [
     "MAX_CORRECTIONS",
     "RECURSION_LIMIT",
     "build_character_graph",
+    "character_table",
 ]
-
-GRAPH: Final = "character"
-
-CHARACTER_ROLES: Final[Mapping[str, str]] = {
-    "graph_rolle": "character",
-    "ei_calc_rolle": "character",
-    "perzeption_rolle": "assistant",
-}
-"""The role flags of a CharacterGraph run (docs/behaviour/graphs.md#role-flags)."""
 
 RECURSION_LIMIT: Final = 80
 """LangGraph's default of 25 steps is below the longest legal path: 17 nodes, two
 correction rounds (+6) and a planner ⇄ agent loop per agent (+2 each)."""
 
-CHARACTER_NODE_NAMES: Final = (
-    "db_access",
-    "ei_calc",
-    "enricher",
-    "reducer",
-    "router",
-    "planner",
-    AGENT_NODE,
-    "conversation_vector",
-    "responder",
-    "thinker",
-    "tribunal",
-    "evaluate",
-    "corrector",
-    RELEASE_NODE,
-    "ei_calc_persist",
-    "salience",
-    "dispatcher",
-)
+
+def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
+    """The CharacterGraph's declaration: every node, in stage order, and where it leads.
+
+    The routed nodes (router, planner, evaluate) name their successor themselves (see
+    `graph.base.wrap_node`); `routes` lists the nodes they can name."""
+    return (
+        Node("db_access", db_access, then="ei_calc"),
+        Node("ei_calc", ei_calc, then="enricher"),
+        Node("enricher", enricher, then="reducer"),
+        Node("reducer", reducer, then="router"),
+        Node(
+            "router",
+            partial(router, registry=agents),
+            route=route_after_router,
+            routes=("planner", "conversation_vector"),
+        ),
+        Node(
+            "planner",
+            partial(planner, registry=agents),
+            route=route_after_planner,
+            routes=(AGENT_NODE, "conversation_vector"),
+        ),
+        Node(AGENT_NODE, partial(agent_dispatch, registry=agents), then="planner"),
+        Node("conversation_vector", conversation_vector, then="responder"),
+        Node("responder", responder, then="thinker"),
+        Node("thinker", thinker, then="tribunal"),
+        Node("tribunal", tribunal, then="evaluate"),
+        Node(
+            "evaluate",
+            partial(evaluate, max_corrections=MAX_CORRECTIONS),
+            route=route_after_evaluate,
+            routes=(RELEASE_NODE, "corrector"),
+        ),
+        Node("corrector", corrector, then="tribunal"),
+        Node(RELEASE_NODE, perception, then="ei_calc_persist"),
+        Node("ei_calc_persist", ei_calc_persist, then="salience"),
+        Node("salience", salience, then="dispatcher"),
+        Node("dispatcher", dispatcher, then=END),
+    )
+
+
+CHARACTER_NODE_NAMES: Final = node_names(character_table(AgentRegistry()))
 """Node names (the stage names the clients see)."""
 
 
-def with_character_roles(fn: NodeFn) -> NodeFn:
-    """`fn` reading the state with the CharacterGraph's role flags laid over it."""
-
-    async def run(state: ConversationState, deps: GraphDeps) -> dict[str, Any] | None:
-        return await fn({**state, **CHARACTER_ROLES}, deps)  # type: ignore[typeddict-item]
-
-    run.__name__ = getattr(fn, "__name__", "node")
-    return run
-
-
 def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None) -> Any:
-    """The compiled CharacterGraph (with a recursion limit that fits the correction loop)."""
-    agents = registry if registry is not None else AgentRegistry()
-    nodes: dict[str, NodeFn] = {
-        "db_access": db_access,
-        "ei_calc": ei_calc,
-        "enricher": enricher,
-        "reducer": reducer,
-        "router": partial(router, registry=agents),
-        "planner": partial(planner, registry=agents),
-        AGENT_NODE: partial(agent_dispatch, registry=agents),
-        "conversation_vector": conversation_vector,
-        "responder": responder,
-        "thinker": thinker,
-        "tribunal": tribunal,
-        "evaluate": partial(evaluate, max_corrections=MAX_CORRECTIONS),
-        "corrector": corrector,
-        RELEASE_NODE: perception,
-        "ei_calc_persist": ei_calc_persist,
-        "salience": salience,
-        "dispatcher": dispatcher,
-    }
-    assert tuple(nodes) == CHARACTER_NODE_NAMES
-    # the branching nodes name their successor themselves (see graph.base.wrap_node)
-    routes: dict[str, tuple[Route, tuple[str, ...]]] = {
-        "router": (route_after_router, ("planner", "conversation_vector")),
-        "planner": (route_after_planner, (AGENT_NODE, "conversation_vector")),
-        "evaluate": (route_after_evaluate, (RELEASE_NODE, "corrector")),
-    }
-    builder = StateGraph(ConversationState)
-    for name, fn in nodes.items():
-        route, destinations = routes.get(name, (None, ()))
-        add_node(
-            builder,
-            name,
-            with_character_roles(fn),
-            deps,
-            GRAPH,
-            route=route,
-            destinations=destinations,
-        )
+    """The compiled CharacterGraph (with a recursion limit that fits the correction loop).
 
-    for a, b in (
-        (START, "db_access"),
-        ("db_access", "ei_calc"),
-        ("ei_calc", "enricher"),
-        ("enricher", "reducer"),
-        ("reducer", "router"),
-        (AGENT_NODE, "planner"),
-        ("conversation_vector", "responder"),
-        ("responder", "thinker"),
-        ("thinker", "tribunal"),
-        ("tribunal", "evaluate"),
-        ("corrector", "tribunal"),
-        (RELEASE_NODE, "ei_calc_persist"),
-        ("ei_calc_persist", "salience"),
-        ("salience", "dispatcher"),
-        ("dispatcher", END),
-    ):
-        builder.add_edge(a, b)
-    return builder.compile().with_config(recursion_limit=RECURSION_LIMIT)
+    Every node reads the state with `CHARACTER_ROLES` laid over it."""
+    agents = registry if registry is not None else AgentRegistry()
+    compiled = compile_graph(character_table(agents), deps, GRAPH_CHARACTER, roles=CHARACTER_ROLES)
+    return compiled.with_config(recursion_limit=RECURSION_LIMIT)

@@ -58,6 +58,11 @@ class CharacterTurn:
 class TurnGraphs(Protocol):
     """Implemented by `graph.runner.GraphRuntime`."""
 
+    @property
+    def agent_graph(self) -> Any:
+        """The compiled AgentGraph (an own thought arising; the reminder loop runs it)."""
+        ...
+
     def human_state(self, turn: HumanTurn) -> dict[str, Any]: ...
 
     def stream_human(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:

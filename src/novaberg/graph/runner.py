@@ -14,24 +14,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, get_origin, get_type_hints
 
-from novaberg.agents.stimulus import ORIGIN_OWN_THOUGHT, ORIGIN_USER, stimulus_origin
+from novaberg.agents.stimulus import stimulus_origin
+from novaberg.graph.agent_graph import build_agent_graph
+from novaberg.graph.character_graph import MAX_CORRECTIONS, build_character_graph
 from novaberg.graph.contract import CharacterTurn, GraphDeps, HumanTurn
-from novaberg.graph.human_graph import HUMAN_ROLES, build_human_graph
+from novaberg.graph.human_graph import build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.graph.roles import CHARACTER_ROLES, HUMAN_ROLES
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
-
-CHARACTER_ROLES: Final = {
-    "graph_rolle": "character",
-    "ei_calc_rolle": "character",
-    "perzeption_rolle": "assistant",
-}
-"""The role flags a CharacterGraph state carries (docs/behaviour/graphs.md#role-flags)."""
-
-MAX_CORRECTIONS: Final = 2
-"""Correction rounds before the tribunal fallback (docs/behaviour/nodes.md#evaluate)."""
-
-EVENT_SOURCE_USER: Final = "user"
+from novaberg.wire import (
+    GRAPH_CHARACTER,
+    GRAPH_HUMAN,
+    ORIGIN_OWN_THOUGHT,
+    ORIGIN_USER,
+    SOURCE_USER,
+)
 
 StageCallback = Callable[[str, str, dict[str, Any], float], Awaitable[None] | None]
 """on_stage(graph, node, state_after_node, duration_ms)."""
@@ -87,6 +85,7 @@ class GraphRuntime:
         self.registry = registry
         self._human: Any = None
         self._character: Any = None
+        self._agent: Any = None
 
     # --- graphs ------------------------------------------------------------------------
 
@@ -99,15 +98,24 @@ class GraphRuntime:
     @property
     def character_graph(self) -> Any:
         if self._character is None:
-            from novaberg.graph.character_graph import build_character_graph
-
             self._character = build_character_graph(self.deps, self.registry)
         return self._character
 
+    @property
+    def agent_graph(self) -> Any:
+        """The AgentGraph (an own thought arising; the reminder loop runs it)."""
+        if self._agent is None:
+            self._agent = build_agent_graph(self.deps)
+        return self._agent
+
     def compile(self) -> GraphRuntime:
-        """Build both graphs now: a server process does this at startup, so its first turn
-        does not pay for it and the graphs are part of the heap it freezes."""
-        _ = self.human_graph, self.character_graph
+        """Build every graph and agent subgraph now: a server process does this at startup,
+        so its first turn does not pay for it and the graphs are part of the heap it
+        freezes."""
+        _ = self.human_graph, self.character_graph, self.agent_graph
+        if self.registry is not None:
+            for agent in self.registry.all().values():
+                agent.compiled(self.deps)
         return self
 
     # --- HumanGraph ----------------------------------------------------------------------
@@ -122,7 +130,7 @@ class GraphRuntime:
             "user_prompt": turn.prompt,
             "eigener_gedanke": "",
             "empfangen_am": turn.empfangen_am,
-            "event_source": EVENT_SOURCE_USER,
+            "event_source": SOURCE_USER,
             "event_payload": {
                 "reiz_herkunft": ORIGIN_USER,
                 "turn_id": turn.turn_id,
@@ -282,8 +290,8 @@ async def run_turn_inprocess(
         async for node, after in runtime.stream_human(initial):
             state = after
             ms = float((after.get("node_timings") or {}).get(node, 0.0))
-            result.stages.append(("human", node, ms))
-            await _emit(on_stage, "human", node, after, ms)
+            result.stages.append((GRAPH_HUMAN, node, ms))
+            await _emit(on_stage, GRAPH_HUMAN, node, after, ms)
     except Exception as exc:
         failure = f"{type(exc).__name__}: {exc}"
     result.human_ms = (time.perf_counter() - started) * 1000
@@ -293,15 +301,15 @@ async def run_turn_inprocess(
         return result
 
     character_turn = CharacterTurn(
-        pair=pair, turn_id=turn_id, event_source="user", event_payload=result.event_payload
+        pair=pair, turn_id=turn_id, event_source=SOURCE_USER, event_payload=result.event_payload
     )
     cstate = runtime.character_state(character_turn)
     started = time.perf_counter()
     async for node, after in runtime.stream_character(cstate):
         cstate = after
         ms = float((after.get("node_timings") or {}).get(node, 0.0))
-        result.stages.append(("character", node, ms))
-        await _emit(on_stage, "character", node, after, ms)
+        result.stages.append((GRAPH_CHARACTER, node, ms))
+        await _emit(on_stage, GRAPH_CHARACTER, node, after, ms)
     result.character_ms = (time.perf_counter() - started) * 1000
     result.character_state = cstate
     result.response = runtime.response_payload(cstate)

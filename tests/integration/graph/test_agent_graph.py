@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from novaberg.agents.stimulus import stimulus_is_own_thought
-from novaberg.graph.agent_graph import run_agent_graph
+from novaberg.graph.agent_graph import build_agent_graph, run_agent_graph
 from novaberg.store import keys
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_turns
@@ -12,7 +12,11 @@ from novaberg.store.session import read_turns
 async def test_thought_is_judged_but_writes_no_session_turn(deps, redis, db) -> None:  # type: ignore[no-untyped-def]
     pair = keys.Pair("anna", "nova")
     final = await run_agent_graph(
-        deps, pair, "impuls-1", "Anna wollte mehr über Vulkane auf Island wissen.", 0.6
+        build_agent_graph(deps),
+        pair,
+        "impuls-1",
+        "Anna wollte mehr über Vulkane auf Island wissen.",
+        0.6,
     )
     assert stimulus_is_own_thought(final)
     assert final["graph_rolle"] == "agent"

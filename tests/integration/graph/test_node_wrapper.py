@@ -6,11 +6,12 @@ import functools
 from typing import Any
 
 import pytest
-from langgraph.graph import END, START, StateGraph
 
+from novaberg.agents.registry import discover_agents
 from novaberg.config import Role
-from novaberg.graph.base import UndeclaredChannelError, add_node, wrap_node
+from novaberg.graph.base import Node, UndeclaredChannelError, compile_graph, linear, wrap_node
 from novaberg.graph.contract import GraphDeps
+from novaberg.graph.runner import GraphRuntime
 from novaberg.graph.state import ConversationState
 from novaberg.store.pipeline_log import read_turn
 
@@ -70,20 +71,15 @@ async def test_exception_is_logged_then_reraised(deps: GraphDeps) -> None:
     assert "RuntimeError: kaputt" in row["inhalt"]["fehler"]
 
 
-async def test_add_node_in_a_real_graph_keeps_declared_keys(deps: GraphDeps) -> None:
+async def test_a_declared_linear_graph_keeps_declared_keys(deps: GraphDeps) -> None:
     async def first(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         return {"response": "a"}
 
     async def second(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         return {"model": state["response"] + "b"}
 
-    builder = StateGraph(ConversationState)
-    add_node(builder, "first", first, deps, "character")
-    add_node(builder, "second", second, deps, "character")
-    builder.add_edge(START, "first")
-    builder.add_edge("first", "second")
-    builder.add_edge("second", END)
-    final = await builder.compile().ainvoke(dict(STATE))
+    compiled = compile_graph(linear([("first", first), ("second", second)]), deps, "character")
+    final = await compiled.ainvoke(dict(STATE))
     assert final["model"] == "ab"
     assert set(final["node_timings"]) == {"first", "second"}
 
@@ -94,3 +90,20 @@ def test_unknown_graph_name_is_rejected(deps: GraphDeps) -> None:
 
     with pytest.raises(ValueError):
         wrap_node("noop", noop, deps, "menschlich")
+
+
+def test_a_declaration_refuses_an_edge_to_an_undeclared_node(deps: GraphDeps) -> None:
+    async def noop(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {}
+
+    with pytest.raises(ValueError, match="undeclared"):
+        compile_graph((Node("a", noop, then="b"),), deps, "character")
+    with pytest.raises(ValueError, match="exactly one"):
+        compile_graph((Node("a", noop),), deps, "character")
+
+
+def test_the_runtime_compiles_every_agent_subgraph_once(deps: GraphDeps) -> None:
+    runtime = GraphRuntime(deps, registry=discover_agents()).compile()
+    for agent in runtime.registry.all().values():
+        assert agent._compiled is not None and agent._compiled[0] is deps, agent.name
+        assert agent.compiled(deps) is agent._compiled[1]  # reused, not built again

@@ -10,6 +10,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from novaberg.agents.base import AgentDefinitionError, AgentResult, Korrektur
+from novaberg.agents.dispatch_common import default_dispatch
 from novaberg.agents.markers import session_marker
 from novaberg.agents.pending import has_pending, pending_question, store_pending
 from novaberg.agents.registry import AgentRegistry, agent_migrations, discover_agents
@@ -81,7 +82,7 @@ def test_discovery_needs_agent_md_and_skips_underscore(caplog: pytest.LogCapture
     assert set(registry.all()) == {"echo"}
     assert "agent folder nodoc refused: AGENT.md is missing" in caplog.text
     assert "hidden" not in caplog.text  # skipped without a word, not refused
-    assert registry.get_dispatch("echo") is not None
+    assert registry.get_dispatch("echo") is default_dispatch  # a folder without dispatch.py
     assert "Test agent" in registry.descriptions()
     assert registry.match_target("ECHO") == "echo"
     assert registry.match_target("echo_alias") == "echo"
@@ -98,6 +99,7 @@ def test_real_agents_discovered() -> None:
     assert {"notizen", "timeline", "direktiven", "charakter_identitaet"} <= set(registry.all())
     for name in registry.all():
         assert registry.get_dispatch(name) is not None, name
+    assert registry.get_dispatch("timeline") is not default_dispatch  # its own dispatch.py
 
 
 def test_capabilities_are_what_classify_can_choose() -> None:

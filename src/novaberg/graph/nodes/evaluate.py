@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import StimulusError, stimulus_text
+from novaberg.graph.contract import RELEASE_NODE
 from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
 from novaberg.graph.state import ConversationState
 from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
@@ -53,7 +54,7 @@ DECISION_FALLBACK: Final = "fallback"
 DECISION_CORRECT: Final = "correct"
 """`evaluate_entscheidung` values."""
 
-NEXT_RELEASE: Final = "perception_assistant"
+NEXT_RELEASE: Final = RELEASE_NODE
 NEXT_CORRECT: Final = "corrector"
 """Targets of `route_after_evaluate` (node names in character_graph)."""
 
