@@ -138,11 +138,28 @@ async def test_s14_same_title_same_day_is_duplicate(deps: GraphDeps, scripted: S
     assert "timeline_id" not in out or out["timeline_id"] is None
 
 
-async def test_s14_upcoming_same_title_on_another_day_is_a_duplicate(
+async def test_s14_same_title_differently_written_same_day_is_duplicate(
     deps: GraphDeps, scripted: ScriptedLLM
 ) -> None:
-    """Scenario 14: an active 'Zahnarzt' exists; "Zahnarzt am Montag um 9" adds no row and
-    says when the existing one is."""
+    """The title is compared normalised: case and white space do not make it new."""
+    await entry(deps, "Zahnarzt", THURSDAY_14)
+    classify_as(
+        scripted,
+        "zahnarzt am Donnerstag um 9",
+        action="create",
+        target="  zahnarzt ",
+        zeitausdruck="am Donnerstag um 9 Uhr",
+    )
+    out = await run_turn(deps, "zahnarzt am Donnerstag um 9 Uhr", "timeline")
+    assert len(await rows(deps)) == 1
+    assert "bereits eingetragen" in last(out).ergebnis and "06.08.2026" in last(out).ergebnis
+
+
+async def test_a_second_dentist_appointment_on_another_day_is_stored(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """An active 'Zahnarzt' on Thursday does not block 'Zahnarzt am Montag um 9': a second
+    appointment on another day is a new one."""
     await entry(deps, "Zahnarzt", THURSDAY_14)
     classify_as(
         scripted,
@@ -152,8 +169,27 @@ async def test_s14_upcoming_same_title_on_another_day_is_a_duplicate(
         zeitausdruck="am Montag um 9",
     )
     out = await run_turn(deps, "Zahnarzt am Montag um 9", "timeline")
-    assert len(await rows(deps)) == 1
-    assert "bereits eingetragen" in last(out).ergebnis and "06.08.2026" in last(out).ergebnis
+    assert last(out).status == "abgeschlossen"
+    assert "bereits eingetragen" not in last(out).ergebnis
+    times = {r["event_time"] for r in await rows(deps) if r["aktiv"]}
+    assert times == {THURSDAY_14, datetime(2026, 8, 3, 9, 0, tzinfo=BERLIN)}
+
+
+async def test_arzt_is_not_blocked_by_zahnarzt_on_the_same_day(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """A title that merely contains the new one is another appointment."""
+    await entry(deps, "Zahnarzt", THURSDAY_14)
+    classify_as(
+        scripted,
+        "Arzt am Donnerstag um 9",
+        action="create",
+        target="Arzt",
+        zeitausdruck="am Donnerstag um 9 Uhr",
+    )
+    out = await run_turn(deps, "Arzt am Donnerstag um 9 Uhr", "timeline")
+    assert last(out).status == "abgeschlossen"
+    assert sorted(r["title"] for r in await rows(deps) if r["aktiv"]) == ["Arzt", "Zahnarzt"]
 
 
 async def test_a_past_appointment_of_that_title_does_not_block(

@@ -80,10 +80,10 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     precision = "minute" if vector.clock_recognised else "day"
     if precision == "day":
         when = display.local_midnight(when.date(), tz)
-    # an upcoming entry of that title (from today on) is taken as the same appointment:
+    # an entry of the same title on the same local day is taken as the same appointment:
     # the person hears when it is and can move it instead
-    today = display.local_midnight(now.astimezone(tz).date(), tz)
-    duplicate = await repo.upcoming_with_title(deps.pool, user_id, title, today)
+    day_start, day_end = display.day_window(when.date(), tz)
+    duplicate = await repo.same_title_on_day(deps.pool, user_id, title, day_start, day_end)
     if duplicate is not None:
         shown = display.datum(duplicate, tz)
         return _done(f"'{title}' ist am {shown} bereits eingetragen.", parameter, "duplikat")

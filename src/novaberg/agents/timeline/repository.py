@@ -175,16 +175,27 @@ async def in_range(
         return cast(list[dict[str, Any]], await cur.fetchall())
 
 
-async def upcoming_with_title(
-    pool: AsyncConnectionPool, user_id: str, title: str, since: datetime
+def normalise_title(title: str) -> str:
+    """A title as the duplicate check compares it: trimmed, inner white space single,
+    lower case (the same as the SQL `_NORMALISED_TITLE`)."""
+    return " ".join(title.split()).lower()
+
+
+_NORMALISED_TITLE = r"lower(regexp_replace(btrim(title), '\s+', ' ', 'g'))"
+
+
+async def same_title_on_day(
+    pool: AsyncConnectionPool, user_id: str, title: str, day_start: datetime, day_end: datetime
 ) -> dict[str, Any] | None:
-    """Duplicate check: the first active entry whose title
-    contains `title` and that lies at or after `since`. Past entries never block."""
+    """Duplicate check: the first active entry with the same normalised title whose time
+    lies in [day_start, day_end) — the new entry's local day. "Arzt" is not "Zahnarzt",
+    and a second dentist appointment on another day is a new appointment."""
     async with pool.connection() as conn:
         cur = await conn.execute(
             f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
-            " AND title ILIKE %s AND event_time >= %s ORDER BY event_time LIMIT 1",
-            (user_id, f"%{_escape_like(title.strip())}%", since),
+            f" AND {_NORMALISED_TITLE} = %s AND event_time >= %s AND event_time < %s"
+            " ORDER BY event_time LIMIT 1",
+            (user_id, normalise_title(title), day_start, day_end),
         )
         return cast(dict[str, Any] | None, await cur.fetchone())
 
