@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from novaberg.config import Settings
+from novaberg.wire import FIELD_HUMAN_SALIENCE, FIELD_USER_INTENTIONS
 
 console = Console()
 
@@ -131,11 +132,11 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
         f"\n[bold]user emotion[/bold]  {_emotion_line(result.human_state.get('external'))}"
     )
     console.print(f"[bold]nova emotion[/bold]  {_emotion_line(cstate.get('internal'))}")
-    if cstate.get("nova_emotion_konflikt"):
+    if cstate.get("nova_emotion_conflict"):
         console.print("[yellow]emotional conflict between user and Nova[/yellow]")
     console.print(
-        f"salience: user {result.event_payload.get('salienz_human')}, "
-        f"intentions {result.event_payload.get('user_intentionen')}"
+        f"salience: user {result.event_payload.get(FIELD_HUMAN_SALIENCE)}, "
+        f"intentions {result.event_payload.get(FIELD_USER_INTENTIONS)}"
     )
 
     votes = cstate.get("tribunal_votes") or []

@@ -74,7 +74,7 @@ async def test_both_graphs_with_the_real_model(real_deps: GraphDeps) -> None:
     answer = result.response["nachricht"]
     assert isinstance(answer, str) and answer.strip()
     assert result.character_state["tribunal_verdict"] in {"ok", "warnung", "ablehnen"}
-    assert result.character_state["evaluate_entscheidung"] in {"ok", "fallback"}
+    assert result.character_state["evaluate_decision"] in {"ok", "fallback"}
 
     assert_valid_perception(result.human_state["external"].emotion)  # the user's utterance
     assert_valid_perception(result.character_state["internal"].emotion)  # Nova's answer

@@ -1,8 +1,7 @@
-"""The agent framework's types: `AgentState`, `AgentResult`, `Korrektur`, `BaseAgent`.
+"""The agent framework's types: `AgentState`, `AgentResult`, `Correction`, `BaseAgent`.
 
 Why this shape (docs/behaviour/agents.md#framework): every task agent is a LangGraph
-subgraph over one small state (`AgentState`, wire keys in German because they are
-logged and stored in the pending question), and reports back through one
+subgraph over one small state (`AgentState`), and reports back through one
 validated result type, so the planner, the task block and the session markers
 never have to guess what an agent meant.
 """
@@ -28,7 +27,7 @@ __all__ = [
     "AgentResult",
     "AgentState",
     "BaseAgent",
-    "Korrektur",
+    "Correction",
     "PeriodicTask",
 ]
 
@@ -41,10 +40,10 @@ legacy bare refusal, user said no at a gate."""
 RUNNING = "laufend"
 """`AgentState.status` while the subgraph runs; never a final status."""
 
-KONTEXT_KEYS: frozenset[str] = frozenset(
+CONTEXT_KEYS: frozenset[str] = frozenset(
     {"user_id", "character_id", "memory_context", "verlauf", "initiator"}
 )
-"""Catalogued `kontext` keys an agent may see (invoke drops the rest)."""
+"""Catalogued `context` keys an agent may see (invoke drops the rest)."""
 
 
 class AgentDefinitionError(ValueError):
@@ -52,35 +51,35 @@ class AgentDefinitionError(ValueError):
 
 
 class AgentState(TypedDict, total=False):
-    """Everything an agent sees. Keys are wire names."""
+    """Everything an agent sees."""
 
-    aufgabe: str  # the stimulus text (user utterance, or the answer on resume)
-    aufgabe_typ: str  # "workflow" | "kognitiv"
+    task: str  # the stimulus text (user utterance, or the answer on resume)
+    task_type: str  # "workflow" | "kognitiv"
     agent_name: str
-    kontext: dict[str, Any]  # user_id, character_id, memory_context, verlauf
+    context: dict[str, Any]  # user_id, character_id, memory_context, verlauf, initiator
     parameter: dict[str, Any]  # action, target, ..., resume flags; node scratch space
-    schritte: Annotated[list[dict[str, Any]], operator.add]  # audit: {node, ergebnis, ...}
-    ergebnis: Any
+    steps: Annotated[list[dict[str, Any]], operator.add]  # audit: {node, ergebnis, ...}
+    result: Any
     status: str  # RUNNING while running, then one of STATUS_CANON
-    rueckfrage: str | None
-    fehler: str | None
+    question: str | None
+    error: str | None
 
 
 @dataclass(frozen=True)
-class Korrektur:
+class Correction:
     """Why an agent refused and what would have worked (never executed)."""
 
-    befund: str  # what is wrong
-    beleg: str  # evidence
-    vorschlag: str  # a working phrasing
+    finding: str  # what is wrong
+    evidence: str
+    suggestion: str  # a working phrasing
 
     def __post_init__(self) -> None:
-        for name in ("befund", "beleg", "vorschlag"):
+        for name in ("finding", "evidence", "suggestion"):
             if not str(getattr(self, name) or "").strip():
-                raise AgentDefinitionError(f"Korrektur needs a non-empty {name}")
+                raise AgentDefinitionError(f"Correction needs a non-empty {name}")
 
     def to_dict(self) -> dict[str, str]:
-        return {"befund": self.befund, "beleg": self.beleg, "vorschlag": self.vorschlag}
+        return {"finding": self.finding, "evidence": self.evidence, "suggestion": self.suggestion}
 
 
 @dataclass(frozen=True)
@@ -98,12 +97,12 @@ class AgentResult:
     """One agent run as the planner and the responder see it."""
 
     agent_name: str
-    ergebnis: Any
+    result: Any
     status: str
-    fehler: str | None = None
-    rueckfrage: str | None = None
-    korrektur: Korrektur | None = None
-    schritte: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    question: str | None = None
+    correction: Correction | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -111,7 +110,7 @@ class AgentResult:
             raise AgentDefinitionError(f"unknown agent status {self.status!r}")
         if not self.agent_name:
             raise AgentDefinitionError("AgentResult needs an agent_name")
-        required = {"abgelehnt": "korrektur", "fehler": "fehler", "rueckfrage": "rueckfrage"}
+        required = {"abgelehnt": "correction", "fehler": "error", "rueckfrage": "question"}
         needed = required.get(self.status)
         if needed is not None and not getattr(self, needed):
             raise AgentDefinitionError(f"status {self.status!r} requires {needed}")
@@ -119,12 +118,12 @@ class AgentResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent_name": self.agent_name,
-            "ergebnis": self.ergebnis,
+            "result": self.result,
             "status": self.status,
-            "fehler": self.fehler,
-            "rueckfrage": self.rueckfrage,
-            "korrektur": self.korrektur.to_dict() if self.korrektur else None,
-            "schritte": self.schritte,
+            "error": self.error,
+            "question": self.question,
+            "correction": self.correction.to_dict() if self.correction else None,
+            "steps": self.steps,
             "meta": self.meta,
         }
 
@@ -134,9 +133,9 @@ class AgentResult:
         if isinstance(value, AgentResult):
             return value
         data = dict(value)
-        korrektur = data.get("korrektur")
-        if isinstance(korrektur, dict):
-            data["korrektur"] = Korrektur(**korrektur)
+        correction = data.get("correction")
+        if isinstance(correction, dict):
+            data["correction"] = Correction(**correction)
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 
@@ -162,7 +161,7 @@ class BaseAgent(ABC):
     """Further lowercase names a router target may use for this agent."""
 
     rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
-    """Fixed phrasing hint for a refusal (`Korrektur.vorschlag`)."""
+    """Fixed phrasing hint for a refusal (`Correction.suggestion`)."""
 
     domain_language: ClassVar[Mapping[str, Any]] = {}
     """The agent's actions (`aktionen`) and everyday phrasings that name them
@@ -222,7 +221,7 @@ class BaseAgent(ABC):
         return self._compiled[1]
 
     async def invoke(self, state: AgentState, deps: GraphDeps) -> AgentState:
-        """Drop undeclared `kontext` keys, then run the subgraph."""
-        kontext = {k: v for k, v in (state.get("kontext") or {}).items() if k in KONTEXT_KEYS}
-        result = await self.compiled(deps).ainvoke({**state, "kontext": kontext})
+        """Drop undeclared `context` keys, then run the subgraph."""
+        context = {k: v for k, v in (state.get("context") or {}).items() if k in CONTEXT_KEYS}
+        result = await self.compiled(deps).ainvoke({**state, "context": context})
         return AgentState(**result)  # type: ignore[typeddict-item]

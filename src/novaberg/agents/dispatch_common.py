@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Korrektur
+from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Correction
 from novaberg.agents.pending import pending_question, store_pending, take_pending
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.store.session import numbered_view
@@ -39,34 +39,34 @@ def history_lines(state: dict[str, Any]) -> list[str]:
 def _to_result(agent: BaseAgent, final: AgentState, resume: bool) -> AgentResult:
     status = final.get("status") or RUNNING
     meta = {"resume": resume}
-    steps = list(final.get("schritte") or [])
+    steps = list(final.get("steps") or [])
     if status == "rejected":
         grund = (final.get("parameter") or {}).get("grund") or "unklar"
         return AgentResult(
             agent_name=agent.name,
-            ergebnis=None,
+            result=None,
             status="abgelehnt",
-            korrektur=Korrektur(
-                befund="Nicht als Aufgabe für mich verstanden.",
-                beleg=f"Klassifikation: rejected/{grund}",
-                vorschlag=agent.rejection_hint,
+            correction=Correction(
+                finding="Nicht als Aufgabe für mich verstanden.",
+                evidence=f"Klassifikation: rejected/{grund}",
+                suggestion=agent.rejection_hint,
             ),
-            schritte=steps,
+            steps=steps,
             meta=meta,
         )
     if status == RUNNING or status not in {"abgeschlossen", "fehler", "rueckfrage", "dismissed"}:
         return AgentResult(
-            agent.name, None, "fehler", fehler="Agent endete ohne Ergebnis.", schritte=steps
+            agent.name, None, "fehler", error="Agent endete ohne Ergebnis.", steps=steps
         )
-    if status == "fehler" and not final.get("fehler"):
-        final = {**final, "fehler": "Unbekannter Fehler."}
+    if status == "fehler" and not final.get("error"):
+        final = {**final, "error": "Unbekannter Fehler."}
     return AgentResult(
         agent_name=agent.name,
-        ergebnis=final.get("ergebnis"),
+        result=final.get("result"),
         status=status,
-        fehler=final.get("fehler"),
-        rueckfrage=final.get("rueckfrage"),
-        schritte=steps,
+        error=final.get("error"),
+        question=final.get("question"),
+        steps=steps,
         meta=meta,
     )
 
@@ -74,14 +74,14 @@ def _to_result(agent: BaseAgent, final: AgentState, resume: bool) -> AgentResult
 def _summary(result: AgentResult) -> tuple[str, str]:
     """`(management_result, management_detail)` of a result."""
     if result.status == "rueckfrage":
-        return result.rueckfrage or "", f"Rückfrage: {result.rueckfrage}"
+        return result.question or "", f"Rückfrage: {result.question}"
     if result.status == "fehler":
-        return f"Fehler: {result.fehler}", result.fehler or ""
-    if result.status == "abgelehnt" and result.korrektur is not None:
-        return "", result.korrektur.befund
+        return f"Fehler: {result.error}", result.error or ""
+    if result.status == "abgelehnt" and result.correction is not None:
+        return "", result.correction.finding
     if result.status == "dismissed":
-        return "Nutzer hat abgelehnt, nichts geändert.", str(result.ergebnis or "")
-    return str(result.ergebnis or ""), str(result.ergebnis or "")
+        return "Nutzer hat abgelehnt, nichts geändert.", str(result.result or "")
+    return str(result.result or ""), str(result.result or "")
 
 
 async def run_dispatch(
@@ -95,11 +95,11 @@ async def run_dispatch(
     user_id = str(state.get("user_id") or "")
     action = str(state.get("management_action") or "")
     target = str(state.get("management_target") or "")
-    aufgabe = stimulus_text(state)
+    task = stimulus_text(state)
     parameter: dict[str, Any] = {
         "action": action,
         "target": target,
-        "target_typ": state.get("management_target_typ") or "titel",
+        "target_typ": state.get("management_target_type") or "titel",
         **(extra_parameter or {}),
     }
     resume = False
@@ -114,17 +114,17 @@ async def run_dispatch(
             parameter = {
                 **(pending.get("parameter") or {}),
                 "resume": True,
-                "user_answer": aufgabe,
+                "user_answer": task,
                 "original_rueckfrage": pending.get("rueckfrage") or "",
             }
         else:
             log.info("resume for %s without its pending question; classifying anew", agent.name)
             parameter["action"] = "agent"
     agent_state = AgentState(
-        aufgabe=aufgabe,
-        aufgabe_typ="workflow",
+        task=task,
+        task_type="workflow",
         agent_name=agent.name,
-        kontext={
+        context={
             "user_id": user_id,
             "character_id": state.get("character_id") or "",
             "memory_context": state.get("memory_context") or "",
@@ -132,11 +132,11 @@ async def run_dispatch(
             "initiator": stimulus_origin(state),
         },
         parameter=parameter,
-        schritte=[],
-        ergebnis=None,
+        steps=[],
+        result=None,
         status=RUNNING,
-        rueckfrage=None,
-        fehler=None,
+        question=None,
+        error=None,
     )
     final = await agent.invoke(agent_state, deps)
     result = _to_result(agent, final, resume)
@@ -147,7 +147,7 @@ async def run_dispatch(
             agent_name=agent.name,
             action=action,
             target=target,
-            rueckfrage=result.rueckfrage or "",
+            rueckfrage=result.question or "",
             parameter=dict(final.get("parameter") or {}),
         )
     management_result, management_detail = _summary(result)

@@ -44,9 +44,9 @@ def choice_question(
 def dismissed(parameter: dict[str, Any]) -> dict[str, Any]:
     return {
         "status": "dismissed",
-        "ergebnis": DISMISSED_TEXT,
+        "result": DISMISSED_TEXT,
         "parameter": parameter,
-        "schritte": step(NODE, "abgelehnt"),
+        "steps": step(NODE, "abgelehnt"),
     }
 
 
@@ -67,12 +67,12 @@ def read_gate_answer(state: AgentState) -> tuple[str, dict[str, Any]]:
         chosen = pick_candidate(answer, parameter.get("kandidaten") or [], ("anweisung",))
         if chosen is not None:
             clean["target_id"] = chosen["id"]
-            return "chosen", {"parameter": clean, "schritte": step(NODE, "gewaehlt")}
+            return "chosen", {"parameter": clean, "steps": step(NODE, "gewaehlt")}
         if consent is Consent.DECLINE:
             return "stop", dismissed(clean)
         return "stop", ask(NODE, original, parameter, antwort="unklar")
     if consent is Consent.APPROVE:
-        return "execute", {"parameter": clean, "schritte": step(NODE, "zugestimmt")}
+        return "execute", {"parameter": clean, "steps": step(NODE, "zugestimmt")}
     if consent is Consent.DECLINE:
         return "stop", dismissed(clean)
     return "stop", ask(NODE, original, parameter, antwort="unklar")

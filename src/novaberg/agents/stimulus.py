@@ -1,6 +1,6 @@
 """The only way nodes read a run's stimulus ("Reiz", docs/behaviour/graphs.md#stimulus).
 
-Exactly one of `user_prompt` (what the counterpart said) and `eigener_gedanke` (Nova's
+Exactly one of `user_prompt` (what the counterpart said) and `own_thought` (Nova's
 own thought on an impulse) is set, and `event_payload["reiz_herkunft"]` names which.
 There is **no fallback** from one place to the other: an impulse without a thought, or a
 user turn without a prompt, is a defect and raises `StimulusError` instead of running a
@@ -59,25 +59,25 @@ def stimulus_is_own_thought(state: Mapping[str, Any]) -> bool:
 
 
 def stimulus_text(state: Mapping[str, Any]) -> str:
-    """The text this run reacts to: `eigener_gedanke` on an impulse, else `user_prompt`.
+    """The text this run reacts to: `own_thought` on an impulse, else `user_prompt`.
 
     Raises `StimulusError` when both or neither place is set, or when the filled place does
     not match `reiz_herkunft`.
     """
     prompt = _filled(state.get("user_prompt"))
-    thought = _filled(state.get("eigener_gedanke"))
+    thought = _filled(state.get("own_thought"))
     if prompt and thought:
-        raise StimulusError("both user_prompt and eigener_gedanke are set; exactly one may be")
+        raise StimulusError("both user_prompt and own_thought are set; exactly one may be")
     if not prompt and not thought:
-        raise StimulusError("neither user_prompt nor eigener_gedanke is set")
+        raise StimulusError("neither user_prompt nor own_thought is set")
     if stimulus_is_own_thought(state):
         if not thought:
-            raise StimulusError("reiz_herkunft is eigener_impuls but eigener_gedanke is empty")
+            raise StimulusError("reiz_herkunft is eigener_impuls but own_thought is empty")
         return thought
     if not prompt:
         raise StimulusError(
             f"reiz_herkunft is {stimulus_origin(state)!r} but user_prompt is empty "
-            "(eigener_gedanke is set; no fallback)"
+            "(own_thought is set; no fallback)"
         )
     return prompt
 

@@ -74,12 +74,12 @@ def build_task_block(
         by_status.setdefault(result.status, []).append(result)
 
     if "rueckfrage" in by_status:
-        return _question_block(by_status["rueckfrage"][0].rueckfrage or ""), False
+        return _question_block(by_status["rueckfrage"][0].question or ""), False
     if "abgelehnt" in by_status:
         lines = [
-            f"- {r.agent_name}: {r.korrektur.befund} Stattdessen möglich: {r.korrektur.vorschlag}"
+            f"- {r.agent_name}: {r.correction.finding} Stattdessen möglich: {r.correction.suggestion}"
             for r in by_status["abgelehnt"]
-            if r.korrektur is not None
+            if r.correction is not None
         ]
         return (
             f"{HEADER}\nEs wurde nichts gespeichert oder geändert; sag das ehrlich, "
@@ -87,7 +87,7 @@ def build_task_block(
             True,
         )
     if "fehler" in by_status:
-        lines = [f"- Agent '{r.agent_name}': {r.fehler}" for r in by_status["fehler"]]
+        lines = [f"- Agent '{r.agent_name}': {r.error}" for r in by_status["fehler"]]
         return (
             f"{HEADER}\nDie Aufgabe ist fehlgeschlagen. Sag dem Nutzer ehrlich, dass es "
             "nicht geklappt hat, und behaupte nicht, es sei erledigt:\n" + "\n".join(lines),
@@ -99,7 +99,7 @@ def build_task_block(
             True,
         )
     if "abgeschlossen" in by_status:
-        lines = [f"- {r.agent_name}: {r.ergebnis}" for r in by_status["abgeschlossen"]]
+        lines = [f"- {r.agent_name}: {r.result}" for r in by_status["abgeschlossen"]]
         return (
             f"{HEADER}\nErledigt. Berichte in der Ich-Form, was du getan hast:\n"
             + "\n".join(lines),

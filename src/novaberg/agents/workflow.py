@@ -133,7 +133,7 @@ def classification_update(
     }
     update: dict[str, Any] = {
         "parameter": parameter,
-        "schritte": step("klassifizieren", executed, konfidenz=konfidenz, hinweise=sorted(hints)),
+        "steps": step("klassifizieren", executed, konfidenz=konfidenz, hinweise=sorted(hints)),
     }
     if executed == "rejected":
         update["status"] = "rejected"
@@ -145,7 +145,7 @@ def hint_text(hints: set[str]) -> str:
 
 
 def history_text(state: AgentState) -> str:
-    return "\n".join((state.get("kontext") or {}).get("verlauf") or [])
+    return "\n".join((state.get("context") or {}).get("verlauf") or [])
 
 
 async def classify(
@@ -180,15 +180,15 @@ def now_from(deps: GraphDeps) -> datetime:
 
 
 def fail(node: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "fehler", "fehler": message, "schritte": step(node, "fehler", **extra)}
+    return {"status": "fehler", "error": message, "steps": step(node, "fehler", **extra)}
 
 
 def ask(node: str, question: str, parameter: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
         "status": "rueckfrage",
-        "rueckfrage": question,
+        "question": question,
         "parameter": parameter,
-        "schritte": step(node, "rueckfrage", **extra),
+        "steps": step(node, "rueckfrage", **extra),
     }
 
 
@@ -196,16 +196,16 @@ def confirm_node(state: AgentState) -> dict[str, Any]:
     """Final node: done unless a question or fault was already set."""
     if decided(state):
         return {}
-    return {"status": "abgeschlossen", "schritte": step("bestaetigen", "abgeschlossen")}
+    return {"status": "abgeschlossen", "steps": step("bestaetigen", "abgeschlossen")}
 
 
 def validate_node(state: AgentState) -> dict[str, Any]:
     """First node of every workflow agent: a user and a non-empty task are required."""
-    if not (state.get("kontext") or {}).get("user_id"):
+    if not (state.get("context") or {}).get("user_id"):
         return fail("validieren", "Kein Nutzer angegeben.")
-    if not (state.get("aufgabe") or "").strip():
+    if not (state.get("task") or "").strip():
         return fail("validieren", "Die Aufgabe ist leer.")
-    return {"schritte": step("validieren", "ok")}
+    return {"steps": step("validieren", "ok")}
 
 
 def resume_or_classify(state: AgentState) -> str:

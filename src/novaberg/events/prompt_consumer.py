@@ -55,8 +55,8 @@ def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedU
         pair=pair,
         turn_id=str(entry.data["turn_id"]),
         prompt="\n".join(item.text for item in items),
-        nachrichten_ids=[item.message_id for item in items],
-        empfangen_am=items[0].received_at,
+        message_ids=[item.message_id for item in items],
+        received_at=items[0].received_at,
     )
     return turn, items
 
@@ -120,7 +120,7 @@ class PromptConsumer(PairConsumer):
             log.error("unreadable block for %s: %s", pair, exc)
             await self._fail(pair, entry, block_message_ids(entry), reason_for(exc, "eingang"))
             return
-        ids = [*entry.carried, *turn.nachrichten_ids]
+        ids = [*entry.carried, *turn.message_ids]
         log.info(
             "turn %s for %s: block of %d utterance(s)%s",
             turn_id,
@@ -150,7 +150,7 @@ class PromptConsumer(PairConsumer):
         last_node = "start"
         try:
             await self.redis.set(
-                keys.last_activity(turn.pair.user_id), turn.empfangen_am, ex=LAST_ACTIVITY_TTL
+                keys.last_activity(turn.pair.user_id), turn.received_at, ex=LAST_ACTIVITY_TTL
             )
             state = self.graphs.human_state(turn)
             async for node, after in self.graphs.stream_human(state):
@@ -182,7 +182,7 @@ class PromptConsumer(PairConsumer):
             UtteranceMessage(
                 character_id=turn.pair.character_id,
                 turn_id=turn.turn_id,
-                nachrichten_ids=turn.nachrichten_ids,
+                nachrichten_ids=turn.message_ids,
                 aeusserungen=[item.model_dump(by_alias=True) for item in items],
                 client_ids=sorted({i.client_id for i in items if i.client_id}),
             ),
@@ -202,7 +202,7 @@ class PromptConsumer(PairConsumer):
         payload["turn_id"] = turn.turn_id
         payload["nachrichten_ids"] = list(ids)
         payload.setdefault("user_prompt", turn.prompt)
-        payload.setdefault("empfangen_am", turn.empfangen_am)
+        payload.setdefault("empfangen_am", turn.received_at)
         # The supersede rule measures the block window from the block's last utterance.
         payload[LAST_RECEIVED_FIELD] = items[-1].received_at
         if superseded_runs:  # the supersede cap counts the runs given up in a row

@@ -55,9 +55,9 @@ def agent_state(
         "user_id": pair.user_id,
         "character_id": pair.character_id,
         "turn_id": turn_id,
-        "nachrichten_ids": [],
+        "message_ids": [],
         "user_prompt": "",
-        "eigener_gedanke": thought,
+        "own_thought": thought,
         "event_source": SOURCE_CHARACTER,
         "event_payload": {
             "reiz_herkunft": ORIGIN_OWN_THOUGHT,

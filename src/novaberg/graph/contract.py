@@ -40,8 +40,8 @@ class HumanTurn:
     pair: Pair
     turn_id: str
     prompt: str
-    nachrichten_ids: list[str]
-    empfangen_am: float
+    message_ids: list[str]
+    received_at: float
 
 
 @dataclass(frozen=True)

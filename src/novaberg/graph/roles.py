@@ -22,22 +22,22 @@ from novaberg.wire import (
 )
 
 HUMAN_ROLES: Final[Mapping[str, str]] = {
-    "graph_rolle": GRAPH_HUMAN,
-    "ei_calc_rolle": EI_ROLE_USER,
-    "perzeption_rolle": PERCEIVE_USER,
+    "graph_role": GRAPH_HUMAN,
+    "ei_calc_role": EI_ROLE_USER,
+    "perception_role": PERCEIVE_USER,
 }
 """Path 1: the counterpart's words, the counterpart's emotion."""
 
 CHARACTER_ROLES: Final[Mapping[str, str]] = {
-    "graph_rolle": GRAPH_CHARACTER,
-    "ei_calc_rolle": EI_ROLE_CHARACTER,
-    "perzeption_rolle": PERCEIVE_ASSISTANT,
+    "graph_role": GRAPH_CHARACTER,
+    "ei_calc_role": EI_ROLE_CHARACTER,
+    "perception_role": PERCEIVE_ASSISTANT,
 }
 """Path 2: the character's answer, the character's emotion."""
 
 AGENT_ROLES: Final[Mapping[str, str]] = {
-    "graph_rolle": GRAPH_AGENT,
-    "ei_calc_rolle": EI_ROLE_CHARACTER,
-    "perzeption_rolle": PERCEIVE_ASSISTANT,
+    "graph_role": GRAPH_AGENT,
+    "ei_calc_role": EI_ROLE_CHARACTER,
+    "perception_role": PERCEIVE_ASSISTANT,
 }
 """An own thought arising: stored from the character's perspective."""

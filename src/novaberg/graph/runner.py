@@ -24,6 +24,15 @@ from novaberg.graph.roles import CHARACTER_ROLES, HUMAN_ROLES
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 from novaberg.wire import (
+    FIELD_HUMAN_SALIENCE,
+    FIELD_MESSAGE_IDS,
+    FIELD_ORIGIN,
+    FIELD_OWN_THOUGHT,
+    FIELD_PATH1_FAILURE,
+    FIELD_RECEIVED_AT,
+    FIELD_TURN_ID,
+    FIELD_USER_INTENTIONS,
+    FIELD_USER_PROMPT,
     GRAPH_CHARACTER,
     GRAPH_HUMAN,
     ORIGIN_OWN_THOUGHT,
@@ -126,16 +135,16 @@ class GraphRuntime:
             "user_id": turn.pair.user_id,
             "character_id": turn.pair.character_id,
             "turn_id": turn.turn_id,
-            "nachrichten_ids": list(turn.nachrichten_ids),
+            "message_ids": list(turn.message_ids),
             "user_prompt": turn.prompt,
-            "eigener_gedanke": "",
-            "empfangen_am": turn.empfangen_am,
+            "own_thought": "",
+            "received_at": turn.received_at,
             "event_source": SOURCE_USER,
             "event_payload": {
-                "reiz_herkunft": ORIGIN_USER,
-                "turn_id": turn.turn_id,
-                "empfangen_am": turn.empfangen_am,
-                "nachrichten_ids": list(turn.nachrichten_ids),
+                FIELD_ORIGIN: ORIGIN_USER,
+                FIELD_TURN_ID: turn.turn_id,
+                FIELD_RECEIVED_AT: turn.received_at,
+                FIELD_MESSAGE_IDS: list(turn.message_ids),
             },
             "trigger_count": 0,
             **HUMAN_ROLES,
@@ -156,12 +165,12 @@ class GraphRuntime:
         external = state.get("external")
         emotion = external.emotion if isinstance(external, Personality) else None
         payload: dict[str, Any] = {
-            "turn_id": turn.turn_id,
-            "empfangen_am": turn.empfangen_am,
-            "user_prompt": turn.prompt,
-            "reiz_herkunft": ORIGIN_USER,
-            "salienz_human": state.get("salienz_human"),
-            "user_intentionen": list(state.get("user_intentionen") or []),
+            FIELD_TURN_ID: turn.turn_id,
+            FIELD_RECEIVED_AT: turn.received_at,
+            FIELD_USER_PROMPT: turn.prompt,
+            FIELD_ORIGIN: ORIGIN_USER,
+            FIELD_HUMAN_SALIENCE: state.get("human_salience"),
+            FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
             "current_emotion": emotion.emotion if emotion else None,
             "current_arousal": emotion.arousal if emotion else None,
             "gespraechs_modus": emotion.mode if emotion else None,
@@ -171,10 +180,10 @@ class GraphRuntime:
             "beziehungs_dynamik": emotion.relationship_dynamic if emotion else None,
             "emotions_vektor": emotion.emotions_vector if emotion else None,
             "prompt_thema": emotion.prompt_topic if emotion else None,
-            "nachrichten_ids": list(turn.nachrichten_ids),
+            FIELD_MESSAGE_IDS: list(turn.message_ids),
         }
         if failure:
-            payload["pfad1_ausfall"] = failure
+            payload[FIELD_PATH1_FAILURE] = failure
         return payload
 
     # --- CharacterGraph --------------------------------------------------------------------
@@ -182,22 +191,22 @@ class GraphRuntime:
     def character_state(self, turn: CharacterTurn) -> dict[str, Any]:
         """Initial CharacterGraph state for one event. db_zugriff fills the personalities."""
         payload = dict(turn.event_payload)
-        own = payload.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT
+        own = payload.get(FIELD_ORIGIN) == ORIGIN_OWN_THOUGHT
         return {
             "user_id": turn.pair.user_id,
             "character_id": turn.pair.character_id,
             "turn_id": turn.turn_id,
-            "nachrichten_ids": list(payload.get("nachrichten_ids") or []),
-            "user_prompt": "" if own else str(payload.get("user_prompt") or ""),
-            "eigener_gedanke": str(payload.get("eigener_gedanke") or "") if own else "",
-            "empfangen_am": payload.get("empfangen_am"),
+            "message_ids": list(payload.get(FIELD_MESSAGE_IDS) or []),
+            "user_prompt": "" if own else str(payload.get(FIELD_USER_PROMPT) or ""),
+            "own_thought": str(payload.get(FIELD_OWN_THOUGHT) or "") if own else "",
+            "received_at": payload.get(FIELD_RECEIVED_AT),
             "event_source": turn.event_source,
             "event_payload": payload,
             "trigger_count": turn.trigger_count,
             **CHARACTER_ROLES,
             "external": Personality(),
             "internal": InternalPersonality(),
-            "salienz_human": payload.get("salienz_human"),
+            "human_salience": payload.get(FIELD_HUMAN_SALIENCE),
             "correction_round": 0,
             "max_corrections": MAX_CORRECTIONS,
             **_fresh_channels(),
@@ -216,21 +225,21 @@ class GraphRuntime:
         return {
             "nachricht": state.get("response") or "",
             "turn_id": state.get("turn_id"),
-            "nachrichten_ids": list(
-                payload.get("nachrichten_ids") or state.get("nachrichten_ids") or []
+            FIELD_MESSAGE_IDS: list(
+                payload.get(FIELD_MESSAGE_IDS) or state.get("message_ids") or []
             ),
-            "reiz_herkunft": stimulus_origin(state),
+            FIELD_ORIGIN: stimulus_origin(state),
             "emotion": emotion.emotion if emotion else None,
             "arousal": emotion.arousal if emotion else None,
             "emotions_vektor": emotion.emotions_vector if emotion else None,
-            "nova_emotion_konflikt": state.get("nova_emotion_konflikt"),
-            "nova_emotions_verlauf": state.get("nova_emotions_verlauf"),
+            "nova_emotion_konflikt": state.get("nova_emotion_conflict"),
+            "nova_emotions_verlauf": state.get("nova_emotion_history"),
             "tribunal_verdict": state.get("tribunal_verdict"),
             "modell": state.get("model"),
             "token_total": state.get("token_total"),
             "user_emotion": user.emotion if user else None,
             "user_arousal": user.arousal if user else None,
-            "user_intentionen": list(state.get("user_intentionen") or []),
+            FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
         }
 
 
@@ -278,8 +287,8 @@ async def run_turn_inprocess(
         pair=pair,
         turn_id=turn_id,
         prompt=text,
-        nachrichten_ids=[uuid.uuid4().hex],
-        empfangen_am=runtime.deps.clock(),
+        message_ids=[uuid.uuid4().hex],
+        received_at=runtime.deps.clock(),
     )
     result = TurnResult(turn_id=turn_id)
     initial = runtime.human_state(human_turn)

@@ -45,22 +45,22 @@ class ConversationState(TypedDict, total=False):
     user_id: str
     character_id: str
     character_name: str  # display name from `characters`, loaded by db_access
-    nutzer_gewichtung: float | None  # row (character, user) in charakter_hash, by db_access
+    user_weight: float | None  # row (character, user) in charakter_hash, by db_access
     turn_id: str
-    nachrichten_ids: list[str]
+    message_ids: list[str]
     user_prompt: str  # what the counterpart said; absent/empty on an impulse
-    eigener_gedanke: str  # Nova's own thought; empty on a user turn
+    own_thought: str  # Nova's own thought; empty on a user turn
     system_prompt: str
     temperature: float
-    empfangen_am: float | None
+    received_at: float | None
 
     # --- event and role flags (docs/behaviour/graphs.md#role-flags) -----------------------
     event_source: str  # "user" | "character"
     event_payload: dict[str, Any]
     trigger_count: int
-    perzeption_rolle: str  # "user" | "assistant"
-    ei_calc_rolle: str  # "user" | "character"
-    graph_rolle: str  # "human" | "character" | "agent"
+    perception_role: str  # "user" | "assistant"
+    ei_calc_role: str  # "user" | "character"
+    graph_role: str  # "human" | "character" | "agent"
 
     # --- personalities (docs/behaviour/graphs.md#personalities) ---------------------------
     external: Personality  # the counterpart (a copy of internal on non-user events)
@@ -70,31 +70,31 @@ class ConversationState(TypedDict, total=False):
     raw_turns: list[dict[str, Any]]
     session_turns: list[dict[str, Any]]
     session_summary: str
-    user_intentionen: list[str]
+    user_intentions: list[str]
     prompt_embedding: list[float] | None
-    geladene_ziele: list[dict[str, Any]]  # active goals with embeddings, read by db_access
-    aktivierte_ziele: list[dict[str, Any]]
-    ziel_vektoren: dict[int, list[float]]
-    gravitationsterm: float
-    zielsog_roh: float
+    loaded_goals: list[dict[str, Any]]  # active goals with embeddings, read by db_access
+    activated_goals: list[dict[str, Any]]
+    goal_vectors: dict[int, list[float]]
+    gravitation_term: float
+    raw_goal_pull: float
     memory_entries_raw: list[Any]
-    such_vektor: list[float] | None
-    suchtext: str
-    suchtext_herkunft: str
-    lzg_resonanz: dict[str, Any]
-    kzg_treffer: list[dict[str, Any]]
+    search_vector: list[float] | None
+    search_text: str
+    search_text_source: str
+    long_term_resonance: dict[str, Any]
+    short_term_hits: list[dict[str, Any]]
     web_context: str
 
     # --- reducer -----------------------------------------------------------------
     memory_entries: list[Any]
     memory_context: str  # third person (thinker, tribunal, corrector)
-    memory_context_verfasser: str  # Person A / Person B
+    memory_context_composer: str  # Person A / Person B
 
     # --- EI (docs/behaviour/nodes.md#ei-calc) ---------------------------------------------
-    emotions_verlauf: list[dict[str, Any]]
-    nova_emotions_verlauf: list[dict[str, Any]]
-    nova_emotion_konflikt: bool
-    gedanke_level: str  # how the own-thought arousal was applied ("angewandt", "kein_level")
+    emotion_history: list[dict[str, Any]]
+    nova_emotion_history: list[dict[str, Any]]
+    nova_emotion_conflict: bool
+    thought_level: str  # how the own-thought arousal was applied ("angewandt", "kein_level")
 
     # --- router (docs/behaviour/nodes.md#router) ------------------------------------------
     needs_memory: bool
@@ -103,9 +103,9 @@ class ConversationState(TypedDict, total=False):
     momentum: str
     management_action: str  # "agent" | "resume" | ""
     management_target: str
-    management_target_typ: str
+    management_target_type: str
     timeline_query: dict[str, Any]
-    router_ausfall: str | None
+    router_failure: str | None
 
     # --- planner / agents (docs/behaviour/nodes.md#planner) -------------------------------
     agent_name: str
@@ -118,8 +118,8 @@ class ConversationState(TypedDict, total=False):
     timeline_id: int | None
 
     # --- conversation vector (docs/behaviour/nodes.md#conversation-vector) ----------------
-    gespraechsvektor: str
-    gv_detail: dict[str, Any]
+    conversation_hypothesis: str
+    hypothesis_detail: dict[str, Any]
 
     # --- responder (docs/behaviour/nodes.md#responder) ------------------------------------
     response: str
@@ -127,7 +127,7 @@ class ConversationState(TypedDict, total=False):
     token_total: int
 
     # --- thinker -------------------------------------------------------------------------
-    thinker_ergebnis: str
+    thinker_result: str
     self_trigger: bool
     self_trigger_payload: dict[str, Any]
 
@@ -135,19 +135,19 @@ class ConversationState(TypedDict, total=False):
     tribunal_votes: list[TribunalVote]
     tribunal_verdict: str  # "ok" | "warnung" | "ablehnen"
     tribunal_summary: str
-    tribunal_ausfaelle: list[str]
+    tribunal_failures: list[str]
     correction_round: int
     max_corrections: int
-    evaluate_entscheidung: str  # "ok" | "fallback" | "correct"
+    evaluate_decision: str  # "ok" | "fallback" | "correct"
     node_annotations: Annotated[list[str], operator.add]
 
     # --- salience (docs/behaviour/nodes.md#salience) --------------------------------------
-    salienz_human: float | None
-    salienz_ausfall: str | None
+    human_salience: float | None
+    salience_failure: str | None
 
     # --- dispatcher (docs/behaviour/nodes.md#dispatcher) ----------------------------------
-    session_turn_kern: str
-    session_turn_geschrieben: bool
+    session_turn_core: str
+    session_turn_written: bool
 
     # --- bookkeeping ---------------------------------------------------------------------
     node_timings: Annotated[dict[str, float], _merge_dicts]

@@ -93,4 +93,4 @@ def unbacked_times(answer: str, sources: Iterable[str]) -> list[str]:
 def completed_agent_texts(agent_results: Iterable[Any] | None) -> list[str]:
     """What the task agents that completed this turn reported."""
     results = (AgentResult.coerce(r) for r in agent_results or [])
-    return [str(r.ergebnis) for r in results if r.status == "abgeschlossen" and r.ergebnis]
+    return [str(r.result) for r in results if r.status == "abgeschlossen" and r.result]

@@ -19,7 +19,7 @@ async def test_thought_is_judged_but_writes_no_session_turn(deps, redis, db) -> 
         0.6,
     )
     assert stimulus_is_own_thought(final)
-    assert final["graph_rolle"] == "agent"
+    assert final["graph_role"] == "agent"
     assert await read_turns(redis, pair) == []
     assert final.get("salienz_human") is None  # nobody spoke on this path
     await deps.log.flush()

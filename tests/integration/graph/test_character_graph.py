@@ -110,8 +110,8 @@ def human_turn(text: str, received: float = NOW) -> HumanTurn:
         pair=PAIR,
         turn_id=uuid.uuid4().hex,
         prompt=text,
-        nachrichten_ids=[uuid.uuid4().hex],
-        empfangen_am=received,
+        message_ids=[uuid.uuid4().hex],
+        received_at=received,
     )
 
 
@@ -161,17 +161,17 @@ async def test_simple_chat_main_path(
     assert nodes == MAIN_PATH
     assert final["response"] == ANSWER
     assert final["tribunal_verdict"] == "ok"
-    assert final["evaluate_entscheidung"] == "ok"
+    assert final["evaluate_decision"] == "ok"
     assert final["correction_round"] == 0 and final["max_corrections"] == 2
-    assert final["tribunal_ausfaelle"] == []
+    assert final["tribunal_failures"] == []
     assert [v["vote"] for v in final["tribunal_votes"]] == ["ok", "ok", "ok"]
-    assert final["management_action"] == "" and final["router_ausfall"] is None
+    assert final["management_action"] == "" and final["router_failure"] is None
     assert final["self_trigger"] is False
-    assert final["thinker_ergebnis"] == "inaktiv"
+    assert final["thinker_result"] == "inaktiv"
     assert final["model"] == "scripted" and final["token_total"] > 0
     # gv: every key, one call at length ≥ 1 (freude/vertrauen/locker → long)
-    assert final["gv_detail"]["vorausdenken"] == "gelaufen"
-    assert final["gespraechsvektor"]
+    assert final["hypothesis_detail"]["vorausdenken"] == "gelaufen"
+    assert final["conversation_hypothesis"]
     # perception_assistant wrote Nova's perceived state
     assert final["internal"].emotion.emotion == "zufriedenheit"
     # the judges ran concurrently as three structured calls with their own schemas
@@ -230,7 +230,7 @@ async def test_session_turn_complete_after_each_graph(
     assert assistant["emotion"] == "zufriedenheit" and assistant["arousal"] == 0.4
     assert assistant["tone"] == "empathisch" and assistant["sprach_stil"] == "locker"
     assert assistant["turn_id"] == turn.turn_id
-    assert assistant["nachrichten_ids"] == turn.nachrichten_ids
+    assert assistant["nachrichten_ids"] == turn.message_ids
 
 
 # --- tribunal and correction loop -----------------------------------------------------------
@@ -251,7 +251,7 @@ async def test_tribunal_rejection_corrected_in_round_one(
     ]  # fmt: skip
     assert final["response"] == "Korrigierte freundliche Antwort."
     assert final["correction_round"] == 1 and final["max_corrections"] == 2
-    assert final["tribunal_verdict"] == "ok" and final["evaluate_entscheidung"] == "ok"
+    assert final["tribunal_verdict"] == "ok" and final["evaluate_decision"] == "ok"
     # the corrector saw the critique of all three judges
     (correction,) = [c for c in scripted.calls if "[KRITIK]" in c["prompt"]]
     assert "jurist (ablehnen): haftung" in correction["prompt"]
@@ -271,7 +271,7 @@ async def test_two_rejections_end_in_the_neutral_fallback(
 
     loop = ["tribunal", "evaluate", "corrector"] * 2 + ["tribunal", "evaluate"]
     assert nodes == [*MAIN_PATH[:8], *loop, *MAIN_PATH[10:]]
-    assert final["evaluate_entscheidung"] == "fallback"
+    assert final["evaluate_decision"] == "fallback"
     assert final["tribunal_verdict"] == "ablehnen"
     assert final["correction_round"] == 2 and final["max_corrections"] == 2
     assert final["response"] == FALLBACK_DE
@@ -288,7 +288,7 @@ async def test_fallback_follows_an_english_user(
     script_character(scripted, answer="Bad answer.")
     reject_all(scripted, ".*")
     _, final, _ = await user_turn(runtime, "What should I do with my life?")
-    assert final["evaluate_entscheidung"] == "fallback"
+    assert final["evaluate_decision"] == "fallback"
     assert final["response"].startswith("I'm afraid I can't answer this request.")
 
 
@@ -306,7 +306,7 @@ async def test_unreadable_judge_is_a_logged_failure_not_an_ok(
     assert votes["psychologe"]["score"] is None
     assert votes["psychologe"]["ausfall"] == "unlesbar"
     assert votes["jurist"]["vote"] == votes["ethiker"]["vote"] == "ok"
-    assert final["tribunal_ausfaelle"] == ["psychologe: unlesbar"]
+    assert final["tribunal_failures"] == ["psychologe: unlesbar"]
     assert "psychologe: kein lesbares Urteil (unlesbar)" in final["tribunal_summary"]
     assert any("psychologe gave no readable verdict" in r.message for r in caplog.records)
     # one failure next to two oks still passes (a failure counts as warnung, not ok)
@@ -328,12 +328,12 @@ async def test_two_failed_judges_send_the_answer_to_the_corrector(
     # were failures counted as ok, the first verdict would be ok and no corrector would run
     assert "corrector" in nodes
     assert AFTER["corrector"]["tribunal_verdict"] == "warnung"
-    assert sorted(AFTER["corrector"]["tribunal_ausfaelle"]) == [
+    assert sorted(AFTER["corrector"]["tribunal_failures"]) == [
         "ethiker: zeitueberschreitung",
         "psychologe: unlesbar",
     ]
     assert final["response"] == "Korrigierte freundliche Antwort."
-    assert final["tribunal_verdict"] == "ok" and final["tribunal_ausfaelle"] == []
+    assert final["tribunal_verdict"] == "ok" and final["tribunal_failures"] == []
 
 
 # --- thinker --------------------------------------------------------------------------------
@@ -354,7 +354,7 @@ async def test_thinker_corrects_a_wrong_fact(runtime: GraphRuntime, scripted: Sc
         schema="ThinkerCheck",
     )
     _, final, _ = await user_turn(runtime, "Wann ist mein Termin?")
-    assert final["thinker_ergebnis"] == "korrektur"
+    assert final["thinker_result"] == "korrektur"
     assert final["response"] == "Mir geht es gut, Dienstag."
     assert final["self_trigger"] is False
 
@@ -371,7 +371,7 @@ async def test_thinker_double_failure_requests_a_retry_run(
 
     # one check + two follow-ups, each with the model layer's own retry
     assert [c["schema"] for c in scripted.calls].count("ThinkerCheck") == 6
-    assert final["thinker_ergebnis"] == "ausfall"
+    assert final["thinker_result"] == "ausfall"
     assert final["response"] == f"{FACT_ANSWER} {UNSURE_SUFFIX}"
     assert final["self_trigger"] is True
     retry = final["self_trigger_payload"]
@@ -380,7 +380,7 @@ async def test_thinker_double_failure_requests_a_retry_run(
         "reiz_herkunft": "nutzer_turn",
         "gedanke_arousal": None,
         "turn_id": turn.turn_id,  # inherited, not new
-        "nachrichten_ids": turn.nachrichten_ids,
+        "nachrichten_ids": turn.message_ids,
         "thinker_unsicher_retry": True,
     }
     assert nodes == MAIN_PATH  # the answer (with the admission) still goes out
@@ -396,7 +396,7 @@ async def test_thinker_double_failure_requests_a_retry_run(
     # the retry run never triggers again
     scripted.calls.clear()
     _, again = await run_character(runtime, retry, source="character")
-    assert again["thinker_ergebnis"] == "ausfall_im_retry"
+    assert again["thinker_result"] == "ausfall_im_retry"
     assert again["self_trigger"] is False
     assert "self_trigger_payload" not in again
     assert UNSURE_SUFFIX not in again["response"]
@@ -426,7 +426,7 @@ async def test_thinker_retry_of_an_impulse_keeps_thought_and_arousal(
 
     # the retry run lifts Nova's arousal with the same level again
     _, _again = await run_character(runtime, retry, source="character")
-    assert AFTER["db_access"]["gedanke_level"] == "angewandt"
+    assert AFTER["db_access"]["thought_level"] == "angewandt"
     assert AFTER["db_access"]["internal"].emotion.arousal == 0.85
 
 
@@ -459,15 +459,15 @@ async def test_character_source_copies_internal_to_external_without_empathy(
     internal, external = loaded["internal"], loaded["external"]
     assert internal.emotion.emotion == "neugierig"
     assert internal.emotion.arousal == 0.85  # lifted by gedanke_arousal
-    assert loaded["gedanke_level"] == "angewandt"
+    assert loaded["thought_level"] == "angewandt"
     assert internal.character.core == "Nova ist neugierig."
     assert external.emotion == internal.emotion and external.emotion is not internal.emotion
     assert external.character == internal.character  # a copy of Nova, not the user's row
     assert external.emotion.emotion != "wut"
     # ei_calc: no empathy on a character event
     after_ei = AFTER["ei_calc"]
-    assert after_ei["nova_emotion_konflikt"] is False
-    assert all(e["emotion"] != "wut" for e in after_ei["nova_emotions_verlauf"])
+    assert after_ei["nova_emotion_conflict"] is False
+    assert all(e["emotion"] != "wut" for e in after_ei["nova_emotion_history"])
     # the responder got the thought, not a user prompt or user profile
     (call,) = responder_calls(scripted)
     assert f"[EIGENER GEDANKE]\n{IMPULSE['eigener_gedanke']}" in call["prompt"]
@@ -500,7 +500,7 @@ async def test_nova_state_is_persisted_and_carried_to_the_next_run(
     assert woke.emotion.emotion == "zufriedenheit"
     assert woke.emotion.arousal == 0.4
     assert woke.raum.tiefe == float(stored["raum_tiefe"])
-    assert AFTER["db_access"]["gedanke_level"] == "kein_impuls"
+    assert AFTER["db_access"]["thought_level"] == "kein_impuls"
 
 
 async def test_long_pause_fades_the_carried_state(
@@ -602,8 +602,8 @@ async def test_unreadable_router_output_gives_defaults_and_is_marked(
     script_character(scripted)
     scripted.add(".*", fault="malformed", schema="RouterDecision")
     nodes, final, _ = await user_turn(runtime, "Wie geht's dir?")
-    assert final["router_ausfall"] and "ModelOutputError" in final["router_ausfall"]
+    assert final["router_failure"] and "ModelOutputError" in final["router_failure"]
     assert final["needs_memory"] is False and final["needs_web"] is False
     assert final["momentum"] == "mid" and final["management_action"] == ""
-    assert final["management_target_typ"] == "titel" and final["timeline_query"] == {}
+    assert final["management_target_type"] == "titel" and final["timeline_query"] == {}
     assert nodes == MAIN_PATH

@@ -28,8 +28,8 @@ def _turn(text: str) -> HumanTurn:
         pair=PAIR,
         turn_id=uuid.uuid4().hex,
         prompt=text,
-        nachrichten_ids=[uuid.uuid4().hex, uuid.uuid4().hex],
-        empfangen_am=1_790_000_000.0,
+        message_ids=[uuid.uuid4().hex, uuid.uuid4().hex],
+        received_at=1_790_000_000.0,
     )
 
 
@@ -83,13 +83,13 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     assert stored["intentionen"] == ["information_teilen", "emotionaler_ausdruck"]
     assert stored["herkunft"] == "nutzer_turn"
     assert stored["turn_id"] == turn.turn_id
-    assert stored["nachrichten_ids"] == turn.nachrichten_ids
+    assert stored["nachrichten_ids"] == turn.message_ids
     assert len(stored["embedding"]) == deps.settings.embed_dim
     assert stored["emotions_vektor"] == final["external"].emotion.emotions_vector != ""
     assert stored["zeit"] == 1_790_000_000.0
 
-    assert final["salienz_human"] == 0.8
-    assert final["salienz_ausfall"] is None
+    assert final["human_salience"] == 0.8
+    assert final["salience_failure"] is None
     (write,) = final["pending_writes"]
     assert write["ziel"] == "kzg" and write["aktion"] == "create"
     assert write["daten"]["segment"] == SHORT
@@ -120,9 +120,9 @@ async def test_unreadable_salience_writes_nothing_and_salienz_human_none(
     script_human(scripted, score={**SCORE_OK, "salienz": "ziemlich hoch"})
     turn = _turn(SHORT)
     _, final = await _run(runtime, turn)
-    assert final["salienz_human"] is None
+    assert final["human_salience"] is None
     assert final["pending_writes"] == []
-    assert "unlesbar" in final["salienz_ausfall"]
+    assert "unlesbar" in final["salience_failure"]
     assert await _pending_rows(deps, turn.turn_id) == []
     # the utterance still reaches the session, complete
     (stored,) = await read_turns(deps.redis, PAIR)
@@ -172,7 +172,7 @@ async def test_long_text_is_segmented_and_scored_per_segment(
     assert len(final["pending_writes"]) == 2
     assert sorted(w["daten"]["segment_index"] for w in final["pending_writes"]) == [0, 1]
     assert {w["daten"]["segment_gesamt"] for w in final["pending_writes"]} == {2}
-    assert final["salienz_human"] == 0.8  # max of the raw segment saliences (0.4, 0.8)
+    assert final["human_salience"] == 0.8  # max of the raw segment saliences (0.4, 0.8)
 
 
 async def test_gravitation_boosts_salience_but_not_salienz_human(
@@ -187,11 +187,11 @@ async def test_gravitation_boosts_salience_but_not_salienz_human(
         )
     script_human(scripted, score={**SCORE_OK, "salienz": 0.3})
     _, final = await _run(runtime, _turn(SHORT))
-    assert final["gravitationsterm"] == 0.5  # 0.5 × strength 1.0
-    assert len(final["aktivierte_ziele"]) == 1
+    assert final["gravitation_term"] == 0.5  # 0.5 × strength 1.0
+    assert len(final["activated_goals"]) == 1
     (write,) = final["pending_writes"]
     assert write["daten"]["salienz_obj"]["salienz"] == 0.8  # round(min(1, 0.3 + 0.5), 2)
-    assert final["salienz_human"] == 0.3
+    assert final["human_salience"] == 0.3
 
 
 async def test_event_payload_carries_path1_results(
@@ -204,7 +204,7 @@ async def test_event_payload_carries_path1_results(
     assert payload["current_emotion"] == PERCEPTION_OK["emotional"]["emotion"]
     assert payload["salienz_human"] == 0.8
     assert payload["user_intentionen"] == ["information_teilen", "emotionaler_ausdruck"]
-    assert payload["nachrichten_ids"] == turn.nachrichten_ids
+    assert payload["nachrichten_ids"] == turn.message_ids
     assert payload["prompt_thema"] == "Umzug nach Köln"
     assert "pfad1_ausfall" not in payload
     failed = runtime.human_event_payload(turn, None, "RuntimeError: weg")
@@ -248,6 +248,6 @@ async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
     assert nodes == ["perception", "enricher", "ei_calc", "salience", "dispatcher"]
     (stored,) = await read_turns(deps.redis, PAIR)
     assert stored["inhalt"] == SHORT and stored["turn_id"] == turn.turn_id
-    assert final["session_turn_geschrieben"] is True
+    assert final["session_turn_written"] is True
     (row,) = await _pending_rows(deps, turn.turn_id)
     assert row["ergebnis"] == "fehlgeschlagen" and row["daten"]["segment"] == SHORT

@@ -66,7 +66,7 @@ async def test_median_of_three_ratings_is_stored_and_read_by_salience(
     # db_access reads the stored weight from row (nova, meister); salience's pflicht uses it
     deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model)
     state = {"user_id": "meister", "character_id": "nova", "event_source": "user"}
-    weight = (await db_access(state, deps))["nutzer_gewichtung"]  # type: ignore[arg-type]
+    weight = (await db_access(state, deps))["user_weight"]  # type: ignore[arg-type]
     assert weight == pytest.approx(1.4)
     _, _, pflicht = character_salience(0.1, 0.0, 0.0, 0.5, weight)
     assert pflicht == pytest.approx(0.7)

@@ -53,7 +53,7 @@ def user_turn(text: str, target: str, action: str = "agent", **extra: Any) -> di
         "user_prompt": text,
         "management_action": action,
         "management_target": target,
-        "management_target_typ": "titel",
+        "management_target_type": "titel",
         "agent_results": [],
         "agent_name": "",
         "event_payload": {"reiz_herkunft": "nutzer_turn"},

@@ -9,7 +9,7 @@ from typing import Any, get_args
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from novaberg.agents.base import AgentDefinitionError, AgentResult, Korrektur
+from novaberg.agents.base import AgentDefinitionError, AgentResult, Correction
 from novaberg.agents.dispatch_common import default_dispatch
 from novaberg.agents.markers import session_marker
 from novaberg.agents.pending import has_pending, pending_question, store_pending
@@ -72,8 +72,8 @@ def test_result_validates_status_and_required_fields() -> None:
     with pytest.raises(AgentDefinitionError):
         AgentResult("x", None, "abgelehnt")
     with pytest.raises(AgentDefinitionError):
-        Korrektur("befund", "beleg", "")
-    ok = AgentResult("x", None, "abgelehnt", korrektur=Korrektur("b", "c", "v"))
+        Correction("befund", "beleg", "")
+    ok = AgentResult("x", None, "abgelehnt", correction=Correction("b", "c", "v"))
     assert AgentResult.coerce(ok.to_dict()) == ok
 
 
@@ -184,7 +184,7 @@ async def test_loop_guard_agent_asking_twice_ends_turn_with_question(deps: Graph
 async def test_exception_becomes_fehler_result(deps: GraphDeps) -> None:
     out = await build_loop(deps, fake_registry()).ainvoke(turn("kaputt"))
     result = out["agent_results"][-1]
-    assert result.status == "fehler" and "RuntimeError" in result.fehler
+    assert result.status == "fehler" and "RuntimeError" in result.error
     assert "fehlgeschlagen" in out["task_block"]
     assert session_marker(out["agent_results"]) == "[FEHLGESCHLAGEN]"
 
@@ -201,8 +201,8 @@ async def test_rejected_becomes_abgelehnt_with_korrektur(deps: GraphDeps) -> Non
     out = await build_loop(deps, fake_registry()).ainvoke(turn("quatsch"))
     result = out["agent_results"][-1]
     assert result.status == "abgelehnt"
-    assert result.korrektur.vorschlag
-    assert "kein_auftrag" in result.korrektur.beleg
+    assert result.correction.suggestion
+    assert "kein_auftrag" in result.correction.evidence
     assert await pending_question(deps.redis, "u1") is None
 
 
@@ -239,7 +239,7 @@ def test_task_block_priorities() -> None:
         "notizen",
         None,
         "rueckfrage",
-        rueckfrage=json.dumps(
+        question=json.dumps(
             {
                 "typ": "disambiguierung",
                 "kandidaten": [

@@ -172,8 +172,8 @@ async def test_verification_failure_is_reported(deps: GraphDeps, scripted: Scrip
         async with deps.pool.connection() as conn:
             await conn.execute("DROP TRIGGER test_freeze ON notizen")
     result = last(out)
-    assert result.status == "fehler" and "nicht bestätigen" in result.fehler
-    assert any(s.get("verifiziert") is False for s in result.schritte)
+    assert result.status == "fehler" and "nicht bestätigen" in result.error
+    assert any(s.get("verifiziert") is False for s in result.steps)
     assert "fehlgeschlagen" in out["task_block"]
     assert session_marker(out["agent_results"]) == "[FEHLGESCHLAGEN]"
 
@@ -205,7 +205,7 @@ async def test_duplicate_name_asks_update_or_new(deps: GraphDeps, scripted: Scri
 async def test_rejected_utterance_changes_nothing(deps: GraphDeps, scripted: ScriptedLLM) -> None:
     classify_as(scripted, "Schönes Wetter", action="rejected", grund="keine_aufgabe")
     out = await run_turn(deps, "Schönes Wetter heute", "notizen")
-    assert last(out).status == "abgelehnt" and last(out).korrektur.vorschlag
+    assert last(out).status == "abgelehnt" and last(out).correction.suggestion
     assert await all_notes(deps) == []
 
 

@@ -159,7 +159,7 @@ async def test_s20_impulse_never_consumes_pending(deps: GraphDeps, scripted: Scr
     before = await deps.redis.get(keys.pending_agent("u1"))
     impulse = {
         "user_prompt": "",
-        "eigener_gedanke": "Ich frage mich, wie es dem Nutzer geht.",
+        "own_thought": "Ich frage mich, wie es dem Nutzer geht.",
         "event_payload": {"reiz_herkunft": "eigener_impuls", "gedanke_arousal": 0.4},
     }
     for action in ("", "resume"):  # the router never resumes on an impulse; defend anyway

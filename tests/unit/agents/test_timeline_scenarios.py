@@ -134,7 +134,7 @@ async def test_s14_same_title_same_day_is_duplicate(deps: GraphDeps, scripted: S
     )
     out = await run_turn(deps, "Zahnarzt am Donnerstag um 16 Uhr", "timeline")
     assert len(await rows(deps)) == 1
-    assert "bereits eingetragen" in last(out).ergebnis
+    assert "bereits eingetragen" in last(out).result
     assert "timeline_id" not in out or out["timeline_id"] is None
 
 
@@ -152,7 +152,7 @@ async def test_s14_same_title_differently_written_same_day_is_duplicate(
     )
     out = await run_turn(deps, "zahnarzt am Donnerstag um 9 Uhr", "timeline")
     assert len(await rows(deps)) == 1
-    assert "bereits eingetragen" in last(out).ergebnis and "06.08.2026" in last(out).ergebnis
+    assert "bereits eingetragen" in last(out).result and "06.08.2026" in last(out).result
 
 
 async def test_a_second_dentist_appointment_on_another_day_is_stored(
@@ -170,7 +170,7 @@ async def test_a_second_dentist_appointment_on_another_day_is_stored(
     )
     out = await run_turn(deps, "Zahnarzt am Montag um 9", "timeline")
     assert last(out).status == "abgeschlossen"
-    assert "bereits eingetragen" not in last(out).ergebnis
+    assert "bereits eingetragen" not in last(out).result
     times = {r["event_time"] for r in await rows(deps) if r["aktiv"]}
     assert times == {THURSDAY_14, datetime(2026, 8, 3, 9, 0, tzinfo=BERLIN)}
 
@@ -213,7 +213,7 @@ async def test_s15_idiom_is_refused(deps: GraphDeps, scripted: ScriptedLLM) -> N
     classify_as(scripted, "Die Zeit vergeht", action="rejected", grund="redewendung")
     out = await run_turn(deps, "Die Zeit vergeht wie im Flug", "timeline")
     result = last(out)
-    assert result.status == "abgelehnt" and result.korrektur.vorschlag
+    assert result.status == "abgelehnt" and result.correction.suggestion
     assert await rows(deps) == []
     assert await pending_question(deps.redis, "u1") is None
     assert "Stattdessen möglich" in out["task_block"]

@@ -66,10 +66,10 @@ def test_long_lists_are_clipped_not_rejected() -> None:
 def _state(**extra: object) -> dict:
     return {
         "turn_id": "t1",
-        "nachrichten_ids": ["m1"],
-        "user_intentionen": ["smalltalk"],
+        "message_ids": ["m1"],
+        "user_intentions": ["smalltalk"],
         "event_payload": {},
-        "graph_rolle": "human",
+        "graph_role": "human",
         **extra,
     }
 
@@ -88,7 +88,7 @@ def test_user_turn_from_external() -> None:
 def test_assistant_turn_from_internal_without_user_only_fields() -> None:
     internal = InternalPersonality(emotion=Emotion(emotion="zufriedenheit", arousal=0.4))
     turn = build_session_turn(
-        _state(user_prompt="Hallo", response="Hi!", internal=internal, graph_rolle="character"),
+        _state(user_prompt="Hallo", response="Hi!", internal=internal, graph_role="character"),
         5.0,
     )
     assert turn is not None
@@ -97,7 +97,7 @@ def test_assistant_turn_from_internal_without_user_only_fields() -> None:
 
 
 def test_no_turn_in_agent_graph_or_for_an_unanswered_impulse() -> None:
-    assert build_session_turn(_state(user_prompt="x", graph_rolle="agent"), 1.0) is None
+    assert build_session_turn(_state(user_prompt="x", graph_role="agent"), 1.0) is None
     impulse = _state(eigener_gedanke="Gedanke", event_payload={"reiz_herkunft": "eigener_impuls"})
     assert build_session_turn(impulse, 1.0) is None
 

@@ -83,7 +83,7 @@ def test_render_caps_entries() -> None:
 
 async def test_node_writes_both_contexts_on_every_path() -> None:
     empty = await reducer({"character_id": "nova"}, None)  # type: ignore[arg-type]
-    assert empty["memory_context"] == "" and empty["memory_context_verfasser"] == ""
+    assert empty["memory_context"] == "" and empty["memory_context_composer"] == ""
     assert empty["memory_entries"] == []
     full = await reducer(
         {
@@ -97,4 +97,4 @@ async def test_node_writes_both_contexts_on_every_path() -> None:
     )
     assert len(full["memory_entries"]) == 1 and full["memory_entries"][0]["gewicht"] == 0.7
     assert "- (kzg) nova mag tee." in full["memory_context"]  # the heavier spelling wins
-    assert "- (kzg) Person B mag tee." in full["memory_context_verfasser"]
+    assert "- (kzg) Person B mag tee." in full["memory_context_composer"]

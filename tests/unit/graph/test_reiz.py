@@ -1,4 +1,4 @@
-"""Stimulus access: exactly one of user_prompt / eigener_gedanke, no fallback (seed 002 §4.1)."""
+"""Stimulus access: exactly one of user_prompt / own_thought, no fallback (seed 002 §4.1)."""
 
 from __future__ import annotations
 
@@ -31,19 +31,19 @@ def test_origin_defaults_to_nutzer_turn_without_payload() -> None:
 
 
 def test_impulse_reads_own_thought() -> None:
-    state = {"eigener_gedanke": "Ob sie gut angekommen ist?", "event_payload": IMPULSE}
+    state = {"own_thought": "Ob sie gut angekommen ist?", "event_payload": IMPULSE}
     assert stimulus_text(state) == "Ob sie gut angekommen ist?"
     assert stimulus_origin(state) == ORIGIN_OWN_THOUGHT
     assert stimulus_is_own_thought(state) is True
 
 
 def test_both_set_raises() -> None:
-    state = {"user_prompt": "a", "eigener_gedanke": "b", "event_payload": IMPULSE}
+    state = {"user_prompt": "a", "own_thought": "b", "event_payload": IMPULSE}
     with pytest.raises(StimulusError, match="both"):
         stimulus_text(state)
 
 
-@pytest.mark.parametrize("state", [{}, {"user_prompt": "  ", "eigener_gedanke": ""}])
+@pytest.mark.parametrize("state", [{}, {"user_prompt": "  ", "own_thought": ""}])
 def test_neither_set_raises(state: dict) -> None:
     with pytest.raises(StimulusError, match="neither"):
         stimulus_text(state)
@@ -51,12 +51,12 @@ def test_neither_set_raises(state: dict) -> None:
 
 def test_impulse_without_thought_does_not_fall_back_to_prompt() -> None:
     state = {"user_prompt": "echte Nutzeräußerung", "event_payload": IMPULSE}
-    with pytest.raises(StimulusError, match="eigener_gedanke is empty"):
+    with pytest.raises(StimulusError, match="own_thought is empty"):
         stimulus_text(state)
 
 
 def test_user_turn_without_prompt_does_not_fall_back_to_thought() -> None:
-    state = {"eigener_gedanke": "ein Gedanke", "event_payload": {"reiz_herkunft": "nutzer_turn"}}
+    state = {"own_thought": "ein Gedanke", "event_payload": {"reiz_herkunft": "nutzer_turn"}}
     with pytest.raises(StimulusError, match="no fallback"):
         stimulus_text(state)
 

@@ -9,9 +9,9 @@ from novaberg.store.session import numbered_view
 
 
 def _assistant_turn(status: str, **extra: str) -> dict:
-    result = AgentResult(agent_name="notizen", ergebnis="ok", status=status, **extra)
+    result = AgentResult(agent_name="notizen", result="ok", status=status, **extra)
     state = {
-        "graph_rolle": "character",
+        "graph_role": "character",
         "user_prompt": "Setz Milch auf die Liste",
         "event_payload": {},
         "response": "Milch steht drauf.",
@@ -31,9 +31,9 @@ def test_done_agent_marks_the_user_line() -> None:
 
 
 def test_failed_agent_marks_failure_and_question_stays_unmarked() -> None:
-    failed = _assistant_turn("fehler", fehler="DB weg")
+    failed = _assistant_turn("fehler", error="DB weg")
     assert failed["marker"] == "[FEHLGESCHLAGEN]"
-    question = _assistant_turn("rueckfrage", rueckfrage="Welche Liste?")
+    question = _assistant_turn("rueckfrage", question="Welche Liste?")
     assert "marker" not in question
     view = numbered_view([{"rolle": "user", "inhalt": "x"}, question])
     assert "[ERLEDIGT]" not in view and "[FEHLGESCHLAGEN]" not in view

@@ -37,7 +37,7 @@ def test_unbacked_times(answer: str, sources: list[str], unbacked: list[str]) ->
 def _state(response: str, agent_results: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "user_prompt": ASKED,
-        "eigener_gedanke": "",
+        "own_thought": "",
         "response": response,
         "agent_results": agent_results,
         "memory_context": "",
@@ -48,27 +48,27 @@ def _state(response: str, agent_results: list[dict[str, Any]]) -> dict[str, Any]
     }
 
 
-DONE = {"agent_name": "timeline", "status": "abgeschlossen", "ergebnis": STORED}
+DONE = {"agent_name": "timeline", "status": "abgeschlossen", "result": STORED}
 
 
 async def test_an_appointment_confirmed_for_another_day_goes_to_the_corrector() -> None:
     update = await evaluate(_state("Erledigt: Freitag, 07.08. um 14 Uhr.", [DONE]), None)  # type: ignore[arg-type]
     assert update["tribunal_verdict"] == "warnung"
-    assert update["evaluate_entscheidung"] == "correct"
+    assert update["evaluate_decision"] == "correct"
     assert "Freitag" in update["tribunal_summary"] and "07.08." in update["tribunal_summary"]
 
 
 async def test_times_the_agent_or_the_person_gave_pass() -> None:
     update = await evaluate(_state("Erledigt: Donnerstag, 6.8. um 14 Uhr.", [DONE]), None)  # type: ignore[arg-type]
-    assert update["evaluate_entscheidung"] == "ok" and "tribunal_summary" not in update
+    assert update["evaluate_decision"] == "ok" and "tribunal_summary" not in update
 
 
 async def test_a_failed_agent_backs_nothing() -> None:
-    failed = {**DONE, "status": "fehler", "ergebnis": None, "fehler": "kaputt"}
+    failed = {**DONE, "status": "fehler", "result": None, "error": "kaputt"}
     update = await evaluate(_state("Eingetragen für den 06.08.", [failed]), None)  # type: ignore[arg-type]
-    assert update["evaluate_entscheidung"] == "correct"
+    assert update["evaluate_decision"] == "correct"
 
 
 async def test_without_agents_evaluate_checks_no_times() -> None:
     update = await evaluate(_state("Dein Termin ist am Montag.", []), None)  # type: ignore[arg-type]
-    assert update["evaluate_entscheidung"] == "ok"
+    assert update["evaluate_decision"] == "ok"

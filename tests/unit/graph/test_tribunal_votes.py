@@ -146,9 +146,9 @@ def test_evaluate_decision(verdict: str, rounds: int, decision: str) -> None:
 
 
 def test_route_after_evaluate() -> None:
-    assert route_after_evaluate({"evaluate_entscheidung": "correct"}) == "corrector"
-    assert route_after_evaluate({"evaluate_entscheidung": "ok"}) == "perception_assistant"
-    assert route_after_evaluate({"evaluate_entscheidung": "fallback"}) == "perception_assistant"
+    assert route_after_evaluate({"evaluate_decision": "correct"}) == "corrector"
+    assert route_after_evaluate({"evaluate_decision": "ok"}) == "perception_assistant"
+    assert route_after_evaluate({"evaluate_decision": "fallback"}) == "perception_assistant"
 
 
 def test_fallback_language() -> None:
@@ -190,9 +190,9 @@ def test_needs_check_by_web_flag() -> None:
 def test_retry_payload_user_turn_and_impulse() -> None:
     user = {
         "user_prompt": "Wann ist mein Termin?",
-        "eigener_gedanke": "",
+        "own_thought": "",
         "turn_id": "t1",
-        "nachrichten_ids": ["m1"],
+        "message_ids": ["m1"],
         "event_payload": {"reiz_herkunft": "nutzer_turn"},
     }
     assert retry_payload(user) == {
@@ -205,7 +205,7 @@ def test_retry_payload_user_turn_and_impulse() -> None:
     }
     impulse = {
         "user_prompt": "",
-        "eigener_gedanke": "Am Montag war doch was?",
+        "own_thought": "Am Montag war doch was?",
         "turn_id": "t2",
         "event_payload": {"reiz_herkunft": "eigener_impuls", "gedanke_arousal": 0.8},
     }

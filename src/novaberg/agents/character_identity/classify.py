@@ -63,8 +63,8 @@ class IdentityMerge(BaseModel):
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("aufgabe") or ""
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    aufgabe = state.get("task") or ""
+    user_id = (state.get("context") or {}).get("user_id", "")
     hints = keyword_hints(aufgabe)
     active = await rule_store.active(deps.pool, TABLE, user_id)
     inactive = await rule_store.recent_inactive(deps.pool, TABLE, user_id)

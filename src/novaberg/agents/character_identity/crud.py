@@ -19,7 +19,7 @@ VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
 
 
 def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "abgeschlossen", "ergebnis": message, "schritte": step(NODE, what, **extra)}
+    return {"status": "abgeschlossen", "result": message, "steps": step(NODE, what, **extra)}
 
 
 async def _insert(deps: GraphDeps, user_id: str, anweisung: str) -> int:
@@ -45,7 +45,7 @@ async def _replace(deps: GraphDeps, user_id: str, old_ids: list[int], anweisung:
 
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     anweisung = str(parameter.get("anweisung") or "").strip()
     target_id = parameter.get("target_id")

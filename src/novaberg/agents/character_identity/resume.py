@@ -40,14 +40,14 @@ def _consolidation(parameter: dict[str, Any]) -> dict[str, Any]:
         return dismissed(clean)
     if _stems(answer, MERGE_STEMS):
         clean.update(aktion="merge", weiter="execute")
-        return {"parameter": clean, "schritte": step(NODE, "zusammenfuehren")}
+        return {"parameter": clean, "steps": step(NODE, "zusammenfuehren")}
     chosen = pick_candidate(answer, parameter.get("kandidaten") or [], ("anweisung",))
     if chosen is not None and (_stems(answer, REPLACE_STEMS) or not _stems(answer, ADD_STEMS)):
         clean.update(aktion="update", target_id=chosen["id"], weiter="execute")
-        return {"parameter": clean, "schritte": step(NODE, "ersetzen", id=chosen["id"])}
+        return {"parameter": clean, "steps": step(NODE, "ersetzen", id=chosen["id"])}
     if _stems(answer, ADD_STEMS):
         clean.update(aktion="create", weiter="execute")
-        return {"parameter": clean, "schritte": step(NODE, "hinzufuegen")}
+        return {"parameter": clean, "steps": step(NODE, "hinzufuegen")}
     return ask(NODE, str(parameter.get("original_rueckfrage") or ""), parameter, antwort="unklar")
 
 

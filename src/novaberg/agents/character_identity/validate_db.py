@@ -61,7 +61,7 @@ async def _pick(
 
 async def db_validate_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     anweisung = str(parameter.get("anweisung") or "").strip()
     active = await rule_store.active(deps.pool, TABLE, user_id)

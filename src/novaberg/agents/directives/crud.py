@@ -21,14 +21,14 @@ VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
 def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
     return {
         "status": "abgeschlossen",
-        "ergebnis": message,
-        "schritte": step(NODE, what, **extra),
+        "result": message,
+        "steps": step(NODE, what, **extra),
     }
 
 
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     anweisung = str(parameter.get("anweisung") or "").strip()
     kontext = str(parameter.get("kontext") or "").strip() or None

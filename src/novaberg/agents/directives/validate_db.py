@@ -51,7 +51,7 @@ async def _resolve(
 
 async def db_validate_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     anweisung = str(parameter.get("anweisung") or "").strip()
 

@@ -101,7 +101,7 @@ def _clean_items(items: list[str]) -> list[str]:
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("aufgabe") or ""
+    aufgabe = state.get("task") or ""
     hints = keyword_hints(aufgabe)
     prompt = render_prompt(
         "notes_classify",

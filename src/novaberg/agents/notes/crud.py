@@ -72,7 +72,7 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     parameter = dict(state.get("parameter") or {})
     entwurf = parameter.get("entwurf")
     if not entwurf:
-        draft = await draft_note(deps, parameter.get("normalisiert", ""), state.get("aufgabe", ""))
+        draft = await draft_note(deps, parameter.get("normalisiert", ""), state.get("task", ""))
         if draft is None:
             return fail(NODE, "Ich konnte die Notiz nicht formulieren.")
         entwurf = draft.model_dump()
@@ -116,9 +116,9 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
 def _done(message: str, parameter: dict[str, Any], note_id: int, what: str) -> dict[str, Any]:
     return {
         "status": "abgeschlossen",
-        "ergebnis": message,
+        "result": message,
         "parameter": {**parameter, "note_id": note_id},
-        "schritte": step(NODE, what, id=note_id, verifiziert=True),
+        "steps": step(NODE, what, id=note_id, verifiziert=True),
     }
 
 
@@ -129,11 +129,11 @@ async def _change_text(
     action = parameter.get("aktion")
     elements = list(parameter.get("elemente") or [])
     name, old = row["name"], row["text"]
-    instruction = parameter.get("normalisiert") or state.get("aufgabe", "")
+    instruction = parameter.get("normalisiert") or state.get("task", "")
     if action == "clear_content":
         new, message = "", f"Notiz '{name}' geleert."
     elif action == "append":
-        addition = parameter.get("original_aufgabe") or state.get("aufgabe", "")
+        addition = parameter.get("original_aufgabe") or state.get("task", "")
         new = f"{old}\n{addition}" if old else addition
         message = f"An '{name}' angehängt."
     elif action == "add_content" and elements:
@@ -157,7 +157,7 @@ async def _change_text(
 
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     try:
         if action == "create":

@@ -35,9 +35,9 @@ def _has_stem(answer: str, stems: tuple[str, ...]) -> bool:
 def _dismissed(message: str, parameter: dict[str, Any]) -> dict[str, Any]:
     return {
         "status": "dismissed",
-        "ergebnis": message,
+        "result": message,
         "parameter": parameter,
-        "schritte": step(NODE, "abgelehnt"),
+        "steps": step(NODE, "abgelehnt"),
     }
 
 
@@ -56,7 +56,7 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         chosen = pick_candidate(answer, parameter.get("kandidaten") or [], ("name",))
         if chosen is not None:
             parameter = {**_clean(parameter), "note_id": chosen["id"]}
-            return {"parameter": parameter, "schritte": step(NODE, "gewaehlt", id=chosen["id"])}
+            return {"parameter": parameter, "steps": step(NODE, "gewaehlt", id=chosen["id"])}
         if consent is Consent.DECLINE:
             return _dismissed("Keine Notiz geändert.", parameter)
         return ask(NODE, original, parameter)
@@ -74,9 +74,9 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                     "themen": [],
                 }
             return {
-                "aufgabe": parameter.get("original_aufgabe") or state.get("aufgabe", ""),
+                "task": parameter.get("original_aufgabe") or state.get("task", ""),
                 "parameter": parameter,
-                "schritte": step(NODE, "anlegen"),
+                "steps": step(NODE, "anlegen"),
             }
         if consent is Consent.DECLINE:
             return _dismissed(f"'{target}' wird nicht angelegt.", parameter)
@@ -89,10 +89,10 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         if _has_stem(answer, UPDATE_STEMS):
             items, _sep = split_items(str(entwurf.get("text") or ""))
             parameter = {**_clean(parameter), "aktion": "add_content", "elemente": items}
-            return {"parameter": parameter, "schritte": step(NODE, "aktualisieren")}
+            return {"parameter": parameter, "steps": step(NODE, "aktualisieren")}
         if _has_stem(answer, NEW_STEMS):
             parameter = {**_clean(parameter), "aktion": "create", "ohne_duplikatpruefung": True}
-            return {"parameter": parameter, "schritte": step(NODE, "neu")}
+            return {"parameter": parameter, "steps": step(NODE, "neu")}
         return ask(NODE, original, parameter)
 
     return fail(NODE, "Ich weiß nicht mehr, worauf sich die Antwort bezieht.")

@@ -72,7 +72,7 @@ def candidate(row: dict[str, Any]) -> dict[str, Any]:
 
 async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion", "read")
     target = parameter.get("target", "")
 
@@ -81,8 +81,8 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         lines = [f"- {r['name']} ({r['typ']}): {r['zusammenfassung']}" for r in rows]
         return {
             "status": "abgeschlossen",
-            "ergebnis": "\n".join(lines) if lines else "Es gibt keine Notizen.",
-            "schritte": step("suchen", "liste", anzahl=len(rows)),
+            "result": "\n".join(lines) if lines else "Es gibt keine Notizen.",
+            "steps": step("suchen", "liste", anzahl=len(rows)),
         }
 
     hits = await find_notes(deps, user_id, target, parameter.get("target_typ", "titel"))
@@ -90,8 +90,8 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         if action == "read":
             return {
                 "status": "abgeschlossen",
-                "ergebnis": f"Es gibt keine Notiz '{target}'.",
-                "schritte": step("suchen", "nicht_gefunden"),
+                "result": f"Es gibt keine Notiz '{target}'.",
+                "steps": step("suchen", "nicht_gefunden"),
             }
         if action in ASK_TO_CREATE and target:
             question = {
@@ -99,10 +99,10 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 "agent": AGENT,
                 "aktion": action,
                 "target": target,
-                "original_aufgabe": state.get("aufgabe", ""),
+                "original_aufgabe": state.get("task", ""),
                 "frage": f"Es gibt noch keine Notiz '{target}'. Soll ich sie anlegen?",
             }
-            parameter.update(frage_typ="nicht_gefunden", original_aufgabe=state.get("aufgabe", ""))
+            parameter.update(frage_typ="nicht_gefunden", original_aufgabe=state.get("task", ""))
             return ask("suchen", json.dumps(question, ensure_ascii=False), parameter)
         label = f"'{target}'" if target else "dazu"
         return fail("suchen", f"Ich habe keine Notiz {label} gefunden.")
@@ -120,7 +120,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         parameter.update(
             frage_typ="disambiguierung",
             kandidaten=kandidaten,
-            original_aufgabe=state.get("aufgabe", ""),
+            original_aufgabe=state.get("task", ""),
         )
         return ask("suchen", json.dumps(question, ensure_ascii=False, default=str), parameter)
 
@@ -129,8 +129,8 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     if action == "read":
         return {
             "status": "abgeschlossen",
-            "ergebnis": render_note(hit),
+            "result": render_note(hit),
             "parameter": parameter,
-            "schritte": step("suchen", "gelesen", id=hit["id"]),
+            "steps": step("suchen", "gelesen", id=hit["id"]),
         }
-    return {"parameter": parameter, "schritte": step("suchen", "gefunden", id=hit["id"])}
+    return {"parameter": parameter, "steps": step("suchen", "gefunden", id=hit["id"])}

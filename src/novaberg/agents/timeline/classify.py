@@ -51,7 +51,7 @@ class TimelineClassification(BaseModel):
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("aufgabe") or ""
+    aufgabe = state.get("task") or ""
     hints = keyword_hints(aufgabe)
     now = now_from(deps)
     prompt = render_prompt(

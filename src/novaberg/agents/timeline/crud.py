@@ -43,9 +43,9 @@ async def _verify(deps: GraphDeps, user_id: str, entry_id: int, **expected: Any)
 def _done(message: str, parameter: dict[str, Any], what: str, **extra: Any) -> dict[str, Any]:
     return {
         "status": "abgeschlossen",
-        "ergebnis": message,
+        "result": message,
         "parameter": parameter,
-        "schritte": step(NODE, what, verifiziert=True, **extra),
+        "steps": step(NODE, what, verifiziert=True, **extra),
     }
 
 
@@ -73,7 +73,7 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
     said = parameter.get("zeitausdruck") or ""
     vector = parse_time(said, now=now, tz=tz) if said else None
     if vector is None:
-        vector = parse_time(state.get("aufgabe") or "", now=now, tz=tz)
+        vector = parse_time(state.get("task") or "", now=now, tz=tz)
     if vector is None:
         return fail(NODE, f"Wann soll '{title}' stattfinden?")
     when = vector.when.astimezone(tz)
@@ -151,7 +151,7 @@ async def _replace(
 
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     try:
         if action == "create":

@@ -24,11 +24,11 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     if chosen is not None:
         parameter = {k: v for k, v in parameter.items() if k not in {"frage_typ", "resume"}}
         parameter["entry_id"] = chosen["id"]
-        return {"parameter": parameter, "schritte": step(NODE, "gewaehlt", id=chosen["id"])}
+        return {"parameter": parameter, "steps": step(NODE, "gewaehlt", id=chosen["id"])}
     if interpret_consent(answer) is Consent.DECLINE:
         return {
             "status": "dismissed",
-            "ergebnis": "Kein Termin geändert.",
-            "schritte": step(NODE, "abgelehnt"),
+            "result": "Kein Termin geändert.",
+            "steps": step(NODE, "abgelehnt"),
         }
     return ask(NODE, str(parameter.get("original_rueckfrage") or ""), parameter)

@@ -69,12 +69,12 @@ def _weekend(now: datetime, tz: ZoneInfo, *, following: bool) -> tuple[datetime,
 
 
 def _done(message: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "abgeschlossen", "ergebnis": message, "schritte": step("suchen", **extra)}
+    return {"status": "abgeschlossen", "result": message, "steps": step("suchen", **extra)}
 
 
 async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    user_id = (state.get("kontext") or {}).get("user_id", "")
+    user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion", "read")
     target = parameter.get("target", "")
     zeit = parameter.get("zeitausdruck", "")
@@ -124,4 +124,4 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             parameter.update(frage_typ="disambiguierung", kandidaten=kandidaten)
             return ask("suchen", json.dumps(question, ensure_ascii=False), parameter)
     parameter["entry_id"] = chosen["id"]
-    return {"parameter": parameter, "schritte": step("suchen", "gefunden", id=chosen["id"])}
+    return {"parameter": parameter, "steps": step("suchen", "gefunden", id=chosen["id"])}

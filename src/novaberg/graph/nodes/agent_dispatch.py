@@ -23,7 +23,7 @@ __all__ = ["agent_dispatch"]
 
 
 def _failure(state: ConversationState, name: str, message: str) -> dict[str, Any]:
-    result = AgentResult(agent_name=name, ergebnis=None, status="fehler", fehler=message)
+    result = AgentResult(agent_name=name, result=None, status="fehler", error=message)
     return {
         "agent_results": [*(state.get("agent_results") or []), result],
         "agent_name": "",

@@ -172,12 +172,20 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     raw = raw_length(emotion)
     if intent in SKIP_INTENTS:
         detail = empty_detail(0, raw, intent, SKIPPED)
-        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": SKIPPED}}
+        return {
+            "conversation_hypothesis": "",
+            "hypothesis_detail": detail,
+            "_log": {"vorausdenken": SKIPPED},
+        }
     length = length_of(emotion)
     if length == 0:
         why = CRISIS if is_crisis(emotion) else LENGTH_ZERO
         detail = empty_detail(0, raw, intent, why)
-        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": why}}
+        return {
+            "conversation_hypothesis": "",
+            "hypothesis_detail": detail,
+            "_log": {"vorausdenken": why},
+        }
     detail = empty_detail(length, raw, intent, RAN)
     prompt = render(
         "conversation_vector",
@@ -199,15 +207,23 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     except ModelError as exc:
         log.warning("conversation_vector: call failed (%s); no hypothesis", exc)
         detail.update(vorausdenken=FAILED, ausfall=type(exc).__name__)
-        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": FAILED}}
+        return {
+            "conversation_hypothesis": "",
+            "hypothesis_detail": detail,
+            "_log": {"vorausdenken": FAILED},
+        }
     if not text:
         detail.update(vorausdenken=FAILED, ausfall="leer")
-        return {"gespraechsvektor": "", "gv_detail": detail, "_log": {"vorausdenken": FAILED}}
+        return {
+            "conversation_hypothesis": "",
+            "hypothesis_detail": detail,
+            "_log": {"vorausdenken": FAILED},
+        }
     text = text[:GV_MAX_CHARS]
     if length >= 2:
         detail.update(parse_lines(text))
     return {
-        "gespraechsvektor": text,
-        "gv_detail": detail,
+        "conversation_hypothesis": text,
+        "hypothesis_detail": detail,
         "_log": {"vorausdenken": RAN, "laenge": length},
     }

@@ -13,8 +13,8 @@ Loads who is talking before anything is computed:
   herself: `external` is a **copy** of `internal`.
 - profiles from `charakter_hash`: row (u, c) → `external.character`, row (c, u) →
   `internal.character`; missing rows give empty profiles. Row (c, u) also carries
-  `nutzer_gewichtung`, which the character's salience needs for pflicht
-  (docs/behaviour/nodes.md#salience).
+  `user_weight` (column `nutzer_gewichtung`), which the character's salience needs for
+  pflicht (docs/behaviour/nodes.md#salience).
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 - the session turns (`raw_turns`), the session summary (`session_summary`) and the
   character's active goals toward the user (`geladene_ziele`), read with the rest: ei_calc
@@ -284,15 +284,15 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "character_name": tables["name"],
         "raw_turns": reads.turns,
         "session_summary": reads.summary,
-        "geladene_ziele": tables["ziele"],
-        USER_WEIGHT_COLUMN: tables[USER_WEIGHT_COLUMN],
-        "gedanke_level": gedanke_level,
+        "loaded_goals": tables["ziele"],
+        "user_weight": tables[USER_WEIGHT_COLUMN],
+        "thought_level": gedanke_level,
         "_log": {
             "quelle": state.get("event_source"),
             "pause_s": reload.pause_seconds,
             "zerfall": reload.decay_factor,
             "zurueckgesetzt": reload.reset,
-            "gedanke_level": gedanke_level,
+            "thought_level": gedanke_level,
             "fehlende_felder": missing,
             "ausfaelle": failures,
             "identitaeten": len(internal.identities),

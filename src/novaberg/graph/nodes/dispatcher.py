@@ -36,6 +36,7 @@ from novaberg.memory.bridge import (
 )
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
+from novaberg.wire import FIELD_MESSAGE_IDS
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +67,15 @@ def _emotion_fields(emotion: Emotion) -> dict[str, Any]:
 
 def build_session_turn(state: ConversationState, now: float) -> dict[str, Any] | None:
     """The complete session turn of this run, or None if none is due."""
-    if state.get("graph_rolle") == GRAPH_AGENT:
+    if state.get("graph_role") == GRAPH_AGENT:
         return None
     common = {
         "zeit": now,
-        "intentionen": list(state.get("user_intentionen") or []),
-        "kern": state.get("session_turn_kern") or "",
+        "intentionen": list(state.get("user_intentions") or []),
+        "kern": state.get("session_turn_core") or "",
         "herkunft": stimulus_origin(state),
         "turn_id": state.get("turn_id"),
-        "nachrichten_ids": list(state.get("nachrichten_ids") or []),
+        FIELD_MESSAGE_IDS: list(state.get("message_ids") or []),
     }
     response = state.get("response") or ""
     if response.strip():
@@ -121,7 +122,7 @@ async def record_pending_writes(
             state.get("turn_id"),
             state["user_id"],
             state["character_id"],
-            state.get("graph_rolle", ""),
+            state.get("graph_role", ""),
             write["ziel"],
             write["aktion"],
             Jsonb(write["daten"]),
@@ -170,7 +171,7 @@ async def store_writes(
         deps.model,
         Pair(state["user_id"], state["character_id"]),
         writes,
-        observer=observer_for(state.get("ei_calc_rolle", "user")),
+        observer=observer_for(state.get("ei_calc_role", "user")),
         turn_id=state.get("turn_id"),
         perception=None,
         timeline_id=state.get("timeline_id"),
@@ -185,7 +186,7 @@ async def write_session_turn(
     state: ConversationState, deps: GraphDeps, pair: Pair
 ) -> dict[str, Any] | None:
     """Append the run's session turn once and summarise the session if it grew too long."""
-    if state.get("session_turn_geschrieben"):
+    if state.get("session_turn_written"):
         return None
     turn = build_session_turn(state, deps.clock())
     if turn is None:
@@ -207,7 +208,7 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     external = state.get("external") or Personality()
     internal = state.get("internal") or InternalPersonality()
     deps.log.add(
-        quelle=str(state.get("graph_rolle") or "character"),
+        quelle=str(state.get("graph_role") or "character"),
         node="dispatcher",
         art="turn_roh",
         turn_id=state.get("turn_id"),
@@ -240,7 +241,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         )
         outcome = KzgWriteOutcome(results=[WRITE_FAILED] * len(writes))
     if outcome.session_turn_kern:
-        update["session_turn_kern"] = outcome.session_turn_kern
+        update["session_turn_core"] = outcome.session_turn_kern
     # the write log and the session are independent: both round trips at once, and a
     # failure of one is raised only once the other has finished (never left running)
     logged, written = await asyncio.gather(
@@ -256,7 +257,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     recorded = cast(int, logged)
     session_turn = cast(dict[str, Any] | None, written)
     if session_turn is not None:
-        update["session_turn_geschrieben"] = True
+        update["session_turn_written"] = True
         record_raw_turn(state, deps)
     summary: dict[str, Any] = {
         "pending_writes": (

@@ -82,7 +82,7 @@ def _user_variant(state: ConversationState) -> dict[str, Any]:
     }
     emotion.mode = checked.mode
     emotion.language_style = checked.language_style
-    return {"external": external, "emotions_verlauf": history, "_log": summary}
+    return {"external": external, "emotion_history": history, "_log": summary}
 
 
 async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -132,15 +132,15 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     return {
         "internal": internal,
         "raw_turns": turns,  # loaded anyway; the enricher after this node reuses them
-        "nova_emotions_verlauf": result.history,
-        "nova_emotion_konflikt": result.conflict,
+        "nova_emotion_history": result.history,
+        "nova_emotion_conflict": result.conflict,
         "_log": summary,
     }
 
 
 async def ei_calc(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Dispatch on `ei_calc_rolle` ("user" | "character")."""
-    role = state.get("ei_calc_rolle", ROLE_USER)
+    role = state.get("ei_calc_role", ROLE_USER)
     if role == ROLE_USER:
         return _user_variant(state)
     if role == ROLE_CHARACTER:

@@ -21,6 +21,7 @@ from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.store import nova_state
 from novaberg.store.keys import Pair
+from novaberg.wire import FIELD_RECEIVED_AT
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,9 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
     now = deps.clock()
     user_time = None
     if state.get("event_source") == USER_SOURCE:
-        received = (state.get("event_payload") or {}).get("empfangen_am")
+        received = (state.get("event_payload") or {}).get(FIELD_RECEIVED_AT)
         if received is None:
-            received = state.get("empfangen_am")
+            received = state.get("received_at")
         user_time = resolve_user_time(received, now)
     fields = await nova_state.save(
         deps.redis,

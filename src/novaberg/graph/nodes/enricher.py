@@ -33,6 +33,7 @@ from novaberg.memory.bridge import MemoryResonance, resonance
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
+from novaberg.wire import FIELD_USER_INTENTIONS
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
 
 async def _goals(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
     """The goals db_access read (CharacterGraph), else read here (HumanGraph)."""
-    loaded = state.get("geladene_ziele")
+    loaded = state.get("loaded_goals")
     return list(loaded) if loaded is not None else await load_activation_goals(deps.pool, pair)
 
 
@@ -137,7 +138,7 @@ async def _resonance(
         deps.model,
         pair,
         embedding,
-        cluster=(state.get("gv_detail") or {}).get("cluster"),
+        cluster=(state.get("hypothesis_detail") or {}).get("cluster"),
         nova_emotion=internal.emotion.emotion if internal is not None else None,
         clock=deps.clock,
     )
@@ -149,7 +150,7 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     loaded = state.get("raw_turns")
     turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
-    full = state.get("graph_rolle") != GRAPH_HUMAN
+    full = state.get("graph_role") != GRAPH_HUMAN
     # goals and summary do not need the embedding: they are read while the model embeds
     embedding, goals, session_summary = await asyncio.gather(
         _embed(deps, text),
@@ -163,40 +164,40 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
 
     update: dict[str, Any] = {
         "raw_turns": turns,
-        "user_intentionen": last_user_intentions(turns),
+        "user_intentions": last_user_intentions(turns),
         "prompt_embedding": embedding,
-        "aktivierte_ziele": activation.activated,
-        "ziel_vektoren": activation.goal_vectors,
-        "gravitationsterm": activation.gravitation_term,
+        "activated_goals": activation.activated,
+        "goal_vectors": activation.goal_vectors,
+        "gravitation_term": activation.gravitation_term,
     }
     summary: dict[str, Any] = {
-        "variante": "human" if state.get("graph_rolle") == GRAPH_HUMAN else "voll",
+        "variante": "human" if state.get("graph_role") == GRAPH_HUMAN else "voll",
         "turns": len(turns),
         "ziele": len(goals),
         "aktiviert": len(activation.activated),
         "gravitationsterm": round(activation.gravitation_term, 4),
         "embedding": embedding is not None,
     }
-    if state.get("graph_rolle") == GRAPH_HUMAN:
+    if state.get("graph_role") == GRAPH_HUMAN:
         return {**update, "_log": summary}
 
     payload = state.get("event_payload") or {}
-    if isinstance(payload.get("user_intentionen"), list):
-        update["user_intentionen"] = [str(item) for item in payload["user_intentionen"]]
+    if isinstance(payload.get(FIELD_USER_INTENTIONS), list):
+        update["user_intentions"] = [str(item) for item in payload[FIELD_USER_INTENTIONS]]
     session_turns = without_impulses(turns)
     entries = session_memory_entries(session_summary, session_turns)
     update.update(
         session_turns=session_turns,
         session_summary=session_summary,
-        zielsog_roh=activation.raw_goal_pull,
-        such_vektor=embedding,
-        suchtext=text,
-        suchtext_herkunft="abgeschaltet",
+        raw_goal_pull=activation.raw_goal_pull,
+        search_vector=embedding,
+        search_text=text,
+        search_text_source="abgeschaltet",
     )
     if found is not None:
         entries = [*found.entries(), *entries]
-        update["kzg_treffer"] = found.short_term
-        update["lzg_resonanz"] = found.long_term.as_state()
+        update["short_term_hits"] = found.short_term
+        update["long_term_resonance"] = found.long_term.as_state()
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
     update["memory_entries_raw"] = entries

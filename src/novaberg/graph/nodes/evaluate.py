@@ -213,7 +213,7 @@ async def evaluate(
         )
     decision = decide(verdict, rounds, limit)
     update |= {
-        "evaluate_entscheidung": decision,
+        "evaluate_decision": decision,
         "correction_round": rounds,
         "max_corrections": limit,
         "_log": {
@@ -237,6 +237,6 @@ async def evaluate(
 
 def route_after_evaluate(state: ConversationState) -> str:
     """Conditional edge: `corrector` on correct, else `perception_assistant` (ok, fallback)."""
-    if state.get("evaluate_entscheidung") == DECISION_CORRECT:
+    if state.get("evaluate_decision") == DECISION_CORRECT:
         return NEXT_CORRECT
     return NEXT_RELEASE

@@ -163,7 +163,7 @@ async def _turns(state: ConversationState, deps: GraphDeps) -> tuple[list[dict],
 
 async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Perceive the stimulus (role user) or Nova's answer (role assistant)."""
-    role = state.get("perzeption_rolle", ROLE_USER)
+    role = state.get("perception_role", ROLE_USER)
     if role == ROLE_ASSISTANT:
         text = state.get("response") or ""
         target: Personality = state.get("internal") or InternalPersonality()

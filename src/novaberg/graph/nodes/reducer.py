@@ -141,6 +141,6 @@ async def reducer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     return {
         "memory_entries": entries,
         "memory_context": third,
-        "memory_context_verfasser": composer,
+        "memory_context_composer": composer,
         "_log": {"eingang": len(raw), "behalten": len(entries)},
     }

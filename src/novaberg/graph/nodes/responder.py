@@ -117,7 +117,7 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
     external = state.get("external")
     own_thought = stimulus_is_own_thought(state)
     cut = bool(state.get("task_context_cut"))
-    memory = "" if cut else (state.get("memory_context_verfasser") or "")
+    memory = "" if cut else (state.get("memory_context_composer") or "")
     identity = "\n".join(
         part
         for part in (
@@ -138,7 +138,7 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
         direktiven=directives_text(state),
         eigener_gedanke=stimulus if own_thought else "",
         aufgabe=task_text(state),
-        gespraechsvektor="" if cut else (state.get("gespraechsvektor") or ""),
+        gespraechsvektor="" if cut else (state.get("conversation_hypothesis") or ""),
         erinnerung=memory,
     )
 

@@ -103,7 +103,7 @@ def decision_update(decision: RouterDecision) -> dict[str, Any]:
         "management_target": decision.management_target.strip()
         if decision.management_action
         else "",
-        "management_target_typ": decision.management_target_typ,
+        "management_target_type": decision.management_target_typ,
     }
 
 
@@ -117,8 +117,8 @@ def resume_update() -> dict[str, Any]:
         "momentum": MOMENTUM_MID,
         "management_action": ACTION_RESUME,
         "management_target": "",
-        "management_target_typ": DEFAULT_TARGET_TYPE,
-        "router_ausfall": None,
+        "management_target_type": DEFAULT_TARGET_TYPE,
+        "router_failure": None,
     }
 
 
@@ -175,11 +175,11 @@ async def router(
             state.get("turn_id"),
         )
         update = decision_update(RouterDecision())
-        update["router_ausfall"] = reason
+        update["router_failure"] = reason
         update["_log"] = {"weg": "standard", "ausfall": reason}
         return update
     update = decision_update(decision)
-    update["router_ausfall"] = None
+    update["router_failure"] = None
     update["_log"] = {
         "weg": "modell",
         "management": update["management_action"],

@@ -39,6 +39,7 @@ from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message
+from novaberg.wire import FIELD_HUMAN_SALIENCE
 
 log = logging.getLogger(__name__)
 
@@ -288,16 +289,16 @@ def _perceived(state: ConversationState, role: str) -> Personality:
 
 async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Score the role's text segment by segment and plan one kzg write per readable one."""
-    role = state.get("graph_rolle", GRAPH_HUMAN)
+    role = state.get("graph_role", GRAPH_HUMAN)
     text, background = _texts(state, role)
     summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
     is_human = role == GRAPH_HUMAN
     if not text.strip():
         log.warning("salience(%s): empty scored text; nothing written", role)
         summary["ausfall"] = "leerer_text"
-        update: dict[str, Any] = {"salienz_ausfall": "leerer_text", "_log": summary}
+        update: dict[str, Any] = {"salience_failure": "leerer_text", "_log": summary}
         if is_human:
-            update["salienz_human"] = None
+            update["human_salience"] = None
         return update
 
     character = state.get("character_id", "nova").capitalize()
@@ -306,13 +307,13 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         *(_score(deps, role, segment, background, character) for segment in segments)
     )
 
-    gravitationsterm = float(state.get("gravitationsterm") or 0.0)
+    gravitationsterm = float(state.get("gravitation_term") or 0.0)
     perceived = _perceived(state, role).emotion
-    salienz_human = state.get("salienz_human")
+    salienz_human = state.get("human_salience")
     if salienz_human is None and not is_human:
-        salienz_human = parse_number((state.get("event_payload") or {}).get("salienz_human"))
+        salienz_human = parse_number((state.get("event_payload") or {}).get(FIELD_HUMAN_SALIENCE))
     # read by db_access with the character's profile row (for pflicht)
-    user_weight = state.get("nutzer_gewichtung") if role == GRAPH_CHARACTER else None
+    user_weight = state.get("user_weight") if role == GRAPH_CHARACTER else None
 
     writes: list[PendingWrite] = []
     failures: list[str] = []
@@ -372,9 +373,9 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         salienzen=[round(w["daten"]["salienz_obj"]["salienz"], 3) for w in writes],
         ausfall=ausfall,
     )
-    update = {"pending_writes": writes, "salienz_ausfall": ausfall, "_log": summary}
+    update = {"pending_writes": writes, "salience_failure": ausfall, "_log": summary}
     if is_human:
-        update["salienz_human"] = max(raws) if raws else None
+        update["human_salience"] = max(raws) if raws else None
         if raws:  # nothing readable: keep the enricher's intentions of the last user turn
-            update["user_intentionen"] = ordered_union(intentions)
+            update["user_intentions"] = ordered_union(intentions)
     return update

@@ -37,6 +37,14 @@ from novaberg.graph.nodes.context_text import task_text
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message
+from novaberg.wire import (
+    FIELD_MESSAGE_IDS,
+    FIELD_ORIGIN,
+    FIELD_OWN_THOUGHT,
+    FIELD_THOUGHT_AROUSAL,
+    FIELD_TURN_ID,
+    FIELD_USER_PROMPT,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,14 +111,14 @@ def retry_payload(state: ConversationState) -> dict[str, Any]:
     text = stimulus_text(state)
     payload: dict[str, Any] = {}
     if stimulus_is_own_thought(state):
-        payload["eigener_gedanke"] = text
-        payload["reiz_herkunft"] = ORIGIN_OWN_THOUGHT
+        payload[FIELD_OWN_THOUGHT] = text
+        payload[FIELD_ORIGIN] = ORIGIN_OWN_THOUGHT
     else:
-        payload["user_prompt"] = text
-        payload["reiz_herkunft"] = ORIGIN_USER
-    payload["gedanke_arousal"] = stimulus_arousal(state)
-    payload["turn_id"] = state.get("turn_id") or ""
-    payload["nachrichten_ids"] = list(state.get("nachrichten_ids") or [])
+        payload[FIELD_USER_PROMPT] = text
+        payload[FIELD_ORIGIN] = ORIGIN_USER
+    payload[FIELD_THOUGHT_AROUSAL] = stimulus_arousal(state)
+    payload[FIELD_TURN_ID] = state.get("turn_id") or ""
+    payload[FIELD_MESSAGE_IDS] = list(state.get("message_ids") or [])
     payload[RETRY_FLAG] = True
     return payload
 
@@ -150,17 +158,17 @@ async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     stimulus = stimulus_text(state)
     response = state.get("response") or ""
     if not needs_check(state, stimulus, response):
-        return {"thinker_ergebnis": RESULT_INACTIVE, "self_trigger": False}
+        return {"thinker_result": RESULT_INACTIVE, "self_trigger": False}
     check, failures = await run_check(state, deps, stimulus, response)
     if check is not None:
         if check.ergebnis == "KORREKTUR":
             return {
                 "response": check.korrigierte_antwort.strip(),
-                "thinker_ergebnis": RESULT_CORRECTED,
+                "thinker_result": RESULT_CORRECTED,
                 "self_trigger": False,
                 "_log": {"ergebnis": RESULT_CORRECTED, "probleme": check.probleme[:400]},
             }
-        return {"thinker_ergebnis": RESULT_OK, "self_trigger": False}
+        return {"thinker_result": RESULT_OK, "self_trigger": False}
     if is_retry_run(state):
         log.warning(
             "thinker: check failed again in the retry run (turn=%s, %s); no further trigger",
@@ -168,7 +176,7 @@ async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             failures,
         )
         return {
-            "thinker_ergebnis": RESULT_FAILED_ON_RETRY,
+            "thinker_result": RESULT_FAILED_ON_RETRY,
             "self_trigger": False,
             "_log": {"ergebnis": RESULT_FAILED_ON_RETRY, "fehlversuche": failures},
         }
@@ -180,7 +188,7 @@ async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     suffixed = f"{response.rstrip()} {UNSURE_SUFFIX}" if response.strip() else UNSURE_SUFFIX
     return {
         "response": suffixed,
-        "thinker_ergebnis": RESULT_FAILED,
+        "thinker_result": RESULT_FAILED,
         "self_trigger": True,
         "self_trigger_payload": retry_payload(state),
         "_log": {"ergebnis": RESULT_FAILED, "fehlversuche": failures},

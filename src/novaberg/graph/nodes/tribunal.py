@@ -251,7 +251,7 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         "tribunal_votes": votes,
         "tribunal_verdict": verdict,
         "tribunal_summary": summarise(votes),
-        "tribunal_ausfaelle": failures,
+        "tribunal_failures": failures,
         "_log": {
             "urteil": verdict,
             "stimmen": {vote["rolle"]: vote.get("vote") for vote in votes},

@@ -21,25 +21,25 @@ class EchoAgent(BaseAgent):
     def build_graph(self, deps: Any) -> Any:
         async def run(state: AgentState) -> dict[str, Any]:
             param = state["parameter"]
-            text = state["aufgabe"]
+            text = state["task"]
             if "kaputt" in text:
                 raise RuntimeError("boom")
             if param.get("resume"):
                 if interpret_consent(param["user_answer"]) is Consent.APPROVE:
-                    return {"status": "abgeschlossen", "ergebnis": "echo erledigt"}
+                    return {"status": "abgeschlossen", "result": "echo erledigt"}
                 if param.get("always_ask"):
-                    return {"status": "rueckfrage", "rueckfrage": param["original_rueckfrage"]}
-                return {"status": "dismissed", "ergebnis": "nichts"}
+                    return {"status": "rueckfrage", "question": param["original_rueckfrage"]}
+                return {"status": "dismissed", "result": "nichts"}
             if "frag" in text:
                 return {
                     "status": "rueckfrage",
-                    "rueckfrage": "Wirklich?",
+                    "question": "Wirklich?",
                     "parameter": {**param, "always_ask": "immer" in text},
-                    "schritte": [{"node": "run", "ergebnis": "frage"}],
+                    "steps": [{"node": "run", "ergebnis": "frage"}],
                 }
             if "quatsch" in text:
                 return {"status": "rejected", "parameter": {**param, "grund": "kein_auftrag"}}
-            return {"status": "abgeschlossen", "ergebnis": f"echo: {text}"}
+            return {"status": "abgeschlossen", "result": f"echo: {text}"}
 
         graph = StateGraph(AgentState)
         graph.add_node("run", run)
