@@ -146,11 +146,11 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
             table.add_column(column)
         for vote in votes:
             table.add_row(
-                str(vote.get("rolle")),
+                str(vote.get("role")),
                 _num(vote.get("score")),
-                _num(vote.get("direktiven_score")),
-                str(vote.get("vote") or f"unreadable: {vote.get('ausfall')}"),
-                str(vote.get("begruendung") or "")[:70],
+                _num(vote.get("directives_score")),
+                str(vote.get("vote") or f"unreadable: {vote.get('failure')}"),
+                str(vote.get("reasoning") or "")[:70],
             )
         console.print(table)
     rounds = cstate.get("correction_round") or 0

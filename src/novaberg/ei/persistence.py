@@ -24,7 +24,7 @@ from novaberg.ei.labels import (
     EMOTION_DEFAULTS,
     EMOTION_FIELDS,
 )
-from novaberg.ei.raum import DEFAULT_NAEHE, DEFAULT_TIEFE, raum_target
+from novaberg.ei.register import DEFAULT_CLOSENESS, DEFAULT_DEPTH, register_target
 from novaberg.ei.timeutil import require_epoch, to_epoch
 
 logger = logging.getLogger(__name__)
@@ -74,19 +74,20 @@ def _format(value: object) -> str:
     return str(value)
 
 
-def _raum_values(raum: object) -> tuple[float, float]:
-    """(tiefe, naehe) from a Raum-like object, a mapping or a pair."""
-    if isinstance(raum, Mapping):
-        return float(raum["tiefe"]), float(raum["naehe"])
-    if hasattr(raum, "tiefe") and hasattr(raum, "naehe"):
-        return float(raum.tiefe), float(raum.naehe)
-    depth, closeness = cast(tuple[float, float], raum)
+def _register_values(register: object) -> tuple[float, float]:
+    """(depth, closeness) from a RegisterSpace-like object, a mapping (wire keys tiefe, naehe)
+    or a pair."""
+    if isinstance(register, Mapping):
+        return float(register["tiefe"]), float(register["naehe"])
+    if hasattr(register, "depth") and hasattr(register, "closeness"):
+        return float(register.depth), float(register.closeness)
+    depth, closeness = cast(tuple[float, float], register)
     return float(depth), float(closeness)
 
 
 def nova_state_fields(
     emotion: Mapping[str, Any],
-    raum: object,
+    register: object,
     now: float | datetime,
     nutzer_zeit: float | datetime | None = None,
 ) -> dict[str, str]:
@@ -95,9 +96,9 @@ def nova_state_fields(
     Always the 12 fields; `nutzer_zeit` only when given, which callers do on user turns only.
     `emotion` is an Emotion.to_dict()-like mapping; missing fields take the Emotion defaults.
     """
-    tiefe, naehe = _raum_values(raum)
+    depth, closeness = _register_values(register)
     now_epoch = require_epoch(now)
-    fields = {RAUM_TIEFE: _format(tiefe), RAUM_NAEHE: _format(naehe)}
+    fields = {RAUM_TIEFE: _format(depth), RAUM_NAEHE: _format(closeness)}
     for name in STORED_EMOTION_FIELDS:
         fields[name] = _format(emotion.get(name, EMOTION_DEFAULTS[name]))
     fields[TURN_ZEIT] = _format(now_epoch)
@@ -119,11 +120,11 @@ def pause_decay_factor(pause_seconds: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class NovaStateReload:
-    """Nova's state as db_zugriff loads it: Emotion fields, Raum, and what the pause did."""
+    """Nova's state as db_zugriff loads it: Emotion fields, register space, and what the pause did."""
 
     emotion: dict[str, Any] = field(default_factory=lambda: dict(EMOTION_DEFAULTS))
-    tiefe: float = DEFAULT_TIEFE
-    naehe: float = DEFAULT_NAEHE
+    depth: float = DEFAULT_DEPTH
+    closeness: float = DEFAULT_CLOSENESS
     pause_seconds: float | None = None
     decay_factor: float | None = None
     reset: bool = False
@@ -149,10 +150,11 @@ def reload_nova_state(
     nutzer_zeit: float | datetime | None = None,
     own_thought_arousal: object = None,
 ) -> NovaStateReload:
-    """Rebuild Nova's emotion and Raum from the nova_state hash (docs/behaviour/emotion.md#reload).
+    """Rebuild Nova's emotion and register space from the nova_state hash
+    (docs/behaviour/emotion.md#reload).
 
     On a user turn the pause since the last user turn (`nutzer_zeit` if given, else the stored
-    field) fades arousal toward 0.5; below f 0.45 the categories reset, Raum and dynamic stay.
+    field) fades arousal toward 0.5; below f 0.45 the categories reset, register space and dynamic stay.
     A self-impulse with an arousal level lifts arousal to at least that level.
     """
     values = {_text(key): _text(value) for key, value in (stored or {}).items()}
@@ -164,11 +166,11 @@ def reload_nova_state(
         level = parse_number(values.get("arousal"))
         emotion["arousal"] = BAD_AROUSAL if level is None else clamp01(level)
 
-    target = raum_target(
+    target = register_target(
         emotion["mode"], emotion["relationship_dynamic"], emotion["language_style"]
     )
-    tiefe = _stored_axis(values.get(RAUM_TIEFE), target.tiefe)
-    naehe = _stored_axis(values.get(RAUM_NAEHE), target.naehe)
+    depth = _stored_axis(values.get(RAUM_TIEFE), target.depth)
+    closeness = _stored_axis(values.get(RAUM_NAEHE), target.closeness)
 
     pause = factor = None
     reset = False
@@ -193,4 +195,4 @@ def reload_nova_state(
     impulse = parse_number(own_thought_arousal)
     if impulse is not None:
         emotion["arousal"] = max(emotion["arousal"], clamp01(impulse))
-    return NovaStateReload(emotion, tiefe, naehe, pause, factor, reset)
+    return NovaStateReload(emotion, depth, closeness, pause, factor, reset)

@@ -1,8 +1,8 @@
-"""Cheap copies of a Personality for nodes that change its emotion (or Nova's Raum).
+"""Cheap copies of a Personality for nodes that change its emotion (or Nova's register space).
 
 Nodes never mutate the Personality they read from the state. A deep copy costs about a
 millisecond per node (identities, directives, five profiles); the nodes that write only
-`.emotion` (and `.raum`) need just those parts fresh. Everything else is shared and must be
+`.emotion` (and `.register`) need just those parts fresh. Everything else is shared and must be
 treated as read-only — replace it, never mutate it in place.
 """
 
@@ -22,5 +22,5 @@ def emotion_copy(personality: P) -> P:
     clone.emotion = copy.copy(personality.emotion)
     if isinstance(personality, InternalPersonality):
         assert isinstance(clone, InternalPersonality)
-        clone.raum = copy.copy(personality.raum)
+        clone.register = copy.copy(personality.register)
     return clone

@@ -2,7 +2,7 @@
 (docs/behaviour/graphs.md#personalities).
 
 `external` in the graph state is the counterpart (the user), `internal` is Nova, who also
-carries identities, directives and her Raum. Everything round-trips through plain dicts so
+carries identities, directives and her register space. Everything round-trips through plain dicts so
 it can travel as JSON through graph state and events.
 """
 
@@ -25,7 +25,7 @@ from novaberg.ei.labels import (
     DEFAULT_RELATIONSHIP_DYNAMIC,
     DEFAULT_TONE,
 )
-from novaberg.ei.raum import DEFAULT_NAEHE, DEFAULT_TIEFE
+from novaberg.ei.register import DEFAULT_CLOSENESS, DEFAULT_DEPTH
 
 
 def _text(value: object, default: str) -> str:
@@ -133,23 +133,23 @@ class Character:
 
 
 @dataclass(slots=True)
-class Raum:
+class RegisterSpace:
     """Nova's register space: depth (flat..existential) and closeness (far..intimate)."""
 
-    tiefe: float = DEFAULT_TIEFE
-    naehe: float = DEFAULT_NAEHE
+    depth: float = DEFAULT_DEPTH
+    closeness: float = DEFAULT_CLOSENESS
 
     def to_dict(self) -> dict[str, float]:
         """Both axes by name."""
-        return {"tiefe": self.tiefe, "naehe": self.naehe}
+        return {"tiefe": self.depth, "naehe": self.closeness}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Self:
         """Inverse of to_dict; unreadable axes take their defaults, values clamp to [0, 1]."""
         data = data or {}
         return cls(
-            tiefe=_unit(data.get("tiefe"), DEFAULT_TIEFE),
-            naehe=_unit(data.get("naehe"), DEFAULT_NAEHE),
+            depth=_unit(data.get("tiefe"), DEFAULT_DEPTH),
+            closeness=_unit(data.get("naehe"), DEFAULT_CLOSENESS),
         )
 
     def copy(self) -> Self:
@@ -184,11 +184,11 @@ class Personality:
 
 @dataclass(slots=True)
 class InternalPersonality(Personality):
-    """Nova: a Personality plus identities, directives and her Raum."""
+    """Nova: a Personality plus identities, directives and her register space."""
 
     identities: list[str] = field(default_factory=list)
     directives: list[dict[str, Any]] = field(default_factory=list)
-    raum: Raum = field(default_factory=Raum)
+    register: RegisterSpace = field(default_factory=RegisterSpace)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready nested dict including identities, directives and raum."""
@@ -197,7 +197,7 @@ class InternalPersonality(Personality):
             "emotion": self.emotion.to_dict(),
             "identities": list(self.identities),
             "directives": [dict(directive) for directive in self.directives],
-            "raum": self.raum.to_dict(),
+            "raum": self.register.to_dict(),
         }
 
     @classmethod
@@ -209,5 +209,5 @@ class InternalPersonality(Personality):
             emotion=Emotion.from_dict(data.get("emotion")),
             identities=[str(item) for item in data.get("identities") or []],
             directives=[dict(item) for item in data.get("directives") or []],
-            raum=Raum.from_dict(data.get("raum")),
+            register=RegisterSpace.from_dict(data.get("raum")),
         )

@@ -2,9 +2,9 @@
 
 LangGraph silently drops a key that is not declared here at the next node border, without a
 trace. So every key a node returns must be declared, and a test builds each graph and checks
-it (docs/behaviour/graphs.md#state). Channel names keep the German vocabulary where the
-pipeline log and stored data use it; comments say what each holds. Channels several nodes
-append to carry a reducer.
+it (docs/behaviour/graphs.md#state). Channel names are English; where a channel crosses a
+boundary its wire name is mapped once there (docs/architecture.md, "Names inside and on the
+wire"). Comments say what each holds. Channels several nodes append to carry a reducer.
 """
 
 from __future__ import annotations
@@ -13,27 +13,20 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.memory.bridge import PendingWrite
 
-
-class PendingWrite(TypedDict):
-    """A write a node plans and the dispatcher carries out
-    (docs/behaviour/graphs.md#pending-writes)."""
-
-    ziel: str  # "kzg" | "fakten" | "timeline" | "notizen"
-    aktion: str  # "create" | "update" | "delete" | "upsert"
-    daten: dict[str, Any]
-    beschreibung: str
+__all__ = ["STATE_CHANNELS", "ConversationState", "PendingWrite", "TribunalVote"]
 
 
 class TribunalVote(TypedDict):
-    """One judge's verdict. `ausfall` is set (and `vote` is None) when unreadable."""
+    """One judge's verdict. `failure` is set (and `vote` is None) when unreadable."""
 
-    rolle: str  # "jurist" | "psychologe" | "ethiker"
+    role: str  # "jurist" | "psychologe" | "ethiker"
     score: float | None
-    direktiven_score: float | None
+    directives_score: float | None
     vote: str | None  # "ok" | "warnung" | "ablehnen"
-    begruendung: str
-    ausfall: str | None
+    reasoning: str
+    failure: str | None
 
 
 def _merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 import numpy as np
 import redis.asyncio as aioredis
@@ -39,8 +39,20 @@ log = logging.getLogger(__name__)
 
 KZG_TARGET: Final = "kzg"
 CREATE: Final = "create"
-"""The PendingWrite this layer carries out: {ziel: "kzg", aktion: "create"}
+"""The PendingWrite this layer carries out: {target: "kzg", action: "create"}
 (docs/behaviour/graphs.md#pending-writes)."""
+
+
+class PendingWrite(TypedDict):
+    """A write a node plans and the dispatcher carries out
+    (docs/behaviour/graphs.md#pending-writes). Stored in `pending_writes_log` as
+    ziel / aktion / daten / beschreibung."""
+
+    target: str  # "kzg" | "fakten" | "timeline" | "notizen"
+    action: str  # "create" | "update" | "delete" | "upsert"
+    data: dict[str, Any]
+    description: str
+
 
 _stores: weakref.WeakKeyDictionary[aioredis.Redis, KzgStore] = weakref.WeakKeyDictionary()
 
@@ -107,12 +119,12 @@ async def store_kzg_writes(
     outcome = KzgWriteOutcome()
     best: StoredEntry | None = None
     for write in writes:
-        if write.get("ziel") != KZG_TARGET or write.get("aktion") != CREATE:
+        if write.get("target") != KZG_TARGET or write.get("action") != CREATE:
             outcome.results.append("nicht_kzg")
             continue
         stored = await memory.store_salience_write(
             pair,
-            write.get("daten") or {},
+            write.get("data") or {},
             observer,
             turn_id,
             perception,

@@ -28,11 +28,11 @@ async def save(
     redis: aioredis.Redis,
     pair: Pair,
     emotion: Mapping[str, Any],
-    raum: object,
+    register: object,
     now: float | datetime,
     nutzer_zeit: float | datetime | None = None,
 ) -> dict[str, str]:
     """HSET the 12 fields (+ `nutzer_zeit` on user turns); no TTL. Returns what was written."""
-    fields = nova_state_fields(emotion, raum, now, nutzer_zeit)
+    fields = nova_state_fields(emotion, register, now, nutzer_zeit)
     await redis.hset(keys.nova_state(pair), mapping=dict(fields))  # type: ignore[arg-type]
     return fields

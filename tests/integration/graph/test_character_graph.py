@@ -301,10 +301,10 @@ async def test_unreadable_judge_is_a_logged_failure_not_an_ok(
     caplog.set_level("WARNING", logger="novaberg.graph.nodes.tribunal")
     nodes, final, payload = await user_turn(runtime, "Wie geht's dir?")
 
-    votes = {v["rolle"]: v for v in final["tribunal_votes"]}
+    votes = {v["role"]: v for v in final["tribunal_votes"]}
     assert votes["psychologe"]["vote"] is None
     assert votes["psychologe"]["score"] is None
-    assert votes["psychologe"]["ausfall"] == "unlesbar"
+    assert votes["psychologe"]["failure"] == "unlesbar"
     assert votes["jurist"]["vote"] == votes["ethiker"]["vote"] == "ok"
     assert final["tribunal_failures"] == ["psychologe: unlesbar"]
     assert "psychologe: kein lesbares Urteil (unlesbar)" in final["tribunal_summary"]
@@ -499,7 +499,7 @@ async def test_nova_state_is_persisted_and_carried_to_the_next_run(
     woke = AFTER["db_access"]["internal"]
     assert woke.emotion.emotion == "zufriedenheit"
     assert woke.emotion.arousal == 0.4
-    assert woke.raum.tiefe == float(stored["raum_tiefe"])
+    assert woke.register.depth == float(stored["raum_tiefe"])
     assert AFTER["db_access"]["thought_level"] == "kein_impuls"
 
 
@@ -519,7 +519,7 @@ async def test_long_pause_fades_the_carried_state(
     woke = AFTER["db_access"]["internal"]
     assert woke.emotion.emotion == "neutral" and woke.emotion.mode == "alltag"
     assert woke.emotion.arousal == 0.5
-    assert (woke.raum.tiefe, woke.raum.naehe) == (0.7, 0.8)  # raum survives the pause
+    assert (woke.register.depth, woke.register.closeness) == (0.7, 0.8)  # raum survives the pause
 
 
 async def test_self_trigger_run_does_not_touch_nutzer_zeit(

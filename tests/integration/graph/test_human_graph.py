@@ -91,11 +91,11 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     assert final["human_salience"] == 0.8
     assert final["salience_failure"] is None
     (write,) = final["pending_writes"]
-    assert write["ziel"] == "kzg" and write["aktion"] == "create"
-    assert write["daten"]["segment"] == SHORT
-    assert (write["daten"]["segment_index"], write["daten"]["segment_gesamt"]) == (0, 1)
-    assert write["daten"]["salienz_obj"]["salienz"] == 0.8
-    assert write["daten"]["salienz_obj"]["emotion"] == "freude"
+    assert write["target"] == "kzg" and write["action"] == "create"
+    assert write["data"]["segment"] == SHORT
+    assert (write["data"]["segment_index"], write["data"]["segment_gesamt"]) == (0, 1)
+    assert write["data"]["salienz_obj"]["salienz"] == 0.8
+    assert write["data"]["salienz_obj"]["emotion"] == "freude"
 
     (row,) = await _pending_rows(deps, turn.turn_id)
     assert (row["ziel"], row["aktion"], row["quelle"]) == ("kzg", "create", "human")
@@ -170,8 +170,8 @@ async def test_long_text_is_segmented_and_scored_per_segment(
     _, final = await _run(runtime, _turn(text))
     assert [c["schema"] for c in scripted.calls].count("SalienceScore") == 2
     assert len(final["pending_writes"]) == 2
-    assert sorted(w["daten"]["segment_index"] for w in final["pending_writes"]) == [0, 1]
-    assert {w["daten"]["segment_gesamt"] for w in final["pending_writes"]} == {2}
+    assert sorted(w["data"]["segment_index"] for w in final["pending_writes"]) == [0, 1]
+    assert {w["data"]["segment_gesamt"] for w in final["pending_writes"]} == {2}
     assert final["human_salience"] == 0.8  # max of the raw segment saliences (0.4, 0.8)
 
 
@@ -190,7 +190,7 @@ async def test_gravitation_boosts_salience_but_not_salienz_human(
     assert final["gravitation_term"] == 0.5  # 0.5 × strength 1.0
     assert len(final["activated_goals"]) == 1
     (write,) = final["pending_writes"]
-    assert write["daten"]["salienz_obj"]["salienz"] == 0.8  # round(min(1, 0.3 + 0.5), 2)
+    assert write["data"]["salienz_obj"]["salienz"] == 0.8  # round(min(1, 0.3 + 0.5), 2)
     assert final["human_salience"] == 0.3
 
 

@@ -17,10 +17,10 @@ PAIR = Pair("meister", "nova")
 
 def write(segment: str, salienz: object, ziel: str = "kzg") -> dict[str, object]:
     return {
-        "ziel": ziel,
-        "aktion": "create",
-        "daten": {"salienz_obj": {"salienz": salienz, "themen": ["reise"]}, "segment": segment},
-        "beschreibung": "",
+        "target": ziel,
+        "action": "create",
+        "data": {"salienz_obj": {"salienz": salienz, "themen": ["reise"]}, "segment": segment},
+        "description": "",
     }
 
 

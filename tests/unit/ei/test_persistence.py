@@ -14,7 +14,7 @@ from novaberg.ei.persistence import (
     reload_nova_state,
     resolve_user_time,
 )
-from novaberg.ei.raum import RaumTarget
+from novaberg.ei.register import RegisterTarget
 
 NOW = 1_800_000_000.0
 HOUR = 3600.0
@@ -54,18 +54,18 @@ def test_twelve_fields_without_user_time() -> None:
 
 
 def test_user_turn_adds_user_time() -> None:
-    fields = nova_state_fields(NOVA, RaumTarget(0.3, 0.5), NOW, nutzer_zeit=NOW - 5)
+    fields = nova_state_fields(NOVA, RegisterTarget(0.3, 0.5), NOW, nutzer_zeit=NOW - 5)
     assert len(fields) == 13
     assert float(fields["nutzer_zeit"]) == NOW - 5
 
 
 def test_fields_accept_datetimes_and_raum_objects() -> None:
-    class Raum:
-        tiefe = 0.4
-        naehe = 0.6
+    class RegisterSpace:
+        depth = 0.4
+        closeness = 0.6
 
     moment = datetime.fromtimestamp(NOW, tz=UTC)
-    fields = nova_state_fields({}, Raum(), moment)
+    fields = nova_state_fields({}, RegisterSpace(), moment)
     assert float(fields["turn_zeit"]) == NOW
     assert fields["raum_naehe"] == "0.6"
     assert fields["emotion"] == "neutral"
@@ -113,7 +113,7 @@ def test_no_hash_gives_fresh_emotion_and_default_raum() -> None:
     assert result.emotion["emotion"] == "neutral"
     assert result.emotion["arousal"] == 0.5
     assert result.emotion["mode"] == "alltag"
-    assert (result.tiefe, result.naehe) == (0.3, 0.5)
+    assert (result.depth, result.closeness) == (0.3, 0.5)
     assert result.reset is False
 
 
@@ -121,7 +121,7 @@ def test_roundtrip_without_user_turn_keeps_everything() -> None:
     result = reload_nova_state(stored(), NOW + 10 * HOUR, is_user_turn=False)
     expected = dict(NOVA, emotions_vector_quelle="")
     assert result.emotion == expected
-    assert (result.tiefe, result.naehe) == (0.7, 0.8)
+    assert (result.depth, result.closeness) == (0.7, 0.8)
     assert result.decay_factor is None
 
 
@@ -134,7 +134,7 @@ def test_missing_raum_is_the_target_of_the_loaded_labels() -> None:
     del data["raum_tiefe"], data["raum_naehe"]
     result = reload_nova_state(data, NOW, False)
     # beratend → 0.6; (vertrauen 1.0 + formell 0.2) / 2 = 0.6
-    assert (result.tiefe, result.naehe) == (0.6, 0.6)
+    assert (result.depth, result.closeness) == (0.6, 0.6)
 
 
 def test_one_hour_pause_fades_arousal_without_reset() -> None:
@@ -155,7 +155,7 @@ def test_three_hour_pause_resets_categories_and_keeps_raum() -> None:
     assert result.emotion["tone"] == "sachlich"
     assert result.emotion["emotions_vector"] == ""
     assert result.emotion["relationship_dynamic"] == "vertrauen"
-    assert (result.tiefe, result.naehe) == (0.7, 0.8)
+    assert (result.depth, result.closeness) == (0.7, 0.8)
 
 
 def test_reset_starts_just_below_factor_045() -> None:
@@ -186,4 +186,4 @@ def test_bytes_from_redis_are_decoded() -> None:
     raw = {key.encode(): value.encode() for key, value in stored().items()}
     result = reload_nova_state(raw, NOW, False)
     assert result.emotion["emotion"] == "wut"
-    assert result.tiefe == 0.7
+    assert result.depth == 0.7

@@ -3,7 +3,13 @@
 import copy
 import json
 
-from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
+from novaberg.graph.personality import (
+    Character,
+    Emotion,
+    InternalPersonality,
+    Personality,
+    RegisterSpace,
+)
 
 
 def test_emotion_defaults() -> None:
@@ -44,7 +50,7 @@ def test_emotion_from_dict_is_tolerant() -> None:
 
 
 def test_raum_and_character_defaults() -> None:
-    assert (Raum().tiefe, Raum().naehe) == (0.3, 0.5)
+    assert (RegisterSpace().depth, RegisterSpace().closeness) == (0.3, 0.5)
     assert Character().to_dict() == dict.fromkeys(
         ("core", "adaptive", "relationship", "intentions", "emotions"), ""
     )
@@ -58,10 +64,10 @@ def test_personality_json_roundtrip() -> None:
 def test_internal_personality_json_roundtrip_and_defaults() -> None:
     nova = InternalPersonality()
     assert isinstance(nova, Personality)
-    assert (nova.identities, nova.directives, nova.raum) == ([], [], Raum())
+    assert (nova.identities, nova.directives, nova.register) == ([], [], RegisterSpace())
     nova.identities.append("Du bist Nova.")
     nova.directives.append({"anweisung": "duze mich", "kontext": "immer"})
-    nova.raum = Raum(0.7, 0.9)
+    nova.register = RegisterSpace(0.7, 0.9)
     data = json.loads(json.dumps(nova.to_dict()))
     assert data["raum"] == {"tiefe": 0.7, "naehe": 0.9}
     assert InternalPersonality.from_dict(data) == nova

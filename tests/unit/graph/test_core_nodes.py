@@ -103,10 +103,10 @@ def test_no_turn_in_agent_graph_or_for_an_unanswered_impulse() -> None:
 
 
 def test_merge_update_uses_channel_reducers() -> None:
-    state: dict = {"pending_writes": [{"ziel": "a"}], "node_timings": {"x": 1.0}, "response": "r"}
-    merge_update(state, {"pending_writes": [{"ziel": "b"}], "node_timings": {"y": 2.0}})
+    state: dict = {"pending_writes": [{"target": "a"}], "node_timings": {"x": 1.0}, "response": "r"}
+    merge_update(state, {"pending_writes": [{"target": "b"}], "node_timings": {"y": 2.0}})
     merge_update(state, {"response": "s"})
     merge_update(state, None)
-    assert [w["ziel"] for w in state["pending_writes"]] == ["a", "b"]
+    assert [w["target"] for w in state["pending_writes"]] == ["a", "b"]
     assert state["node_timings"] == {"x": 1.0, "y": 2.0}
     assert state["response"] == "s"

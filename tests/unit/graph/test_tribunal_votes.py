@@ -100,7 +100,7 @@ def test_failed_judge_counts_as_warning_never_ok() -> None:
 def test_failed_vote_shape_and_summary() -> None:
     vote = failed_vote("ethiker", "zeitueberschreitung")
     assert (
-        vote["vote"] is None and vote["score"] is None and vote["ausfall"] == "zeitueberschreitung"
+        vote["vote"] is None and vote["score"] is None and vote["failure"] == "zeitueberschreitung"
     )
     votes = _votes("ok", "warnung", None)
     text = summarise(votes)
@@ -113,14 +113,14 @@ def test_failed_vote_shape_and_summary() -> None:
 def test_make_vote_jurist_keeps_both_scores() -> None:
     vote = make_vote("jurist", JuristVerdict(score=0.2, direktiven_score=0.6, begruendung=" x "))
     assert vote == {
-        "rolle": "jurist",
+        "role": "jurist",
         "score": 0.2,
-        "direktiven_score": 0.6,
+        "directives_score": 0.6,
         "vote": "warnung",
-        "begruendung": "x",
-        "ausfall": None,
+        "reasoning": "x",
+        "failure": None,
     }
-    assert make_vote("ethiker", EthicistVerdict(score=0.9))["direktiven_score"] is None
+    assert make_vote("ethiker", EthicistVerdict(score=0.9))["directives_score"] is None
 
 
 def test_verdict_schemas_reject_out_of_range_scores() -> None:

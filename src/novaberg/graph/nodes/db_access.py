@@ -2,7 +2,7 @@
 
 Loads who is talking before anything is computed:
 
-- `internal.emotion` / `internal.raum` — Nova wakes with the state she fell asleep in
+- `internal.emotion` / `internal.register` — Nova wakes with the state she fell asleep in
   (`nova_state:{u}:{c}`, written by ei_calc_persist). On a user turn the pause since the
   user's last turn fades her arousal toward calm (and resets the categories after a long
   pause); on an impulse the thought's own arousal (`gedanke_arousal`, read through
@@ -43,7 +43,13 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_arousal, stimulus_is_own_thought
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
-from novaberg.graph.personality import Character, Emotion, InternalPersonality, Personality, Raum
+from novaberg.graph.personality import (
+    Character,
+    Emotion,
+    InternalPersonality,
+    Personality,
+    RegisterSpace,
+)
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys, nova_state
 from novaberg.store.batch_read import fetch_batch
@@ -260,7 +266,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         emotion=Emotion.from_dict(reload.emotion),
         identities=tables["identitaeten"],
         directives=tables["direktiven"],
-        raum=Raum(tiefe=reload.tiefe, naehe=reload.naehe),
+        register=RegisterSpace(depth=reload.depth, closeness=reload.closeness),
     )
     missing: list[str] = []
     if is_user_turn:

@@ -123,10 +123,10 @@ async def record_pending_writes(
             state["user_id"],
             state["character_id"],
             state.get("graph_role", ""),
-            write["ziel"],
-            write["aktion"],
-            Jsonb(write["daten"]),
-            write.get("beschreibung", ""),
+            write["target"],
+            write["action"],
+            Jsonb(write["data"]),
+            write.get("description", ""),
             outcomes[index] if index < len(outcomes) else WRITE_OPEN,
         )
         for index, write in enumerate(writes)
@@ -263,7 +263,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         "pending_writes": (
             {
                 "aufgezeichnet": recorded,
-                "ziele": sorted({w["ziel"] for w in writes}),
+                "ziele": sorted({w["target"] for w in writes}),
                 **outcome.summary(),
             }
             if writes

@@ -10,7 +10,7 @@ No model call. Two variants, chosen by `ei_calc_rolle`:
   db_access read; read here only if it could not), empathy
   toward `external.emotion` only when `event_source == "user"` (else pure decay, no
   conflict), Nova's vector, the top emotion transferred into `internal.emotion`, and the
-  Raum pulled toward the last speaker's register (factor 1.0). Writes
+  register space pulled toward the last speaker's register (factor 1.0). Writes
   `nova_emotions_verlauf` and `nova_emotion_konflikt`, and hands the session on as
   `raw_turns` (the enricher runs after it in the CharacterGraph and reuses them).
   Mode/style plausibility for Nova runs later in `ei_calc_persist`.
@@ -30,10 +30,10 @@ from novaberg.agents.stimulus import StimulusError, stimulus_text
 from novaberg.ei.empathy import USER_EVENT_SOURCE, character_emotion_update
 from novaberg.ei.history import emotion_history
 from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
-from novaberg.ei.raum import pull_raum, raum_target
+from novaberg.ei.register import pull_register, register_target
 from novaberg.ei.vectors import emotion_vector
 from novaberg.graph.copying import emotion_copy
-from novaberg.graph.personality import InternalPersonality, Personality, Raum
+from novaberg.graph.personality import InternalPersonality, Personality, RegisterSpace
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_USER, read_turns
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 ROLE_CHARACTER: Final = "character"
 RAUM_PULL_FACTOR: Final = 1.0
-"""ei_calc pulls the Raum with factor 1.0 (docs/behaviour/emotion.md#empathy)."""
+"""ei_calc pulls the register space with factor 1.0 (docs/behaviour/emotion.md#empathy)."""
 
 
 def _user_variant(state: ConversationState) -> dict[str, Any]:
@@ -114,11 +114,13 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     emotion.arousal = result.arousal
 
     source = external if event_source == USER_EVENT_SOURCE else internal
-    target = raum_target(
+    target = register_target(
         source.emotion.mode, source.emotion.relationship_dynamic, source.emotion.language_style
     )
-    pulled = pull_raum(internal.raum.tiefe, internal.raum.naehe, target, RAUM_PULL_FACTOR)
-    internal.raum = Raum(tiefe=pulled.tiefe, naehe=pulled.naehe)
+    pulled = pull_register(
+        internal.register.depth, internal.register.closeness, target, RAUM_PULL_FACTOR
+    )
+    internal.register = RegisterSpace(depth=pulled.depth, closeness=pulled.closeness)
     summary = {
         "rolle": "character",
         "empathie": event_source == USER_EVENT_SOURCE,
@@ -126,7 +128,7 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
         "arousal": emotion.arousal,
         "vektor": emotion.emotions_vector,
         "konflikt": result.conflict,
-        "raum": internal.raum.to_dict(),
+        "raum": internal.register.to_dict(),
         "turns": len(turns),
     }
     return {

@@ -71,7 +71,7 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
         deps.redis,
         Pair(user_id, character_id),
         emotion.to_dict(),
-        updated.raum,
+        updated.register,
         now,
         nutzer_zeit=user_time,
     )

@@ -351,15 +351,15 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         )
         writes.append(
             PendingWrite(
-                ziel="kzg",
-                aktion="create",
-                daten={
+                target="kzg",
+                action="create",
+                data={
                     "salienz_obj": obj,
                     "segment": segment.segment,
                     "segment_index": index,
                     "segment_gesamt": total,
                 },
-                beschreibung=(
+                description=(
                     f"kzg create ({role}) {index + 1}/{total}: salienz {obj['salienz']:.2f} "
                     f"- {segment.segment[:60]}"
                 ),
@@ -370,7 +370,7 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     summary.update(
         segmente=total,
         lesbar=len(raws),
-        salienzen=[round(w["daten"]["salienz_obj"]["salienz"], 3) for w in writes],
+        salienzen=[round(w["data"]["salienz_obj"]["salienz"], 3) for w in writes],
         ausfall=ausfall,
     )
     update = {"pending_writes": writes, "salience_failure": ausfall, "_log": summary}

@@ -8,8 +8,8 @@ The three calls are independent, so they run concurrently.
 
 **An unreadable judge is a failure, not an ok**: a missing judgement must not look like
 approval. A judge whose call fails (unreadable output after the model layer's retry,
-timeout, backend down) gets a `TribunalVote` with `vote=None` and the reason in `ausfall`,
-is listed in `tribunal_ausfaelle` and logged at WARNING. **Decision:** for the aggregation a
+timeout, backend down) gets a `TribunalVote` with `vote=None` and the reason in `failure`,
+is listed in `tribunal_failures` and logged at WARNING. **Decision:** for the aggregation a
 failed judge counts as `warnung` — it cannot vouch for the answer, but a missing judgement
 is not evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
@@ -61,7 +61,7 @@ JURIST: Final = "jurist"
 PSYCHOLOGIST: Final = "psychologe"
 ETHICIST: Final = "ethiker"
 ROLES: Final = (JURIST, PSYCHOLOGIST, ETHICIST)
-"""Wire names of the three perspectives (TribunalVote.rolle)."""
+"""Wire names of the three perspectives (TribunalVote.role)."""
 
 _SEVERITY: Final = {VOTE_OK: 0, VOTE_WARN: 1, VOTE_REJECT: 2}
 
@@ -153,11 +153,11 @@ def summarise(votes: list[TribunalVote]) -> str:
     """The critical feedback for the corrector: every non-ok vote and every failure."""
     lines = []
     for vote in votes:
-        if vote.get("ausfall"):
-            lines.append(f"- {vote['rolle']}: kein lesbares Urteil ({vote['ausfall']})")
+        if vote.get("failure"):
+            lines.append(f"- {vote['role']}: kein lesbares Urteil ({vote['failure']})")
         elif vote.get("vote") != VOTE_OK:
-            reason = vote.get("begruendung") or "ohne Begründung"
-            lines.append(f"- {vote['rolle']} ({vote['vote']}): {reason}")
+            reason = vote.get("reasoning") or "ohne Begründung"
+            lines.append(f"- {vote['role']} ({vote['vote']}): {reason}")
     return "\n".join(lines)
 
 
@@ -170,24 +170,24 @@ def make_vote(role: str, verdict: Verdict) -> TribunalVote:
         else score_vote(verdict.score)
     )
     return TribunalVote(
-        rolle=role,
+        role=role,
         score=verdict.score,
-        direktiven_score=directive,
+        directives_score=directive,
         vote=vote,
-        begruendung=verdict.begruendung.strip(),
-        ausfall=None,
+        reasoning=verdict.begruendung.strip(),
+        failure=None,
     )
 
 
 def failed_vote(role: str, reason: str) -> TribunalVote:
     """The TribunalVote of a judge without a readable verdict."""
     return TribunalVote(
-        rolle=role,
+        role=role,
         score=None,
-        direktiven_score=None,
+        directives_score=None,
         vote=None,
-        begruendung="",
-        ausfall=reason,
+        reasoning="",
+        failure=reason,
     )
 
 
@@ -246,7 +246,7 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     stimulus = stimulus_text(state)
     votes = list(await asyncio.gather(*(judge(role, state, stimulus, deps) for role in ROLES)))
     verdict = aggregate(votes)
-    failures = [f"{vote['rolle']}: {vote['ausfall']}" for vote in votes if vote.get("ausfall")]
+    failures = [f"{vote['role']}: {vote['failure']}" for vote in votes if vote.get("failure")]
     return {
         "tribunal_votes": votes,
         "tribunal_verdict": verdict,
@@ -254,7 +254,7 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         "tribunal_failures": failures,
         "_log": {
             "urteil": verdict,
-            "stimmen": {vote["rolle"]: vote.get("vote") for vote in votes},
+            "stimmen": {vote["role"]: vote.get("vote") for vote in votes},
             "ausfaelle": failures,
             "runde": state.get("correction_round", 0),
         },

@@ -6,19 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from novaberg.ei.raum import (
-    RaumTarget,
+from novaberg.ei.register import (
+    RegisterTarget,
     pull_axis,
-    pull_raum,
-    raum_bits,
-    raum_target,
-    target_naehe,
-    target_tiefe,
+    pull_register,
+    register_bits,
+    register_target,
+    target_closeness,
+    target_depth,
 )
 
 
 @pytest.mark.parametrize(
-    ("mode", "tiefe"),
+    ("mode", "depth"),
     [
         ("philosophischer_austausch", 0.9),
         ("fachgespraech", 0.8),
@@ -32,18 +32,18 @@ from novaberg.ei.raum import (
         ("alltag", 0.3),
     ],
 )
-def test_target_depth_by_mode(mode: str, tiefe: float) -> None:
-    assert target_tiefe(mode) == tiefe
+def test_target_depth_by_mode(mode: str, depth: float) -> None:
+    assert target_depth(mode) == depth
 
 
 def test_unknown_mode_logs_and_targets_default(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        assert target_tiefe("quatsch") == 0.3
+        assert target_depth("quatsch") == 0.3
     assert [r.levelname for r in caplog.records] == ["WARNING"]
 
 
 @pytest.mark.parametrize(
-    ("dynamic", "style", "naehe"),
+    ("dynamic", "style", "closeness"),
     [
         ("vertrauen", "locker", 0.95),
         ("dankbar", "jugendlich", 0.82),  # 0.825 rounds to 0.82 (binary float)
@@ -55,12 +55,12 @@ def test_unknown_mode_logs_and_targets_default(caplog: pytest.LogCaptureFixture)
         ("vertrauen", "quatsch", 0.75),
     ],
 )
-def test_target_closeness(dynamic: str, style: str, naehe: float) -> None:
-    assert target_naehe(dynamic, style) == naehe
+def test_target_closeness(dynamic: str, style: str, closeness: float) -> None:
+    assert target_closeness(dynamic, style) == closeness
 
 
 def test_raum_target() -> None:
-    assert raum_target("fachgespraech", "vertrauen", "locker") == RaumTarget(0.8, 0.95)
+    assert register_target("fachgespraech", "vertrauen", "locker") == RegisterTarget(0.8, 0.95)
 
 
 def test_pull_up_uses_035_and_down_065() -> None:
@@ -88,7 +88,7 @@ def test_factor_scales_share_and_clamps_to_full_step() -> None:
 
 
 def test_pull_raum_moves_both_axes() -> None:
-    assert pull_raum(0.3, 0.5, RaumTarget(0.9, 0.2)) == RaumTarget(0.51, 0.3)
+    assert pull_register(0.3, 0.5, RegisterTarget(0.9, 0.2)) == RegisterTarget(0.51, 0.3)
 
 
 @given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 5))
@@ -99,5 +99,5 @@ def test_pull_never_overshoots(current: float, target: float, factor: float) -> 
 
 
 def test_gv_bits() -> None:
-    assert raum_bits(0.5, 0.5, 0.5) == (1, 1, 1)
-    assert raum_bits(0.49, 0.8, 0.2) == (0, 1, 0)
+    assert register_bits(0.5, 0.5, 0.5) == (1, 1, 1)
+    assert register_bits(0.49, 0.8, 0.2) == (0, 1, 0)

@@ -13,11 +13,11 @@ from typing import Final, NamedTuple
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIEFE: Final = 0.3
-DEFAULT_NAEHE: Final = 0.5
-"""Raum() defaults."""
+DEFAULT_DEPTH: Final = 0.3
+DEFAULT_CLOSENESS: Final = 0.5
+"""RegisterSpace() defaults."""
 
-TIEFE_BY_MODE: Final[Mapping[str, float]] = {
+DEPTH_BY_MODE: Final[Mapping[str, float]] = {
     "philosophischer_austausch": 0.9,
     "fachgespraech": 0.8,
     "emotional": 0.7,
@@ -31,10 +31,10 @@ TIEFE_BY_MODE: Final[Mapping[str, float]] = {
 }
 """Target depth by conversation mode."""
 
-UNKNOWN_TIEFE: Final = 0.3
+UNKNOWN_DEPTH: Final = 0.3
 """Target depth for an unknown mode (logged as a warning: model output)."""
 
-NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
+CLOSENESS_BY_DYNAMIC: Final[Mapping[str, float]] = {
     "vertrauen": 1.0,
     "dankbar": 0.8,
     "hilfesuchend": 0.6,
@@ -44,7 +44,7 @@ NAEHE_BY_DYNAMIC: Final[Mapping[str, float]] = {
 }
 """Closeness contribution of the relationship dynamic."""
 
-NAEHE_BY_STYLE: Final[Mapping[str, float]] = {
+CLOSENESS_BY_STYLE: Final[Mapping[str, float]] = {
     "locker": 0.9,
     "jugendlich": 0.85,
     "emotional": 0.7,
@@ -54,7 +54,7 @@ NAEHE_BY_STYLE: Final[Mapping[str, float]] = {
 }
 """Closeness contribution of the language style."""
 
-UNKNOWN_NAEHE: Final = 0.5
+UNKNOWN_CLOSENESS: Final = 0.5
 """Closeness contribution of an unknown dynamic or style."""
 
 PULL_UP: Final = 0.35
@@ -68,14 +68,14 @@ GV_BIT_THRESHOLD: Final = 0.5
 """E, N, T bits are 1 at or above 0.5."""
 
 
-class RaumTarget(NamedTuple):
+class RegisterTarget(NamedTuple):
     """Target point of the register space."""
 
-    tiefe: float
-    naehe: float
+    depth: float
+    closeness: float
 
 
-class RaumBits(NamedTuple):
+class RegisterBits(NamedTuple):
     """GV bits from energy, closeness and depth."""
 
     e: int
@@ -83,25 +83,27 @@ class RaumBits(NamedTuple):
     t: int
 
 
-def target_tiefe(mode: str) -> float:
+def target_depth(mode: str) -> float:
     """Target depth for a mode; unknown modes log a warning and give 0.3."""
-    value = TIEFE_BY_MODE.get(mode)
+    value = DEPTH_BY_MODE.get(mode)
     if value is None:
-        logger.warning("unknown mode %r: target depth %s", mode, UNKNOWN_TIEFE)
-        return UNKNOWN_TIEFE
+        logger.warning("unknown mode %r: target depth %s", mode, UNKNOWN_DEPTH)
+        return UNKNOWN_DEPTH
     return value
 
 
-def target_naehe(relationship_dynamic: str, language_style: str) -> float:
+def target_closeness(relationship_dynamic: str, language_style: str) -> float:
     """Target closeness = (DYN + STIL) / 2, rounded to 2."""
-    dynamic = NAEHE_BY_DYNAMIC.get(relationship_dynamic, UNKNOWN_NAEHE)
-    style = NAEHE_BY_STYLE.get(language_style, UNKNOWN_NAEHE)
+    dynamic = CLOSENESS_BY_DYNAMIC.get(relationship_dynamic, UNKNOWN_CLOSENESS)
+    style = CLOSENESS_BY_STYLE.get(language_style, UNKNOWN_CLOSENESS)
     return round((dynamic + style) / 2, 2)
 
 
-def raum_target(mode: str, relationship_dynamic: str, language_style: str) -> RaumTarget:
+def register_target(mode: str, relationship_dynamic: str, language_style: str) -> RegisterTarget:
     """Where the labels of a turn place the register space."""
-    return RaumTarget(target_tiefe(mode), target_naehe(relationship_dynamic, language_style))
+    return RegisterTarget(
+        target_depth(mode), target_closeness(relationship_dynamic, language_style)
+    )
 
 
 def pull_axis(current: float, target: float, factor: float = 1.0) -> float:
@@ -122,17 +124,19 @@ def pull_axis(current: float, target: float, factor: float = 1.0) -> float:
     return min(high, max(low, new))
 
 
-def pull_raum(tiefe: float, naehe: float, target: RaumTarget, factor: float = 1.0) -> RaumTarget:
+def pull_register(
+    depth: float, closeness: float, target: RegisterTarget, factor: float = 1.0
+) -> RegisterTarget:
     """Pull both axes toward the target by `factor` (1.0 in ei_calc)."""
-    return RaumTarget(
-        pull_axis(tiefe, target.tiefe, factor), pull_axis(naehe, target.naehe, factor)
+    return RegisterTarget(
+        pull_axis(depth, target.depth, factor), pull_axis(closeness, target.closeness, factor)
     )
 
 
-def raum_bits(arousal: float, naehe: float, tiefe: float) -> RaumBits:
+def register_bits(arousal: float, closeness: float, depth: float) -> RegisterBits:
     """GV bits E (arousal), N (closeness), T (depth), each 1 at ≥ 0.5."""
-    return RaumBits(
+    return RegisterBits(
         int(arousal >= GV_BIT_THRESHOLD),
-        int(naehe >= GV_BIT_THRESHOLD),
-        int(tiefe >= GV_BIT_THRESHOLD),
+        int(closeness >= GV_BIT_THRESHOLD),
+        int(depth >= GV_BIT_THRESHOLD),
     )
