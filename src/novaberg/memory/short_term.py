@@ -34,10 +34,10 @@ from novaberg.memory.context import SOURCE_SHORT_TERM, ContextEntry
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import (
+from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg_codec import (
     FIELD_THEMES_NORM,
     KzgHit,
-    KzgStore,
     ThemeRow,
     themes_field,
     themes_of_field,

@@ -1,0 +1,198 @@
+"""The Lua scripts `KzgStore` runs (store/kzg.py): one round trip per usual path.
+
+Each comment names the script's keys and arguments and what it returns. Field names are the
+stored entry hash's (docs/behaviour/memory.md#short-term-memory).
+"""
+
+from __future__ import annotations
+
+# match_themes(index, version, entry to skip, wanted tokens ",theme,"): every other live
+# entry whose themen_norm contains a wanted token and that has a numeric salienz_eingang gets
+# haeufigkeit + 1 -> row {key, salienz_eingang, themen_norm, haeufigkeit}. Entries without
+# themen_norm (written before it existed) come back unchanged as {key, salienz_eingang,
+# themen} for the caller to match. Gone members (no user_id) are dropped from the index.
+# Returns {gone keys, rows}.
+MATCH_FUNCTION = """
+local function match_themes(index, version, skip, tokens)
+  local rows, gone = {}, {}
+  for _, k in ipairs(redis.call('SMEMBERS', index)) do
+    local r = redis.call('HMGET', k, 'user_id', 'themen_norm', 'salienz_eingang', 'themen')
+    if not r[1] then
+      gone[#gone + 1] = k
+    elseif k ~= skip and r[3] then
+      if r[2] then
+        if tonumber(r[3]) then
+          for _, token in ipairs(tokens) do
+            if string.find(r[2], token, 1, true) then
+              rows[#rows + 1] = {k, r[3], r[2], redis.call('HINCRBY', k, 'haeufigkeit', 1)}
+              break
+            end
+          end
+        end
+      elseif r[4] and r[4] ~= '' then
+        rows[#rows + 1] = {k, r[3], r[4]}
+      end
+    end
+  end
+  if #gone > 0 then
+    redis.call('SREM', index, unpack(gone))
+    redis.call('INCR', version)
+  end
+  return {gone, rows}
+end
+"""
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry to skip; ARGV=wanted tokens.
+MATCH_THEMES = MATCH_FUNCTION + "return match_themes(KEYS[1], KEYS[2], KEYS[3], ARGV)\n"
+
+# KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version, KEYS[4]=optional flag set to "1";
+# ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3]=n wanted tokens (-1: no matching),
+# ARGV[4..3+n]=tokens, then field, value. Returns {0} if the key exists, else {the index's
+# new version (≥ 1)}, with match_themes' gone keys and rows for the new entry when n ≥ 0.
+CREATE = (
+    MATCH_FUNCTION
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
+local n = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 4 + math.max(n, 0)))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], KEYS[1])
+local version = redis.call('INCR', KEYS[3])
+if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+end
+if KEYS[4] then redis.call('SET', KEYS[4], '1') end
+if n < 0 then return {version} end
+local found = match_themes(KEYS[2], KEYS[3], KEYS[1], {unpack(ARGV, 4, 3 + n)})
+return {version, found[1], found[2]}
+"""
+)
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3..]=keys to drop
+FORGET = """
+local n = redis.call('SREM', KEYS[1], unpack(KEYS, 3))
+if n > 0 then redis.call('INCR', KEYS[2]) end
+return n
+"""
+
+# KEYS[1]=index, KEYS[2]=version -> {version, members joined by newline}
+# (one bulk reply: the pure-Python RESP parser is slow on thousands of small replies)
+MEMBERS = """
+return {redis.call('GET', KEYS[2]) or '0', table.concat(redis.call('SMEMBERS', KEYS[1]), '\\n')}
+"""
+
+# KEYS=entry keys; ARGV[1]=expected byte length ->
+# {concatenated vectors of the good keys, cjson [missing indices], cjson [other-size indices]}
+VECTORS = """
+local parts, missing, other = {}, {}, {}
+local size = tonumber(ARGV[1])
+for i, k in ipairs(KEYS) do
+  local v = redis.call('HGET', k, 'embedding')
+  if not v then
+    missing[#missing + 1] = i
+  elseif #v ~= size then
+    other[#other + 1] = i
+  else
+    parts[#parts + 1] = v
+  end
+end
+return {table.concat(parts), cjson.encode(missing), cjson.encode(other)}
+"""
+
+# KEYS[1]=index, KEYS[2]=version; ARGV[1]=expected byte length -> {version, good keys joined
+# by newline, their concatenated vectors, cjson [missing keys], cjson [other-size keys]}
+PAIR_VECTORS = """
+local parts, good, missing, other = {}, {}, {}, {}
+local size = tonumber(ARGV[1])
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local v = redis.call('HGET', k, 'embedding')
+  if not v then
+    missing[#missing + 1] = k
+  elseif #v ~= size then
+    other[#other + 1] = k
+  else
+    parts[#parts + 1] = v
+    good[#good + 1] = k
+  end
+end
+return {redis.call('GET', KEYS[2]) or '0', table.concat(good, '\\n'), table.concat(parts),
+        cjson.encode(missing), cjson.encode(other)}
+"""
+
+# KEYS[1]=version, KEYS[2..]=entries -> {version, then per entry its flat field/value list
+# without the embedding (nil when the entry is gone)}. Version and hashes are read together,
+# so a search whose cached matrix is still current needs this one call only.
+HITS = """
+local out = {redis.call('GET', KEYS[1]) or '0'}
+for i = 2, #KEYS do
+  local flat = redis.call('HGETALL', KEYS[i])
+  local kept = false
+  if #flat > 0 then
+    kept = {}
+    for j = 1, #flat, 2 do
+      if flat[j] ~= 'embedding' then
+        kept[#kept + 1] = flat[j]
+        kept[#kept + 1] = flat[j + 1]
+      end
+    end
+  end
+  out[i] = kept
+end
+return out
+"""
+
+# KEYS[1]=index, KEYS[2..]=entries; ARGV[1]=index_ttl_s, then per entry salienz, tier ttl_ms.
+# Per entry the remaining TTL in ms after the update (raised to the tier, never shortened),
+# or -2 when the entry is gone. One script call for all neighbours of a new entry.
+RESALIENCE = """
+local out = {}
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  local tier = tonumber(ARGV[2 * i - 1])
+  if redis.call('EXISTS', key) == 0 then
+    out[#out + 1] = -2
+  else
+    redis.call('HSET', key, 'salienz', ARGV[2 * i - 2])
+    local left = redis.call('PTTL', key)
+    if left >= 0 and left < tier then
+      redis.call('PEXPIRE', key, tier)
+      left = tier
+    end
+    out[#out + 1] = left
+  end
+end
+if redis.call('TTL', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return out
+"""
+
+# KEYS=entries; per entry the new haeufigkeit, or -1 when the entry is gone.
+INCREMENT = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 0 then
+    out[i] = -1
+  else
+    out[i] = redis.call('HINCRBY', key, 'haeufigkeit', 1)
+  end
+end
+return out
+"""
+
+# KEYS[1]=entry; ARGV[1]=epoch. 1 = marked now, 0 = already marked, -1 = entry gone.
+MARK_PROMOTION = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+"""
+
+# KEYS[1]=entry, KEYS[2]=queue list, KEYS[3]=set of queued users; ARGV[1]=field,
+# ARGV[2]=epoch, ARGV[3]=job, ARGV[4]=user. MARK_PROMOTION plus, when newly marked, the push.
+QUEUE_PROMOTION = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+"""
