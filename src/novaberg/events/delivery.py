@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from novaberg.events import delivery_lua as lua
 from novaberg.events.model import MSG_HELLO, MSG_UTTERANCE, WireMessage
 from novaberg.store import keys
 
@@ -71,42 +72,13 @@ class TooManyConnections(Exception):
     """The user already holds as many connections as allowed in this process."""
 
 
-DELIVER_LUA = """
-local function deliver(seq_key, log_key, channel, body, keep, ttl)
-  local seq = redis.call('INCR', seq_key)
-  local msg = '{"seq":' .. seq .. ',' .. string.sub(body, 2)
-  redis.call('ZADD', log_key, seq, msg)
-  redis.call('ZREMRANGEBYRANK', log_key, 0, -(keep + 1))
-  redis.call('EXPIRE', log_key, ttl)
-  redis.call('PUBLISH', channel, msg)
-  return seq
-end
-"""
-"""Lua: number, log and publish one message. Shared by `_SEND` and scripts that must
-deliver in the same atomic step as a queue change (events/queues.py, supersede)."""
-
-# KEYS: seq, log, channel, outcome ('' = none)
-# ARGV: body (JSON object without seq, starts with '{'), keep, ttl, outcome_ttl
-_SEND = (
-    DELIVER_LUA
-    + """
-if KEYS[4] ~= '' then
-  if not redis.call('SET', KEYS[4], '1', 'NX', 'EX', tonumber(ARGV[4])) then
-    return 0
-  end
-end
-return deliver(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
-"""
-)
-
-
 def delivery_keys(user_id: str) -> list[str]:
-    """The keys `DELIVER_LUA` touches for one user: seq, log, channel."""
+    """The keys `delivery_lua.DELIVER_LUA` touches for one user: seq, log, channel."""
     return [keys.delivery_seq(user_id), keys.delivery_log(user_id), keys.delivery_channel(user_id)]
 
 
 def wire_body(message: WireMessage | dict[str, Any]) -> str:
-    """The JSON text `DELIVER_LUA` numbers: the message without `seq`, stamped now."""
+    """The JSON text `delivery_lua.DELIVER_LUA` numbers: the message without `seq`, stamped now."""
     body = message.wire_dict() if isinstance(message, WireMessage) else dict(message)
     body.pop("seq", None)
     body.setdefault("gesendet_am", time.time())
@@ -118,7 +90,7 @@ class Delivery:
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self._script = redis.register_script(_SEND)
+        self._script = redis.register_script(lua.SEND)
 
     async def send(
         self,
@@ -152,7 +124,7 @@ def _sent_at(message: str) -> float:
 
 
 def _seq_of(message: str) -> int:
-    """Messages start with '{"seq":N,' (see `_SEND`): read N without parsing the rest."""
+    """Messages start with '{"seq":N,' (see `lua.SEND`): read N without parsing the rest."""
     end = message.find(",", 7)
     return int(message[7:end])
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from pydantic_core import to_json
 
+from novaberg.events import intake_lua as lua
 from novaberg.events.model import MAX_PROMPT_BYTES, new_id
-from novaberg.events.resp import LuaScript, ScriptClient, script_client
+from novaberg.events.resp import ScriptClient, script_client
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
@@ -111,21 +112,6 @@ def check_text(text: str) -> str:
 
 ACTIVE_PAIRS = keys.active_pairs()
 
-# KEYS[1] = active pairs; KEYS[2..] = prompt queues
-# ARGV = ttl, then per queue: count, entries..., pair member
-_ENQUEUE = LuaScript("""
-local ttl = tonumber(ARGV[1])
-local at = 2
-for k = 2, #KEYS do
-  local count = tonumber(ARGV[at])
-  redis.call('RPUSH', KEYS[k], unpack(ARGV, at + 1, at + count))
-  redis.call('EXPIRE', KEYS[k], ttl)
-  redis.call('SADD', KEYS[1], ARGV[at + count + 1])
-  at = at + count + 2
-end
-return 1
-""")
-
 
 class _GroupCommit:
     """Writes queued utterances in as few Redis round trips as possible, without waiting.
@@ -148,7 +134,7 @@ class _GroupCommit:
             self._writing = True
             try:
                 await self._redis.run(
-                    _ENQUEUE, (ACTIVE_PAIRS, queue), (keys.QUEUE_TTL, 1, entry, member)
+                    lua.ENQUEUE, (ACTIVE_PAIRS, queue), (keys.QUEUE_TTL, 1, entry, member)
                 )
             finally:
                 if self._pending:  # arrived meanwhile: the drain task writes them
@@ -167,7 +153,7 @@ class _GroupCommit:
         args: list[str | bytes | int] = [keys.QUEUE_TTL]
         for entries, member in grouped.values():
             args += [len(entries), *entries, member]
-        await self._redis.run(_ENQUEUE, [ACTIVE_PAIRS, *grouped], args)
+        await self._redis.run(lua.ENQUEUE, [ACTIVE_PAIRS, *grouped], args)
 
     async def _drain(self) -> None:
         try:

@@ -33,8 +33,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from novaberg.events import queues_lua as lua
 from novaberg.events.delivery import (
-    DELIVER_LUA,
     LOG_KEEP,
     LOG_MAX_AGE,
     delivery_keys,
@@ -49,130 +49,6 @@ MAX_BLOCK = 100
 
 MAX_EVENT_SCAN = 200
 """How deep the event consumer looks for the event owning the marker."""
-
-# KEYS: prompt_queue, event_queue, marker, active_pairs; ARGV: pair_member
-_READY = """
-if redis.call('LLEN', KEYS[1]) == 0 then
-  if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('SREM', KEYS[4], ARGV[1])
-  end
-  return 0
-end
-if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-return 1
-"""
-
-# KEYS: prompt_queue, event_queue, marker, active_pairs, processing, carried, rounds
-# ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
-_BEGIN_TURN = """
-if redis.call('LLEN', KEYS[1]) == 0 then
-  if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('SREM', KEYS[4], ARGV[3])
-  end
-  return false
-end
-if redis.call('LLEN', KEYS[2]) > 0 then return false end
-if not redis.call('SET', KEYS[3], ARGV[1], 'NX', 'EX', tonumber(ARGV[2])) then return false end
-local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[5]) - 1)
-local count = 1
-local ok, first = pcall(cjson.decode, items[1])
-local prev = ok and type(first) == 'table' and tonumber(first.empfangen_am) or nil
-for i = 2, #items do
-  if prev == nil then break end
-  local ok2, item = pcall(cjson.decode, items[i])
-  local t = ok2 and type(item) == 'table' and tonumber(item.empfangen_am) or nil
-  if t == nil or t - prev > tonumber(ARGV[4]) then break end
-  count = i
-  prev = t
-end
-local block = {}
-for i = 1, count do block[i] = items[i] end
-redis.call('LTRIM', KEYS[1], count, -1)
-local fields = {art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
-                character_id = ARGV[7], items = block}
-local carried = redis.call('LRANGE', KEYS[6], 0, -1)
-if #carried > 0 then fields.uebertragen = carried end
-local rounds = tonumber(redis.call('GET', KEYS[7]))
-if rounds then fields.runden = rounds end
-redis.call('DEL', KEYS[6], KEYS[7])
-local entry = cjson.encode(fields)
-redis.call('LPUSH', KEYS[5], entry)
-return entry
-"""
-
-# KEYS: prompt_queue, marker, processing, carried, pending_agent, seq, log, channel,
-#       rounds
-# ARGV: marker_value, entry, last_received_at, window, ttl, stage_body, keep, log_ttl,
-#       marker_ttl, rounds, ids...
-_SUPERSEDE = (
-    DELIVER_LUA
-    + """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[9]))
-if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
-local first = redis.call('LINDEX', KEYS[1], 0)
-if not first then return 0 end
-local ok, item = pcall(cjson.decode, first)
-local t = ok and type(item) == 'table' and tonumber(item.empfangen_am) or nil
-if t == nil or t - tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 0 end
-if redis.call('LREM', KEYS[3], 1, ARGV[2]) == 0 then return 0 end
-if #ARGV > 10 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 11))
-  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
-end
-redis.call('SET', KEYS[9], ARGV[10], 'EX', tonumber(ARGV[5]))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
-redis.call('DEL', KEYS[2])
-deliver(KEYS[6], KEYS[7], KEYS[8], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
-return 1
-"""
-)
-
-# KEYS: event_queue, processing, marker; ARGV: worker_id, marker_ttl, scan
-_CLAIM_EVENT = """
-local marker = redis.call('GET', KEYS[3])
-if marker and string.find(marker, '@', 1, true) then return false end
-local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
-for i, raw in ipairs(items) do
-  local tid = nil
-  local ok, ev = pcall(cjson.decode, raw)
-  if ok and type(ev) == 'table' and type(ev.payload) == 'table'
-     and type(ev.payload.turn_id) == 'string' then
-    tid = ev.payload.turn_id
-  end
-  if (not marker) or (tid ~= nil and marker == tid) then
-    redis.call('LREM', KEYS[1], 1, raw)
-    local owner = (tid or 'ungueltig') .. '@' .. ARGV[1]
-    redis.call('SET', KEYS[3], owner, 'EX', tonumber(ARGV[2]))
-    local entry = cjson.encode({art = 'event', raw = raw, marker = owner})
-    redis.call('LPUSH', KEYS[2], entry)
-    return entry
-  end
-end
-return false
-"""
-
-# KEYS: marker; ARGV: value, ttl
-_REFRESH = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
-end
-return 0
-"""
-
-# KEYS: marker, processing, event_queue, active_pairs
-# ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
-_FINISH = """
-if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-end
-if ARGV[3] ~= '' then
-  redis.call('RPUSH', KEYS[3], ARGV[3])
-  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
-  redis.call('SADD', KEYS[4], ARGV[5])
-end
-return redis.call('LREM', KEYS[2], 1, ARGV[2])
-"""
 
 
 @dataclass(frozen=True)
@@ -236,12 +112,12 @@ class TurnQueues:
         self.redis = redis
         self.worker_id = worker_id
         self.processing = keys.processing_list(worker_id)
-        self._ready = redis.register_script(_READY)
-        self._begin = redis.register_script(_BEGIN_TURN)
-        self._claim = redis.register_script(_CLAIM_EVENT)
-        self._finish = redis.register_script(_FINISH)
-        self._refresh = redis.register_script(_REFRESH)
-        self._supersede = redis.register_script(_SUPERSEDE)
+        self._ready = redis.register_script(lua.READY)
+        self._begin = redis.register_script(lua.BEGIN_TURN)
+        self._claim = redis.register_script(lua.CLAIM_EVENT)
+        self._finish = redis.register_script(lua.FINISH)
+        self._refresh = redis.register_script(lua.REFRESH)
+        self._supersede = redis.register_script(lua.SUPERSEDE)
 
     async def ready(self, pair: keys.Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the

@@ -20,6 +20,7 @@ from enum import StrEnum
 
 import redis.asyncio as aioredis
 
+from novaberg.llm import gate_lua as lua
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
 
@@ -29,22 +30,6 @@ not to busy the loop."""
 
 USER_WAITING_TTL_MS = 500
 """How long one user waiter's 'I am waiting' flag lives without a refresh."""
-
-# KEYS[1]=slot set, KEYS[2]=user-waiting flag; ARGV: token, slots, lease_ms, is_background
-_ACQUIRE = """
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if ARGV[4] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
-  return 0
-end
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-  return 1
-end
-return 0
-"""
 
 
 class Priority(StrEnum):
@@ -69,7 +54,7 @@ class ModelGate:
         self.lease_ms = int(lease_seconds * 1000)
         self.key = keys.model_gate(backend)
         self.waiting_key = f"{self.key}:nutzer_wartet"
-        self._script = redis.register_script(_ACQUIRE)
+        self._script = redis.register_script(lua.ACQUIRE)
 
     async def try_acquire(self, token: str, priority: Priority = Priority.USER) -> bool:
         background = "1" if priority is Priority.BACKGROUND else "0"

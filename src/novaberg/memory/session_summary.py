@@ -27,6 +27,7 @@ import redis.asyncio as aioredis
 from novaberg.config import Role
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
+from novaberg.memory import session_summary_lua as lua
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import Pair
@@ -47,20 +48,6 @@ SUMMARY_TEMPERATURE: Final = 0.2
 
 TURN_CHARS: Final = 400
 """A turn's text is cut to this many characters inside the summary prompt."""
-
-# KEYS[1]=turns, KEYS[2]=summary; ARGV[1]=n, ARGV[2]=summary text, ARGV[3]=ttl,
-# ARGV[4..]=the n oldest items as read. 1 = trimmed, 0 = the head changed meanwhile.
-_TRIM_IF_UNCHANGED = """
-local n = tonumber(ARGV[1])
-local head = redis.call('LRANGE', KEYS[1], 0, n - 1)
-if #head ~= n then return 0 end
-for i = 1, n do
-  if head[i] ~= ARGV[3 + i] then return 0 end
-end
-redis.call('LTRIM', KEYS[1], n, -1)
-redis.call('SET', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
-return 1
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +122,7 @@ async def summarise_if_needed(
     except ModelError as exc:
         return await _fallback(redis, pair, length, f"{type(exc).__name__}: {exc}")
 
-    script = redis.register_script(_TRIM_IF_UNCHANGED)
+    script = redis.register_script(lua.TRIM_IF_UNCHANGED)
     done = int(
         await script(
             keys=[turns_key, keys.session_summary(pair)],

@@ -15,26 +15,16 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
+from novaberg.store import lease_lua as lua
+
 log = logging.getLogger(__name__)
-
-# KEYS[1] = lease; ARGV[1] = token
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-# KEYS[1] = lease; ARGV[1] = token, ARGV[2] = ttl ms
-_EXTEND = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
 
 
 class Leases:
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self._release = redis.register_script(_RELEASE)
-        self._extend = redis.register_script(_EXTEND)
+        self._release = redis.register_script(lua.RELEASE)
+        self._extend = redis.register_script(lua.EXTEND)
 
     async def take(self, key: str, ttl_seconds: float) -> str | None:
         """The new lease's token, or None while someone else holds it."""

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import redis.asyncio as aioredis
 
+from novaberg.memory.jobs import promotion_lua as lua
 from novaberg.memory.long_term import LongTermMemory, ModelSlot, no_slot
 from novaberg.store import keys
 
@@ -27,15 +28,6 @@ MAX_REQUEUES: Final = 2
 
 JOBS_PER_RUN: Final = 50
 """Promotions per run, so one run stays short and user turns get the model back quickly."""
-
-# KEYS[1]=queue, KEYS[2]=arbeit, KEYS[3]=user set; ARGV[1]=user
-_FORGET_USER = """
-if redis.call('LLEN', KEYS[1]) == 0 and redis.call('LLEN', KEYS[2]) == 0 then
-  redis.call('SREM', KEYS[3], ARGV[1])
-  return 1
-end
-return 0
-"""
 
 
 def _job_key(item: str) -> str | None:
@@ -77,7 +69,7 @@ async def run_promotions(
 ) -> dict[str, Any]:
     """One run of the promotion job; returns counts per outcome."""
     counts: Counter[str] = Counter()
-    forget = redis.register_script(_FORGET_USER)
+    forget = redis.register_script(lua.FORGET_USER)
     processed = 0
     for user_id in sorted(map(str, await redis.smembers(keys.promotion_users()))):
         await _requeue_leftovers(redis, user_id, counts)
