@@ -208,9 +208,15 @@ class BaseAgent(ABC):
     def periodic_task(self) -> PeriodicTask | None:
         return None
 
-    @abstractmethod
+    workflow: ClassVar[Any] = None
+    """The agent's subgraph as an `agents.workflow.Workflow` declaration (shape and node
+    functions); an agent without one overrides `build_graph`."""
+
     def build_graph(self, deps: GraphDeps) -> Any:
         """The compiled LangGraph subgraph over `AgentState`, nodes bound to `deps`."""
+        if self.workflow is None:
+            raise AgentDefinitionError(f"{self.name}: neither a workflow nor a build_graph")
+        return self.workflow.compile(deps)
 
     def compiled(self, deps: GraphDeps) -> Any:
         """The subgraph bound to `deps`, compiled on first use and kept: a process has one

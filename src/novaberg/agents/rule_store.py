@@ -9,38 +9,37 @@ deleted: delete deactivates, update deactivates and inserts in one transaction
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents.quota import ensure_room
-
-Table = Literal["direktiven", "charakter_anweisungen"]
+from novaberg.store.tables import DIRECTIVES, RuleTable
 
 RECENT_INACTIVE = 10
 """How many inactive rules the classifier and the restore check look at."""
 
 
-def _columns(table: Table) -> str:
-    extra = ", kontext" if table == "direktiven" else ""
+def _columns(table: RuleTable) -> str:
+    extra = ", kontext" if table == DIRECTIVES else ""
     return f"id, user_id, anweisung{extra}, erstellt_am, aktiv, geaendert_am"
 
 
-def active_sql(table: Table) -> str:
+def active_sql(table: RuleTable) -> str:
     """The user's active rules, oldest first (one parameter: user_id). Also read by the
     CharacterGraph's db_access in its batched read."""
     return f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND aktiv ORDER BY id"
 
 
-async def active(pool: AsyncConnectionPool, table: Table, user_id: str) -> list[dict[str, Any]]:
+async def active(pool: AsyncConnectionPool, table: RuleTable, user_id: str) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(active_sql(table), (user_id,))
         return cast(list[dict[str, Any]], await cur.fetchall())
 
 
 async def recent_inactive(
-    pool: AsyncConnectionPool, table: Table, user_id: str, limit: int = RECENT_INACTIVE
+    pool: AsyncConnectionPool, table: RuleTable, user_id: str, limit: int = RECENT_INACTIVE
 ) -> list[dict[str, Any]]:
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -52,7 +51,7 @@ async def recent_inactive(
 
 
 async def get(
-    pool: AsyncConnectionPool, table: Table, user_id: str, rule_id: int
+    pool: AsyncConnectionPool, table: RuleTable, user_id: str, rule_id: int
 ) -> dict[str, Any] | None:
     async with pool.connection() as conn:
         cur = await conn.execute(
@@ -64,7 +63,7 @@ async def get(
 
 async def insert(
     pool: AsyncConnectionPool,
-    table: Table,
+    table: RuleTable,
     user_id: str,
     anweisung: str,
     now: datetime,
@@ -74,14 +73,14 @@ async def insert(
     """The new rule's id; QuotaExceeded if the user already keeps `limit` active directives
     (identities have their own limit of three active, checked by their callers)."""
     async with pool.connection() as conn, conn.transaction():
-        if table == "direktiven":
-            await ensure_room(conn, "direktiven", user_id, limit)
+        if table == DIRECTIVES:
+            await ensure_room(conn, DIRECTIVES, user_id, limit)
         return await _insert(conn, table, user_id, anweisung, now, kontext)
 
 
 async def set_active(
     pool: AsyncConnectionPool,
-    table: Table,
+    table: RuleTable,
     user_id: str,
     rule_ids: list[int],
     aktiv: bool,
@@ -93,7 +92,7 @@ async def set_active(
 
 async def replace(
     pool: AsyncConnectionPool,
-    table: Table,
+    table: RuleTable,
     user_id: str,
     old_ids: list[int],
     anweisung: str,
@@ -109,13 +108,13 @@ async def replace(
 
 async def _insert(
     conn: AsyncConnection[Any],
-    table: Table,
+    table: RuleTable,
     user_id: str,
     anweisung: str,
     now: datetime,
     kontext: str | None,
 ) -> int:
-    if table == "direktiven":
+    if table == DIRECTIVES:
         cur = await conn.execute(
             "INSERT INTO direktiven (user_id, anweisung, kontext, erstellt_am)"
             " VALUES (%s, %s, %s, %s) RETURNING id",
@@ -134,7 +133,7 @@ async def _insert(
 
 async def _set_active(
     conn: AsyncConnection[Any],
-    table: Table,
+    table: RuleTable,
     user_id: str,
     rule_ids: list[int],
     aktiv: bool,
@@ -166,7 +165,7 @@ class VerificationFailed(Exception):
 
 
 async def verify(
-    pool: AsyncConnectionPool, table: Table, user_id: str, rule_id: int, **expected: Any
+    pool: AsyncConnectionPool, table: RuleTable, user_id: str, rule_id: int, **expected: Any
 ) -> None:
     """Re-read after a write (docs/behaviour/agents.md#verification); raise if it does not show."""
     row = await get(pool, table, user_id, rule_id)

@@ -140,6 +140,40 @@ def classification_update(
     return update
 
 
+C = TypeVar("C", bound=BaseModel)
+
+
+async def classify_task(
+    state: AgentState,
+    deps: GraphDeps,
+    *,
+    prompt_name: str,
+    schema: type[C],
+    domain_language: Mapping[str, Any],
+    fields: Callable[[C], Mapping[str, Any]],
+    blocks: Mapping[str, Any] | None = None,
+    action: Callable[[C], str | None] | None = None,
+) -> dict[str, Any]:
+    """The classify node every agent runs: its prompt (task, keyword hints, recent history,
+    domain language and the agent's own `blocks`), one structured call, and the update of
+    `classification_update` with the agent's `fields` of the result (or a fault)."""
+    aufgabe = state.get("task") or ""
+    hints = keyword_hints(aufgabe)
+    prompt = render_prompt(
+        prompt_name,
+        aufgabe=aufgabe,
+        hinweise=hint_text(hints),
+        verlauf=history_text(state),
+        fachsprache=domain_language_text(domain_language),
+        **(blocks or {}),
+    )
+    result, error = await classify(deps, prompt, schema)
+    if result is None:
+        return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
+    chosen = action(result) if action is not None else None
+    return classification_update(state, result, hints, fields(result), action=chosen)  # type: ignore[arg-type]
+
+
 def hint_text(hints: set[str]) -> str:
     return ", ".join(sorted(hints)) if hints else ""
 
@@ -248,6 +282,18 @@ def search_workflow(
 
 def read_or_validate(state: AgentState) -> str:
     return "execute" if (state.get("parameter") or {}).get("aktion") == "read" else "db_validate"
+
+
+class Workflow:
+    """An agent's subgraph as a declaration: the shape (`search_workflow`, `rule_workflow`)
+    and its node functions; `BaseAgent.build_graph` compiles it."""
+
+    def __init__(self, shape: Callable[..., Any], **nodes: Callable[..., Any]) -> None:
+        self.shape = shape
+        self.nodes = nodes
+
+    def compile(self, deps: GraphDeps) -> Any:
+        return self.shape(deps, **self.nodes)
 
 
 def rule_workflow(

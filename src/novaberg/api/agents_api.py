@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents import rule_store
-from novaberg.agents.character_identity.repository import MAX_ACTIVE
+from novaberg.agents.character_identity import MAX_ACTIVE
 from novaberg.agents.notes import repository as notes_repo
 from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.timeline import display
@@ -34,6 +34,7 @@ from novaberg.api.fields import (
     Theme,
     Title,
 )
+from novaberg.store.tables import DIRECTIVES, IDENTITIES, RuleTable
 
 router = APIRouter(
     prefix="/agents", tags=["agents"], responses={**AUTH, **BODY, **ITEM, **CONFLICT}
@@ -291,7 +292,7 @@ async def delete_timeline_entry(entry_id: int, user_id: UserId, ctx: Ctx) -> Res
 
 
 async def _rules(
-    ctx: AppContext, table: rule_store.Table, user_id: str, inactive: bool
+    ctx: AppContext, table: RuleTable, user_id: str, inactive: bool
 ) -> list[dict[str, Any]]:
     rows = await rule_store.active(ctx.pool, table, user_id)
     if inactive:
@@ -299,16 +300,14 @@ async def _rules(
     return rows
 
 
-async def _rule(ctx: AppContext, table: rule_store.Table, user_id: str, rule_id: int) -> dict:
+async def _rule(ctx: AppContext, table: RuleTable, user_id: str, rule_id: int) -> dict:
     row = await rule_store.get(ctx.pool, table, user_id, rule_id)
     if row is None:
         raise _not_found(table, rule_id)
     return row
 
 
-async def _active_rule(
-    ctx: AppContext, table: rule_store.Table, user_id: str, rule_id: int
-) -> dict:
+async def _active_rule(ctx: AppContext, table: RuleTable, user_id: str, rule_id: int) -> dict:
     """The rule to change; an inactive one is restored first, never edited back to life
     (for identities that would pass the limit of active ones)."""
     row = await _rule(ctx, table, user_id, rule_id)
@@ -321,17 +320,17 @@ async def _active_rule(
 
 
 async def _set_active(
-    ctx: AppContext, table: rule_store.Table, user_id: str, rule_id: int, aktiv: bool
+    ctx: AppContext, table: RuleTable, user_id: str, rule_id: int, aktiv: bool
 ) -> dict[str, Any]:
     await _rule(ctx, table, user_id, rule_id)
-    if aktiv and table == "charakter_anweisungen":
+    if aktiv and table == IDENTITIES:
         await _check_identity_room(ctx, user_id)
     await rule_store.set_active(ctx.pool, table, user_id, [rule_id], aktiv, _now())
     return await _rule(ctx, table, user_id, rule_id)
 
 
 async def _check_identity_room(ctx: AppContext, user_id: str) -> None:
-    if len(await rule_store.active(ctx.pool, "charakter_anweisungen", user_id)) >= MAX_ACTIVE:
+    if len(await rule_store.active(ctx.pool, IDENTITIES, user_id)) >= MAX_ACTIVE:
         raise HTTPException(
             409,
             detail={
@@ -347,7 +346,7 @@ async def list_directives(
     ctx: Ctx,
     include_inactive: bool = False,
 ) -> list[dict[str, Any]]:
-    return await _rules(ctx, "direktiven", user_id, include_inactive)
+    return await _rules(ctx, DIRECTIVES, user_id, include_inactive)
 
 
 @router.post("/directives", response_model=RuleOut, status_code=201, summary="Add a directive")
@@ -355,7 +354,7 @@ async def create_directive(body: DirectiveIn, user_id: UserId, ctx: Ctx) -> dict
     try:
         new_id = await rule_store.insert(
             ctx.pool,
-            "direktiven",
+            DIRECTIVES,
             user_id,
             body.anweisung,
             _now(),
@@ -364,7 +363,7 @@ async def create_directive(body: DirectiveIn, user_id: UserId, ctx: Ctx) -> dict
         )
     except QuotaExceeded as exc:
         raise _over_quota(exc) from None
-    return await _rule(ctx, "direktiven", user_id, new_id)
+    return await _rule(ctx, DIRECTIVES, user_id, new_id)
 
 
 @router.patch(
@@ -378,17 +377,17 @@ async def update_directive(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    old = await _active_rule(ctx, "direktiven", user_id, rule_id)
+    old = await _active_rule(ctx, DIRECTIVES, user_id, rule_id)
     kontext = body.kontext if body.kontext is not None else old.get("kontext")
     new_id = await rule_store.replace(
-        ctx.pool, "direktiven", user_id, [rule_id], body.anweisung, _now(), kontext
+        ctx.pool, DIRECTIVES, user_id, [rule_id], body.anweisung, _now(), kontext
     )
-    return await _rule(ctx, "direktiven", user_id, new_id)
+    return await _rule(ctx, DIRECTIVES, user_id, new_id)
 
 
 @router.delete("/directives/{rule_id}", status_code=204, summary="Deactivate a directive")
 async def delete_directive(rule_id: int, user_id: UserId, ctx: Ctx) -> Response:
-    await _set_active(ctx, "direktiven", user_id, rule_id, False)
+    await _set_active(ctx, DIRECTIVES, user_id, rule_id, False)
     return Response(status_code=204)
 
 
@@ -396,7 +395,7 @@ async def delete_directive(rule_id: int, user_id: UserId, ctx: Ctx) -> Response:
     "/directives/{rule_id}/reactivate", response_model=RuleOut, summary="Restore a directive"
 )
 async def reactivate_directive(rule_id: int, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
-    return await _set_active(ctx, "direktiven", user_id, rule_id, True)
+    return await _set_active(ctx, DIRECTIVES, user_id, rule_id, True)
 
 
 @router.get("/identity", response_model=list[RuleOut], summary="Character identity instructions")
@@ -405,7 +404,7 @@ async def list_identity(
     ctx: Ctx,
     include_inactive: bool = False,
 ) -> list[dict[str, Any]]:
-    return await _rules(ctx, "charakter_anweisungen", user_id, include_inactive)
+    return await _rules(ctx, IDENTITIES, user_id, include_inactive)
 
 
 @router.post(
@@ -416,10 +415,8 @@ async def list_identity(
 )
 async def create_identity(body: IdentityIn, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
     await _check_identity_room(ctx, user_id)
-    new_id = await rule_store.insert(
-        ctx.pool, "charakter_anweisungen", user_id, body.anweisung, _now()
-    )
-    return await _rule(ctx, "charakter_anweisungen", user_id, new_id)
+    new_id = await rule_store.insert(ctx.pool, IDENTITIES, user_id, body.anweisung, _now())
+    return await _rule(ctx, IDENTITIES, user_id, new_id)
 
 
 @router.patch(
@@ -433,16 +430,16 @@ async def update_identity(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    await _active_rule(ctx, "charakter_anweisungen", user_id, rule_id)
+    await _active_rule(ctx, IDENTITIES, user_id, rule_id)
     new_id = await rule_store.replace(
-        ctx.pool, "charakter_anweisungen", user_id, [rule_id], body.anweisung, _now()
+        ctx.pool, IDENTITIES, user_id, [rule_id], body.anweisung, _now()
     )
-    return await _rule(ctx, "charakter_anweisungen", user_id, new_id)
+    return await _rule(ctx, IDENTITIES, user_id, new_id)
 
 
 @router.delete("/identity/{rule_id}", status_code=204, summary="Deactivate an instruction")
 async def delete_identity(rule_id: int, user_id: UserId, ctx: Ctx) -> Response:
-    await _set_active(ctx, "charakter_anweisungen", user_id, rule_id, False)
+    await _set_active(ctx, IDENTITIES, user_id, rule_id, False)
     return Response(status_code=204)
 
 
@@ -452,4 +449,4 @@ async def delete_identity(rule_id: int, user_id: UserId, ctx: Ctx) -> Response:
     summary="Restore an instruction (409 beyond three active)",
 )
 async def reactivate_identity(rule_id: int, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
-    return await _set_active(ctx, "charakter_anweisungen", user_id, rule_id, True)
+    return await _set_active(ctx, IDENTITIES, user_id, rule_id, True)

@@ -31,8 +31,9 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 
 from novaberg.events import delivery_lua as lua
-from novaberg.events.model import MSG_HELLO, MSG_UTTERANCE, WireMessage
+from novaberg.events.model import WireMessage
 from novaberg.store import keys
+from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
 log = logging.getLogger(__name__)
 

@@ -51,6 +51,13 @@ from novaberg.events.queues import Claimed
 from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
+from novaberg.wire import (
+    FIELD_MESSAGE_IDS,
+    FIELD_PATH1_FAILURE,
+    KIND_CONTINUE,
+    KIND_MESSAGE,
+    SOURCE_USER,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +92,11 @@ class RunEnd:
 def supersede_window_start(event: Event) -> float | None:
     """When the running turn's last utterance arrived, if the run may be superseded at
     all (see the module docstring); None = never."""
-    if event.source != "user" or event.kind != "message" or event.payload.get("pfad1_ausfall"):
+    if (
+        event.source != SOURCE_USER
+        or event.kind != KIND_MESSAGE
+        or event.payload.get(FIELD_PATH1_FAILURE)
+    ):
         return None
     if superseded_before(event) >= MAX_SUPERSEDES:
         return None  # the user keeps writing: this run answers what it has
@@ -275,7 +286,7 @@ class EventConsumer(PairConsumer):
             len(MEASURED_STATE_FIELDS),
             f"; empty: {', '.join(missing)}" if missing else "",
         )
-        if not ids and event.source == "user":
+        if not ids and event.source == SOURCE_USER:
             log.error("turn %s: answer names no nachrichten_ids (not attributable)", event.turn_id)
         seq = await self.outcomes.respond(
             event.user_id, event.character_id, event.turn_id, event.trigger_count, ids, payload
@@ -315,7 +326,7 @@ class EventConsumer(PairConsumer):
                 user_id=pair.user_id,
                 character_id=pair.character_id,
                 source="character",
-                typ="continue",
+                typ=KIND_CONTINUE,
                 payload=payload,
                 trigger_count=event.trigger_count + 1,
             )
@@ -375,7 +386,7 @@ def raw_identity(raw: str) -> tuple[str | None, list[str], int]:
         data = json.loads(raw)
         payload = data.get("payload") or {}
         turn_id = payload.get("turn_id")
-        ids = payload.get("nachrichten_ids") if data.get("source") == "user" else []
+        ids = payload.get(FIELD_MESSAGE_IDS) if data.get("source") == SOURCE_USER else []
         count = data.get("trigger_count", 0)
         return (
             str(turn_id) if turn_id else None,

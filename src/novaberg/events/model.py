@@ -15,6 +15,18 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from novaberg.wire import (
+    KIND_MESSAGE,
+    MSG_FAILED,
+    MSG_RESPONSE,
+    MSG_STAGE,
+    MSG_UTTERANCE,
+    ORIGIN_OWN_THOUGHT,
+    SOURCE_USER,
+    EventKind,
+    EventSource,
+)
+
 # --- constants (one place, each naming its source) ------------------------------------
 
 INTAKE_WINDOW_SECONDS = 30.0
@@ -41,18 +53,7 @@ MAX_SUPERSEDES = 3
 while a turn runs still gets an answer — at the latest from the run after this many —
 instead of every run being given up for the next message (a real model takes minutes)."""
 
-OWN_IMPULSE = "eigener_impuls"
-"""`reiz_herkunft` of a stimulus Nova worked out herself."""
-
-Source = Literal["user", "character"]
-EventKind = Literal["message", "continue", "awaiting_user"]
-
-# WebSocket message types (README, "Clients and the wire protocol")
-MSG_STAGE: Final = "character_stage"
-MSG_RESPONSE: Final = "character_response"
-MSG_FAILED: Final = "turn_gescheitert"
-MSG_UTTERANCE: Final = "user_utterance"
-MSG_HELLO: Final = "verbindung"
+Source = EventSource
 
 
 SUPERSEDED_STAGE: Final = "superseded"
@@ -190,7 +191,7 @@ class ContinuePayload(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _shape(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("reiz_herkunft") == OWN_IMPULSE:
+        if isinstance(data, dict) and data.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT:
             if "gedanke_arousal" not in data:
                 raise ValueError("a retried impulse must carry gedanke_arousal on (null allowed)")
             _check_arousal(data["gedanke_arousal"])
@@ -230,16 +231,16 @@ class Event(BaseModel):
 
     @property
     def is_impulse(self) -> bool:
-        return self.payload.get("reiz_herkunft") == OWN_IMPULSE and self.kind == "message"
+        return self.payload.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT and self.kind == KIND_MESSAGE
 
     def validated_payload(self) -> BaseModel:
         """The payload checked against the rule for this kind of event."""
         model: type[BaseModel]
-        if self.source == "user":
-            if self.kind != "message":
+        if self.source == SOURCE_USER:
+            if self.kind != KIND_MESSAGE:
                 raise ValueError(f"a user event must be typ=message, got {self.kind!r}")
             model = UserMessagePayload
-        elif self.kind == "message":
+        elif self.kind == KIND_MESSAGE:
             model = ImpulsePayload
         else:
             model = ContinuePayload
@@ -252,7 +253,7 @@ class Event(BaseModel):
     @property
     def message_ids(self) -> list[str]:
         """The utterances this event answers; only a user's message names any."""
-        if self.source != "user":
+        if self.source != SOURCE_USER:
             return []
         return [str(i) for i in self.payload.get("nachrichten_ids", [])]
 
@@ -292,7 +293,7 @@ def impulse_event(
     payload.update(
         turn_id=new_id(),
         eigener_gedanke=thought,
-        reiz_herkunft=OWN_IMPULSE,
+        reiz_herkunft=ORIGIN_OWN_THOUGHT,
         gedanke_arousal=thought_arousal,
         ausloeser_turn_id=trigger_turn_id,
     )
@@ -301,7 +302,7 @@ def impulse_event(
         user_id=user_id,
         character_id=character_id,
         source="character",
-        typ="message",
+        typ=KIND_MESSAGE,
         payload=payload,
     )
 

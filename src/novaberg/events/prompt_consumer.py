@@ -41,6 +41,7 @@ from novaberg.events.queues import Claimed
 from novaberg.graph.contract import HumanTurn
 from novaberg.llm.gate import Priority
 from novaberg.store import keys
+from novaberg.wire import KIND_MESSAGE
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ class PromptConsumer(PairConsumer):
                 user_id=turn.pair.user_id,
                 character_id=turn.pair.character_id,
                 source="user",
-                typ="message",
+                typ=KIND_MESSAGE,
                 payload=payload,
                 trigger_count=0,
             )

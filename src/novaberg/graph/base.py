@@ -33,18 +33,14 @@ from langgraph.types import Command
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
 from novaberg.llm.accounting import track_calls
-from novaberg.store.pipeline_log import ART_NODE, LogRow
+from novaberg.store.pipeline_log import ART_NODE, RESULT_FAILED, RESULT_OK, LogRow
+from novaberg.wire import GRAPH_NAMES
 
 LOG_KEY: Final = "_log"
 """Reserved return key: the node's summary for its pipeline_log row (popped, not state)."""
 
 TIMINGS_KEY: Final = "node_timings"
 
-GRAPH_NAMES: Final = frozenset({"human", "character", "agent"})
-"""Allowed `graph` values (pipeline_log.quelle), the graphs' `graph_rolle`."""
-
-ERGEBNIS_OK: Final = "ok"
-ERGEBNIS_FEHLER: Final = "fehler"
 
 NodeFn = Callable[[ConversationState, GraphDeps], Awaitable[dict[str, Any] | None]]
 WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any] | Command[str]]]
@@ -110,13 +106,13 @@ def wrap_node(
                 inhalt = dict(summary)
                 inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
                 pipeline_log.record(
-                    _row(state, name, graph, elapsed, stats.calls, ERGEBNIS_FEHLER, inhalt)
+                    _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
                 )
                 raise
         elapsed = (time.perf_counter() - started) * 1000
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
-        pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, ERGEBNIS_OK, summary))
+        pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
         update[TIMINGS_KEY] = {name: round(elapsed, 3)}
         if route is None:
             return update
@@ -204,11 +200,8 @@ def compile_graph(
         if unknown:
             raise ValueError(f"{graph}: node {node.name!r} leads to undeclared {unknown}")
         fn = node.fn if roles is None else _with_roles(node.fn, roles)
-        builder.add_node(  # type: ignore[arg-type,call-overload]
-            node.name,
-            wrap_node(node.name, fn, deps, graph, node.route),
-            destinations=node.routes or None,
-        )
+        wrapped: Any = wrap_node(node.name, fn, deps, graph, node.route)
+        builder.add_node(node.name, wrapped, destinations=node.routes or None)
         if node.then is not None:
             builder.add_edge(node.name, node.then)
     builder.add_edge(START, table[0].name)

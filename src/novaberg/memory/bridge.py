@@ -34,6 +34,7 @@ from novaberg.memory.short_term import (
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 from novaberg.store.pipeline_log import PipelineLog
+from novaberg.wire import EI_ROLE_CHARACTER
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,8 @@ def kzg_store_for(redis: aioredis.Redis) -> KzgStore:
 
 
 def observer_for(ei_calc_role: str | None) -> str:
-    """beobachter of a run's entries: assistant when ei_calc_rolle is character."""
-    return OBSERVER_ASSISTANT if ei_calc_role == "character" else OBSERVER_USER
+    """beobachter of a run's entries: assistant when ei_calc_role is character."""
+    return OBSERVER_ASSISTANT if ei_calc_role == EI_ROLE_CHARACTER else OBSERVER_USER
 
 
 @dataclass

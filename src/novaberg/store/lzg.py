@@ -19,6 +19,7 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import ART_RAW_TURN
 
 EF_SEARCH: Final = 100
 """HNSW candidate list per query. With the index of migration 003 (m 32, ef_construction
@@ -482,6 +483,6 @@ async def link_turn(conn: AsyncConnection[Any], kzg_key: str, node_id: int) -> N
 async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> int:
     """Delete pipeline_log rows older than `before`, except `turn_roh` (kept forever)."""
     cur = await conn.execute(
-        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> 'turn_roh'", (before,)
+        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> %s", (before, ART_RAW_TURN)
     )
     return cur.rowcount

@@ -36,6 +36,13 @@ RETRY_DELAY_S: Final = 0.2
 ART_NODE: Final = "node"
 """`art` of the row the node wrapper writes for each node run."""
 
+ART_RAW_TURN: Final = "turn_roh"
+"""`art` of an answered turn's raw record (the dispatcher); kept when older rows are purged."""
+
+RESULT_OK: Final = "ok"
+RESULT_FAILED: Final = "fehler"
+"""`ergebnis` of a node row: the node returned, or it raised."""
+
 _COPY: Final = (
     "COPY pipeline_log (erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
     " modell_aufrufe, ergebnis, inhalt, user_id, character_id) FROM STDIN"

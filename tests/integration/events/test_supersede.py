@@ -24,8 +24,6 @@ from novaberg.config import Settings
 from novaberg.events.event_consumer import supersede_window_start
 from novaberg.events.model import (
     MAX_SUPERSEDES,
-    MSG_FAILED,
-    MSG_RESPONSE,
     SUPERSEDED_FIELD,
     SUPERSEDED_STAGE,
     QueuedUtterance,
@@ -39,6 +37,7 @@ from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
+from novaberg.wire import MSG_FAILED, MSG_RESPONSE
 
 PAIR = keys.Pair("anna", "nova")
 

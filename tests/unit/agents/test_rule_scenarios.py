@@ -8,12 +8,11 @@ from typing import Any
 from agent_turns import NOW, last, run_turn
 
 from novaberg.agents import rule_store
-from novaberg.agents.character_identity.repository import active_identities, identity_block
-from novaberg.agents.directives.repository import active_directives, directives_block
 from novaberg.agents.pending import pending_question
 from novaberg.graph.contract import GraphDeps
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
+from novaberg.store.tables import DIRECTIVES, IDENTITIES
 
 
 def directive_as(scripted: ScriptedLLM, utterance: str, **output: Any) -> None:
@@ -22,6 +21,14 @@ def directive_as(scripted: ScriptedLLM, utterance: str, **output: Any) -> None:
 
 def identity_as(scripted: ScriptedLLM, utterance: str, **output: Any) -> None:
     scripted.add(rf"Äußerung des Nutzers: {utterance}", output, schema="IdentityClassification")
+
+
+async def active_identities(pool, user_id: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    return await rule_store.active(pool, IDENTITIES, user_id)
+
+
+async def active_directives(pool, user_id: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    return await rule_store.active(pool, DIRECTIVES, user_id)
 
 
 async def table(deps: GraphDeps, name: str) -> list[dict[str, Any]]:
@@ -51,7 +58,7 @@ async def test_s16_directive_confirmed(deps: GraphDeps, scripted: ScriptedLLM) -
     assert len(rows) == 1 and rows[0]["aktiv"] and "Schatz" in rows[0]["anweisung"]
     assert last(out).status == "abgeschlossen"
     assert await pending_question(deps.redis, "u1") is None
-    assert "Schatz" in directives_block(await active_directives(deps.pool, "u1"))
+    assert "Schatz" in rule_store.render_rule((await active_directives(deps.pool, "u1"))[0])
 
 
 async def test_s16_directive_declined(deps: GraphDeps, scripted: ScriptedLLM) -> None:
@@ -131,7 +138,6 @@ async def test_s18_identity_ja_gerne_creates(deps: GraphDeps, scripted: Scripted
     await run_turn(deps, "Ja, gerne", action="resume")
     rows = await active_identities(deps.pool, "u1")
     assert [r["anweisung"] for r in rows] == [MAEDEL]
-    assert identity_block(rows) == f"- {MAEDEL}"
 
 
 async def test_s19_unclear_answer_reasks_once_then_expires(

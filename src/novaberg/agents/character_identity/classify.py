@@ -6,19 +6,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
-from novaberg.agents.character_identity.repository import MAX_ACTIVE, TABLE
-from novaberg.agents.workflow import (
-    classification_update,
-    classify,
-    domain_language_text,
-    fail,
-    hint_text,
-    history_text,
-    keyword_hints,
-    render_prompt,
-)
+from novaberg.agents.character_identity import MAX_ACTIVE
+from novaberg.agents.rule_agent import classify_rule
+from novaberg.agents.workflow import classify, render_prompt
+from novaberg.store.tables import IDENTITIES
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -63,35 +55,18 @@ class IdentityMerge(BaseModel):
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("task") or ""
-    user_id = (state.get("context") or {}).get("user_id", "")
-    hints = keyword_hints(aufgabe)
-    active = await rule_store.active(deps.pool, TABLE, user_id)
-    inactive = await rule_store.recent_inactive(deps.pool, TABLE, user_id)
-    prompt = render_prompt(
-        "identity_classify",
-        aufgabe=aufgabe,
-        hinweise=hint_text(hints),
-        verlauf=history_text(state),
-        aktive="\n".join(rule_store.render_rule(r) for r in active),
-        inaktive="\n".join(rule_store.render_rule(r) for r in inactive),
-        fachsprache=domain_language_text(DOMAIN_LANGUAGE),
-    )
-    result, error = await classify(deps, prompt, IdentityClassification)
-    if result is None:
-        return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    action: str = result.action
-    if action == "create" and len(active) >= MAX_ACTIVE:
-        action = "konsolidieren"
-    return classification_update(
+    return await classify_rule(
         state,
-        result,
-        hints,
-        {
+        deps,
+        table=IDENTITIES,
+        prompt_name="identity_classify",
+        schema=IdentityClassification,
+        domain_language=DOMAIN_LANGUAGE,
+        fields=lambda result: {
             "anweisung": result.anweisung.strip(),
             "target_id": result.target_id,
         },
-        action=action,
+        max_active=MAX_ACTIVE,
     )
 
 

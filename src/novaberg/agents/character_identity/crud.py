@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.character_identity.classify import merge_instructions
-from novaberg.agents.character_identity.repository import TABLE
 from novaberg.agents.workflow import fail, now_from, step
+from novaberg.store.tables import IDENTITIES
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -23,23 +23,25 @@ def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
 
 
 async def _insert(deps: GraphDeps, user_id: str, anweisung: str) -> int:
-    new_id = await rule_store.insert(deps.pool, TABLE, user_id, anweisung, now_from(deps))
-    await rule_store.verify(deps.pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+    new_id = await rule_store.insert(deps.pool, IDENTITIES, user_id, anweisung, now_from(deps))
+    await rule_store.verify(deps.pool, IDENTITIES, user_id, new_id, aktiv=True, anweisung=anweisung)
     return new_id
 
 
 async def _deactivate(deps: GraphDeps, user_id: str, ids: list[int]) -> None:
-    await rule_store.set_active(deps.pool, TABLE, user_id, ids, False, now_from(deps))
+    await rule_store.set_active(deps.pool, IDENTITIES, user_id, ids, False, now_from(deps))
     for rule_id in ids:
-        await rule_store.verify(deps.pool, TABLE, user_id, rule_id, aktiv=False)
+        await rule_store.verify(deps.pool, IDENTITIES, user_id, rule_id, aktiv=False)
 
 
 async def _replace(deps: GraphDeps, user_id: str, old_ids: list[int], anweisung: str) -> int:
     """Deactivate `old_ids` and insert `anweisung` atomically, then verify both."""
-    new_id = await rule_store.replace(deps.pool, TABLE, user_id, old_ids, anweisung, now_from(deps))
+    new_id = await rule_store.replace(
+        deps.pool, IDENTITIES, user_id, old_ids, anweisung, now_from(deps)
+    )
     for rule_id in old_ids:
-        await rule_store.verify(deps.pool, TABLE, user_id, rule_id, aktiv=False)
-    await rule_store.verify(deps.pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+        await rule_store.verify(deps.pool, IDENTITIES, user_id, rule_id, aktiv=False)
+    await rule_store.verify(deps.pool, IDENTITIES, user_id, new_id, aktiv=True, anweisung=anweisung)
     return new_id
 
 
@@ -51,7 +53,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     target_id = parameter.get("target_id")
     pool = deps.pool
     try:
-        active = await rule_store.active(pool, TABLE, user_id)
+        active = await rule_store.active(pool, IDENTITIES, user_id)
         if action == "read":
             text = "\n".join(rule_store.render_rule(r) for r in active)
             return _done(text or "Es gibt keine Charakter-Anweisungen.", "gelesen")
@@ -77,13 +79,15 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             return _done(f"Zusammengeführt zu: {merged}.", "zusammengefuehrt", id=new_id)
         if target_id is None:
             return fail(NODE, "Ich weiß nicht, welche Anweisung gemeint ist.")
-        row = await rule_store.get(pool, TABLE, user_id, int(target_id))
+        row = await rule_store.get(pool, IDENTITIES, user_id, int(target_id))
         if row is None:
             return fail(NODE, "Die Anweisung gibt es nicht.")
         if action == "reactivate":
             now = now_from(deps)
-            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], True, now)
-            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=True, geaendert_am=now)
+            await rule_store.set_active(pool, IDENTITIES, user_id, [row["id"]], True, now)
+            await rule_store.verify(
+                pool, IDENTITIES, user_id, row["id"], aktiv=True, geaendert_am=now
+            )
             return _done(f"Ich bin wieder: {row['anweisung']}.", "reaktiviert", id=row["id"])
         if action == "update":
             new_id = await _replace(deps, user_id, [row["id"]], anweisung)

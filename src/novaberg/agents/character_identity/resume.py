@@ -13,10 +13,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from novaberg.agents.base import AgentState
-from novaberg.agents.character_identity.validate_db import CONSOLIDATE
 from novaberg.agents.choice import pick_candidate
 from novaberg.agents.consent import Consent, interpret_consent
-from novaberg.agents.gate import dismissed, read_gate_answer
+from novaberg.agents.gate import dismissed
+from novaberg.agents.rule_agent import CONSOLIDATE, resume_after_gate
 from novaberg.agents.workflow import ask, step
 
 if TYPE_CHECKING:
@@ -55,13 +55,4 @@ async def resume_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
     if parameter.get("frage_typ") == CONSOLIDATE:
         return _consolidation(parameter)
-    outcome, update = read_gate_answer(state)
-    if outcome == "stop":
-        return update
-    next_node = "execute" if outcome == "execute" else "db_validate"
-    update["parameter"] = {**update["parameter"], "weiter": next_node}
-    return update
-
-
-def after_resume(state: AgentState) -> str:
-    return str((state.get("parameter") or {}).get("weiter") or "db_validate")
+    return await resume_after_gate(state, deps)

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
-from novaberg.agents.character_identity.repository import TABLE
 from novaberg.agents.gate import choice_question, gate_question
+from novaberg.agents.rule_agent import CONSOLIDATE
 from novaberg.agents.workflow import ask, fail
+from novaberg.store.tables import IDENTITIES
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
 
 NODE = "db_validieren"
-CONSOLIDATE = "konsolidieren"
 
 
 def _quote(rows: list[dict[str, Any]]) -> str:
@@ -64,8 +64,8 @@ async def db_validate_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]
     user_id = (state.get("context") or {}).get("user_id", "")
     action = parameter.get("aktion")
     anweisung = str(parameter.get("anweisung") or "").strip()
-    active = await rule_store.active(deps.pool, TABLE, user_id)
-    inactive = await rule_store.recent_inactive(deps.pool, TABLE, user_id)
+    active = await rule_store.active(deps.pool, IDENTITIES, user_id)
+    inactive = await rule_store.recent_inactive(deps.pool, IDENTITIES, user_id)
 
     if action in {"create", "replace", "update", CONSOLIDATE} and not anweisung:
         return fail(NODE, "Wer genau soll ich sein?")

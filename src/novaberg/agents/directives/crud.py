@@ -9,12 +9,12 @@ from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.workflow import fail, now_from, step
+from novaberg.store.tables import DIRECTIVES
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
 
 NODE = "ausfuehren"
-TABLE: rule_store.Table = "direktiven"
 VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
 
 
@@ -37,14 +37,14 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     pool = deps.pool
     try:
         if action == "read":
-            rows = await rule_store.active(pool, TABLE, user_id)
+            rows = await rule_store.active(pool, DIRECTIVES, user_id)
             text = "\n".join(rule_store.render_rule(r) for r in rows)
             return _done(text or "Es gibt keine aktiven Direktiven.", "gelesen")
         if action == "create":
             try:
                 new_id = await rule_store.insert(
                     pool,
-                    TABLE,
+                    DIRECTIVES,
                     user_id,
                     anweisung,
                     now,
@@ -53,29 +53,41 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 )
             except QuotaExceeded as exc:
                 return fail(NODE, f"Es gibt schon {exc.limit} Direktiven; lösche erst welche.")
-            await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+            await rule_store.verify(
+                pool, DIRECTIVES, user_id, new_id, aktiv=True, anweisung=anweisung
+            )
             return _done(f"Neue Direktive: '{anweisung}'.", "erstellt", id=new_id, verifiziert=True)
         if target_id is None:
             return fail(NODE, "Ich weiß nicht, welche Direktive gemeint ist.")
-        row = await rule_store.get(pool, TABLE, user_id, int(target_id))
+        row = await rule_store.get(pool, DIRECTIVES, user_id, int(target_id))
         if row is None:
             return fail(NODE, "Die Direktive gibt es nicht.")
         if action == "delete":
-            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], False, now)
-            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=False)
+            await rule_store.set_active(pool, DIRECTIVES, user_id, [row["id"]], False, now)
+            await rule_store.verify(pool, DIRECTIVES, user_id, row["id"], aktiv=False)
             return _done(f"Direktive '{row['anweisung']}' gelöscht.", "geloescht", id=row["id"])
         if action == "reactivate":
-            await rule_store.set_active(pool, TABLE, user_id, [row["id"]], True, now)
-            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=True, geaendert_am=now)
+            await rule_store.set_active(pool, DIRECTIVES, user_id, [row["id"]], True, now)
+            await rule_store.verify(
+                pool, DIRECTIVES, user_id, row["id"], aktiv=True, geaendert_am=now
+            )
             return _done(
                 f"Direktive '{row['anweisung']}' wiederhergestellt.", "reaktiviert", id=row["id"]
             )
         if action == "update":
             new_id = await rule_store.replace(
-                pool, TABLE, user_id, [row["id"]], anweisung, now, kontext or row.get("kontext")
+                pool,
+                DIRECTIVES,
+                user_id,
+                [row["id"]],
+                anweisung,
+                now,
+                kontext or row.get("kontext"),
             )
-            await rule_store.verify(pool, TABLE, user_id, row["id"], aktiv=False)
-            await rule_store.verify(pool, TABLE, user_id, new_id, aktiv=True, anweisung=anweisung)
+            await rule_store.verify(pool, DIRECTIVES, user_id, row["id"], aktiv=False)
+            await rule_store.verify(
+                pool, DIRECTIVES, user_id, new_id, aktiv=True, anweisung=anweisung
+            )
             return _done(
                 f"Direktive '{row['anweisung']}' geändert in '{anweisung}'.",
                 "geaendert",

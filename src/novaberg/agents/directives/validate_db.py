@@ -15,12 +15,12 @@ from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.gate import choice_question, gate_question
 from novaberg.agents.workflow import fail
+from novaberg.store.tables import DIRECTIVES
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
 
 NODE = "db_validieren"
-TABLE: rule_store.Table = "direktiven"
 
 
 async def _resolve(
@@ -30,14 +30,14 @@ async def _resolve(
     state_word = "aktive" if want_active else "gelöschte"
     target_id = parameter.get("target_id")
     if target_id is not None:
-        row = await rule_store.get(deps.pool, TABLE, user_id, int(target_id))
+        row = await rule_store.get(deps.pool, DIRECTIVES, user_id, int(target_id))
         if row is None or row["aktiv"] is not want_active:
             return None, fail(NODE, f"Es gibt keine {state_word} Direktive Nummer {target_id}.")
         return row, None
     if want_active:
-        pool_rows = await rule_store.active(deps.pool, TABLE, user_id)
+        pool_rows = await rule_store.active(deps.pool, DIRECTIVES, user_id)
     else:
-        pool_rows = await rule_store.recent_inactive(deps.pool, TABLE, user_id)
+        pool_rows = await rule_store.recent_inactive(deps.pool, DIRECTIVES, user_id)
     probe = parameter.get("anweisung") or parameter.get("kontext") or ""
     hits = rule_store.matching(pool_rows, probe)
     if not hits and parameter.get("aktion") == "update":
@@ -58,7 +58,9 @@ async def db_validate_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]
     if action == "create":
         if not anweisung:
             return fail(NODE, "Welche Regel soll ich mir merken?")
-        similar = rule_store.matching(await rule_store.active(deps.pool, TABLE, user_id), anweisung)
+        similar = rule_store.matching(
+            await rule_store.active(deps.pool, DIRECTIVES, user_id), anweisung
+        )
         if similar:
             parameter["frage"] = (
                 f"Es gibt schon eine ähnliche Direktive: '{similar[0]['anweisung']}'. "
@@ -66,7 +68,7 @@ async def db_validate_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]
             )
             return gate_question(parameter, f"Neue Direktive: '{anweisung}'", NODE)
         deleted = rule_store.matching(
-            await rule_store.recent_inactive(deps.pool, TABLE, user_id), anweisung
+            await rule_store.recent_inactive(deps.pool, DIRECTIVES, user_id), anweisung
         )
         if deleted:
             old = deleted[0]

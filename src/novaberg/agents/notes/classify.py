@@ -12,16 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from novaberg.agents.base import AgentState
-from novaberg.agents.workflow import (
-    classification_update,
-    classify,
-    domain_language_text,
-    fail,
-    hint_text,
-    history_text,
-    keyword_hints,
-    render_prompt,
-)
+from novaberg.agents.workflow import classify, classify_task, render_prompt
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -101,23 +92,13 @@ def _clean_items(items: list[str]) -> list[str]:
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("task") or ""
-    hints = keyword_hints(aufgabe)
-    prompt = render_prompt(
-        "notes_classify",
-        aufgabe=aufgabe,
-        hinweise=hint_text(hints),
-        verlauf=history_text(state),
-        fachsprache=domain_language_text(DOMAIN_LANGUAGE),
-    )
-    result, error = await classify(deps, prompt, NotesClassification)
-    if result is None:
-        return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    return classification_update(
+    return await classify_task(
         state,
-        result,
-        hints,
-        {
+        deps,
+        prompt_name="notes_classify",
+        schema=NotesClassification,
+        domain_language=DOMAIN_LANGUAGE,
+        fields=lambda result: {
             "target": result.target.strip(),
             "target_typ": result.target_typ,
             "elemente": _clean_items(result.elemente),

@@ -12,13 +12,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.notes import NAME
 from novaberg.agents.notes import repository as repo
 from novaberg.agents.workflow import ask, fail, step
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
 
-AGENT = "notizen"
 
 DISAMBIGUATE = frozenset({"update", "delete", "append", "clear_content", "rename"})
 """Actions that never guess between several notes: update, delete and append, and also
@@ -96,7 +96,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         if action in ASK_TO_CREATE and target:
             question = {
                 "typ": "nicht_gefunden",
-                "agent": AGENT,
+                "agent": NAME,
                 "aktion": action,
                 "target": target,
                 "original_aufgabe": state.get("task", ""),
@@ -111,7 +111,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         kandidaten = [candidate(h) for h in hits]
         question = {
             "typ": "disambiguierung",
-            "agent": AGENT,
+            "agent": NAME,
             "aktion": action,
             "kandidaten": kandidaten,
             "frage": "Welche Notiz meinst du?",

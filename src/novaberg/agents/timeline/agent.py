@@ -5,34 +5,25 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from novaberg.agents.base import BaseAgent
+from novaberg.agents.timeline import NAME
 from novaberg.agents.timeline.classify import DOMAIN_LANGUAGE, classify_node
 from novaberg.agents.timeline.crud import execute_node
 from novaberg.agents.timeline.resume import resume_node
 from novaberg.agents.timeline.search import search_node
-from novaberg.agents.workflow import search_workflow
-
-if TYPE_CHECKING:
-    from novaberg.agents.deps import GraphDeps
+from novaberg.agents.workflow import Workflow, search_workflow
 
 
 class TimelineAgent(BaseAgent):
+    name = NAME
     router_intents = ("timeline_management",)
     aliases = ("termin", "termine", "kalender", "calendar", "appointments")
     rejection_hint = "Sag zum Beispiel: 'Trag mir Zahnarzt am Donnerstag um 14 Uhr ein'."
     domain_language = DOMAIN_LANGUAGE
-
-    @property
-    def name(self) -> str:
-        return "timeline"
-
-    def build_graph(self, deps: GraphDeps) -> Any:
-        return search_workflow(
-            deps,
-            classify=classify_node,
-            search=search_node,
-            execute=execute_node,
-            resume=resume_node,
-        )
+    workflow = Workflow(
+        search_workflow,
+        classify=classify_node,
+        search=search_node,
+        execute=execute_node,
+        resume=resume_node,
+    )

@@ -8,17 +8,7 @@ from pydantic import BaseModel, Field
 
 from novaberg.agents.base import AgentState
 from novaberg.agents.timeline.display import spoken_now
-from novaberg.agents.workflow import (
-    classification_update,
-    classify,
-    domain_language_text,
-    fail,
-    hint_text,
-    history_text,
-    keyword_hints,
-    now_from,
-    render_prompt,
-)
+from novaberg.agents.workflow import classify_task, now_from
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -51,28 +41,17 @@ class TimelineClassification(BaseModel):
 
 
 async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
-    aufgabe = state.get("task") or ""
-    hints = keyword_hints(aufgabe)
-    now = now_from(deps)
-    prompt = render_prompt(
-        "timeline_classify",
-        aufgabe=aufgabe,
-        jetzt=spoken_now(now, deps.settings.tz),
-        hinweise=hint_text(hints),
-        verlauf=history_text(state),
-        fachsprache=domain_language_text(DOMAIN_LANGUAGE),
-    )
-    result, error = await classify(deps, prompt, TimelineClassification)
-    if result is None:
-        return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
-    return classification_update(
+    return await classify_task(
         state,
-        result,
-        hints,
-        {
+        deps,
+        prompt_name="timeline_classify",
+        schema=TimelineClassification,
+        domain_language=DOMAIN_LANGUAGE,
+        fields=lambda result: {
             "target": result.target.strip(),
             "zeitausdruck": result.zeitausdruck.strip(),
             "event_type": result.event_type,
             "details": result.details.strip(),
         },
+        blocks={"jetzt": spoken_now(now_from(deps), deps.settings.tz)},
     )

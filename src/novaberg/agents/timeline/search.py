@@ -15,15 +15,13 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from novaberg.agents.base import AgentState
-from novaberg.agents.timeline import display
+from novaberg.agents.timeline import NAME, display
 from novaberg.agents.timeline import repository as repo
 from novaberg.agents.timeline.time_parser import parse_time
 from novaberg.agents.workflow import ask, fail, now_from, step
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
-
-AGENT = "timeline"
 
 
 NEXT_WORDS = ("nächst", "naechst", "kommend", "next", "coming")
@@ -116,7 +114,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             kandidaten = [display.candidate(r, tz) for r in rows]
             question = {
                 "typ": "disambiguierung",
-                "agent": AGENT,
+                "agent": NAME,
                 "aktion": action,
                 "kandidaten": kandidaten,
                 "frage": "Welchen Termin meinst du?",

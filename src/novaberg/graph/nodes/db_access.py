@@ -56,11 +56,11 @@ from novaberg.store.batch_read import fetch_batch
 from novaberg.store.goals import activation_goals_from_rows, activation_query
 from novaberg.store.keys import Pair
 from novaberg.store.session import decode_turns
+from novaberg.store.tables import DIRECTIVES, IDENTITIES
+from novaberg.wire import SOURCE_USER
 
 log = logging.getLogger(__name__)
 
-USER_SOURCE: Final = "user"
-"""event_source of a turn the counterpart started."""
 
 PAYLOAD_TO_EMOTION: Final = {
     "current_emotion": "emotion",
@@ -194,8 +194,8 @@ async def _read_tables(
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
-        (rule_store.active_sql("charakter_anweisungen"), (pair.user_id,)),
-        (rule_store.active_sql("direktiven"), (pair.user_id,)),
+        (rule_store.active_sql(IDENTITIES), (pair.user_id,)),
+        (rule_store.active_sql(DIRECTIVES), (pair.user_id,)),
         (NAME_SQL, (pair.character_id,)),
         activation_query(pair),
     ]
@@ -250,7 +250,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     character_id = state.get("character_id", "")
     pair = Pair(user_id, character_id)
     payload = dict(state.get("event_payload") or {})
-    is_user_turn = state.get("event_source") == USER_SOURCE
+    is_user_turn = state.get("event_source") == SOURCE_USER
     impulse = stimulus_is_own_thought(state)
     level = stimulus_arousal(state) if impulse else None
 

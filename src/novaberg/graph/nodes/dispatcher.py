@@ -35,12 +35,12 @@ from novaberg.memory.bridge import (
     summarise_session,
 )
 from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import ART_RAW_TURN
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
-from novaberg.wire import FIELD_MESSAGE_IDS
+from novaberg.wire import EI_ROLE_USER, FIELD_MESSAGE_IDS, GRAPH_AGENT, GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
 
-GRAPH_AGENT: Final = "agent"
 WRITE_OPEN: Final = "offen"
 """pending_writes_log.ergebnis of a write nobody carried out yet."""
 WRITE_FAILED: Final = "fehlgeschlagen"
@@ -171,7 +171,7 @@ async def store_writes(
         deps.model,
         Pair(state["user_id"], state["character_id"]),
         writes,
-        observer=observer_for(state.get("ei_calc_role", "user")),
+        observer=observer_for(state.get("ei_calc_role", EI_ROLE_USER)),
         turn_id=state.get("turn_id"),
         perception=None,
         timeline_id=state.get("timeline_id"),
@@ -208,9 +208,9 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     external = state.get("external") or Personality()
     internal = state.get("internal") or InternalPersonality()
     deps.log.add(
-        quelle=str(state.get("graph_role") or "character"),
+        quelle=str(state.get("graph_role") or GRAPH_CHARACTER),
         node="dispatcher",
-        art="turn_roh",
+        art=ART_RAW_TURN,
         turn_id=state.get("turn_id"),
         inhalt={
             "user_prompt": stimulus_text(state),

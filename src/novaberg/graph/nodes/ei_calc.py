@@ -37,10 +37,10 @@ from novaberg.graph.personality import InternalPersonality, Personality, Registe
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_USER, read_turns
+from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER
 
 log = logging.getLogger(__name__)
 
-ROLE_CHARACTER: Final = "character"
 RAUM_PULL_FACTOR: Final = 1.0
 """ei_calc pulls the register space with factor 1.0 (docs/behaviour/emotion.md#empathy)."""
 
@@ -142,9 +142,9 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
 
 async def ei_calc(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Dispatch on `ei_calc_rolle` ("user" | "character")."""
-    role = state.get("ei_calc_role", ROLE_USER)
-    if role == ROLE_USER:
+    role = state.get("ei_calc_role", EI_ROLE_USER)
+    if role == EI_ROLE_USER:
         return _user_variant(state)
-    if role == ROLE_CHARACTER:
+    if role == EI_ROLE_CHARACTER:
         return await _character_variant(state, deps)
     raise ValueError(f"unknown ei_calc_rolle {role!r}")

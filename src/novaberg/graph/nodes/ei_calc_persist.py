@@ -21,14 +21,12 @@ from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.store import nova_state
 from novaberg.store.keys import Pair
-from novaberg.wire import FIELD_RECEIVED_AT
+from novaberg.wire import FIELD_RECEIVED_AT, SOURCE_USER
 
 log = logging.getLogger(__name__)
 
 ASSISTANT_ROLE: Final = "assistant"
 """Session-turn role whose words the rule-based style reads."""
-
-USER_SOURCE: Final = "user"
 
 
 async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -62,7 +60,7 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
 
     now = deps.clock()
     user_time = None
-    if state.get("event_source") == USER_SOURCE:
+    if state.get("event_source") == SOURCE_USER:
         received = (state.get("event_payload") or {}).get(FIELD_RECEIVED_AT)
         if received is None:
             received = state.get("received_at")

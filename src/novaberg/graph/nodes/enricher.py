@@ -33,11 +33,10 @@ from novaberg.memory.bridge import MemoryResonance, resonance
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
-from novaberg.wire import FIELD_USER_INTENTIONS
+from novaberg.wire import FIELD_USER_INTENTIONS, GRAPH_HUMAN
 
 log = logging.getLogger(__name__)
 
-GRAPH_HUMAN: Final = "human"
 
 IMPULSE_KERN_PREFIX: Final = "[Nova-Impuls]"
 """session_turns leave out turns whose kern starts with this."""

@@ -46,6 +46,7 @@ from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message
 from novaberg.store.keys import Pair
 from novaberg.store.session import numbered_view, read_turns
+from novaberg.wire import PERCEIVE_ASSISTANT, PERCEIVE_USER
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,6 @@ PERCEPTION_TEMPERATURE: Final = 0.05
 
 TOPIC_MAX_CHARS: Final = 60
 """The topic is 2–5 words; the bound keeps a small local model from running on."""
-
-ROLE_USER: Final = "user"
-ROLE_ASSISTANT: Final = "assistant"
 
 
 def _enum(values: frozenset[str] | tuple[str, ...]) -> dict[str, Any]:
@@ -163,12 +161,12 @@ async def _turns(state: ConversationState, deps: GraphDeps) -> tuple[list[dict],
 
 async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Perceive the stimulus (role user) or Nova's answer (role assistant)."""
-    role = state.get("perception_role", ROLE_USER)
-    if role == ROLE_ASSISTANT:
+    role = state.get("perception_role", PERCEIVE_USER)
+    if role == PERCEIVE_ASSISTANT:
         text = state.get("response") or ""
         target: Personality = state.get("internal") or InternalPersonality()
         channel = "internal"
-    elif role == ROLE_USER:
+    elif role == PERCEIVE_USER:
         text = stimulus_text(state)
         target = state.get("external") or Personality()
         channel = "external"

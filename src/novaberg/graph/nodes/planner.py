@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from novaberg.agents import notes, timeline
 from novaberg.agents.base import AgentResult
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import pending_question
@@ -25,8 +26,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["choose_agent", "planner", "ran_this_turn", "route_after_planner"]
 
-TIMELINE_AGENT = "timeline"
-NOTES_AGENT = "notizen"
+TIMELINE_AGENT = timeline.NAME
+NOTES_AGENT = notes.NAME
 """Fallback agents of the choice's first and last rule."""
 
 

@@ -39,7 +39,7 @@ from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.prompts import render, user_message
-from novaberg.wire import FIELD_HUMAN_SALIENCE
+from novaberg.wire import FIELD_HUMAN_SALIENCE, GRAPH_AGENT, GRAPH_CHARACTER, GRAPH_HUMAN
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,6 @@ AROUSAL_BOOST: Final = 0.3
 USER_WEIGHT_MIN: Final = 0.5
 USER_WEIGHT_MAX: Final = 1.5
 """nutzer_gewichtung is clamped to [0.5, 1.5]."""
-
-GRAPH_HUMAN: Final = "human"
-GRAPH_CHARACTER: Final = "character"
-GRAPH_AGENT: Final = "agent"
 
 
 def _all_required(schema: dict[str, Any]) -> None:
