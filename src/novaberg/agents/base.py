@@ -28,7 +28,6 @@ __all__ = [
     "AgentState",
     "BaseAgent",
     "Correction",
-    "PeriodicTask",
 ]
 
 STATUS_CANON: frozenset[str] = frozenset(
@@ -80,16 +79,6 @@ class Correction:
 
     def to_dict(self) -> dict[str, str]:
         return {"finding": self.finding, "evidence": self.evidence, "suggestion": self.suggestion}
-
-
-@dataclass(frozen=True)
-class PeriodicTask:
-    """A background agent's schedule; user agents return None."""
-
-    name: str
-    priority: float
-    interval_s: float
-    description: str = ""
 
 
 @dataclass
@@ -204,9 +193,6 @@ class BaseAgent(ABC):
     def capabilities(self) -> list[str]:
         """What the agent can do (`faehigkeiten`): its domain actions."""
         return list(self.domain_language.get("aktionen", []))
-
-    def periodic_task(self) -> PeriodicTask | None:
-        return None
 
     workflow: ClassVar[Any] = None
     """The agent's subgraph as an `agents.workflow.Workflow` declaration (shape and node

@@ -243,6 +243,8 @@ class DeliveryHub:
                 conn.stop()
 
     def connection_count(self, user_id: str | None = None) -> int:
+        """Sockets attached to this process, for one user or in all; what a test observes to
+        see the socket limit and the slow-reader close take effect."""
         if user_id is not None:
             return len(self._connections.get(user_id, ()))
         return sum(len(c) for c in self._connections.values())

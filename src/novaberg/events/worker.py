@@ -152,13 +152,6 @@ class Worker:
                 recovered,
             )
 
-    async def run_forever(self) -> None:
-        await self.start()
-        try:
-            await self._stop.wait()
-        finally:
-            await self.stop()
-
     async def _beat(self) -> None:
         """Refresh the heartbeat and the registration: a worker that was taken for dead
         (a stalled loop, a lost connection) is watched again from its next beat."""

@@ -139,16 +139,8 @@ def pending_agent(user_id: str) -> str:
     return f"pending_agent:{user_id}"
 
 
-def momentum(user_id: str) -> str:
-    return f"momentum:{user_id}"
-
-
 def last_activity(user_id: str) -> str:
     return f"last_activity:{user_id}"
-
-
-def drive_snapshot(pair: Pair) -> str:
-    return f"drive:short_term:{pair}"
 
 
 # --- short-term memory (docs/behaviour/memory.md#short-term-memory) -------------
@@ -156,10 +148,6 @@ def drive_snapshot(pair: Pair) -> str:
 
 def kzg_entry(pair: Pair, epoch_ms: int) -> str:
     return f"kzg:{pair}:{epoch_ms}"
-
-
-def kzg_prefix(pair: Pair) -> str:
-    return f"kzg:{pair}:"
 
 
 def kzg_index(pair: Pair) -> str:
@@ -198,14 +186,6 @@ def profile_dirty(pair: Pair) -> str:
 
 
 # --- background (docs/behaviour/pixie.md) --------------------------------------
-
-
-def shadow_stack(user_id: str) -> str:
-    return f"shadow_stack:{user_id}"
-
-
-def shadow_burst_count(user_id: str) -> str:
-    return f"shadow_burst_count:{user_id}"
 
 
 def pixie_schedule(job: str) -> str:

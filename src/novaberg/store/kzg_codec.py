@@ -161,9 +161,3 @@ def key_ms(key: str) -> int:
         return int(key.rsplit(":", 1)[1])
     except (IndexError, ValueError):
         return 0
-
-
-def entry_epoch_ms(key: str) -> int | None:
-    """The creation millisecond encoded in a `kzg:{u}:{c}:{ms}` key."""
-    value = key_ms(key)
-    return value or None
