@@ -54,8 +54,10 @@ from novaberg.store import keys
 from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
+    GRAPH_CHARACTER,
     KIND_CONTINUE,
     KIND_MESSAGE,
+    SOURCE_CHARACTER,
     SOURCE_USER,
 )
 
@@ -241,7 +243,7 @@ class EventConsumer(PairConsumer):
             turn_id=event.turn_id,
             node=SUPERSEDED_STAGE,
             label=stage_label(SUPERSEDED_STAGE),
-            graph="character",
+            graph=GRAPH_CHARACTER,
         )
         rounds = superseded_before(event) + 1
         if not await self.queues.supersede(
@@ -266,7 +268,7 @@ class EventConsumer(PairConsumer):
                 turn_id=event.turn_id,
                 node=node,
                 label=stage_label(node),
-                graph="character",
+                graph=GRAPH_CHARACTER,
             ),
         )
 
@@ -325,7 +327,7 @@ class EventConsumer(PairConsumer):
             follow = build_event(
                 user_id=pair.user_id,
                 character_id=pair.character_id,
-                source="character",
+                source=SOURCE_CHARACTER,
                 typ=KIND_CONTINUE,
                 payload=payload,
                 trigger_count=event.trigger_count + 1,

@@ -22,6 +22,7 @@ from novaberg.wire import (
     MSG_STAGE,
     MSG_UTTERANCE,
     ORIGIN_OWN_THOUGHT,
+    SOURCE_CHARACTER,
     SOURCE_USER,
     EventKind,
     EventSource,
@@ -301,7 +302,7 @@ def impulse_event(
         **({"event_id": event_id} if event_id else {}),
         user_id=user_id,
         character_id=character_id,
-        source="character",
+        source=SOURCE_CHARACTER,
         typ=KIND_MESSAGE,
         payload=payload,
     )

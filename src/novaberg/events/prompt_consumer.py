@@ -41,7 +41,7 @@ from novaberg.events.queues import Claimed
 from novaberg.graph.contract import HumanTurn
 from novaberg.llm.gate import Priority
 from novaberg.store import keys
-from novaberg.wire import KIND_MESSAGE
+from novaberg.wire import GRAPH_HUMAN, KIND_MESSAGE
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class PromptConsumer(PairConsumer):
                         turn_id=turn.turn_id,
                         node=node,
                         label=stage_label(node),
-                        graph="human",
+                        graph=GRAPH_HUMAN,
                     ),
                 )
         except Exception as exc:

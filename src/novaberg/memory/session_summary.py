@@ -31,6 +31,7 @@ from novaberg.memory import session_summary_lua as lua
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.session import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class SummaryOutcome:
 
 def _turn_line(number: int, turn: Mapping[str, Any], character_label: str) -> str:
     text = " ".join(str(turn.get("inhalt") or "").split())[:TURN_CHARS]
-    if turn.get("rolle") == "assistant":
+    if turn.get("rolle") == ROLE_ASSISTANT:
         return f"[{number}] {character_label}: {text}"
     emotion = turn.get("emotion") or "neutral"
     return f"[{number}] USER ({emotion}): {text}"

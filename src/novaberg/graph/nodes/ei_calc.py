@@ -122,7 +122,7 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     )
     internal.register = RegisterSpace(depth=pulled.depth, closeness=pulled.closeness)
     summary = {
-        "rolle": "character",
+        "rolle": EI_ROLE_CHARACTER,
         "empathie": event_source == USER_EVENT_SOURCE,
         "emotion": emotion.emotion,
         "arousal": emotion.arousal,

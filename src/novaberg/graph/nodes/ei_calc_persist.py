@@ -12,7 +12,7 @@ is written to `nova_state:{u}:{c}` — the "default mode network" the next run w
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Any
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.ei.persistence import resolve_user_time
@@ -21,12 +21,10 @@ from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.store import nova_state
 from novaberg.store.keys import Pair
+from novaberg.store.session import ROLE_ASSISTANT
 from novaberg.wire import FIELD_RECEIVED_AT, SOURCE_USER
 
 log = logging.getLogger(__name__)
-
-ASSISTANT_ROLE: Final = "assistant"
-"""Session-turn role whose words the rule-based style reads."""
 
 
 async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -52,7 +50,7 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
         emotion.intent,
         emotion.tone,
         list(state.get("raw_turns") or []),
-        ASSISTANT_ROLE,
+        ROLE_ASSISTANT,
         tiebreak_profile(updated.character.intentions, updated.character.core),
     )
     emotion.mode = result.mode

@@ -32,6 +32,7 @@ from novaberg.llm.accounting import track_calls
 from novaberg.llm.base import Message
 from novaberg.llm.errors import ModelOutputError
 from novaberg.prompts import render
+from novaberg.store.session import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
@@ -100,13 +101,13 @@ def history_messages(turns: list[dict[str, Any]], stimulus: str) -> list[Message
     usable = [turn for turn in turns if str(turn.get("inhalt") or "").strip()]
     if (
         usable
-        and usable[-1].get("rolle") != "assistant"
+        and usable[-1].get("rolle") != ROLE_ASSISTANT
         and _same(str(usable[-1].get("inhalt")), stimulus)
     ):
         usable = usable[:-1]
     messages: list[Message] = []
     for turn in usable[-HISTORY_TURNS:]:
-        role = "assistant" if turn.get("rolle") == "assistant" else "user"
+        role = "assistant" if turn.get("rolle") == ROLE_ASSISTANT else "user"
         messages.append({"role": role, "content": _clip(turn.get("inhalt") or "", HISTORY_CHARS)})
     return messages
 
