@@ -6,7 +6,7 @@ Here Nova's own thought *arises*: it gets context, is judged for salience and
 stored as memory from Nova's perspective (the role flags `AGENT_ROLES`, so
 short-term entries carry `beobachter="assistant"`). It has no responder and
 therefore never writes a session turn (the dispatcher skips
-`graph_rolle="agent"`). The CharacterGraph then thinks the thought in the
+`graph_role="agent"`). The CharacterGraph then thinks the thought in the
 event that follows; both runs share the impulse's `turn_id`.
 
 The graph is called directly, not through an event; the origin mark travels in

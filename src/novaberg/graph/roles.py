@@ -1,9 +1,9 @@
 """The role flags each graph's state carries, defined once (docs/behaviour/graphs.md#role-flags).
 
 Shared nodes (ei_calc, enricher, perception, salience, dispatcher) pick their variant
-from these flags: which graph runs (`graph_rolle`, also the pipeline_log `quelle`), whose
-emotion ei_calc works on (`ei_calc_rolle`) and whose words perception reads
-(`perzeption_rolle`).
+from these flags: which graph runs (`graph_role`, also the pipeline_log `quelle`), whose
+emotion ei_calc works on (`ei_calc_role`) and whose words perception reads
+(`perception_role`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """EI-Calc: emotion history, vector and plausibility (docs/behaviour/nodes.md#ei-calc).
-No model call. Two variants, chosen by `ei_calc_rolle`:
+No model call. Two variants, chosen by `ei_calc_role`:
 
 - **user** (HumanGraph): `emotions_verlauf` over the user's turns with the current
   perception injected; the user's vector → `external.emotion.emotions_vector/_quelle`; the
@@ -141,10 +141,10 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
 
 
 async def ei_calc(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Dispatch on `ei_calc_rolle` ("user" | "character")."""
+    """Dispatch on `ei_calc_role` ("user" | "character")."""
     role = state.get("ei_calc_role", EI_ROLE_USER)
     if role == EI_ROLE_USER:
         return _user_variant(state)
     if role == EI_ROLE_CHARACTER:
         return await _character_variant(state, deps)
-    raise ValueError(f"unknown ei_calc_rolle {role!r}")
+    raise ValueError(f"unknown ei_calc_role {role!r}")

@@ -1,6 +1,6 @@
 """Enricher: loads the context a run works with (docs/behaviour/nodes.md#enricher).
 
-Two variants, chosen by `graph_rolle`:
+Two variants, chosen by `graph_role`:
 
 - **human** (HumanGraph, `_enrich_human`): `raw_turns`, `user_intentionen` (of the last
   user turn that has a modus), `prompt_embedding` (of the raw stimulus), `aktivierte_ziele`,

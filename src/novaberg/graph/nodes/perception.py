@@ -1,7 +1,7 @@
 """Perception ("Perzeption", docs/behaviour/nodes.md#perception): one structured call that
 reads an utterance's intent, tone, topic, emotion, arousal, mode, style and relationship.
 
-`perzeption_rolle == "user"` reads the stimulus and writes `external.emotion`;
+`perception_role == "user"` reads the stimulus and writes `external.emotion`;
 `"assistant"` reads `state["response"]` (Nova's released answer) and writes
 `internal.emotion`. The Personality is copied, never mutated in place. `emotions_vector`
 is never touched (ei_calc sets it). Intentions are not a perception output (salience).
@@ -171,7 +171,7 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         target = state.get("external") or Personality()
         channel = "external"
     else:
-        raise ValueError(f"unknown perzeption_rolle {role!r}")
+        raise ValueError(f"unknown perception_role {role!r}")
 
     summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
     if not text.strip():

@@ -1,6 +1,6 @@
 """Salience ("Salienz", docs/behaviour/nodes.md#salience): how worth remembering a text is.
 
-Role by `graph_rolle`:
+Role by `graph_role`:
 
 | role      | scored text | background ([LAGEBILD]) |
 |-----------|-------------|-------------------------|
@@ -231,7 +231,7 @@ def _texts(state: ConversationState, role: str) -> tuple[str, str]:
         return state.get("response") or "", stimulus_text(state)
     if role == GRAPH_AGENT:
         return stimulus_text(state), ""
-    raise ValueError(f"unknown graph_rolle {role!r}")
+    raise ValueError(f"unknown graph_role {role!r}")
 
 
 async def _segments(deps: GraphDeps, text: str, summary: dict[str, Any]) -> list[Segment]:
