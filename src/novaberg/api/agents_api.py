@@ -319,6 +319,22 @@ async def _active_rule(ctx: AppContext, table: RuleTable, user_id: str, rule_id:
     return row
 
 
+async def _replace_rule(
+    ctx: AppContext,
+    table: RuleTable,
+    user_id: str,
+    rule_id: int,
+    text: str,
+    context: str | None = None,
+) -> dict[str, Any]:
+    """Replace an active rule's text (a directive keeps its context unless a new one is given)."""
+    old = await _active_rule(ctx, table, user_id, rule_id)
+    if context is None:
+        context = old.get("kontext")
+    new_id = await rule_store.replace(ctx.pool, table, user_id, [rule_id], text, _now(), context)
+    return await _rule(ctx, table, user_id, new_id)
+
+
 async def _set_active(
     ctx: AppContext, table: RuleTable, user_id: str, rule_id: int, aktiv: bool
 ) -> dict[str, Any]:
@@ -377,12 +393,7 @@ async def update_directive(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    old = await _active_rule(ctx, DIRECTIVES, user_id, rule_id)
-    kontext = body.kontext if body.kontext is not None else old.get("kontext")
-    new_id = await rule_store.replace(
-        ctx.pool, DIRECTIVES, user_id, [rule_id], body.anweisung, _now(), kontext
-    )
-    return await _rule(ctx, DIRECTIVES, user_id, new_id)
+    return await _replace_rule(ctx, DIRECTIVES, user_id, rule_id, body.anweisung, body.kontext)
 
 
 @router.delete("/directives/{rule_id}", status_code=204, summary="Deactivate a directive")
@@ -430,11 +441,7 @@ async def update_identity(
     user_id: UserId,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    await _active_rule(ctx, IDENTITIES, user_id, rule_id)
-    new_id = await rule_store.replace(
-        ctx.pool, IDENTITIES, user_id, [rule_id], body.anweisung, _now()
-    )
-    return await _rule(ctx, IDENTITIES, user_id, new_id)
+    return await _replace_rule(ctx, IDENTITIES, user_id, rule_id, body.anweisung)
 
 
 @router.delete("/identity/{rule_id}", status_code=204, summary="Deactivate an instruction")
