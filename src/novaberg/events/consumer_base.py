@@ -1,5 +1,9 @@
 """What the prompt consumer and the event consumer share: wiring, the per-pair task
-table and the poll loop. Each subclass says how one poll starts turns."""
+table (with the processing entry each task owns) and the poll loop. Each subclass says
+how one poll starts turns.
+
+While Redis is unreachable the loop polls less often (up to once a second) and says so
+once, not once per poll; the running tasks ride the outage out themselves."""
 
 from __future__ import annotations
 
@@ -12,10 +16,11 @@ import redis.asyncio as aioredis
 
 from novaberg.events.delivery import Delivery
 from novaberg.events.outcomes import Outcomes
-from novaberg.events.queues import TurnQueues
+from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.store import keys
+from novaberg.store.retry import FIRST_PAUSE, MAX_PAUSE, is_outage
 
 log = logging.getLogger(__name__)
 
@@ -48,25 +53,52 @@ class PairConsumer:
         self.outcomes = Outcomes(redis, self.delivery)
         self.poll_interval = poll_interval
         self._running: dict[keys.Pair, asyncio.Task[None]] = {}
+        self._owned: dict[keys.Pair, str] = {}
 
     @property
     def running(self) -> int:
         return len(self._running)
 
+    def owned_entries(self) -> set[str]:
+        """The processing entries (raw) that a running task of this consumer will end."""
+        return set(self._owned.values())
+
     async def poll_once(self) -> int:
         raise NotImplementedError
+
+    def _start(self, pair: keys.Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
+        """Register the task now running `entry` for `pair`."""
+        self._running[pair] = task
+        self._owned[pair] = entry.raw
+        task.add_done_callback(self._forget(pair))
 
     def _forget(self, pair: keys.Pair) -> Callable[[asyncio.Task[None]], None]:
         def done(_task: asyncio.Task[None]) -> None:
             self._running.pop(pair, None)
+            self._owned.pop(pair, None)
 
         return done
 
     async def run(self, stop: asyncio.Event) -> None:
+        pause = self.poll_interval
+        outage = False
         while not stop.is_set():
             try:
                 await self.poll_once()
-            except Exception:
-                log.exception("%s poll failed", self.label)
+            except Exception as exc:
+                if not is_outage(exc):
+                    log.exception("%s poll failed", self.label)
+                else:
+                    if not outage:
+                        log.warning(
+                            "%s: Redis unreachable (%s); polling less often", self.label, exc
+                        )
+                    outage = True
+                    pause = min(max(pause, FIRST_PAUSE) * 2, MAX_PAUSE)
+            else:
+                if outage:
+                    log.warning("%s: Redis answers again; polling as usual", self.label)
+                outage = False
+                pause = self.poll_interval
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.poll_interval)
+                await asyncio.wait_for(stop.wait(), pause)

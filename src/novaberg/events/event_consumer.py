@@ -19,6 +19,11 @@ run in which a task agent acted (its action must not be thrown away), a run whos
 failed (its words are not in the session) and a run with an open agent question (the next
 utterance is its answer). And never more than `MAX_SUPERSEDES` runs in a row: the next one
 answers what it has, so a user who keeps writing is not left without an answer.
+
+Through a Redis outage the run waits instead of failing where it can: stage messages,
+marker refreshes, the supersede check, the outcome, the gate release and the final
+step are retried until Redis is back (store/retry.py); a node that needs Redis while
+it is gone fails the run, whose failure is then sent the same way.
 """
 
 from __future__ import annotations
@@ -47,10 +52,11 @@ from novaberg.events.model import (
     stage_label,
 )
 from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
-from novaberg.events.queues import Claimed
+from novaberg.events.queues import Claimed, Supersede
 from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
+from novaberg.store.retry import until_redis_back
 from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
@@ -139,8 +145,7 @@ class EventConsumer(PairConsumer):
             if entry is None:
                 continue
             task = asyncio.create_task(self._handle(pair, entry), name=f"path2:{pair}")
-            self._running[pair] = task
-            task.add_done_callback(self._forget(pair))
+            self._start(pair, entry, task)
             started += 1
         return started
 
@@ -159,15 +164,16 @@ class EventConsumer(PairConsumer):
             except EventRejected as exc:
                 await self._reject(pair, entry, str(exc))
                 return
-            if not await self.redis.set(
-                keys.event_seen(event.event_id), self.worker_id, nx=True, ex=EVENT_SEEN_TTL
-            ):
+            if not await self._first_run(event):
                 log.warning("duplicate event %s for %s suppressed", event.event_id, pair)
                 return
             end = await self._run(pair, event, entry)
         except Exception as exc:  # never leave a turn silent
             log.exception("event run for %s crashed", pair)
-            await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
+            try:
+                await self._fail_raw(pair, entry, reason_for(exc, "ereignis"))
+            except Exception:  # Redis gone too long: the entry stays for housekeeping
+                log.exception("could not report the crashed run for %s", pair)
         except asyncio.CancelledError:
             # cut off at shutdown: the entry stays in the processing list, and the
             # stopping worker ends it in an outcome (kept answer or turn_gescheitert)
@@ -179,6 +185,19 @@ class EventConsumer(PairConsumer):
                     await self.queues.finish(pair, entry, release_marker=True, push=end.follow_up)
                 except Exception:  # the entry stays in the processing list for recovery
                     log.exception("could not finish the event run for %s", pair)
+
+    async def _first_run(self, event: Event) -> bool:
+        """Mark the event as handled; False if it was handled before (a duplicate). Safe to
+        retry: a mark our own lost reply had set is recognised by its token."""
+        key = keys.event_seen(event.event_id)
+        token = f"{self.worker_id}:{new_id()}"
+
+        async def mark() -> bool:
+            if await self.redis.set(key, token, nx=True, ex=EVENT_SEEN_TTL):
+                return True
+            return bool(await self.redis.get(key) == token)
+
+        return await until_redis_back(mark, f"start of event {event.event_id}")
 
     async def _run(self, pair: keys.Pair, event: Event, entry: Claimed) -> RunEnd:
         """Run the CharacterGraph for `event` (see the module docstring)."""
@@ -246,10 +265,19 @@ class EventConsumer(PairConsumer):
             graph=GRAPH_CHARACTER,
         )
         rounds = superseded_before(event) + 1
-        if not await self.queues.supersede(
+        found = await self.queues.supersede(
             pair, entry, window_start, event.message_ids, stage, rounds=rounds
-        ):
+        )
+        if found is Supersede.KEPT:
             return False
+        if found is Supersede.GONE:
+            log.warning(
+                "turn %s of %s: its processing entry is gone (superseded by an attempt whose "
+                "reply was lost, or adopted by a rescuer); the run stops",
+                event.turn_id,
+                pair,
+            )
+            return True
         log.info(
             "turn %s of %s superseded after %s: the user wrote on before the answer left; "
             "ids %s carried to the next block",
@@ -261,15 +289,15 @@ class EventConsumer(PairConsumer):
         return True
 
     async def _stage(self, event: Event, node: str) -> None:
-        await self.delivery.send(
-            event.user_id,
-            StageMessage(
-                character_id=event.character_id,
-                turn_id=event.turn_id,
-                node=node,
-                label=stage_label(node),
-                graph=GRAPH_CHARACTER,
-            ),
+        message = StageMessage(
+            character_id=event.character_id,
+            turn_id=event.turn_id,
+            node=node,
+            label=stage_label(node),
+            graph=GRAPH_CHARACTER,
+        )
+        await until_redis_back(
+            lambda: self.delivery.send(event.user_id, message), f"stage {node} of {event.turn_id}"
         )
 
     async def _release(self, event: Event, ids: list[str], state: dict[str, Any]) -> bool:
@@ -318,7 +346,8 @@ class EventConsumer(PairConsumer):
                 event.turn_id,
             )
             return None
-        if await self.redis.exists(keys.pending_agent(pair.user_id)):
+        pending = keys.pending_agent(pair.user_id)
+        if await until_redis_back(lambda: self.redis.exists(pending), "agent question check"):
             log.info("self-trigger of turn %s skipped: an agent question is open", event.turn_id)
             return None
         payload = dict(result.get("self_trigger_payload") or {})

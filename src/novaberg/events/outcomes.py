@@ -6,6 +6,12 @@ Every accepted `nachrichten_id` must end in exactly one message naming it
 marker is claimed in the same atomic script that numbers and publishes the message, so a
 duplicate event, a recovery racing a slow worker, or a failure after the answer left can
 never produce a second outcome.
+
+Through a Redis outage: sending an outcome is retried until Redis is back
+(store/retry.py) — safe, since a retry of a send that got through finds the
+marker claimed and sends nothing. The run that could not end at all (Redis gone
+longer than the retry's patience) leaves its processing entry behind, and its own
+worker ends it once Redis answers again (events/worker.py, "Redis outages").
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from novaberg.events.delivery import Delivery
 from novaberg.events.model import FailedMessage, ResponseMessage
 from novaberg.llm.errors import GateTimeout, ModelOutputError, ModelTimeout, ModelUnavailable
 from novaberg.store import keys
+from novaberg.store.retry import is_outage, until_redis_back
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +39,11 @@ MODEL_OUTPUT = "modell_ausgabe_unlesbar"
 MODEL_UNAVAILABLE = "modell_nicht_erreichbar"
 NO_ANSWER = "keine_antwort"
 WORKER_DIED = "worker_ausgefallen"
+WORKER_STOPPED = "worker_beendet"
+REDIS_UNAVAILABLE = "redis_nicht_erreichbar"
+RUN_STRANDED = "lauf_verwaist"
+"""A live worker found a run of its own that nothing ended (a Redis outage outlasted the
+run's retries, or a start step's reply was lost)."""
 NODE_ERROR = "fehler_im_knoten"
 BAD_EVENT = "ereignis_ungueltig"
 
@@ -50,6 +62,8 @@ def reason_for(exc: BaseException, where: str | None = None) -> str:
         code = MODEL_OUTPUT
     elif isinstance(exc, ModelUnavailable):
         code = MODEL_UNAVAILABLE
+    elif is_outage(exc):
+        code = REDIS_UNAVAILABLE
     else:
         code = f"{NODE_ERROR}: {type(exc).__name__}"
     text = f"{code} ({where})" if where else code
@@ -84,9 +98,7 @@ class Outcomes:
         )
         fields.setdefault("nachricht", "")
         message = ResponseMessage.model_validate(fields)
-        seq = await self.delivery.send(
-            user_id, message, outcome_key=outcome_key(turn_id, trigger_count)
-        )
+        seq = await self._send(user_id, message, turn_id, trigger_count)
         if seq == 0:
             log.warning("duplicate answer for turn %s/%d suppressed", turn_id, trigger_count)
         return seq
@@ -107,9 +119,7 @@ class Outcomes:
             nachrichten_ids=list(message_ids),
             grund=reason[:REASON_MAX],
         )
-        seq = await self.delivery.send(
-            user_id, message, outcome_key=outcome_key(turn_id, trigger_count)
-        )
+        seq = await self._send(user_id, message, turn_id, trigger_count)
         if seq:
             log.warning(
                 "turn %s of %s:%s failed (%s); ids %s",
@@ -126,4 +136,19 @@ class Outcomes:
         return seq
 
     async def decided(self, turn_id: str, trigger_count: int) -> bool:
-        return bool(await self.redis.exists(outcome_key(turn_id, trigger_count)))
+        key = outcome_key(turn_id, trigger_count)
+        found = await until_redis_back(lambda: self.redis.exists(key), f"outcome of {turn_id}")
+        return bool(found)
+
+    async def _send(
+        self,
+        user_id: str,
+        message: ResponseMessage | FailedMessage,
+        turn_id: str,
+        trigger_count: int,
+    ) -> int:
+        key = outcome_key(turn_id, trigger_count)
+        return await until_redis_back(
+            lambda: self.delivery.send(user_id, message, outcome_key=key),
+            f"outcome of turn {turn_id}/{trigger_count}",
+        )

@@ -13,6 +13,11 @@ A block may carry the ids of a superseded run (the user wrote on before its
 answer left, events/event_consumer.py): the HumanGraph perceives only the new
 utterances (the earlier ones are already in the session), but the event — and
 any failure report — names the carried ids first, then the block's own.
+
+Through a Redis outage: stage messages, marker refreshes, the utterance broadcast, the
+hand-on of the event and a failure report are retried until Redis is back
+(store/retry.py); a HumanGraph node that needs Redis while it is gone marks Path 1 as
+failed (`pfad1_ausfall`), and the turn goes on to its answer.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from novaberg.events.queues import Claimed
 from novaberg.graph.contract import HumanTurn
 from novaberg.llm.gate import Priority
 from novaberg.store import keys
+from novaberg.store.retry import until_redis_back
 from novaberg.wire import GRAPH_HUMAN, KIND_MESSAGE
 
 log = logging.getLogger(__name__)
@@ -101,8 +107,7 @@ class PromptConsumer(PairConsumer):
                 await self.gate.release(slot)
                 continue
             task = asyncio.create_task(self._turn(pair, entry, slot), name=f"path1:{pair}")
-            self._running[pair] = task
-            task.add_done_callback(self._forget(pair))
+            self._start(pair, entry, task)
             started += 1
         return started
 
@@ -157,16 +162,14 @@ class PromptConsumer(PairConsumer):
             async for node, after in self.graphs.stream_human(state):
                 final, last_node = after, node
                 await self.queues.refresh_marker(turn.pair, turn.turn_id)
-                await self.delivery.send(
-                    turn.pair.user_id,
-                    StageMessage(
-                        character_id=turn.pair.character_id,
-                        turn_id=turn.turn_id,
-                        node=node,
-                        label=stage_label(node),
-                        graph=GRAPH_HUMAN,
-                    ),
+                stage = StageMessage(
+                    character_id=turn.pair.character_id,
+                    turn_id=turn.turn_id,
+                    node=node,
+                    label=stage_label(node),
+                    graph=GRAPH_HUMAN,
                 )
+                await self._send_stage(turn.pair.user_id, stage)
         except Exception as exc:
             failure = reason_for(exc, f"nach {last_node}")
             log.warning("path 1 of turn %s failed: %s", turn.turn_id, failure, exc_info=True)
@@ -174,19 +177,27 @@ class PromptConsumer(PairConsumer):
             await self.gate.release(slot)
         return final, failure
 
+    async def _send_stage(self, user_id: str, stage: StageMessage) -> None:
+        await until_redis_back(
+            lambda: self.delivery.send(user_id, stage), f"stage {stage.node} of {stage.turn_id}"
+        )
+
     async def _broadcast(self, turn: HumanTurn, items: list[QueuedUtterance]) -> None:
         """The utterance to the user's other clients, after Path 1 and before the event, so
         the answer cannot overtake it. Sending is one non-blocking Redis
-        call; the hub's per-connection writers keep slow sockets off this loop."""
-        await self.delivery.send(
-            turn.pair.user_id,
-            UtteranceMessage(
-                character_id=turn.pair.character_id,
-                turn_id=turn.turn_id,
-                nachrichten_ids=turn.message_ids,
-                aeusserungen=[item.model_dump(by_alias=True) for item in items],
-                client_ids=sorted({i.client_id for i in items if i.client_id}),
-            ),
+        call; the hub's per-connection writers keep slow sockets off this loop. Retried
+        through a Redis outage (a reply lost after the send got through shows the
+        utterance twice; the outcome is never doubled)."""
+        message = UtteranceMessage(
+            character_id=turn.pair.character_id,
+            turn_id=turn.turn_id,
+            nachrichten_ids=turn.message_ids,
+            aeusserungen=[item.model_dump(by_alias=True) for item in items],
+            client_ids=sorted({i.client_id for i in items if i.client_id}),
+        )
+        await until_redis_back(
+            lambda: self.delivery.send(turn.pair.user_id, message),
+            f"utterance broadcast of {turn.turn_id}",
         )
 
     def _event(
@@ -223,8 +234,9 @@ class PromptConsumer(PairConsumer):
             raise ValueError(f"the HumanGraph's event payload broke a rule: {exc}") from None
 
     async def _fail(self, pair: keys.Pair, entry: Claimed, ids: list[str], reason: str) -> None:
-        """Report the turn and free the pair. If Redis itself fails here, the entry stays in
-        the processing list and is recovered when this worker is gone."""
+        """Report the turn and free the pair (both retried through a Redis outage). If Redis
+        stays away longer, the entry stays in the processing list and this worker's
+        housekeeping ends it once Redis is back."""
         try:
             await self.outcomes.fail(
                 pair.user_id, pair.character_id, str(entry.data["turn_id"]), 0, ids, reason

@@ -23,12 +23,20 @@ place (processing entry, carried list, or the next event) and still end in one
 outcome. The number of runs given up in a row travels the same way
 (`uebertragen_runden:{u}:{c}` → the block's `runden`), so the event consumer can stop
 superseding after `MAX_SUPERSEDES`.
+
+Redis outages: every step that ends or moves on a run (`finish`, `supersede`,
+`refresh_marker`, `hand_back`) may run twice — a reply lost after the server executed
+it is answered by running it again (store/retry.py) — so each acts only while the
+entry is still in the processing list and does nothing the second time. Starting steps
+(`begin_turn`, `claim_event`) are not retried: one whose reply was lost leaves an entry
+no task owns, which the worker's housekeeping ends or hands back (events/worker.py).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -43,12 +51,25 @@ from novaberg.events.delivery import (
 from novaberg.events.intake import pair_member
 from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
 from novaberg.store import keys
+from novaberg.store.retry import until_redis_back
 
 MAX_BLOCK = 100
 """Most utterances cut into one block; the rest waits for the next turn."""
 
 MAX_EVENT_SCAN = 200
 """How deep the event consumer looks for the event owning the marker."""
+
+
+class Supersede(IntEnum):
+    """What a supersede check found (falsy: the run goes on)."""
+
+    KEPT = 0
+    """The user did not write on (or the run may not be abandoned): run on."""
+    SUPERSEDED = 1
+    """Abandoned now: the ids were carried over, the marker and the entry are gone."""
+    GONE = 2
+    """The entry had already left the processing list — abandoned by an earlier attempt
+    of this step whose reply was lost, or adopted by a rescuer: run no further."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +139,7 @@ class TurnQueues:
         self._finish = redis.register_script(lua.FINISH)
         self._refresh = redis.register_script(lua.REFRESH)
         self._supersede = redis.register_script(lua.SUPERSEDE)
+        self._hand_back = redis.register_script(lua.HAND_BACK)
 
     async def ready(self, pair: keys.Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the
@@ -173,7 +195,7 @@ class TurnQueues:
         message_ids: list[str],
         stage: WireMessage,
         rounds: int = 1,
-    ) -> bool:
+    ) -> Supersede:
         """Abandon the claimed user event `entry` if the user wrote on: the oldest queued
         utterance arrived at most the block window after `last_received_at`, and no agent
         question is open (the next utterance would be its answer). Atomically: carry
@@ -182,38 +204,45 @@ class TurnQueues:
         False otherwise. Either way a marker this run still owns has its TTL refreshed
         (the run moved on), so a caller asking after every node needs no
         `refresh_marker` of its own. `rounds`: runs in a row superseded with this one
-        (the next block takes the number over, `Claimed.carried_rounds`)."""
-        done = await self._supersede(
-            keys=[
-                keys.prompt_queue(pair),
-                keys.turn_marker(pair),
-                self.processing,
-                keys.carried_ids(pair),
-                keys.pending_agent(pair.user_id),
-                *delivery_keys(pair.user_id),
-                keys.carried_rounds(pair),
-            ],
-            args=[
-                entry.marker,
-                entry.raw,
-                repr(last_received_at),
-                INTAKE_WINDOW_SECONDS,
-                keys.QUEUE_TTL,
-                wire_body(stage),
-                LOG_KEEP,
-                LOG_MAX_AGE,
-                keys.TURN_MARKER_TTL,
-                rounds,
-                *message_ids,
-            ],
+        (the next block takes the number over, `Claimed.carried_rounds`). Retried
+        through a Redis outage; `Supersede.GONE` if the entry had left the list."""
+        done = await until_redis_back(
+            lambda: self._supersede(
+                keys=[
+                    keys.prompt_queue(pair),
+                    keys.turn_marker(pair),
+                    self.processing,
+                    keys.carried_ids(pair),
+                    keys.pending_agent(pair.user_id),
+                    *delivery_keys(pair.user_id),
+                    keys.carried_rounds(pair),
+                ],
+                args=[
+                    entry.marker,
+                    entry.raw,
+                    repr(last_received_at),
+                    INTAKE_WINDOW_SECONDS,
+                    keys.QUEUE_TTL,
+                    wire_body(stage),
+                    LOG_KEEP,
+                    LOG_MAX_AGE,
+                    keys.TURN_MARKER_TTL,
+                    rounds,
+                    *message_ids,
+                ],
+            ),
+            f"supersede check of {pair}",
         )
-        return bool(done)
+        return Supersede(int(done))
 
     async def refresh_marker(self, pair: keys.Pair, value: str) -> bool:
         """Extend the marker's TTL while its turn makes progress (after every node): the
         TTL brakes a turn that stopped moving, not a long one that still moves."""
-        refreshed = await self._refresh(
-            keys=[keys.turn_marker(pair)], args=[value, keys.TURN_MARKER_TTL]
+        refreshed = await until_redis_back(
+            lambda: self._refresh(
+                keys=[keys.turn_marker(pair)], args=[value, keys.TURN_MARKER_TTL]
+            ),
+            f"marker refresh of {pair}",
         )
         return bool(refreshed)
 
@@ -225,24 +254,50 @@ class TurnQueues:
         release_marker: bool = True,
         push: Event | None = None,
         processing: str | None = None,
-    ) -> None:
-        """Atomically: optionally push an event, optionally release the marker this entry
-        holds, and drop the entry from the processing list."""
-        await self._finish(
-            keys=[
-                keys.turn_marker(pair),
-                processing or self.processing,
-                keys.event_queue(pair),
-                keys.active_pairs(),
-            ],
-            args=[
-                entry.marker if release_marker else "",
-                entry.raw,
-                push.wire() if push is not None else "",
-                keys.QUEUE_TTL,
-                pair_member(pair),
-            ],
+    ) -> bool:
+        """Atomically: drop the entry from the processing list and, only if it was still
+        there, optionally release the marker it holds and push an event. Retried through a
+        Redis outage; False if the entry had already left the list (nothing done)."""
+        args: list[str | int] = [
+            entry.marker if release_marker else "",
+            entry.raw,
+            push.wire() if push is not None else "",
+            keys.QUEUE_TTL,
+            pair_member(pair),
+        ]
+        done = await until_redis_back(
+            lambda: self._finish(keys=self._end_keys(pair, processing), args=args),
+            f"finish of a {entry.kind} of {pair}",
         )
+        return bool(done)
+
+    async def hand_back(self, pair: keys.Pair, entry: Claimed) -> bool:
+        """Put a claimed event that never ran back at the front of its queue and free the
+        marker it holds (its claim's reply was lost, so no task ever ran it)."""
+        args: list[str | int] = [
+            entry.marker,
+            entry.raw,
+            str(entry.data.get("raw", "")),
+            keys.QUEUE_TTL,
+            pair_member(pair),
+        ]
+        done = await until_redis_back(
+            lambda: self._hand_back(keys=self._end_keys(pair, None), args=args),
+            f"hand-back of an event of {pair}",
+        )
+        return bool(done)
+
+    async def entries(self) -> list[Claimed]:
+        """What this worker's processing list holds now."""
+        return [Claimed.parse(str(raw)) for raw in await self.redis.lrange(self.processing, 0, -1)]
+
+    def _end_keys(self, pair: keys.Pair, processing: str | None) -> list[str]:
+        return [
+            keys.turn_marker(pair),
+            processing or self.processing,
+            keys.event_queue(pair),
+            keys.active_pairs(),
+        ]
 
 
 async def push_event(redis: aioredis.Redis, event: Event) -> None:

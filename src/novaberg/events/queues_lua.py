@@ -61,6 +61,7 @@ return entry
 SUPERSEDE = (
     DELIVER_LUA
     + """
+if not redis.call('LPOS', KEYS[3], ARGV[2]) then return 2 end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[9]))
 if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
@@ -116,7 +117,9 @@ return 0
 
 # KEYS: marker, processing, event_queue, active_pairs
 # ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
+# Acts only while the entry is in the list: run twice, the second call does nothing.
 FINISH = """
+if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
 end
@@ -125,5 +128,17 @@ if ARGV[3] ~= '' then
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
   redis.call('SADD', KEYS[4], ARGV[5])
 end
-return redis.call('LREM', KEYS[2], 1, ARGV[2])
+return 1
+"""
+
+# KEYS: marker, processing, event_queue, active_pairs
+# ARGV: marker_value, entry, event_json, queue_ttl, pair
+# A claimed event that never ran goes back to the front of its queue, its marker freed.
+HAND_BACK = """
+if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('LPUSH', KEYS[3], ARGV[3])
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+redis.call('SADD', KEYS[4], ARGV[5])
+return 1
 """

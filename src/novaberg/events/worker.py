@@ -1,4 +1,4 @@
-"""A worker: both consumers, a heartbeat, and recovery of dead workers' turns.
+"""A worker: both consumers, a heartbeat, and recovery of dead workers' turns and its own.
 
 Every worker registers its id and refreshes `worker_alive:{id}`. A worker whose heartbeat
 expired left its processing list behind; any live worker adopts it entry by entry (LMOVE, so
@@ -6,15 +6,37 @@ each orphan has exactly one rescuer) and ends each turn in an outcome: an answer
 already left stays, everything else becomes `turn_gescheitert` naming the turn's ids
 (docs/behaviour/events.md#recovery). The dead worker's model gate slots and turn markers are
 freed on the way.
+
+Redis outages — the invariant: *once Redis answers again (with its data: AOF on, or a
+clean restart), every id of a run that was going on during the outage ends in exactly
+one outcome within `OUTAGE_RECOVERY_BOUND` seconds, plus whatever model time the run
+still needs.* Three things keep it:
+
+1. Every step that ends a run is retried until Redis is back (store/retry.py: at most
+   `MAX_PAUSE` after it answers again) and does nothing when run a second time — the
+   outcome is claimed once (events/outcomes.py), and finishing, superseding and
+   handing back act only while the entry is still in the processing list.
+2. A run whose ending steps gave up (Redis gone longer than `PATIENCE`), or an entry a
+   start step put in the list while its reply was lost, is an entry no running task
+   owns. The worker's own housekeeping finds such an entry in two scans in a row and
+   ends it as a rescuer would: an event that never started goes back to the front of
+   its queue, any other run gets its outcome (`lauf_verwaist`, or the answer that had
+   left is kept) and its marker is freed. Gate slots of this worker that no task holds
+   are freed in the same pass (`ModelGate.sweep`), and all of them when it stops.
+3. After an outage a worker judges no other worker dead until it has itself been
+   connected for a heartbeat TTL: every live worker has beaten again by then, so an
+   outage alone never makes live turns look orphaned.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
+import time
 import uuid
 
 import redis.asyncio as aioredis
@@ -23,13 +45,14 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.config import Settings
 from novaberg.events.delivery import Delivery
 from novaberg.events.event_consumer import EventConsumer, raw_identity
-from novaberg.events.outcomes import WORKER_DIED, Outcomes
+from novaberg.events.outcomes import RUN_STRANDED, WORKER_DIED, WORKER_STOPPED, Outcomes
 from novaberg.events.prompt_consumer import PromptConsumer, block_message_ids
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.store import keys
+from novaberg.store.retry import MAX_PAUSE, is_outage, until_redis_back
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +64,12 @@ HEARTBEAT_TTL = 15.0
 
 DRAIN_SECONDS = 30.0
 """On shutdown, running turns get this long to finish before they are failed."""
+
+OUTAGE_RECOVERY_BOUND = MAX_PAUSE + 2 * HEARTBEAT_INTERVAL + 1.0
+"""Seconds after Redis answers again by which every id of a run caught in the outage has
+its outcome, beyond the model time the run still needs (see the module docstring): a
+retried ending step runs within `MAX_PAUSE`, and a stranded entry is ended by the second
+housekeeping scan that sees it (≤ 2 heartbeat intervals), plus a second for the steps."""
 
 
 def new_worker_id() -> str:
@@ -81,6 +110,11 @@ class Worker:
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat: asyncio.Task[None] | None = None
+        self._unowned: set[str] = set()
+        """Own processing entries no task owned at the last scan (stranded at the next)."""
+        self._connected_since = float("-inf")
+        """When housekeeping last got through to Redis after failing (monotonic)."""
+        self._outage = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -120,15 +154,27 @@ class Worker:
         self._tasks = []
         try:
             await self._drain_and_fail()
+            freed = await until_redis_back(
+                lambda: self.gate.release_all(self.worker_id), "release of the gate slots"
+            )
+            if freed:
+                log.warning(
+                    "worker %s stopped holding %d gate slot(s); freed", self.worker_id, freed
+                )
         finally:
             if self._heartbeat is not None:
                 self._heartbeat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._heartbeat
                 self._heartbeat = None
-        await self.redis.srem(keys.worker_registry(), self.worker_id)
-        await self.redis.delete(keys.worker_heartbeat(self.worker_id))
+        await until_redis_back(self._unregister, "unregistering the worker")
         log.info("worker %s stopped", self.worker_id)
+
+    async def _unregister(self) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.srem(keys.worker_registry(), self.worker_id)
+            pipe.delete(keys.worker_heartbeat(self.worker_id))
+            await pipe.execute()
 
     async def _drain_and_fail(self) -> None:
         running = [*self.prompts._running.values(), *self.events._running.values()]
@@ -144,7 +190,7 @@ class Worker:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-        recovered = await self._recover_list(self.queues.processing, reason="worker_beendet")
+        recovered = await self._recover_list(self.queues.processing, reason=WORKER_STOPPED)
         if recovered:
             log.warning(
                 "worker %s stopped with %d unfinished turn(s); failed them",
@@ -165,14 +211,64 @@ class Worker:
         while True:
             try:
                 await self._beat()
-                await self.recover_orphans()
+                if self._outage:
+                    log.warning("worker %s: Redis answers again", self.worker_id)
+                    self._outage = False
+                    self._connected_since = time.monotonic()
+                await self.recover_own()
+                if time.monotonic() - self._connected_since >= self.heartbeat_ttl:
+                    await self.recover_orphans()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("worker heartbeat/recovery failed")
+            except Exception as exc:
+                if not is_outage(exc):
+                    log.exception("worker heartbeat/recovery failed")
+                elif not self._outage:
+                    log.warning("worker %s: Redis unreachable (%s)", self.worker_id, exc)
+                self._outage = self._outage or is_outage(exc)
             await asyncio.sleep(self.heartbeat_interval)
 
     # -- recovery ---------------------------------------------------------------------------
+
+    async def recover_own(self) -> int:
+        """End this worker's stranded entries — in its processing list, owned by no running
+        task, at this scan and the one before (an entry whose start is still being
+        registered is owned by the next scan) — and free its leaked gate slots. Returns
+        how many entries it ended or handed back."""
+        owned = self.prompts.owned_entries() | self.events.owned_entries()
+        unowned = {entry.raw: entry for entry in await self.queues.entries()}
+        for raw in owned:
+            unowned.pop(raw, None)
+        stranded = [entry for raw, entry in unowned.items() if raw in self._unowned]
+        self._unowned = set(unowned) - {entry.raw for entry in stranded}
+        for entry in stranded:
+            await self._recover_stranded(entry)
+        await self.gate.sweep(self.worker_id)
+        return len(stranded)
+
+    async def _recover_stranded(self, entry: Claimed) -> None:
+        pair = entry.pair
+        if entry.kind == "event" and pair is not None:
+            event_id = _event_id(str(entry.data.get("raw", "")))
+            seen = event_id is not None and await until_redis_back(
+                lambda: self._exists(keys.event_seen(event_id)), "event start check"
+            )
+            if event_id is not None and not seen:
+                if await self.queues.hand_back(pair, entry):
+                    log.warning(
+                        "worker %s: a claimed event of %s never ran (its claim's reply was "
+                        "lost); handed back to its queue",
+                        self.worker_id,
+                        pair,
+                    )
+                return
+        log.warning(
+            "worker %s: a %s of %s was left unended; ending it", self.worker_id, entry.kind, pair
+        )
+        await self._recover_entry(entry, RUN_STRANDED)
+
+    async def _exists(self, key: str) -> bool:
+        return bool(await self.redis.exists(key))
 
     async def recover_orphans(self) -> int:
         """Adopt and end the turns of every registered worker whose heartbeat expired."""
@@ -182,7 +278,9 @@ class Worker:
             if other == self.worker_id or await self.redis.exists(keys.worker_heartbeat(other)):
                 continue
             log.warning("worker %s is dead (no heartbeat); recovering its turns", other)
-            await self._free_gate_slots(other)
+            freed = await self.gate.release_all(other)
+            if freed:
+                log.warning("freed %d model-gate slot(s) of dead worker %s", freed, other)
             orphan_list = keys.processing_list(other)
             while True:
                 raw = await self.redis.lmove(orphan_list, self.queues.processing, "RIGHT", "LEFT")
@@ -204,10 +302,12 @@ class Worker:
         pair = entry.pair
         if pair is None:
             log.error("unreadable processing entry dropped: %s", entry.raw[:300])
-            await self.redis.lrem(self.queues.processing, 1, entry.raw)
+            await until_redis_back(
+                lambda: self.redis.lrem(self.queues.processing, 1, entry.raw), "dropping an entry"
+            )
             return
         if entry.kind == "block":
-            turn_id, ids, count = str(entry.data["turn_id"]), block_message_ids(entry), 0
+            turn_id, ids, count = str(entry.data.get("turn_id", "")), block_message_ids(entry), 0
         else:
             maybe_turn, ids, count = raw_identity(str(entry.data.get("raw", "")))
             turn_id = maybe_turn or ""
@@ -217,13 +317,14 @@ class Worker:
             await self.outcomes.fail(pair.user_id, pair.character_id, turn_id, count, ids, reason)
         await self.queues.finish(pair, entry, release_marker=True)
 
-    async def _free_gate_slots(self, dead_worker: str) -> None:
-        prefix = f"{dead_worker}:"
-        members = [str(m) for m in await self.redis.zrange(self.gate.key, 0, -1)]
-        stale = [m for m in members if m.startswith(prefix)]
-        if stale:
-            await self.redis.zrem(self.gate.key, *stale)
-            log.warning("freed %d model-gate slot(s) of dead worker %s", len(stale), dead_worker)
+
+def _event_id(raw: str) -> str | None:
+    """The `event_id` of a raw event, if it has one."""
+    try:
+        value = json.loads(raw).get("event_id")
+    except (ValueError, AttributeError):
+        return None
+    return str(value) if value else None
 
 
 def graph_runtime(

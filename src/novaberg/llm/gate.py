@@ -7,11 +7,20 @@ bound. Waiting never blocks the event loop: a failed attempt sleeps 0.05 s and
 tries again until the wait limit, then raises `GateTimeout`. A holder that dies
 loses its slot when the lease expires. User turns have priority: while a user
 turn is waiting, background work cannot take a slot.
+
+A slot must not outlive its holder in a live process either: a release that a Redis
+outage swallowed would keep it for the whole lease. So each gate knows the tokens its
+process holds (`_held`, entered *before* the acquire script runs, left after the
+release): a member of a holder's prefix that is not held here is leaked, and
+`sweep` frees it (the worker's housekeeping calls it; `release_all` at its stop).
+Waiting for a slot rides out an outage like a busy gate; a release is retried until
+Redis is back (store/retry.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +32,9 @@ import redis.asyncio as aioredis
 from novaberg.llm import gate_lua as lua
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
+from novaberg.store.retry import OUTAGE_ERRORS, until_redis_back
+
+log = logging.getLogger(__name__)
 
 RETRY_INTERVAL = 0.05
 """Seconds between attempts: short enough that a freed slot is taken at once, long enough
@@ -55,13 +67,23 @@ class ModelGate:
         self.key = keys.model_gate(backend)
         self.waiting_key = f"{self.key}:nutzer_wartet"
         self._script = redis.register_script(lua.ACQUIRE)
+        self._held: set[str] = set()
 
     async def try_acquire(self, token: str, priority: Priority = Priority.USER) -> bool:
+        """One attempt. An error leaves the token unheld: if the script did run (its reply
+        was lost), the slot is leaked and `sweep` frees it."""
         background = "1" if priority is Priority.BACKGROUND else "0"
-        result = await self._script(
-            keys=[self.key, self.waiting_key],
-            args=[token, self.slots, self.lease_ms, background],
-        )
+        self._held.add(token)
+        try:
+            result = await self._script(
+                keys=[self.key, self.waiting_key],
+                args=[token, self.slots, self.lease_ms, background],
+            )
+        except BaseException:
+            self._held.discard(token)
+            raise
+        if not result:
+            self._held.discard(token)
         return bool(result)
 
     async def acquire(
@@ -78,16 +100,25 @@ class ModelGate:
         token = token or uuid.uuid4().hex
         limit = self.wait_seconds if wait_seconds is None else wait_seconds
         deadline = time.monotonic() + limit
+        unreachable: Exception | None = None
         while True:
-            if await self.try_acquire(token, priority):
-                return token
+            try:
+                if await self.try_acquire(token, priority):
+                    return token
+                if priority is Priority.USER:
+                    await self.mark_user_waiting()
+            except OUTAGE_ERRORS as exc:  # Redis is restarting: wait as for a busy gate
+                if unreachable is None:
+                    log.warning(
+                        "model gate '%s': Redis unreachable (%s); waiting", self.backend, exc
+                    )
+                unreachable = exc
             if time.monotonic() >= deadline:
                 raise GateTimeout(
                     f"model gate '{self.backend}': no slot free within {limit:.1f}s "
                     f"({self.slots} slot(s))"
+                    + (f"; Redis unreachable: {unreachable}" if unreachable else "")
                 )
-            if priority is Priority.USER:
-                await self.redis.set(self.waiting_key, "1", px=USER_WAITING_TTL_MS)
             await asyncio.sleep(RETRY_INTERVAL)
 
     async def mark_user_waiting(self) -> None:
@@ -96,7 +127,42 @@ class ModelGate:
         await self.redis.set(self.waiting_key, "1", px=USER_WAITING_TTL_MS)
 
     async def release(self, token: str) -> None:
-        await self.redis.zrem(self.key, token)
+        """Free the slot, retried through a Redis outage; if Redis stays away longer than
+        the retry's patience, the slot is no longer held here and `sweep` frees it."""
+        try:
+            await until_redis_back(
+                lambda: self.redis.zrem(self.key, token), f"release of a '{self.backend}' slot"
+            )
+        finally:
+            self._held.discard(token)
+
+    def holds(self, token: str) -> bool:
+        """This process holds the slot `token` (it was acquired and not yet released)."""
+        return token in self._held
+
+    async def sweep(self, holder: str) -> int:
+        """Free the slots named `{holder}:…` that this process does not hold (a release
+        an outage swallowed, an acquire whose reply was lost); return how many."""
+        prefix = f"{holder}:"
+        members = [str(m) for m in await self.redis.zrange(self.key, 0, -1)]
+        leaked = [m for m in members if m.startswith(prefix) and m not in self._held]
+        if leaked:
+            await self.redis.zrem(self.key, *leaked)
+            log.warning(
+                "model gate '%s': freed %d leaked slot(s) of %s", self.backend, len(leaked), holder
+            )
+        return len(leaked)
+
+    async def release_all(self, holder: str) -> int:
+        """Free every slot named `{holder}:…` (a holder that stops, or one that died);
+        return how many."""
+        prefix = f"{holder}:"
+        members = [str(m) for m in await self.redis.zrange(self.key, 0, -1)]
+        mine = [m for m in members if m.startswith(prefix)]
+        if mine:
+            await self.redis.zrem(self.key, *mine)
+        self._held.difference_update(mine)
+        return len(mine)
 
     async def held(self) -> int:
         now_ms = int(time.time() * 1000)

@@ -3,6 +3,8 @@
 Only the owner may extend or release a lease, so a holder whose lease ran out can never
 delete or prolong its successor's. `held` keeps a lease alive while a block of work runs,
 however long that takes; a holder that dies stops extending and the lease runs out.
+A release is retried through a Redis outage (store/retry.py; it is owner-checked, so a
+second attempt does nothing), rather than leaving the lease to run out its TTL.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator
 import redis.asyncio as aioredis
 
 from novaberg.store import lease_lua as lua
+from novaberg.store.retry import until_redis_back
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +36,10 @@ class Leases:
         return token if taken else None
 
     async def release(self, key: str, token: str) -> bool:
-        return bool(await self._release(keys=[key], args=[token]))
+        released = await until_redis_back(
+            lambda: self._release(keys=[key], args=[token]), f"release of lease {key}"
+        )
+        return bool(released)
 
     async def extend(self, key: str, token: str, ttl_seconds: float) -> bool:
         return bool(await self._extend(keys=[key], args=[token, int(ttl_seconds * 1000)]))
