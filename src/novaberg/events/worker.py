@@ -162,13 +162,20 @@ class Worker:
                     "worker %s stopped holding %d gate slot(s); freed", self.worker_id, freed
                 )
         finally:
-            if self._heartbeat is not None:
-                self._heartbeat.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._heartbeat
-                self._heartbeat = None
+            await self._stop_heartbeat()
         await until_redis_back(self._unregister, "unregistering the worker")
         log.info("worker %s stopped", self.worker_id)
+
+    async def _stop_heartbeat(self) -> None:
+        """End the housekeeping task. Its loop also ends by itself at its next round, should
+        a cancellation be lost inside a Redis call (the client turns some into errors)."""
+        beat, self._heartbeat = self._heartbeat, None
+        if beat is None:
+            return
+        beat.cancel()
+        await asyncio.wait({beat}, timeout=self.heartbeat_interval + 5.0)
+        if not beat.done():
+            log.error("worker %s: housekeeping did not end when cancelled", self.worker_id)
 
     async def _unregister(self) -> None:
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -208,7 +215,7 @@ class Worker:
 
     async def _housekeeping(self) -> None:
         """Beat and recover until `stop` cancels this task, after the drain."""
-        while True:
+        while self._heartbeat is not None:
             try:
                 await self._beat()
                 if self._outage:
@@ -235,6 +242,8 @@ class Worker:
         task, at this scan and the one before (an entry whose start is still being
         registered is owned by the next scan) — and free its leaked gate slots. Returns
         how many entries it ended or handed back."""
+        if self._stop.is_set():  # stopping: the drain ends what is left (worker_beendet)
+            return 0
         owned = self.prompts.owned_entries() | self.events.owned_entries()
         unowned = {entry.raw: entry for entry in await self.queues.entries()}
         for raw in owned:

@@ -31,7 +31,7 @@ from novaberg.events.model import (
     build_event,
     impulse_event,
 )
-from novaberg.events.queues import TurnQueues, push_event
+from novaberg.events.queues import Supersede, TurnQueues, push_event
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
@@ -421,7 +421,12 @@ async def test_supersede_step_is_all_or_nothing(redis: aioredis.Redis) -> None:
     logged = await redis.zrange(keys.delivery_log("anna"), 0, -1)
     assert [json.loads(m)["node"] for m in logged] == [SUPERSEDED_STAGE]
     assert await redis.llen(keys.prompt_queue(PAIR)) == 1, "the queued utterance stays"
-    assert not await queues.supersede(PAIR, entry, 1001.0, ["m1"], _stage()), "only once"
+    # run again (its first reply lost in a Redis outage): nothing more happens, and the
+    # caller learns that its entry is gone, so the run stops
+    again = await queues.supersede(PAIR, entry, 1001.0, ["m1"], _stage())
+    assert again is Supersede.GONE, "only once"
+    assert await redis.lrange(keys.carried_ids(PAIR), 0, -1) == ["m1"]
+    assert await redis.zcard(keys.delivery_log("anna")) == 1
 
     assert await redis.get(keys.carried_rounds(PAIR)) == "1", "one run given up in a row"
 
