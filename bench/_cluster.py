@@ -68,6 +68,10 @@ class Cluster:
     port: int = field(default_factory=free_port)
     api: Proc | None = None
     workers: list[Proc] = field(default_factory=list)
+    procs: list[Proc] = field(default_factory=list)
+    """Every process started, for the report."""
+    killed: set[int] = field(default_factory=set)
+    """Pids the bench killed (not crashes)."""
     _count: int = 0
 
     def __post_init__(self) -> None:
@@ -128,7 +132,9 @@ class Cluster:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        return Proc(name, popen, time.monotonic())
+        proc = Proc(name, popen, time.monotonic())
+        self.procs.append(proc)
+        return proc
 
     @property
     def url(self) -> str:
@@ -160,7 +166,10 @@ class Cluster:
         client = self.redis()
         try:
             while any(p.worker_id is None for p in procs):
-                members = [str(m) for m in client.smembers(keys.worker_registry())]
+                try:
+                    members = [str(m) for m in client.smembers(keys.worker_registry())]
+                except redis.RedisError:  # Redis is being restarted: ask again
+                    members = []
                 for proc in procs:
                     if not proc.alive():
                         raise RuntimeError(f"{proc.name} exited; see its log in {self.home}/logs")
@@ -168,7 +177,7 @@ class Cluster:
                         (m for m in members if f"-{proc.pid}-" in m), None
                     )
                 if time.monotonic() > deadline:
-                    raise RuntimeError("workers did not register")
+                    raise RuntimeError(f"workers did not register within {timeout:.0f} s")
                 time.sleep(0.1)
         finally:
             client.close()
@@ -176,14 +185,15 @@ class Cluster:
     def live_workers(self) -> list[Proc]:
         return [p for p in self.workers if p.alive()]
 
-    @staticmethod
-    def kill(proc: Proc) -> None:
+    def kill(self, proc: Proc) -> None:
+        self.killed.add(proc.pid)
         proc.popen.send_signal(signal.SIGKILL)
         proc.popen.wait(30)
 
     def stop_processes(self) -> None:
         procs = [p for p in [self.api, *self.workers] if p is not None and p.alive()]
         for proc in procs:
+            self.killed.add(proc.pid)
             proc.popen.send_signal(signal.SIGTERM)
         for proc in procs:
             try:

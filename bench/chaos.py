@@ -46,7 +46,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
-from _cluster import Cluster, in_flight, tree_cpu_seconds
+from _cluster import Cluster, Proc, in_flight, tree_cpu_seconds
 from _machine import cpu_times, steal_percent
 from novaberg.store import keys
 
@@ -111,12 +111,14 @@ def rules(latency: bool) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a run does, in seconds from the first message."""
+    """What a run does, in seconds from the first message. Worker kills keep ≥ 10 s from
+    the other faults: a replacement still booting while PostgreSQL restarts could not run
+    its migrations, and one booting while Redis is down would only wait."""
 
     users: int
     messages: int
     send_seconds: float
-    worker_kill_every: float
+    worker_kills: tuple[float, ...]
     api_kill_at: float
     redis_stop_at: float
     redis_down: float
@@ -125,11 +127,13 @@ class Plan:
 
     @classmethod
     def full(cls, users: int, messages: int) -> Plan:
-        return cls(users, messages, 200.0, 20.0, 65.0, 115.0, 4.0, 165.0)
+        kills = (15.0, 35.0, 52.0, 78.0, 95.0, 128.0, 145.0, 180.0, 200.0, 220.0)
+        return cls(users, messages, 200.0, kills, 65.0, 112.0, 4.0, 162.0)
 
     @classmethod
     def quick(cls, users: int, messages: int) -> Plan:
-        return cls(users, messages, 65.0, 20.0, 24.0, 44.0, 3.0, 64.0, drain_seconds=90.0)
+        kills = (12.0, 35.0, 55.0, 75.0)
+        return cls(users, messages, 65.0, kills, 24.0, 45.0, 3.0, 65.0, drain_seconds=90.0)
 
 
 # -- clients ---------------------------------------------------------------------------------
@@ -176,7 +180,7 @@ class Client:
             await asyncio.sleep(0.2)
 
     def _take(self, message: dict[str, Any]) -> None:
-        now = time.monotonic()
+        now = time.time()
         if message.get("typ") == "verbindung":
             if self.last_seq is None:
                 self.last_seq = int(message.get("seq_aktuell", 0))
@@ -190,8 +194,9 @@ class Client:
         self.last_seq = max(self.last_seq or 0, seq)
         typ = message.get("typ")
         if typ in ("character_response", "turn_gescheitert"):
-            for mid in message.get("nachrichten_ids") or []:
-                self.outcomes[str(mid)].append(Outcome(seq, typ, message.get("grund"), now))
+            sent = float(message.get("gesendet_am") or now)  # the server's clock: not when
+            for mid in message.get("nachrichten_ids") or []:  # a reconnect caught up
+                self.outcomes[str(mid)].append(Outcome(seq, typ, message.get("grund"), sent))
             if typ == "character_response":
                 self.answers[str(message.get("turn_id"))] = message
 
@@ -209,7 +214,7 @@ class Client:
                 await asyncio.sleep(0.3)
                 continue
             if response.status_code == 202:
-                self.accepted[response.json()["nachrichten_id"]] = time.monotonic()
+                self.accepted[response.json()["nachrichten_id"]] = time.time()
                 return
             if response.status_code >= 500 or response.status_code == 429:
                 self.retries[str(response.status_code)] += 1
@@ -260,24 +265,19 @@ class Storm:
         self.clients = clients
         self.start = start
         self.faults: list[Fault] = []
+        self.booting: list[asyncio.Task[None]] = []
         self.rng = random.Random(7)
 
     def now(self) -> float:
-        return time.monotonic() - self.start
+        return time.time() - self.start
 
     async def run(self) -> None:
-        """The faults at their times; worker kills keep 10 s from the others (a replacement
-        booting while PostgreSQL restarts could not migrate)."""
-        planned: list[tuple[float, str]] = [
+        planned = [
             (self.plan.api_kill_at, "api"),
             (self.plan.redis_stop_at, "redis"),
             (self.plan.postgres_restart_at, "postgres"),
+            *((at, "worker") for at in self.plan.worker_kills),
         ]
-        at = self.plan.worker_kill_every * 0.6
-        while at < self.plan.send_seconds + self.plan.worker_kill_every:
-            if all(abs(at - other) >= 10 for other, _ in planned):
-                planned.append((at, "worker"))
-            at += self.plan.worker_kill_every
         for when, kind in sorted(planned):
             await asyncio.sleep(max(0.0, when - self.now()))
             await getattr(self, f"_{kind}")()
@@ -293,9 +293,15 @@ class Storm:
         self.faults.append(fault)
         log(f"{fault.at:6.1f}s SIGKILL {victim.name} ({len(flying)} id(s) in flight)")
         replacement = self.cluster.start_worker()
-        asyncio.get_running_loop().run_in_executor(
-            None, self.cluster.wait_registered, [replacement]
-        )
+        self.booting.append(asyncio.create_task(self._registered(replacement)))
+
+    async def _registered(self, proc: Proc) -> None:
+        try:
+            await asyncio.to_thread(self.cluster.wait_registered, [proc])
+        except RuntimeError as exc:
+            log(f"{self.now():6.1f}s {proc.name} did not come up: {exc}")
+        else:
+            log(f"{self.now():6.1f}s {proc.name} registered")
 
     async def _api(self) -> None:
         assert self.cluster.api is not None
@@ -339,8 +345,8 @@ class Storm:
             client.close()
 
     async def _sockets_back(self, since: float, timeout: float = 60.0) -> float | None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
             stamps = [
                 next((t - self.start for t in c.reconnected_at if t - self.start > since), None)
                 for c in self.clients
@@ -383,7 +389,7 @@ async def storm(cluster: Cluster, plan: Plan) -> dict[str, Any]:
         await asyncio.sleep(0.05)
     rng = random.Random(42)
     plans = {c.user: schedule(rng, plan, i) for i, c in enumerate(clients)}
-    start = time.monotonic()
+    start = time.time()
     chaos = Storm(cluster, plan, clients, start)
 
     async with httpx.AsyncClient(
@@ -392,12 +398,12 @@ async def storm(cluster: Cluster, plan: Plan) -> dict[str, Any]:
 
         async def user_loop(client: Client) -> None:
             for offset, text in plans[client.user]:
-                await asyncio.sleep(max(0.0, offset - (time.monotonic() - start)))
+                await asyncio.sleep(max(0.0, offset - (time.time() - start)))
                 await client.send(http, text, stop)
 
         faults = asyncio.create_task(chaos.run())
         await asyncio.gather(*(user_loop(c) for c in clients))
-        log(f"{time.monotonic() - start:6.1f}s all messages sent")
+        log(f"{time.time() - start:6.1f}s all messages sent")
         await faults
     deadline = time.monotonic() + plan.drain_seconds
     while time.monotonic() < deadline:
@@ -405,14 +411,16 @@ async def storm(cluster: Cluster, plan: Plan) -> dict[str, Any]:
             break
         await asyncio.sleep(0.5)
     await asyncio.sleep(3.0)  # a late duplicate would show up now
-    ended = time.monotonic() - start
+    ended = time.time() - start
     log(f"{ended:6.1f}s drained")
     stop.set()
     for task in listeners:
         task.cancel()
     await asyncio.gather(*listeners, return_exceptions=True)
     sessions = await asyncio.to_thread(read_sessions, cluster, users)
+    crashed = [p.name for p in cluster.procs if not p.alive() and p.pid not in cluster.killed]
     return {
+        "crashed": crashed,
         "clients": clients,
         "faults": chaos.faults,
         "start": start,
@@ -513,7 +521,9 @@ def report(result: dict[str, Any], plan: Plan, mode: str) -> tuple[int, int, int
             back = fault.sockets_back
             line += f"; all sockets back {seconds(back - fault.at if back else None)} after it"
         print(line)
-    consistent = session_report(result["sessions"], clients, result["faults"])
+    consistent = session_report(result["sessions"], clients, result["faults"], start)
+    crashed = result["crashed"]
+    print(f"  processes that exited on their own: {', '.join(crashed) or 'none'}")
     if lost:
         print(f"  lost ids: {lost[:10]}{' …' if len(lost) > 10 else ''}")
     if duplicated:
@@ -521,14 +531,29 @@ def report(result: dict[str, Any], plan: Plan, mode: str) -> tuple[int, int, int
     return len(accepted), once, len(lost), len(duplicated), consistent
 
 
+FAULT_REACH = 20.0
+"""Seconds after a fault (after its server is back) in which a turn counts as touched by
+it: the runs in flight then, and those that started while it lasted."""
+
+
 def session_report(
-    sessions: dict[str, list[dict[str, Any]]], clients: list[Client], faults: list[Fault]
+    sessions: dict[str, list[dict[str, Any]]],
+    clients: list[Client],
+    faults: list[Fault],
+    start: float,
 ) -> bool:
     """Per pair: no id in two user turns, no turn answered twice, and for every answer
     sent while the session still holds that stretch, its user and answer turns present.
-    Answers whose post-run died with a killed worker are counted apart."""
-    killed = {i for f in faults if f.kind == "worker kill" for i in f.in_flight}
-    dup_user = dup_answer = missing_answer = missing_user = killed_post_run = 0
+    A missing turn of a turn that a fault touched is expected — a killed worker's post-run,
+    a Path 1 or post-run that failed while Redis or PostgreSQL was gone (its answer kept)
+    — and counted apart; one no fault touched is an inconsistency."""
+    windows = [
+        (start + f.at, start + (f.back_at or f.at) + FAULT_REACH)
+        for f in faults
+        if f.kind != "api kill"
+    ]
+    dup_user = dup_answer = 0
+    missing: Counter[str] = Counter()
     for client in clients:
         turns = sessions.get(client.user, [])
         user_ids = Counter(
@@ -541,22 +566,29 @@ def session_report(
         dup_answer += sum(1 for n in answered_turns.values() if n > 1)
         oldest = min((float(t.get("zeit", 0)) for t in turns), default=float("inf"))
         for turn_id, answer in client.answers.items():
-            if float(answer.get("gesendet_am", 0)) <= oldest + 1:
+            sent = float(answer.get("gesendet_am", 0))
+            if sent <= oldest + 1:
                 continue  # that stretch was summarised away
             ids = [str(i) for i in answer.get("nachrichten_ids") or []]
+            began = min((client.accepted.get(i, sent) for i in ids), default=sent)
+            touched = any(began <= end and sent >= at for at, end in windows)
+            kind = "touched by a fault" if touched else "untouched"
             if turn_id not in answered_turns:
-                if killed.intersection(ids):
-                    killed_post_run += 1
-                else:
-                    missing_answer += 1
-            missing_user += sum(1 for i in ids if i not in user_ids)
+                missing[f"answer turn, {kind}"] += 1
+            missing[f"user turn, {kind}"] += sum(1 for i in ids if i not in user_ids)
     print(
         f"  session history     duplicated user turns {dup_user}, duplicated answer turns "
-        f"{dup_answer}, answers without their turn {missing_answer} (+{killed_post_run} "
-        f"whose post-run died with a killed worker), answered ids without a user turn "
-        f"{missing_user}"
+        f"{dup_answer}; answered but missing: answer turns {missing['answer turn, untouched']} "
+        f"(+{missing['answer turn, touched by a fault']} of turns a fault touched), user turns "
+        f"{missing['user turn, untouched']} (+{missing['user turn, touched by a fault']})"
     )
-    return dup_user == dup_answer == missing_answer == 0
+    return (
+        dup_user
+        == dup_answer
+        == missing["answer turn, untouched"]
+        == 0
+        == (missing["user turn, untouched"])
+    )
 
 
 # -- scaling ---------------------------------------------------------------------------------

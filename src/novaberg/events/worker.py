@@ -65,6 +65,9 @@ HEARTBEAT_TTL = 15.0
 DRAIN_SECONDS = 30.0
 """On shutdown, running turns get this long to finish before they are failed."""
 
+STARTUP_PATIENCE = 300.0
+"""Seconds a starting worker waits for Redis before it gives up and exits."""
+
 OUTAGE_RECOVERY_BOUND = MAX_PAUSE + 2 * HEARTBEAT_INTERVAL + 1.0
 """Seconds after Redis answers again by which every id of a run caught in the outage has
 its outcome, beyond the model time the run still needs (see the module docstring): a
@@ -119,7 +122,9 @@ class Worker:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        await self._beat()  # heartbeat first, then registered: never seen dead at start
+        # heartbeat first, then registered: never seen dead at start; a worker started
+        # while Redis restarts waits for it instead of exiting
+        await until_redis_back(self._beat, "the first heartbeat", patience=STARTUP_PATIENCE)
         self._stop.clear()
         self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")
         self._tasks = [
