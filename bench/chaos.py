@@ -89,9 +89,8 @@ def rules(latency: bool) -> list[dict[str, Any]]:
             "fault": "timeout",
             **ms(800),
         },
-        {
-            "match": rf"\[ANLASS\][^\[]*{MALFORMED_WORD}",
-            "schema": "ThinkerCheck",
+        {  # the answer itself unreadable: the turn fails (analyses fall back instead)
+            "match": rf"\[AKTUELLER PROMPT\].*{MALFORMED_WORD}",
             "fault": "malformed",
             **ms(100),
         },
@@ -500,12 +499,10 @@ def report(result: dict[str, Any], plan: Plan, mode: str) -> tuple[int, int, int
     print("  recovery (ids in flight at the fault → all of them had their outcome):")
     for fault in result["faults"]:
         ends = [first[i].at - start for i in fault.in_flight if i in first]
-        done = (
-            max(ends) - (fault.back_at or fault.at)
-            if ends and len(ends) == len(fault.in_flight)
-            else None
-        )
-        since = "after restart" if fault.back_at and fault.kind != "api kill" else "after it"
+        restarted = fault.kind in ("redis stop", "postgres restart")
+        base = (fault.back_at or fault.at) if restarted else fault.at
+        done = max(ends) - base if ends and len(ends) == len(fault.in_flight) else None
+        since = "after the restart" if restarted else "after it"
         line = (
             f"    {fault.at:6.1f}s {fault.kind:<17} {fault.detail:<11} "
             f"{len(fault.in_flight):3d} in flight → "
