@@ -219,7 +219,8 @@ class Worker:
             await pipe.execute()
 
     async def _housekeeping(self) -> None:
-        """Beat and recover until `stop` cancels this task, after the drain."""
+        """Beat and recover until `stop` ends this task, after the drain (the loop also
+        ends by itself once `stop` let go of it)."""
         while self._heartbeat is not None:
             try:
                 await self._beat()
@@ -236,8 +237,8 @@ class Worker:
                 if not is_outage(exc):
                     log.exception("worker heartbeat/recovery failed")
                 elif not self._outage:
+                    self._outage = True
                     log.warning("worker %s: Redis unreachable (%s)", self.worker_id, exc)
-                self._outage = self._outage or is_outage(exc)
             await asyncio.sleep(self.heartbeat_interval)
 
     # -- recovery ---------------------------------------------------------------------------

@@ -136,10 +136,6 @@ class ModelGate:
         finally:
             self._held.discard(token)
 
-    def holds(self, token: str) -> bool:
-        """This process holds the slot `token` (it was acquired and not yet released)."""
-        return token in self._held
-
     async def sweep(self, holder: str) -> int:
         """Free the slots named `{holder}:…` that this process does not hold (a release
         an outage swallowed, an acquire whose reply was lost); return how many."""
