@@ -9,8 +9,8 @@ freed on the way.
 
 Redis outages — the invariant: *once Redis answers again (with its data: AOF on, or a
 clean restart), every id of a run that was going on during the outage ends in exactly
-one outcome within `OUTAGE_RECOVERY_BOUND` seconds, plus whatever model time the run
-still needs.* Three things keep it:
+one outcome within `OUTAGE_RECOVERY_BOUND` seconds, plus the time the run still needs
+for its model calls (and for a free model-gate slot).* Three things keep it:
 
 1. Every step that ends a run is retried until Redis is back (store/retry.py: at most
    `MAX_PAUSE` after it answers again) and does nothing when run a second time — the
@@ -70,7 +70,7 @@ STARTUP_PATIENCE = 300.0
 
 OUTAGE_RECOVERY_BOUND = MAX_PAUSE + 2 * HEARTBEAT_INTERVAL + 1.0
 """Seconds after Redis answers again by which every id of a run caught in the outage has
-its outcome, beyond the model time the run still needs (see the module docstring): a
+its outcome, beyond the time its model calls still need (see the module docstring): a
 retried ending step runs within `MAX_PAUSE`, and a stranded entry is ended by the second
 housekeeping scan that sees it (≤ 2 heartbeat intervals), plus a second for the steps."""
 
