@@ -1,4 +1,5 @@
-"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `turn`, `memory`, `doctor`, `version`."""
+"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `turn`, `memory`, `import`,
+`doctor`, `version`."""
 
 from __future__ import annotations
 
@@ -260,6 +261,15 @@ def _register_memory() -> None:
 
 
 _register_memory()
+
+
+def _register_import() -> None:
+    from novaberg.cli_import import import_app
+
+    app.add_typer(import_app, name="import")
+
+
+_register_import()
 
 
 def main() -> None:

@@ -1,10 +1,12 @@
-"""`novaberg memory search --user U --character C "query"`: ranked hits of both memories."""
+"""`novaberg memory search|pin`: find in a pair's memory (with sources); keep archived turns."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -13,22 +15,16 @@ from rich.table import Table
 from novaberg.config import Settings
 
 console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
+T = TypeVar("T")
 
 memory_app = typer.Typer(help="Look into a pair's memory.", no_args_is_help=True)
 
+UserOption = Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_USER].")]
+CharacterOption = Annotated[str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")]
 
-@memory_app.command("search")
-def search_command(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
-    user: Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_USER].")] = None,
-    character: Annotated[
-        str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")
-    ] = None,
-    limit: Annotated[int, typer.Option(min=1, max=100, help="How many hits.")] = 10,
-    inactive: Annotated[bool, typer.Option(help="Include decayed long-term nodes.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
-) -> None:
-    """Search short- and long-term memory; print hits ranked by cosine with their source."""
+
+def _settings() -> Settings:
     from novaberg.config import SettingsError, load_settings
     from novaberg.llm.factory import check_backend_settings
 
@@ -36,66 +32,137 @@ def search_command(
         settings = load_settings()
         check_backend_settings(settings)
     except SettingsError as exc:
-        console.print(f"[red]{exc}[/red]")
+        err_console.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
-    hits = asyncio.run(
-        _search(
+    return settings
+
+
+@memory_app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    user: UserOption = None,
+    character: CharacterOption = None,
+    limit: Annotated[int, typer.Option(min=1, max=100, help="How many hits.")] = 10,
+    inactive: Annotated[bool, typer.Option(help="Include decayed long-term nodes.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
+) -> None:
+    """Search the archive, short- and long-term memory (words and vectors, fused); print
+    each hit with its layer, score, time and the turns it rests on."""
+    settings = _settings()
+    result = asyncio.run(
+        _with_services(
             settings,
-            query,
-            user or settings.default_user,
-            character or settings.character,
-            limit,
-            inactive,
+            lambda ctx: _search(
+                ctx,
+                settings,
+                query,
+                user or settings.default_user,
+                character or settings.character,
+                limit,
+                inactive,
+            ),
         )
     )
+    hits, window = result
+    if window is not None:
+        err_console.print(f"time window: {window['von']} – {window['bis']} ({window['art']})")
     if as_json:
-        for rank, hit in enumerate(hits, start=1):
-            typer.echo(json.dumps({"rang": rank, **hit}, ensure_ascii=False, default=str))
+        for hit in hits:
+            typer.echo(json.dumps(hit, ensure_ascii=False, default=str))
         return
     table = Table(title=f"memory search: {query!r}")
-    for column in ("#", "source", "score", "ref", "text"):
+    for column in ("#", "layer", "score", "time", "text", "sources"):
         table.add_column(column)
-    for rank, hit in enumerate(hits, start=1):
-        table.add_row(str(rank), hit["source"], f"{hit['cosine']:.3f}", hit["ref"], hit["text"])
+    for hit in hits:
+        table.add_row(
+            str(hit["rank"]),
+            hit["layer"],
+            f"{hit['score']:.4f}",
+            (hit["time"] or "")[:16],
+            hit["text"],
+            "\n".join(_source_label(source) for source in hit["sources"]),
+        )
     console.print(table if hits else "no hits")
 
 
-async def _search(
-    settings: Settings, query: str, user: str, character: str, limit: int, inactive: bool
-) -> list[dict[str, Any]]:
-    from novaberg.llm.factory import build_model_layer
-    from novaberg.memory.search import search_memory
-    from novaberg.runtime.services import EmbeddedServices
+def _source_label(source: dict[str, Any]) -> str:
+    label = f"{source['layer']}:{source['id']}"
+    if source.get("source_id"):
+        label += f" ({source['source_id']})"
+    elif source.get("turn_id"):
+        label += f" (turn {source['turn_id']})"
+    return label
+
+
+@memory_app.command("pin")
+def pin_command(
+    ids: Annotated[
+        list[int] | None, typer.Argument(help="Archive row ids (`id` of a hit).")
+    ] = None,
+    user: UserOption = None,
+    character: CharacterOption = None,
+    all_rows: Annotated[
+        bool, typer.Option("--all", help="Every archived turn of the pair.")
+    ] = False,
+    unpin: Annotated[bool, typer.Option(help="Let them be purged after a year again.")] = False,
+) -> None:
+    """Keep archived turns beyond the yearly purge (or release them with --unpin)."""
+    if not ids and not all_rows:
+        err_console.print("[red]name archive ids or --all[/red]", highlight=False)
+        raise typer.Exit(2)
+    settings = _settings()
+    from novaberg.store import archive
     from novaberg.store.keys import Pair
-    from novaberg.store.postgres import create_pool
-    from novaberg.store.redis_client import create_redis
+
+    pair = Pair(user or settings.default_user, character or settings.character)
+
+    async def pin(ctx: Any) -> int:
+        async with ctx.pool.connection() as conn:
+            return await archive.set_pinned(conn, pair, None if all_rows else ids, not unpin)
+
+    changed = asyncio.run(_with_services(settings, pin))
+    console.print(f"{changed} archived turn(s) {'unpinned' if unpin else 'pinned'}")
+
+
+async def _search(
+    ctx: Any,
+    settings: Settings,
+    query: str,
+    user: str,
+    character: str,
+    limit: int,
+    inactive: bool,
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    from novaberg.memory.search import SearchOptions, search_memory
+    from novaberg.store.keys import Pair
+
+    result = await search_memory(
+        ctx.redis,
+        ctx.pool,
+        ctx.model,
+        Pair(user, character),
+        query,
+        now=datetime.now(UTC),
+        tz=settings.tz,
+        options=SearchOptions(limit=limit, include_inactive=inactive),
+    )
+    hits = [hit.as_json(rank) for rank, hit in enumerate(result.hits, start=1)]
+    return hits, result.window.as_json() if result.window else None
+
+
+async def _with_services(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
+    """Run `work(context)` with Redis, PostgreSQL and the model layer the settings name
+    (the embedded servers started or joined for the call)."""
+    from novaberg.api.context import AppContext
+    from novaberg.runtime.services import EmbeddedServices
 
     services = EmbeddedServices(settings)
     endpoints = await asyncio.to_thread(services.start)
     try:
-        model = build_model_layer(settings)
-        redis = create_redis(endpoints.redis_url)
-        pool = await create_pool(endpoints.database_url, max_size=2)
+        ctx = await AppContext.open(settings, endpoints)
         try:
-            hits = await search_memory(
-                redis,
-                pool,
-                model,
-                Pair(user, character),
-                query,
-                k=limit,
-                include_inactive=inactive,
-            )
+            return await work(ctx)
         finally:
-            await pool.close()
-            await redis.aclose()
-            for part in (model.text, model.embedder):
-                close = getattr(part, "aclose", None)
-                if close is not None:
-                    await close()
+            await ctx.aclose()
     finally:
         await asyncio.to_thread(services.stop)
-    return [
-        {"source": h.source, "cosine": h.cosine, "ref": h.ref, "text": h.text, **h.detail}
-        for h in hits
-    ]

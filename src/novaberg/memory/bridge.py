@@ -2,7 +2,9 @@
 
 - the dispatcher: `store_kzg_writes(...)` for the run's `kzg` PendingWrites (→ the kern
   for the session turn) and `summarise_session(...)` after the session turn is written;
-- the enricher: `resonance(...)` for the KZG and LZG memories of a turn.
+- the enricher: `resonance(...)` for the KZG and LZG memories of a turn and the archived
+  turns the session no longer holds (`archive_recall`: a fact told weeks ago that never
+  became a short-term memory is still found).
 
 The short-term vector cache lives in one `KzgStore` per Redis client for the life of the
 process (`kzg_store_for`), so a turn's search does not refetch every vector.
@@ -16,14 +18,18 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final, TypedDict
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
+from novaberg.memory.context import ContextEntry
 from novaberg.memory.long_term import LongTermMemory, Resonance
+from novaberg.memory.search import LAYER_ARCHIVE, MemoryHit, SearchOptions, search_memory
 from novaberg.memory.session_summary import SummaryOutcome, summarise_if_needed
 from novaberg.memory.short_term import (
     OBSERVER_ASSISTANT,
@@ -31,6 +37,7 @@ from novaberg.memory.short_term import (
     ShortTermMemory,
     StoredEntry,
 )
+from novaberg.store.archive import SPEAKER_USER
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 from novaberg.store.pipeline_log import PipelineLog
@@ -168,16 +175,110 @@ async def summarise_session(
         return None
 
 
+ARCHIVE_CONTEXT_LIMIT: Final = 3
+"""Archived turns the enricher offers per turn (the reducer renders 8 entries in all)."""
+
+ARCHIVE_MIN_COSINE: Final = 0.5
+"""An archived turn found only by its vector must be at least this near to the stimulus
+(one found by words — a rare word both share — is offered anyway): below it the fused list
+still returns the nearest turns, which are not memories of the subject."""
+
+ARCHIVE_WEIGHT: Final = 0.7
+"""The reducer's weight of an archived turn: above the recent session turns (0.5), below
+the session summary (1.0)."""
+
+SOURCE_ARCHIVE: Final = LAYER_ARCHIVE
+"""`quelle` of an archived turn in `memory_entries_raw`."""
+
+
+def archive_entry(hit: MemoryHit, character_name: str, tz: ZoneInfo) -> ContextEntry:
+    """An archived turn as the reducer's entry: who said what, and when."""
+    who = "Der Nutzer" if hit.speaker == SPEAKER_USER else character_name
+    when = f" am {hit.time.astimezone(tz):%d.%m.%Y}" if hit.time else ""
+    source = hit.sources[0] if hit.sources else None
+    return ContextEntry(
+        quelle=SOURCE_ARCHIVE,
+        subtyp="turn",
+        inhalt=f"{who} sagte{when}: „{hit.text.strip()}“",
+        gewicht=ARCHIVE_WEIGHT,
+        meta={
+            "archiv_id": hit.id,
+            "turn_id": source.turn_id if source else None,
+            "quell_id": source.source_id if source else None,
+            "zeit": hit.time.isoformat() if hit.time else None,
+            "score": round(hit.score, 6),
+            "signale": sorted(hit.signals),
+        },
+    )
+
+
+async def archive_recall(
+    redis: aioredis.Redis,
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    text: str,
+    vector: Sequence[float] | np.ndarray,
+    *,
+    now: float,
+    tz: ZoneInfo,
+    before: float | None,
+    exclude_turn: str | None,
+    character_name: str,
+) -> list[ContextEntry]:
+    """Archived turns about the stimulus that the session does not hold any more (said
+    before `before`, the oldest session turn), hybrid search with the stimulus's vector."""
+    options = SearchOptions(
+        limit=ARCHIVE_CONTEXT_LIMIT * 3,
+        layers=frozenset({LAYER_ARCHIVE}),
+        before=None if before is None else datetime.fromtimestamp(before, UTC),
+        exclude_turn=exclude_turn,
+    )
+    result = await search_memory(
+        redis,
+        pool,
+        model,
+        pair,
+        text,
+        now=datetime.fromtimestamp(now, UTC),
+        tz=tz,
+        options=options,
+        vector=vector,
+    )
+    relevant = [
+        hit
+        for hit in result.hits
+        if hit.found_by_words() or (hit.best_cosine() or 0.0) >= ARCHIVE_MIN_COSINE
+    ]
+    return [archive_entry(hit, character_name, tz) for hit in relevant[:ARCHIVE_CONTEXT_LIMIT]]
+
+
 @dataclass
 class MemoryResonance:
-    """The enricher's memory of a turn: KZG hits and the LZG spreading read."""
+    """The enricher's memory of a turn: KZG hits, the LZG spreading read, archived turns."""
 
     short_term: list[dict[str, Any]]
     long_term: Resonance
+    archive: list[dict[str, Any]] = field(default_factory=list)
 
     def entries(self) -> list[dict[str, Any]]:
-        """ContextEntry dicts for `memory_entries_raw` (KZG first, then LZG)."""
-        return [*self.short_term, *(e.as_dict() for e in self.long_term.entries())]
+        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, then the archive)."""
+        return [
+            *self.short_term,
+            *(e.as_dict() for e in self.long_term.entries()),
+            *self.archive,
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveQuery:
+    """What the archive read needs besides the vector (see `archive_recall`)."""
+
+    text: str
+    tz: ZoneInfo
+    before: float | None
+    exclude_turn: str | None
+    character_name: str
 
 
 async def resonance(
@@ -190,13 +291,49 @@ async def resonance(
     cluster: str | None,
     nova_emotion: str | None,
     clock: Callable[[], float] = time.time,
+    archive: ArchiveQuery | None = None,
 ) -> MemoryResonance:
-    """KZG retrieval (≥ 0.72) and LZG `spreading_lesen` with the same search vector."""
+    """KZG retrieval (≥ 0.72), LZG `spreading_lesen` and (given `archive`) the archived
+    turns, with the same search vector."""
     short = ShortTermMemory(redis, model, store=kzg_store_for(redis), clock=clock)
     long_term = LongTermMemory(pool, redis, model, kzg=kzg_store_for(redis), clock=clock)
-    # Redis and PostgreSQL answer in parallel: the two reads share nothing
-    hits, spread = await asyncio.gather(
+    # Redis and PostgreSQL answer in parallel: the reads share nothing
+    hits, spread, archived = await asyncio.gather(
         short.retrieve(pair, vector),
         long_term.spreading_read(pair, vector, cluster, nova_emotion),
+        _archive_or_nothing(redis, pool, model, pair, vector, clock(), archive),
     )
-    return MemoryResonance([e.as_dict() for e in hits], spread)
+    return MemoryResonance(
+        [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived]
+    )
+
+
+async def _archive_or_nothing(
+    redis: aioredis.Redis,
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    vector: Sequence[float] | np.ndarray | None,
+    now: float,
+    query: ArchiveQuery | None,
+) -> list[ContextEntry]:
+    """The archive read; a failure costs the turn only these entries (logged)."""
+    if query is None or vector is None or not query.text.strip():
+        return []
+    try:
+        return await archive_recall(
+            redis,
+            pool,
+            model,
+            pair,
+            query.text,
+            vector,
+            now=now,
+            tz=query.tz,
+            before=query.before,
+            exclude_turn=query.exclude_turn,
+            character_name=query.character_name,
+        )
+    except Exception:
+        log.exception("archive recall for %s failed; the turn goes on without it", pair)
+        return []

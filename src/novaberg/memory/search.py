@@ -1,33 +1,491 @@
-"""Ranked search over a pair's whole memory (short- and long-term) for people and tools.
+"""Hybrid search over a pair's whole memory — archive, short-term and long-term — with
+provenance. The one function people (`novaberg memory search`, `GET /memory/{c}/search`),
+the enricher and tools call: `search_memory`.
 
-Used by `novaberg memory search`. Both stores are searched with the same query vector and
-merged by cosine; short-term hits also carry their similarity (1 + cos)/2. This is a
-look-up, not a retrieval for a turn: nothing is reinforced or marked as used
-(docs/behaviour/memory.md#memory-search).
+Per layer several ranked lists are made: the vector search (the turn alone; for the archive
+also the turn with its predecessor, `vektor_kontext`), BM25 over PostgreSQL full-text search
+(`lexikalisch`, store/text_search.py) and, for query words the archive never saw, pg_trgm
+word similarity (`trigramm`: a misspelt name). Reciprocal rank fusion (memory/fusion.py)
+merges all lists of all layers into one ranking. A time expression in the query ("letzten
+Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py)
+and adds the window's own turns as one more list (`zeitraum`). Every hit names what it rests on (`sources`): archive
+rows with their turn id, nachrichten_ids and imported id; a short-term entry and the turn it
+was condensed from; a long-term node, the short-term keys it was promoted from and their
+turns (or the character card a lore entry came from).
+
+No model call except the query's embedding; nothing is reinforced or marked as used (this
+is a look-up, not a turn's retrieval). docs/memory.md, "Hybrid search", has the numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar
+from zoneinfo import ZoneInfo
 
+import numpy as np
 import redis.asyncio as aioredis
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.ei.canon import parse_number
 from novaberg.llm.base import LLM
+from novaberg.llm.errors import ModelError
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
-from novaberg.store import lzg
+from novaberg.memory.fusion import reciprocal_rank_fusion
+from novaberg.memory.time_expressions.windows import TimeWindow, query_window
+from novaberg.store import archive, lzg, text_search
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg import KzgEntry, KzgStore
+
+log = logging.getLogger(__name__)
+
+LAYER_ARCHIVE: Final = "archiv"
+LAYER_SHORT_TERM: Final = SOURCE_SHORT_TERM
+LAYER_LONG_TERM: Final = SOURCE_LONG_TERM
+LAYER_CARD: Final = "karte"
+"""`layer` of hits and sources (a card is only ever a source: of a lore node)."""
+ALL_LAYERS: Final = frozenset({LAYER_ARCHIVE, LAYER_SHORT_TERM, LAYER_LONG_TERM})
+
+METHOD_VECTOR: Final = "vektor"
+METHOD_CONTEXT: Final = "vektor_kontext"
+METHOD_LEXICAL: Final = "lexikalisch"
+METHOD_TRIGRAM: Final = "trigramm"
+METHOD_WINDOW: Final = "zeitraum"
+"""The ranked lists a layer can contribute (`signals` of a hit name them). `zeitraum`: when
+the query names a time, the archive's turns of that window, newest first — "what did I say
+last summer" is answered even where no word or vector matches."""
+ALL_METHODS: Final = frozenset(
+    {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW}
+)
+
+LIST_DEPTH: Final = 50
+"""Candidates each list contributes to the fusion (bench/memory_recall.py: deeper lists
+change recall@10 by less than a point and cost latency)."""
+
+VECTOR_MIN_COSINE: Final = 0.1
+"""Vector hits at or below this cosine do not enter the fusion: a vector list ranks every
+row, and below it the order is noise (unrelated texts; the hashed test embedder gives them
+exactly 0) that would outvote a single real match of the words."""
+
+CARD_KEY_PREFIX: Final = "karte:"
+"""`kzg_quell_key` prefix of long-term nodes made from a character card's lorebook."""
+
+T = TypeVar("T")
+Ranked = list[tuple[tuple[str, str], float]]
 
 
 @dataclass(frozen=True, slots=True)
-class SearchHit:
-    source: str  # "kzg" | "lzg"
-    ref: str  # short-term key or long-term node id
-    cosine: float
+class Source:
+    """One thing a hit rests on."""
+
+    layer: str
+    id: str
+    turn_id: str | None = None
+    message_ids: tuple[str, ...] = ()
+    source_id: str | None = None
+    speaker: str | None = None
+    time: datetime | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "id": self.id,
+            "turn_id": self.turn_id,
+            "nachrichten_ids": list(self.message_ids),
+            "source_id": self.source_id,
+            "speaker": self.speaker,
+            "time": self.time.isoformat() if self.time else None,
+        }
+
+
+@dataclass(slots=True)
+class MemoryHit:
+    """One fused result: its layer and id there, fused score, text, time and provenance;
+    `signals`: per list it was found in, (rank, score) there."""
+
+    layer: str
+    id: str
+    score: float
     text: str
-    detail: dict[str, Any]
+    time: datetime | None
+    sources: list[Source] = field(default_factory=list)
+    signals: dict[str, tuple[int, float]] = field(default_factory=dict)
+    speaker: str | None = None
+
+    def as_json(self, rank: int) -> dict[str, Any]:
+        """The object `--json` prints and the search endpoint returns."""
+        return {
+            "rank": rank,
+            "layer": self.layer,
+            "id": self.id,
+            "score": round(self.score, 6),
+            "text": self.text,
+            "time": self.time.isoformat() if self.time else None,
+            "speaker": self.speaker,
+            "sources": [source.as_json() for source in self.sources],
+            "signals": {
+                name: {"rank": r, "score": round(s, 6)} for name, (r, s) in self.signals.items()
+            },
+        }
+
+    def best_cosine(self) -> float | None:
+        """The highest cosine a vector list gave it (None: found by words only)."""
+        values = [s for n, (_, s) in self.signals.items() if n in (METHOD_VECTOR, METHOD_CONTEXT)]
+        return max(values) if values else None
+
+    def found_by_words(self) -> bool:
+        return any(name in (METHOD_LEXICAL, METHOD_TRIGRAM) for name in self.signals)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """What to search. `before`/`exclude_turn`: leave out archive rows said at or after
+    that time / of that turn (the enricher: what the session already holds)."""
+
+    limit: int = 10
+    layers: frozenset[str] = ALL_LAYERS
+    methods: frozenset[str] = ALL_METHODS
+    include_inactive: bool = False
+    narrow_by_time: bool = True
+    before: datetime | None = None
+    exclude_turn: str | None = None
+
+
+@dataclass(slots=True)
+class SearchResult:
+    hits: list[MemoryHit]
+    window: TimeWindow | None
+    embedded: bool
+    """False when the query could not be embedded (then only words were searched)."""
+
+
+def _key(layer: str, ident: Any) -> tuple[str, str]:
+    return (layer, str(ident))
+
+
+def _ranked(layer: str, hits: Sequence[tuple[Any, float]]) -> Ranked:
+    return [(_key(layer, ident), score) for ident, score in hits]
+
+
+def _similar(hits: Ranked) -> Ranked:
+    """A vector list without the hits at or below `VECTOR_MIN_COSINE`."""
+    return [(key, cosine) for key, cosine in hits if cosine > VECTOR_MIN_COSINE]
+
+
+async def _on_connection(
+    pool: AsyncConnectionPool, work: Callable[[AsyncConnection[Any]], Awaitable[T]]
+) -> T:
+    async with pool.connection() as conn:
+        return await work(conn)
+
+
+def _epoch(value: Any) -> datetime | None:
+    number = parse_number(value)
+    return None if number is None else datetime.fromtimestamp(number, UTC)
+
+
+def _in_window(moment: datetime | None, window: tuple[datetime, datetime] | None) -> bool:
+    if window is None:
+        return True
+    return moment is not None and window[0] <= moment < window[1]
+
+
+async def _embed(model: LLM, query: str) -> np.ndarray | None:
+    try:
+        return np.asarray((await model.embed([query]))[0], dtype=np.float32)
+    except (ModelError, OSError, RuntimeError) as exc:
+        log.error("memory search: the query could not be embedded (%s); words only", exc)
+        return None
+
+
+class _Search:
+    """One search: the lists of every layer, fused, then the details of the top hits."""
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        pool: AsyncConnectionPool,
+        pair: Pair,
+        options: SearchOptions,
+        window: tuple[datetime, datetime] | None,
+    ) -> None:
+        self.redis = redis
+        self.pool = pool
+        self.pair = pair
+        self.options = options
+        self.window = window
+        self.filters = archive.Filters(window, options.before, options.exclude_turn)
+        self.entries: dict[str, KzgEntry] = {}
+        self.nodes: dict[int, dict[str, Any]] = {}
+
+    def wants(self, layer: str, method: str) -> bool:
+        return layer in self.options.layers and method in self.options.methods
+
+    async def lists(
+        self, vector: np.ndarray | None, terms: text_search.QueryTerms
+    ) -> dict[str, Ranked]:
+        """Every ranked list of every layer, made concurrently (own connections)."""
+        jobs: dict[str, Awaitable[Ranked]] = {}
+        candidates = (terms.window_rows if self.window is not None else terms.rows) or 0
+        if terms.rows and LAYER_ARCHIVE in self.options.layers:
+            for method, view in (
+                (METHOD_VECTOR, archive.VIEW_TURN),
+                (METHOD_CONTEXT, archive.VIEW_CONTEXT),
+            ):
+                if vector is not None and self.wants(LAYER_ARCHIVE, method):
+                    jobs[f"{LAYER_ARCHIVE}/{method}"] = self._archive_vector(
+                        vector, view, candidates
+                    )
+            if self.wants(LAYER_ARCHIVE, METHOD_LEXICAL):
+                jobs[f"{LAYER_ARCHIVE}/{METHOD_LEXICAL}"] = self._archive_lexical(terms)
+            if terms.unknown_words and self.wants(LAYER_ARCHIVE, METHOD_TRIGRAM):
+                jobs[f"{LAYER_ARCHIVE}/{METHOD_TRIGRAM}"] = self._archive_trigram(terms)
+            if self.window is not None and self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
+                jobs[f"{LAYER_ARCHIVE}/{METHOD_WINDOW}"] = self._archive_window()
+        if vector is not None and self.wants(LAYER_LONG_TERM, METHOD_VECTOR):
+            jobs[f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"] = self._long_term_vector(vector)
+        if self.wants(LAYER_LONG_TERM, METHOD_LEXICAL):
+            jobs[f"{LAYER_LONG_TERM}/{METHOD_LEXICAL}"] = self._long_term_lexical(terms)
+
+        async def ranked() -> dict[str, Ranked]:
+            results = await asyncio.gather(*jobs.values())
+            return dict(zip(jobs, results, strict=True))
+
+        short_term = (
+            self._short_term(vector, terms)
+            if LAYER_SHORT_TERM in self.options.layers
+            else _no_lists()
+        )
+        found, short_lists = await asyncio.gather(ranked(), short_term)
+        return {**found, **short_lists}
+
+    async def _archive_vector(self, vector: np.ndarray, view: str, candidates: int) -> Ranked:
+        hits = await _on_connection(
+            self.pool,
+            lambda conn: archive.nearest(
+                conn,
+                self.pair,
+                vector,
+                LIST_DEPTH,
+                view=view,
+                filters=self.filters,
+                candidates=candidates,
+            ),
+        )
+        return _similar(_ranked(LAYER_ARCHIVE, hits))
+
+    async def _archive_lexical(self, terms: text_search.QueryTerms) -> Ranked:
+        hits = await _on_connection(
+            self.pool,
+            lambda conn: archive.lexical(conn, self.pair, terms, LIST_DEPTH, filters=self.filters),
+        )
+        return _ranked(LAYER_ARCHIVE, hits)
+
+    async def _archive_trigram(self, terms: text_search.QueryTerms) -> Ranked:
+        hits = await _on_connection(
+            self.pool,
+            lambda conn: archive.trigram(
+                conn, self.pair, terms.unknown_words, LIST_DEPTH, filters=self.filters
+            ),
+        )
+        return _ranked(LAYER_ARCHIVE, hits)
+
+    async def _archive_window(self) -> Ranked:
+        hits = await _on_connection(
+            self.pool,
+            lambda conn: archive.in_window(conn, self.pair, LIST_DEPTH, filters=self.filters),
+        )
+        return _ranked(LAYER_ARCHIVE, hits)
+
+    async def _short_term(
+        self, vector: np.ndarray | None, terms: text_search.QueryTerms
+    ) -> dict[str, Ranked]:
+        """Both lists of the short-term layer from one read of the pair's entries."""
+        entries = [
+            entry
+            for entry in await KzgStore(self.redis, cache_vectors=False).entries(
+                self.pair, with_ttl=False
+            )
+            if entry.fields.get("inhalt", "").strip()
+            and _in_window(_epoch(entry.fields.get("erstellt_am")), self.window)
+        ]
+        self.entries = {entry.key: entry for entry in entries}
+        lists: dict[str, Ranked] = {}
+        if not entries:
+            return lists
+        if vector is not None and self.wants(LAYER_SHORT_TERM, METHOD_VECTOR):
+            lists[f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"] = _similar(
+                _short_term_vector(entries, vector)
+            )
+        if self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
+            texts = [entry.fields.get("inhalt", "") for entry in entries]
+            hits = await _on_connection(
+                self.pool, lambda conn: text_search.rank_texts(conn, texts, terms, LIST_DEPTH)
+            )
+            lists[f"{LAYER_SHORT_TERM}/{METHOD_LEXICAL}"] = [
+                (_key(LAYER_SHORT_TERM, entries[index].key), score) for index, score in hits
+            ]
+        return lists
+
+    async def _long_term_vector(self, vector: np.ndarray) -> Ranked:
+        rows = await _on_connection(
+            self.pool,
+            lambda conn: lzg.nearest(
+                conn, self.pair, vector, LIST_DEPTH, active_only=not self.options.include_inactive
+            ),
+        )
+        kept = [row for row in rows if _in_window(_node_time(row), self.window)]
+        for row in kept:
+            self.nodes[int(row["id"])] = dict(row)
+        return _similar([(_key(LAYER_LONG_TERM, row["id"]), float(row["cosine"])) for row in kept])
+
+    async def _long_term_lexical(self, terms: text_search.QueryTerms) -> Ranked:
+        hits = await _on_connection(
+            self.pool,
+            lambda conn: lzg.lexical(
+                conn,
+                self.pair,
+                terms,
+                LIST_DEPTH,
+                active_only=not self.options.include_inactive,
+                window=self.window,
+            ),
+        )
+        return _ranked(LAYER_LONG_TERM, hits)
+
+    async def details(self, fused: list[Any]) -> list[MemoryHit]:
+        """The top hits with their text, time and sources (two or three queries)."""
+        wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
+        for item in fused:
+            layer, ident = item.key
+            wanted[layer].append(ident)
+        async with self.pool.connection() as conn:
+            rows = await archive.rows_by_id(conn, (int(i) for i in wanted[LAYER_ARCHIVE]))
+            missing = [int(i) for i in wanted[LAYER_LONG_TERM] if int(i) not in self.nodes]
+            self.nodes.update(await lzg.nodes_by_id(conn, missing))
+            node_keys = await lzg.source_keys(conn, (int(i) for i in wanted[LAYER_LONG_TERM]))
+            turns = {r["turn_id"] for r in node_keys if r["turn_id"]}
+            turns |= {
+                self.entries[key].fields.get("turn_id", "")
+                for key in wanted[LAYER_SHORT_TERM]
+                if key in self.entries
+            }
+            turn_rows = await archive.rows_by_turn(conn, self.pair, turns)
+        by_turn: dict[str, list[dict[str, Any]]] = {}
+        for row in turn_rows:
+            by_turn.setdefault(str(row["turn_id"]), []).append(row)
+        keys_of: dict[int, list[dict[str, Any]]] = {}
+        for row in node_keys:
+            keys_of.setdefault(int(row["lzg_id"]), []).append(row)
+        hits: list[MemoryHit] = []
+        for item in fused:
+            layer, ident = item.key
+            hit = self._hit(layer, ident, rows, by_turn, keys_of)
+            if hit is None:
+                continue
+            hit.score = item.score
+            hit.signals = {name.split("/", 1)[1]: value for name, value in item.signals.items()}
+            hits.append(hit)
+        return hits
+
+    def _hit(
+        self,
+        layer: str,
+        ident: str,
+        rows: dict[int, dict[str, Any]],
+        by_turn: dict[str, list[dict[str, Any]]],
+        keys_of: dict[int, list[dict[str, Any]]],
+    ) -> MemoryHit | None:
+        if layer == LAYER_ARCHIVE:
+            row = rows.get(int(ident))
+            if row is None:  # purged between the lists and the details
+                return None
+            return MemoryHit(
+                layer,
+                ident,
+                0.0,
+                row["inhalt"],
+                row["zeit"],
+                [_archive_source(row)],
+                speaker=row["sprecher"],
+            )
+        if layer == LAYER_SHORT_TERM:
+            entry = self.entries.get(ident)
+            if entry is None:
+                return None
+            turn = entry.fields.get("turn_id") or None
+            sources = [Source(LAYER_SHORT_TERM, ident, turn_id=turn)]
+            sources += _turn_sources(by_turn, turn, entry.fields.get("beobachter"))
+            return MemoryHit(
+                layer,
+                ident,
+                0.0,
+                entry.fields.get("inhalt", ""),
+                _epoch(entry.fields.get("erstellt_am")),
+                sources,
+            )
+        node = self.nodes.get(int(ident))
+        if node is None:
+            return None
+        sources = [Source(LAYER_LONG_TERM, ident)]
+        for link in keys_of.get(int(ident), []):
+            key = str(link["kzg_key"])
+            if key.startswith(CARD_KEY_PREFIX):
+                sources.append(Source(LAYER_CARD, key))
+                continue
+            sources.append(Source(LAYER_SHORT_TERM, key, turn_id=link["turn_id"]))
+            sources += _turn_sources(by_turn, link["turn_id"], node.get("beobachter"))
+        return MemoryHit(layer, ident, 0.0, node["inhalt"], _node_time(node), sources)
+
+
+async def _no_lists() -> dict[str, Ranked]:
+    return {}
+
+
+def _node_time(node: dict[str, Any]) -> datetime | None:
+    return node.get("kzg_erstellt_am") or node.get("erstellt_am")
+
+
+def _archive_source(row: dict[str, Any]) -> Source:
+    imported = row["quelle"] != archive.SOURCE_LIVE
+    return Source(
+        LAYER_ARCHIVE,
+        str(row["id"]),
+        turn_id=row["turn_id"],
+        message_ids=tuple(row["nachrichten_ids"] or ()),
+        source_id=row["quell_id"] if imported else None,
+        speaker=row["sprecher"],
+        time=row["zeit"],
+    )
+
+
+def _turn_sources(
+    by_turn: dict[str, list[dict[str, Any]]], turn_id: str | None, observer: str | None
+) -> list[Source]:
+    """The archive rows of the turn an entry was condensed from: the speaker it observed
+    (the user's words for `user`, the character's for `assistant`), else the whole turn."""
+    rows = by_turn.get(turn_id or "", [])
+    speaker = archive.SPEAKER_CHARACTER if observer == "assistant" else archive.SPEAKER_USER
+    own = [row for row in rows if row["sprecher"] == speaker]
+    return [_archive_source(row) for row in own or rows]
+
+
+def _short_term_vector(entries: list[KzgEntry], vector: np.ndarray) -> Ranked:
+    """Exact cosine over the pair's entries (a pair has hundreds at most: no index)."""
+    with_vectors = [entry for entry in entries if entry.vector is not None]
+    vectors: list[np.ndarray] = [entry.vector for entry in with_vectors if entry.vector is not None]
+    if not vectors:
+        return []
+    matrix = np.vstack(vectors).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(vector))
+    cosines = (matrix @ vector) / np.where(norms == 0, 1.0, norms)
+    order = np.argsort(-cosines)[:LIST_DEPTH]
+    return [(_key(LAYER_SHORT_TERM, with_vectors[i].key), float(cosines[i])) for i in order]
 
 
 async def search_memory(
@@ -37,40 +495,29 @@ async def search_memory(
     pair: Pair,
     query: str,
     *,
-    k: int = 10,
-    include_inactive: bool = False,
-) -> list[SearchHit]:
-    """The k best hits of both memories, highest cosine first."""
-    vector = (await model.embed([query]))[0]
-    hits = [
-        SearchHit(
-            SOURCE_SHORT_TERM,
-            hit.key,
-            hit.cosine,
-            hit.fields.get("inhalt", ""),
-            {
-                "similarity": hit.similarity,
-                "salienz": hit.fields.get("salienz"),
-                "beobachter": hit.fields.get("beobachter"),
-            },
+    now: datetime,
+    tz: ZoneInfo,
+    options: SearchOptions = SearchOptions(),
+    vector: Sequence[float] | np.ndarray | None = None,
+) -> SearchResult:
+    """The pair's best `options.limit` memories for `query`, fused over layers and methods,
+    each with its sources. `vector`: the query's embedding if the caller has it already."""
+    window = query_window(query, now, tz) if options.narrow_by_time else None
+    span = (window.start, window.end) if window is not None else None
+    wants_vector = bool(options.methods & {METHOD_VECTOR, METHOD_CONTEXT})
+    query_vector: np.ndarray | None = None
+    if wants_vector:
+        query_vector = (
+            np.asarray(vector, dtype=np.float32)
+            if vector is not None
+            else await _embed(model, query)
         )
-        for hit in await KzgStore(redis, cache_vectors=False).nearest(pair, vector, k)
-    ]
+    search = _Search(redis, pool, pair, options, span)
     async with pool.connection() as conn:
-        rows = await lzg.nearest(conn, pair, vector, k, active_only=not include_inactive)
-    hits += [
-        SearchHit(
-            SOURCE_LONG_TERM,
-            str(row["id"]),
-            float(row["cosine"]),
-            row["inhalt"],
-            {
-                "gewicht_decay": row["gewicht_decay"],
-                "aktiv": row["aktiv"],
-                "beobachter": row["beobachter"],
-            },
+        terms = await text_search.query_terms(
+            conn, pair, query, window=span, count_limit=archive.EXACT_LIMIT
         )
-        for row in rows
-    ]
-    hits.sort(key=lambda h: -h.cosine)
-    return hits[:k]
+    lists = await search.lists(query_vector, terms)
+    fused = reciprocal_rank_fusion(lists)[: options.limit]
+    hits = await search.details(fused)
+    return SearchResult(hits, window, query_vector is not None or not wants_vector)

@@ -20,6 +20,7 @@ from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
+from novaberg.store.text_search import QueryTerms, text_config
 
 EF_SEARCH: Final = 100
 """HNSW candidate list per query. With the index of migration 003 (m 32, ef_construction
@@ -79,6 +80,7 @@ INSERT_COLUMNS: Final = (
     "sprach_stil",
     "beziehungs_dynamik",
     "tone",
+    "sprache",
 )
 
 
@@ -100,7 +102,10 @@ async def insert_node(conn: AsyncConnection[Any], node: Mapping[str, Any]) -> in
     """Insert a node; None if a node for this `kzg_quell_key` already exists."""
     values = [node.get(col) for col in INSERT_COLUMNS]
     values[INSERT_COLUMNS.index("embedding")] = as_vector(node["embedding"])
-    placeholders = ", ".join(["%s"] * len(INSERT_COLUMNS))
+    values[INSERT_COLUMNS.index("sprache")] = node.get("sprache") or text_config(node["inhalt"])
+    placeholders = ", ".join(
+        "%s::regconfig" if col == "sprache" else "%s" for col in INSERT_COLUMNS
+    )
     cur = await conn.execute(
         f"INSERT INTO lzg_knoten ({', '.join(INSERT_COLUMNS)}) VALUES ({placeholders})"
         " ON CONFLICT (kzg_quell_key) DO NOTHING RETURNING id",
@@ -486,3 +491,77 @@ async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> in
         "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> %s", (before, ART_RAW_TURN)
     )
     return cur.rowcount
+
+
+def lexical_sql(*, active_only: bool, window: bool) -> str:
+    """The pair's nodes by words: Σ idf of the matched lexemes (condensed nodes are of similar
+    length, so no length normalisation)."""
+    active = " AND k.aktiv" if active_only else ""
+    within = (
+        " AND coalesce(k.kzg_erstellt_am, k.erstellt_am) >= %(von)s"
+        " AND coalesce(k.kzg_erstellt_am, k.erstellt_am) < %(bis)s"
+        if window
+        else ""
+    )
+    return (
+        "SELECT k.id, (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[])"
+        " AS t(q, w) WHERE k.tsv @@ t.q) AS score FROM lzg_knoten k"
+        f" WHERE k.user_id = %(u)s AND k.character_id = %(c)s{active}"
+        f" AND k.tsv @@ %(any)s::tsquery{within} ORDER BY score DESC, k.id DESC LIMIT %(k)s"
+    )
+
+
+async def lexical(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    terms: QueryTerms,
+    k: int,
+    *,
+    active_only: bool = True,
+    window: tuple[datetime, datetime] | None = None,
+) -> list[tuple[int, float]]:
+    """(node id, score) of the pair's k best nodes by words, best first."""
+    if not terms.selecting:
+        return []
+    params: dict[str, Any] = {
+        "tq": terms.term_queries,
+        "w": terms.weights,
+        "any": terms.any_query,
+        "u": pair.user_id,
+        "c": pair.character_id,
+        "k": int(k),
+    }
+    if window is not None:
+        params["von"], params["bis"] = window
+    cur = await conn.execute(
+        lexical_sql(active_only=active_only, window=window is not None), params
+    )
+    return [(int(row["id"]), float(row["score"] or 0.0)) for row in await cur.fetchall()]
+
+
+async def nodes_by_id(conn: AsyncConnection[Any], ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Nodes (without vectors) of these ids."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = ANY(%s)", (wanted,))
+    return {int(row["id"]): dict(row) for row in await cur.fetchall()}
+
+
+async def source_keys(conn: AsyncConnection[Any], node_ids: Iterable[int]) -> list[dict[str, Any]]:
+    """Provenance of nodes: every short-term key each was created from or reinforced by
+    (`kzg_quell_key`, `lzg_befoerderung`) and the turn that key was condensed from
+    (`verbindung`), as rows {lzg_id, kzg_key, turn_id}."""
+    wanted = sorted(set(node_ids))
+    if not wanted:
+        return []
+    cur = await conn.execute(
+        "WITH schluessel AS ("
+        " SELECT id AS lzg_id, kzg_quell_key AS kzg_key FROM lzg_knoten"
+        "  WHERE id = ANY(%(ids)s) AND kzg_quell_key IS NOT NULL"
+        " UNION SELECT lzg_id, kzg_key FROM lzg_befoerderung WHERE lzg_id = ANY(%(ids)s))"
+        " SELECT s.lzg_id, s.kzg_key, v.turn_id FROM schluessel s"
+        " LEFT JOIN verbindung v ON v.kzg_id = s.kzg_key ORDER BY s.lzg_id, s.kzg_key",
+        {"ids": wanted},
+    )
+    return [dict(row) for row in await cur.fetchall()]

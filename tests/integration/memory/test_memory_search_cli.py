@@ -1,4 +1,4 @@
-"""`novaberg memory search`: ranked hits of both memories with source and score."""
+"""`novaberg memory search`: ranked hits of every memory layer with layer, score and sources."""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ def seeded(endpoints: Endpoints, db: object, redis: object) -> None:
             "inhalt": "Der Nutzer segelt gern am Gardasee.",
             "salienz": "0.9",
             "beobachter": "user",
+            "turn_id": "turn-1",
+            "erstellt_am": "1790000000.0",
             "embedding": encode_vector(embed("Der Nutzer segelt gern am Gardasee.")),
         },
     )
@@ -51,6 +53,13 @@ def seeded(endpoints: Endpoints, db: object, redis: object) -> None:
                 " gewicht_roh, gewicht_absolut, gewicht_decay) VALUES (%s, 'meister', 'nova', %s, %s, 1, 3, 3)",
                 (f"k{i}", text, np.asarray(embed(text), dtype=np.float32)),
             )
+        conn.execute("INSERT INTO verbindung (turn_id, kzg_id) VALUES ('turn-0', 'k0')")
+        conn.execute(
+            "INSERT INTO gespraechsarchiv (user_id, character_id, sprecher, inhalt, zeit,"
+            " turn_id, nachrichten_ids, herkunft, quelle, quell_id, sprache) VALUES"
+            " ('meister', 'nova', 'user', 'Ich segle so gern am Gardasee!', now(), 'turn-0',"
+            " '{m-0}', 'user', 'live', 'turn-0:user:0', 'german')"
+        )
 
 
 def test_search_prints_ranked_hits_with_source(
@@ -78,11 +87,30 @@ def test_search_prints_ranked_hits_with_source(
         ],
     )
     assert result.exit_code == 0, result.output
-    hits = [json.loads(line) for line in result.output.splitlines()]
-    assert [h["rang"] for h in hits] == [1, 2, 3]
-    assert hits[0]["source"] == "kzg" and "Gardasee" in hits[0]["text"]
-    assert hits[1]["source"] == "lzg" and "Gardasee" in hits[1]["text"]
-    assert hits[2]["text"].startswith("Steuer")
-    assert hits[0]["cosine"] >= hits[1]["cosine"] >= hits[2]["cosine"]
+    hits = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+    by_layer = {h["layer"]: h for h in hits}
+    assert set(by_layer) == {"archiv", "kzg", "lzg"}
+    assert all("Gardasee" in h["text"] for h in hits), "the tax node shares no word or meaning"
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert by_layer["kzg"]["sources"][0] == {
+        "layer": "kzg",
+        "id": "kzg:meister:nova:1",
+        "turn_id": "turn-1",
+        "nachrichten_ids": [],
+        "source_id": None,
+        "speaker": None,
+        "time": None,
+    }
+    lzg_sources = by_layer["lzg"]["sources"]
+    assert [(s["layer"], s["id"]) for s in lzg_sources[:2]] == [
+        ("lzg", by_layer["lzg"]["id"]),
+        ("kzg", "k0"),
+    ]
+    assert lzg_sources[2]["layer"] == "archiv" and lzg_sources[2]["nachrichten_ids"] == ["m-0"]
+    archived = by_layer["archiv"]
+    assert archived["sources"][0]["turn_id"] == "turn-0" and archived["time"]
+    assert set(archived["signals"]) <= {"vektor", "vektor_kontext", "lexikalisch", "trigramm"}
     table = CliRunner().invoke(app, ["memory", "search", "Gardasee"])
-    assert table.exit_code == 0 and "kzg" in table.output and "lzg" in table.output
+    assert table.exit_code == 0
+    assert all(layer in table.stdout for layer in ("archiv", "kzg", "lzg"))

@@ -18,8 +18,8 @@ from novaberg.agents.base import AgentState
 from novaberg.agents.quota import QuotaExceeded
 from novaberg.agents.timeline import display
 from novaberg.agents.timeline import repository as repo
-from novaberg.agents.timeline.time_parser import TimeVector, parse_time
 from novaberg.agents.workflow import fail, now_from, step
+from novaberg.memory.time_expressions.parser import TimeVector, parse_time
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps

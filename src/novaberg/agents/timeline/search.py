@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 from novaberg.agents.base import AgentState
 from novaberg.agents.timeline import NAME, display
 from novaberg.agents.timeline import repository as repo
-from novaberg.agents.timeline.time_parser import parse_time
 from novaberg.agents.workflow import ask, fail, now_from, step
+from novaberg.memory.time_expressions.parser import parse_time
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps

@@ -16,6 +16,8 @@ Loads who is talking before anything is computed:
   `user_weight` (column `nutzer_gewichtung`), which the character's salience needs for
   pflicht (docs/behaviour/nodes.md#salience).
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
+- `system_prompt`: for a character imported from a card, the card's system prompt,
+  description, personality, scenario and example dialogue (`persona_from_rows`).
 - the session turns (`raw_turns`), the session summary (`session_summary`) and the
   character's active goals toward the user (`geladene_ziele`), read with the rest: ei_calc
   and the enricher after this node need them.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -102,6 +105,48 @@ PROFILE_SQL: Final = (
     " WHERE user_id = %s AND character_id = %s"
 )
 NAME_SQL: Final = "SELECT name FROM characters WHERE character_id = %s"
+PERSONA_SQL: Final = (
+    "SELECT name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt"
+    " FROM characters WHERE character_id = %s AND karten_hash IS NOT NULL"
+)
+"""A character imported from a card brings its own persona; the built-in ones have none."""
+
+PERSONA_MAX_CHARS: Final = 2_000
+"""The persona is cut to this length: the bundled model has a 2048-token context."""
+
+PERSONA_PARTS: Final = (
+    ("system_prompt", ""),
+    ("beschreibung", "Beschreibung"),
+    ("persoenlichkeit", "Persönlichkeit"),
+    ("szenario", "Szenario"),
+    ("beispiel_dialog", "Beispieldialog"),
+)
+"""Card fields in the order the system prompt shows them, with their headings."""
+
+_CARD_MACROS: Final = (
+    ("{{char}}", "name"),
+    ("<bot>", "name"),
+    ("{{user}}", "user"),
+    ("<user>", "user"),
+)
+"""Placeholders of character cards: the character's and the person's name."""
+
+
+def persona_from_rows(rows: list[dict[str, Any]], user_id: str) -> str:
+    """The system prompt of a card character (its card's fields), "" for any other."""
+    if not rows:
+        return ""
+    row = rows[0]
+    names = {"name": str(row["name"] or ""), "user": user_id}
+    parts = []
+    for column, heading in PERSONA_PARTS:
+        text = str(row[column] or "").strip()
+        if text:
+            parts.append(f"{heading}: {text}" if heading else text)
+    persona = "\n".join(parts)
+    for macro, whose in _CARD_MACROS:
+        persona = re.sub(re.escape(macro), names[whose], persona, flags=re.IGNORECASE)
+    return persona[:PERSONA_MAX_CHARS].rstrip()
 
 
 def profile_from_rows(rows: list[dict[str, Any]]) -> Character:
@@ -191,6 +236,7 @@ async def _read_tables(
             name_from_rows([], pair.character_id),
         ),
         "ziele": (activation_goals_from_rows, None),  # None: the enricher reads them itself
+        "persona": (lambda rows: persona_from_rows(rows, pair.user_id), ""),
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
@@ -198,6 +244,7 @@ async def _read_tables(
         (rule_store.active_sql(DIRECTIVES), (pair.user_id,)),
         (NAME_SQL, (pair.character_id,)),
         activation_query(pair),
+        (PERSONA_SQL, (pair.character_id,)),
     ]
     if with_user_profile:
         parsers["profil_nutzer"] = (profile_from_rows, Character())
@@ -288,6 +335,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "external": external,
         "internal": internal,
         "character_name": tables["name"],
+        "system_prompt": tables["persona"],
         "raw_turns": reads.turns,
         "session_summary": reads.summary,
         "loaded_goals": tables["ziele"],

@@ -7,6 +7,9 @@
 - Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
   every write is recorded in `pending_writes_log` with what became of it.
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
+- Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
+  the enricher's vector, the answer embedded here. A failed archive write is logged in the
+  node's row (`archiv`), never fatal: the conversation goes on without it.
 
 The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 import psycopg
@@ -28,12 +32,14 @@ from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
+from novaberg.memory.archive import archive_live_turn
 from novaberg.memory.bridge import (
     KzgWriteOutcome,
     observer_for,
     store_kzg_writes,
     summarise_session,
 )
+from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
@@ -183,12 +189,9 @@ async def store_writes(
 
 
 async def write_session_turn(
-    state: ConversationState, deps: GraphDeps, pair: Pair
+    turn: dict[str, Any] | None, deps: GraphDeps, pair: Pair
 ) -> dict[str, Any] | None:
     """Append the run's session turn once and summarise the session if it grew too long."""
-    if state.get("session_turn_written"):
-        return None
-    turn = build_session_turn(state, deps.clock())
     if turn is None:
         return None
     length = await append_turn(deps.redis, pair, turn)
@@ -197,6 +200,28 @@ async def write_session_turn(
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
     return summary
+
+
+async def archive_session_turn(
+    state: ConversationState, deps: GraphDeps, pair: Pair, turn: dict[str, Any] | None
+) -> int | None:
+    """Archive the session turn (the user's with its prompt vector, the answer embedded)."""
+    if turn is None:
+        return None
+    user = turn["rolle"] == ROLE_USER
+    return await archive_live_turn(
+        deps.pool,
+        deps.model,
+        pair,
+        speaker=SPEAKER_USER if user else SPEAKER_CHARACTER,
+        text=str(turn["inhalt"]),
+        time=datetime.fromtimestamp(float(turn["zeit"]), UTC),
+        turn_id=turn.get("turn_id"),
+        message_ids=[str(i) for i in turn.get(FIELD_MESSAGE_IDS) or []],
+        origin=str(turn.get("herkunft") or ""),
+        round_=int(state.get("trigger_count") or 0),
+        embedding=turn.get("embedding") if user else None,
+    )
 
 
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
@@ -242,18 +267,23 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         outcome = KzgWriteOutcome(results=[WRITE_FAILED] * len(writes))
     if outcome.session_turn_kern:
         update["session_turn_core"] = outcome.session_turn_kern
-    # the write log and the session are independent: both round trips at once, and a
-    # failure of one is raised only once the other has finished (never left running)
-    logged, written = await asyncio.gather(
+    merged = cast(ConversationState, {**state, **update})
+    turn = None if state.get("session_turn_written") else build_session_turn(merged, deps.clock())
+    # the write log, the session and the archive are independent: all round trips at once,
+    # and a failure of one is raised only once the others have finished (never left running)
+    logged, written, archived = await asyncio.gather(
         record_pending_writes(
             state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
         ),
-        write_session_turn(cast(ConversationState, {**state, **update}), deps, pair),
+        write_session_turn(turn, deps, pair),
+        archive_session_turn(merged, deps, pair, turn),
         return_exceptions=True,
     )
     for result in (logged, written):
         if isinstance(result, BaseException):
             raise result
+    if isinstance(archived, BaseException):
+        log.error("dispatcher: turn %s not archived: %s", state.get("turn_id"), archived)
     recorded = cast(int, logged)
     session_turn = cast(dict[str, Any] | None, written)
     if session_turn is not None:
@@ -270,6 +300,11 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
             else {"aufgezeichnet": 0, "ziele": []}
         ),
         "session_turn": session_turn,
+        "archiv": (
+            "fehlgeschlagen"
+            if isinstance(archived, BaseException)
+            else ("vorhanden" if archived is None and turn is not None else archived)
+        ),
     }
     if session_turn is not None and "zusammenfassung" in session_turn:
         summary["session_zusammenfassung"] = session_turn.pop("zusammenfassung")

@@ -7,8 +7,8 @@ Two variants, chosen by `graph_role`:
   `ziel_vektoren` and `gravitationsterm`. No memory, no profiles.
 - **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
   turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
-  `memory_entries_raw` (short- and long-term memory resonance, the session summary and the
-  recent turns). The payload's `user_intentionen` wins over the session's.
+  `memory_entries_raw` (short- and long-term memory resonance, archived turns older than the
+  session, the session summary and the recent turns). The payload's `user_intentionen` wins over the session's.
 
 A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
 session, its summary and the goals are read here unless an earlier node of this run
@@ -29,7 +29,7 @@ from novaberg.agents.stimulus import stimulus_text
 from novaberg.ei.goals import activate_goals
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.memory.bridge import MemoryResonance, resonance
+from novaberg.memory.bridge import ArchiveQuery, MemoryResonance, resonance
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
@@ -124,10 +124,22 @@ async def _nothing(value: Any) -> Any:
     return value
 
 
+def oldest_turn_time(turns: Sequence[Mapping[str, Any]]) -> float | None:
+    """When the oldest turn the session still holds was said (the archive read leaves out
+    what the session shows anyway)."""
+    times = [float(t["zeit"]) for t in turns if isinstance(t.get("zeit"), int | float)]
+    return min(times) if times else None
+
+
 async def _resonance(
-    state: ConversationState, deps: GraphDeps, pair: Pair, embedding: list[float] | None
+    state: ConversationState,
+    deps: GraphDeps,
+    pair: Pair,
+    embedding: list[float] | None,
+    turns: Sequence[Mapping[str, Any]],
 ) -> MemoryResonance | None:
-    """Short- and long-term memory for the stimulus; None without an embedding."""
+    """Short- and long-term memory and archived turns for the stimulus; None without an
+    embedding."""
     if embedding is None:
         return None
     internal = state.get("internal")
@@ -140,6 +152,13 @@ async def _resonance(
         cluster=(state.get("hypothesis_detail") or {}).get("cluster"),
         nova_emotion=internal.emotion.emotion if internal is not None else None,
         clock=deps.clock,
+        archive=ArchiveQuery(
+            text=stimulus_text(state),
+            tz=deps.settings.tz,
+            before=oldest_turn_time(turns),
+            exclude_turn=state.get("turn_id"),
+            character_name=state.get("character_name") or pair.character_id.title(),
+        ),
     )
 
 
@@ -158,7 +177,7 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     )
     if embedding is None:
         goals = []  # nothing to activate them against
-    found = await _resonance(state, deps, pair, embedding) if full else None
+    found = await _resonance(state, deps, pair, embedding, turns) if full else None
     activation = activate_goals(embedding, goals)
 
     update: dict[str, Any] = {
@@ -199,6 +218,7 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         update["long_term_resonance"] = found.long_term.as_state()
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
+        summary["archiv_treffer"] = len(found.archive)
     update["memory_entries_raw"] = entries
     summary["memory_entries_raw"] = len(entries)
     return {**update, "_log": summary}

@@ -37,9 +37,9 @@ from zoneinfo import ZoneInfo
 
 import dateparser
 
-from novaberg.agents.timeline.time_grammar import Parts, scan
-from novaberg.agents.timeline.time_tokens import Token, tokenise
-from novaberg.agents.timeline.time_words import (
+from novaberg.memory.time_expressions.grammar import Parts, scan
+from novaberg.memory.time_expressions.tokens import Token, tokenise
+from novaberg.memory.time_expressions.words import (
     DATEPARSER_UNITS,
     DAYPART_HOURS,
     DAYPART_KIND,

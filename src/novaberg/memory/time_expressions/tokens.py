@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from novaberg.agents.timeline.time_words import (
+from novaberg.memory.time_expressions.words import (
     FUZZY_TARGETS,
     NUMBER_WORDS,
     PROTECTED_WORDS,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from novaberg.agents.timeline import time_words as w
-from novaberg.agents.timeline.time_tokens import Token, number_value
+from novaberg.memory.time_expressions import words as w
+from novaberg.memory.time_expressions.tokens import Token, number_value
 
 Direction = Literal["forward", "backward"]
 ClockKind = Literal["literal", "spoken", "meridiem"]

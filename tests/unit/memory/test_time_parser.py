@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from novaberg.agents.timeline.time_parser import (
+from novaberg.memory.time_expressions.parser import (
     MAX_FUTURE,
     MAX_PAST,
     TimeVector,
     format_time,
     parse_time,
 )
-from novaberg.agents.timeline.time_tokens import fuzzy_fix, levenshtein, normalise_word
+from novaberg.memory.time_expressions.tokens import fuzzy_fix, levenshtein, normalise_word
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 7, 31, 14, 0, tzinfo=BERLIN)  # Friday

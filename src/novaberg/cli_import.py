@@ -1,0 +1,215 @@
+"""`novaberg import chat|card`: bring a conversation history or a character from elsewhere.
+
+A file is read and checked completely before any service starts: a bad file ends with one
+line and exit code 2, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from novaberg.cli_memory import _settings, _with_services
+from novaberg.config import Settings
+
+console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
+
+import_app = typer.Typer(help="Import chat histories and character cards.", no_args_is_help=True)
+
+PROBLEMS_SHOWN: Final = 20
+"""Skipped lines listed one by one; the rest are counted."""
+
+FileArgument = Annotated[
+    Path, typer.Argument(exists=False, dir_okay=False, help="The file to import.")
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    err_console.print(f"[red]{message}[/red]", highlight=False)
+    return typer.Exit(2)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise _fail(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _user(user: str | None, settings: Settings) -> str:
+    from novaberg.store.users import InvalidUserId, check_user_id
+
+    chosen = user or settings.default_user
+    try:
+        check_user_id(chosen)
+    except InvalidUserId as exc:
+        raise _fail(str(exc)) from None
+    return chosen
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+
+
+@import_app.command("chat")
+def chat_command(
+    file: FileArgument,
+    character: Annotated[
+        str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")
+    ] = None,
+    user: Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_USER].")] = None,
+    distil: Annotated[
+        bool,
+        typer.Option(help="Also run the turns through salience and short-term condensing."),
+    ] = False,
+    pin: Annotated[bool, typer.Option(help="Keep the turns beyond the yearly purge.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Archive a SillyTavern chat (.jsonl), ChatGPT's conversations.json or a plain JSONL
+    ({"id","speaker","text","time"}). Resumable: running it again adds only what is missing."""
+    from novaberg.imports.chat_formats import ChatFormatError, parse_chat
+
+    settings = _settings()
+    user_id = _user(user, settings)
+    character_id = character or settings.character
+    try:
+        parsed = parse_chat(_read(file), tz=settings.tz, name=file.name)
+    except ChatFormatError as exc:
+        raise _fail(f"{file}: {exc}") from None
+    for problem in parsed.problems[:PROBLEMS_SHOWN]:
+        err_console.print(f"[yellow]{file}: {problem} (skipped)[/yellow]", highlight=False)
+    if len(parsed.problems) > PROBLEMS_SHOWN:
+        err_console.print(f"[yellow]... {len(parsed.problems) - PROBLEMS_SHOWN} more[/yellow]")
+    report = asyncio.run(
+        _with_services(
+            settings,
+            lambda ctx: _import_chat(ctx, parsed, user_id, character_id, distil, pin),
+        )
+    )
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+        return
+    line = (
+        f"{report['neu']} new turn(s) archived for {user_id}/{character_id} "
+        f"({report['format']}; {report['vorhanden']} already there, "
+        f"{len(report['uebersprungen'])} line(s) skipped, {report['ignoriert']} not a turn)"
+    )
+    if "destilliert" in report:
+        done = report["destilliert"]
+        line += f"; distilled {done['turns']} turn(s) into {done['kzg_eintraege']} memories"
+    console.print(line)
+
+
+async def _import_chat(
+    ctx: Any, parsed: Any, user_id: str, character_id: str, distil: bool, pin: bool
+) -> dict[str, Any]:
+    from novaberg.graph.contract import GraphDeps
+    from novaberg.imports.chat_import import import_chat
+    from novaberg.imports.distil import distil_import
+    from novaberg.store import characters
+    from novaberg.store.keys import Pair
+
+    async with ctx.pool.connection() as conn:
+        if await characters.get(conn, character_id) is None:
+            raise _fail(
+                f"unknown character {character_id!r}: import its card first "
+                "(novaberg import card FILE) or choose --character"
+            )
+    pair = Pair(user_id, character_id)
+    with _progress() as bar:
+        task = bar.add_task("archiving", total=len(parsed.turns))
+        report = await import_chat(
+            ctx.pool,
+            ctx.model,
+            pair,
+            parsed,
+            pinned=pin,
+            progress=lambda n: bar.advance(task, n),
+        )
+        result: dict[str, Any] = report.as_json()
+        if distil:
+            deps = GraphDeps(ctx.settings, ctx.redis, ctx.pool, ctx.model)
+            step = bar.add_task("distilling", total=len(parsed.turns))
+            try:
+                distilled = await distil_import(
+                    deps,
+                    pair,
+                    parsed.format,
+                    report.source_ids,
+                    gate=ctx.gate,
+                    progress=lambda n: bar.advance(step, n),
+                )
+            finally:
+                assert deps.log is not None
+                await deps.log.close()
+            bar.update(step, total=bar.tasks[step].completed)
+            result["destilliert"] = distilled.as_json()
+    return result
+
+
+@import_app.command("card")
+def card_command(
+    file: FileArgument,
+    user: Annotated[
+        str | None, typer.Option(help="Whose long-term memory gets the lorebook.")
+    ] = None,
+    character_id: Annotated[
+        str | None, typer.Option("--id", help="Character id (default: from the name).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Create a character from a character card (V1/V2/V3; PNG with its card chunk, or JSON).
+    The lorebook becomes long-term knowledge of the user's pair with the character."""
+    from novaberg.imports.card_import import resolve_id
+    from novaberg.imports.cards import CardError, read_card
+
+    settings = _settings()
+    user_id = _user(user, settings)
+    try:
+        card = read_card(_read(file))
+        resolve_id(card, character_id)
+    except CardError as exc:
+        raise _fail(f"{file}: {exc}") from None
+    report = asyncio.run(
+        _with_services(settings, lambda ctx: _import_card(ctx, card, user_id, character_id))
+    )
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+        return
+    state = "created" if report["neu"] else "already there"
+    console.print(
+        f"character {report['character_id']!r} ({report['name']}) {state}; "
+        f"{report['lore_neu']} of {report['lore']} lorebook entries stored for {user_id}"
+    )
+
+
+async def _import_card(ctx: Any, card: Any, user_id: str, character_id: str | None) -> dict:
+    from novaberg.imports.card_import import CardConflict, import_card
+
+    try:
+        report = await import_card(
+            ctx.pool,
+            ctx.model,
+            card,
+            user_id=user_id,
+            now=datetime.now(UTC),
+            character_id=character_id,
+        )
+    except CardConflict as exc:
+        raise _fail(str(exc)) from None
+    return report.as_json()

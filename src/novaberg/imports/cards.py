@@ -1,0 +1,191 @@
+"""Reading a character card: V1, V2 (`chara_card_v2`) or V3 (`chara_card_v3`), as JSON or
+embedded in a PNG.
+
+A PNG carries the card base64-encoded in a `tEXt` chunk: `ccv3` (V3) or `chara` (V2 and
+older); when both are present `ccv3` wins. V2/V3 keep the fields in `data`; V1 has them at
+the top level. What Novaberg uses: name, description, personality, scenario, first message,
+example dialogue, system prompt, and the lorebook (`character_book.entries`: keys and
+content, disabled entries left out). Anything else that is not a card raises `CardError`
+with one line. Described in docs/memory.md, "Imports".
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import struct
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
+CARD_CHUNKS: Final = ("ccv3", "chara")
+"""tEXt keywords that hold a card, preferred first."""
+
+SPEC_V2: Final = "chara_card_v2"
+SPEC_V3: Final = "chara_card_v3"
+
+MAX_ID_CHARS: Final = 64
+"""A character id is what the intake accepts: 1–64 of [A-Za-z0-9_.-]."""
+ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+_TRANSLITERATE: Final = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
+class CardError(ValueError):
+    """Not a character card (one line: why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoreEntry:
+    """One lorebook entry: its keys (trigger words) and content; `ident`: the card's id for
+    it, else its position (stable across imports of the same card)."""
+
+    ident: str
+    keys: tuple[str, ...]
+    content: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Card:
+    name: str
+    description: str = ""
+    personality: str = ""
+    scenario: str = ""
+    first_message: str = ""
+    example_dialogue: str = ""
+    system_prompt: str = ""
+    lore: tuple[LoreEntry, ...] = ()
+    spec: str = "v1"
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the card's JSON (keys sorted): the same card, the same digest."""
+        canonical = json.dumps(self.raw, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def character_id_for(name: str) -> str:
+    """A character id from a name: lowercase ASCII letters, digits and - (umlauts spelt
+    out, other letters reduced to their base letter)."""
+    lowered = name.strip().lower().translate(_TRANSLITERATE)
+    ascii_name = unicodedata.normalize("NFKD", lowered).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9_.]+", "-", ascii_name).strip("-.")
+    return slug[:MAX_ID_CHARS].rstrip("-.")
+
+
+def read_card(data: bytes) -> Card:
+    """The card in a PNG or JSON file."""
+    if data.startswith(PNG_SIGNATURE):
+        return parse_card(_png_card_json(data))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CardError("neither a PNG nor UTF-8 JSON") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CardError(f"broken JSON at line {exc.lineno}: {exc.msg}") from None
+    return parse_card(obj)
+
+
+def _png_chunks(data: bytes) -> dict[str, bytes]:
+    """tEXt chunks of a PNG by keyword (the first of each keyword)."""
+    chunks: dict[str, bytes] = {}
+    offset = len(PNG_SIGNATURE)
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset : offset + 8])
+        start, end = offset + 8, offset + 8 + length
+        if end + 4 > len(data):
+            raise CardError("the PNG is truncated")
+        if kind == b"tEXt":
+            keyword, _, value = data[start:end].partition(b"\x00")
+            chunks.setdefault(keyword.decode("latin-1"), value)
+        if kind == b"IEND":
+            break
+        offset = end + 4  # skip the CRC
+    return chunks
+
+
+def _png_card_json(data: bytes) -> Any:
+    chunks = _png_chunks(data)
+    for keyword in CARD_CHUNKS:
+        if keyword in chunks:
+            try:
+                decoded = base64.b64decode(chunks[keyword], validate=False)
+                return json.loads(decoded.decode("utf-8"))
+            except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise CardError(f"the PNG's {keyword!r} chunk is not base64 JSON ({exc})") from None
+    raise CardError("a PNG without a character card (no 'ccv3' or 'chara' text chunk)")
+
+
+def _string(obj: Mapping[str, Any], name: str) -> str:
+    value = obj.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _lore(data: Mapping[str, Any]) -> tuple[LoreEntry, ...]:
+    book = data.get("character_book")
+    entries = book.get("entries") if isinstance(book, Mapping) else None
+    if not isinstance(entries, list):
+        return ()
+    lore: list[LoreEntry] = []
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or entry.get("enabled") is False:
+            continue
+        content = _string(entry, "content")
+        if not content:
+            continue
+        raw_keys = entry.get("keys")
+        keys = (
+            tuple(k.strip() for k in raw_keys if isinstance(k, str) and k.strip())
+            if isinstance(raw_keys, list)
+            else ()
+        )
+        ident = entry.get("id")
+        lore.append(
+            LoreEntry(
+                str(ident) if isinstance(ident, int | str) and str(ident) else str(position),
+                keys,
+                content,
+                _string(entry, "name") or _string(entry, "comment"),
+            )
+        )
+    return tuple(lore)
+
+
+def parse_card(obj: Any) -> Card:
+    """A card from its JSON object (V1 flat, V2/V3 with `data`)."""
+    if not isinstance(obj, Mapping):
+        raise CardError("not a character card: the JSON is not an object")
+    spec = obj.get("spec")
+    if spec in (SPEC_V2, SPEC_V3):
+        data = obj.get("data")
+        if not isinstance(data, Mapping):
+            raise CardError(f"a {spec} card without its 'data' object")
+        version = "v3" if spec == SPEC_V3 else "v2"
+    elif "name" in obj and any(k in obj for k in ("description", "first_mes", "personality")):
+        data, version = obj, "v1"
+    else:
+        raise CardError("not a character card (no 'spec', and no V1 name and description)")
+    name = _string(data, "name")
+    if not name:
+        raise CardError("the card has no name")
+    return Card(
+        name=name,
+        description=_string(data, "description"),
+        personality=_string(data, "personality"),
+        scenario=_string(data, "scenario"),
+        first_message=_string(data, "first_mes"),
+        example_dialogue=_string(data, "mes_example"),
+        system_prompt=_string(data, "system_prompt"),
+        lore=_lore(data),
+        spec=version,
+        raw=dict(obj),
+    )

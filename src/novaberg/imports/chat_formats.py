@@ -1,0 +1,397 @@
+"""Reading chat exports into turns: SillyTavern chat JSONL, ChatGPT `conversations.json`, and
+a plain JSONL of {"id", "speaker": "user"|"character", "text", "time"}.
+
+The whole file is read and checked before anything is stored. A file that is not one of the
+formats (not UTF-8, broken JSON, a JSON of another shape, no usable turn) raises
+`ChatFormatError` with one line saying why. Inside a recognised JSONL file, a malformed line
+is a `Problem` (its line number and reason) and is skipped; system and empty messages are
+not turns and are only counted. Each turn keeps the source's own id — the plain format's
+`id`, ChatGPT's message id, for SillyTavern (whose messages have none) a hash of the
+message's time, author and text — so importing the same export again finds it stored.
+
+Formats as their exporters write them (described in docs/memory.md, "Imports"):
+- SillyTavern: line 1 a header (`user_name`, `character_name`, `create_date`), then one
+  message per line (`name`, `is_user`, `is_system`, `send_date`, `mes`).
+- ChatGPT: a JSON array of conversations, each a tree of messages (`mapping`, nodes with
+  `parent` and `message` {`id`, `author.role`, `create_time`, `content.parts`}); the branch
+  ending at `current_node` is the conversation as last seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
+
+FORMAT_JSONL: Final = "jsonl"
+FORMAT_SILLYTAVERN: Final = "sillytavern"
+FORMAT_CHATGPT: Final = "chatgpt"
+"""Format names; also the archive's `quelle` of the turns imported from them."""
+FORMATS: Final = (FORMAT_JSONL, FORMAT_SILLYTAVERN, FORMAT_CHATGPT)
+
+SILLYTAVERN_TIME_FORMATS: Final = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p", "%Y-%m-%d@%Hh%Mm%Ss")
+"""SillyTavern's `send_date` ("June 20, 2024 3:45pm") and `create_date` layouts; newer
+versions write ISO 8601 or epoch milliseconds, which are read as well."""
+
+MAX_TEXT_CHARS: Final = 100_000
+"""A turn longer than this is a malformed line (no chat message is that long)."""
+
+
+class ChatFormatError(ValueError):
+    """The file as a whole is not an importable chat (one line: what is wrong)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedTurn:
+    source_id: str
+    speaker: str
+    text: str
+    time: datetime
+    conversation: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A part of the file that was skipped: its line (JSONL) or place (JSON) and why."""
+
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class ParsedChat:
+    format: str
+    turns: list[ImportedTurn] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    ignored: int = 0
+    """System and empty messages: not turns, not errors."""
+
+
+class _LineError(ValueError):
+    """A malformed line (the reason is the message)."""
+
+
+def parse_chat(data: bytes, *, tz: ZoneInfo, name: str = "") -> ParsedChat:
+    """The turns of a chat export, or `ChatFormatError`. `tz`: the zone of times given
+    without one; `name`: the file's name (the conversation id of a plain JSONL)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ChatFormatError(f"not UTF-8 text (byte {exc.start})") from None
+    stripped = text.strip()
+    if not stripped:
+        raise ChatFormatError("the file is empty")
+    if stripped[0] == "[":
+        return _chatgpt(_load_json(stripped), tz)
+    if stripped[0] == "{":
+        try:
+            whole = json.loads(stripped)
+        except json.JSONDecodeError:
+            whole = None  # several lines: JSONL
+        if isinstance(whole, Mapping) and "mapping" in whole:
+            return _chatgpt([whole], tz)
+        return _jsonl(text, tz, name)
+    raise ChatFormatError(
+        "not a chat export: expected JSONL (SillyTavern or plain) or ChatGPT's conversations.json"
+    )
+
+
+def _load_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ChatFormatError(f"broken JSON at line {exc.lineno}: {exc.msg}") from None
+
+
+# --- JSONL (plain and SillyTavern) ----------------------------------------------------------
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, line
+
+
+def _jsonl_format(objects: list[tuple[int, Any]]) -> str:
+    for _, obj in objects:
+        if not isinstance(obj, Mapping):
+            continue
+        if ("user_name" in obj and "character_name" in obj) or ("mes" in obj and "is_user" in obj):
+            return FORMAT_SILLYTAVERN
+        if "speaker" in obj and "text" in obj:
+            return FORMAT_JSONL
+    raise ChatFormatError(
+        "no line looks like a chat turn: expected SillyTavern messages ({name, is_user, mes, "
+        'send_date}) or {"id", "speaker", "text", "time"}'
+    )
+
+
+def _jsonl(text: str, tz: ZoneInfo, name: str) -> ParsedChat:
+    objects: list[tuple[int, Any]] = []
+    broken: list[Problem] = []
+    for number, line in _lines(text):
+        try:
+            objects.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            broken.append(Problem(f"line {number}", f"broken JSON ({exc.msg})"))
+    if not objects:
+        first = broken[0].reason if broken else "no content"
+        raise ChatFormatError(f"broken JSON: no line is a JSON object (line 1: {first})")
+    kind = _jsonl_format(objects)
+    parsed = (
+        _sillytavern(objects, tz, name) if kind == FORMAT_SILLYTAVERN else _plain(objects, tz, name)
+    )
+    parsed.problems = sorted([*broken, *parsed.problems], key=_line_order)
+    if not parsed.turns:
+        raise ChatFormatError(f"no importable turn in the file ({_first_problem(parsed)})")
+    return parsed
+
+
+def _line_order(problem: Problem) -> int:
+    digits = "".join(ch for ch in problem.where if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def _first_problem(parsed: ParsedChat) -> str:
+    return str(parsed.problems[0]) if parsed.problems else "every message is empty or a system note"
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _LineError("text is not a string")
+    if len(value) > MAX_TEXT_CHARS:
+        raise _LineError(f"text longer than {MAX_TEXT_CHARS} characters")
+    if "\x00" in value:
+        raise _LineError("text contains NUL")
+    return value.strip()
+
+
+def parse_time(value: Any, tz: ZoneInfo) -> datetime:
+    """An ISO 8601 string or epoch seconds/milliseconds as an aware datetime (zone-less
+    strings are read in `tz`)."""
+    if isinstance(value, bool):
+        raise _LineError("time is not a time")
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 100_000_000_000 else value
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise _LineError(f"time {value!r} is out of range") from None
+    if isinstance(value, str) and value.strip():
+        raw = value.strip()
+        if raw.replace(".", "", 1).isdigit():
+            return parse_time(float(raw), tz)
+        try:
+            moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            moment = _named_time(raw)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz)
+    raise _LineError("time missing")
+
+
+def _named_time(raw: str) -> datetime:
+    for layout in SILLYTAVERN_TIME_FORMATS:
+        try:
+            return datetime.strptime(raw, layout)
+        except ValueError:
+            continue
+    raise _LineError(f"time {raw!r} is not ISO 8601, epoch or SillyTavern's format")
+
+
+def _plain(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> ParsedChat:
+    parsed = ParsedChat(FORMAT_JSONL)
+    seen: set[str] = set()
+    for number, obj in objects:
+        try:
+            turn = _plain_turn(obj, tz, name or FORMAT_JSONL, number)
+        except _LineError as exc:
+            parsed.problems.append(Problem(f"line {number}", str(exc)))
+            continue
+        if turn is None:
+            parsed.ignored += 1
+        elif turn.source_id in seen:
+            parsed.problems.append(Problem(f"line {number}", f"id {turn.source_id!r} repeated"))
+        else:
+            seen.add(turn.source_id)
+            parsed.turns.append(turn)
+    return parsed
+
+
+def _plain_turn(obj: Any, tz: ZoneInfo, conversation: str, number: int) -> ImportedTurn | None:
+    if not isinstance(obj, Mapping):
+        raise _LineError("not a JSON object")
+    ident = obj.get("id")
+    if isinstance(ident, bool) or not isinstance(ident, str | int) or not str(ident).strip():
+        raise _LineError("id missing")
+    speaker = obj.get("speaker")
+    if speaker not in (SPEAKER_USER, SPEAKER_CHARACTER):
+        raise _LineError(f"speaker must be 'user' or 'character', not {speaker!r}")
+    text = _text(obj.get("text"))
+    time = parse_time(obj.get("time"), tz)
+    if not text:
+        return None
+    return ImportedTurn(str(ident).strip(), str(speaker), text, time, conversation, number)
+
+
+def _sillytavern(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> ParsedChat:
+    parsed = ParsedChat(FORMAT_SILLYTAVERN)
+    conversation = name or FORMAT_SILLYTAVERN
+    last_time: datetime | None = None
+    counts: dict[str, int] = {}
+    for number, obj in objects:
+        if isinstance(obj, Mapping) and "user_name" in obj and "mes" not in obj:
+            conversation = str(obj.get("create_date") or conversation)
+            with contextlib.suppress(_LineError):  # a header without a date: times come later
+                last_time = parse_time(obj.get("create_date"), tz)
+            continue
+        try:
+            turn = _st_turn(obj, tz, conversation, number, last_time)
+        except _LineError as exc:
+            parsed.problems.append(Problem(f"line {number}", str(exc)))
+            continue
+        if turn is None:
+            parsed.ignored += 1
+            continue
+        occurrence = counts.get(turn.source_id, 0)
+        counts[turn.source_id] = occurrence + 1
+        if occurrence:  # the same message twice in one chat: both are turns
+            turn = ImportedTurn(
+                f"{turn.source_id}#{occurrence}",
+                turn.speaker,
+                turn.text,
+                turn.time,
+                turn.conversation,
+                turn.line,
+            )
+        last_time = turn.time
+        parsed.turns.append(turn)
+    return parsed
+
+
+def _st_turn(
+    obj: Any, tz: ZoneInfo, conversation: str, number: int, last_time: datetime | None
+) -> ImportedTurn | None:
+    if not isinstance(obj, Mapping):
+        raise _LineError("not a JSON object")
+    if "mes" not in obj:
+        raise _LineError("no message text (mes)")
+    if obj.get("is_system"):
+        return None
+    text = _text(obj.get("mes"))
+    if not text:
+        return None
+    raw_time = obj.get("send_date")
+    try:
+        time = parse_time(raw_time, tz)
+    except _LineError:
+        if last_time is None:
+            raise
+        time = last_time  # a message without a date follows the one before it
+    speaker = SPEAKER_USER if obj.get("is_user") else SPEAKER_CHARACTER
+    digest = hashlib.sha1(
+        f"{raw_time}\x1f{obj.get('name')}\x1f{obj.get('is_user')}\x1f{text}".encode()
+    ).hexdigest()[:20]
+    return ImportedTurn(f"st-{digest}", speaker, text, time, conversation, number)
+
+
+# --- ChatGPT ---------------------------------------------------------------------------------
+
+
+def _chatgpt(data: Any, tz: ZoneInfo) -> ParsedChat:
+    if not isinstance(data, list) or not all(
+        isinstance(c, Mapping) and isinstance(c.get("mapping"), Mapping) for c in data
+    ):
+        raise ChatFormatError(
+            "a JSON file, but not ChatGPT's conversations.json (an array of conversations "
+            "with a message `mapping`)"
+        )
+    parsed = ParsedChat(FORMAT_CHATGPT)
+    seen: set[str] = set()
+    for index, conversation in enumerate(data, start=1):
+        conv_id = str(conversation.get("conversation_id") or conversation.get("id") or index)
+        for node_id, message in _branch(conversation):
+            where = f"conversation {index} message {node_id}"
+            try:
+                turn = _chatgpt_turn(message, node_id, conv_id, conversation, tz)
+            except _LineError as exc:
+                parsed.problems.append(Problem(where, str(exc)))
+                continue
+            if turn is None:
+                parsed.ignored += 1
+            elif turn.source_id in seen:
+                parsed.problems.append(Problem(where, "message id repeated"))
+            else:
+                seen.add(turn.source_id)
+                parsed.turns.append(turn)
+    if not parsed.turns:
+        raise ChatFormatError(f"no importable turn in the file ({_first_problem(parsed)})")
+    return parsed
+
+
+def _branch(conversation: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(node id, message) from the root to `current_node`; without one, every message by
+    time (a tree whose end is unknown)."""
+    mapping: Mapping[str, Any] = conversation["mapping"]
+    current = conversation.get("current_node")
+    if isinstance(current, str) and current in mapping:
+        path: list[tuple[str, Any]] = []
+        seen: set[str] = set()
+        node_id: Any = current
+        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+            seen.add(node_id)
+            node = mapping[node_id]
+            if not isinstance(node, Mapping):
+                break
+            if node.get("message") is not None:
+                path.append((node_id, node["message"]))
+            node_id = node.get("parent")
+        return list(reversed(path))
+    messages = [
+        (str(node_id), node["message"])
+        for node_id, node in mapping.items()
+        if isinstance(node, Mapping) and isinstance(node.get("message"), Mapping)
+    ]
+    return sorted(messages, key=lambda item: _number(item[1].get("create_time")) or 0.0)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _chatgpt_turn(
+    message: Any, node_id: str, conversation: str, conv: Mapping[str, Any], tz: ZoneInfo
+) -> ImportedTurn | None:
+    if not isinstance(message, Mapping):
+        raise _LineError("message is not an object")
+    author = message.get("author")
+    role = author.get("role") if isinstance(author, Mapping) else None
+    if role not in ("user", "assistant"):
+        return None  # system prompts and tool output are not turns
+    content = message.get("content")
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    if parts is None and isinstance(content, Mapping) and isinstance(content.get("text"), str):
+        parts = [content["text"]]
+    if not isinstance(parts, list):
+        raise _LineError("no content parts")
+    text = _text("\n".join(part for part in parts if isinstance(part, str)))
+    if not text:
+        return None
+    moment = message.get("create_time") or conv.get("create_time")
+    try:
+        time = parse_time(moment, tz)
+    except _LineError:
+        raise _LineError("no create_time") from None
+    ident = message.get("id") or node_id
+    speaker = SPEAKER_USER if role == "user" else SPEAKER_CHARACTER
+    return ImportedTurn(str(ident), speaker, text, time, conversation)

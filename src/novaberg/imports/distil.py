@@ -1,0 +1,117 @@
+"""`--distil`: imported turns through salience and short-term condensing, as if just said.
+
+For each archived row of an import not yet distilled (`destilliert_am` NULL), oldest first:
+the salience node scores it (a user turn as the HumanGraph does, an answer as the
+CharacterGraph does, with the user turn before it as background), and every segment above
+the gate becomes a short-term entry (condense, embed, reinforce, queue the promotion, mark
+the profiles dirty — memory/short_term.py). Its `turn_id` is the row's, so the entry's
+provenance leads back to the imported turn. The row is then marked: a second run continues
+with the rest (a crash between an entry and its mark may condense that one turn twice).
+The model calls take the model gate at background priority — a live user turn goes first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.salience import GRAPH_CHARACTER, GRAPH_HUMAN, salience
+from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.llm.gate import ModelGate, Priority
+from novaberg.memory.bridge import observer_for, store_kzg_writes
+from novaberg.store import archive
+from novaberg.store.keys import Pair
+
+NO_PREVIOUS_TURN: Final = "(kein vorheriger Beitrag)"
+"""Background of an answer that opens the conversation (the salience prompt needs one)."""
+
+
+@dataclass
+class DistilReport:
+    turns: int = 0
+    entries: int = 0
+    refused: int = 0
+
+    def as_json(self) -> dict[str, int]:
+        return {"turns": self.turns, "kzg_eintraege": self.entries, "abgelehnt": self.refused}
+
+
+@contextlib.asynccontextmanager
+async def _slot(gate: ModelGate | None) -> AsyncIterator[None]:
+    if gate is None:
+        yield
+        return
+    async with gate.slot(Priority.BACKGROUND):
+        yield
+
+
+def _state(row: dict[str, Any], previous_user: dict[str, Any] | None, salienz_human: Any) -> dict:
+    user = row["sprecher"] == archive.SPEAKER_USER
+    state: dict[str, Any] = {
+        "user_id": row["user_id"],
+        "character_id": row["character_id"],
+        "turn_id": row["turn_id"],
+        "graph_rolle": GRAPH_HUMAN if user else GRAPH_CHARACTER,
+        "ei_calc_rolle": "user" if user else "character",
+        "eigener_gedanke": "",
+        "gravitationsterm": 0.0,
+        "external": Personality(),
+        "internal": InternalPersonality(),
+        "event_payload": {},
+    }
+    if user:
+        state.update(user_prompt=row["inhalt"], response="")
+    else:
+        background = previous_user["inhalt"] if previous_user else NO_PREVIOUS_TURN
+        state.update(user_prompt=background, response=row["inhalt"], salienz_human=salienz_human)
+    return state
+
+
+async def distil_import(
+    deps: GraphDeps,
+    pair: Pair,
+    source: str,
+    source_ids: Sequence[str],
+    *,
+    gate: ModelGate | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> DistilReport:
+    """Distil the not yet distilled rows of these source ids; `progress(1)` per row."""
+    async with deps.pool.connection() as conn:
+        rows = await archive.undistilled(conn, pair, source, source_ids)
+    report = DistilReport()
+    previous_user: dict[str, Any] | None = None
+    salienz_human: Any = None
+    for row in rows:
+        state = _state(row, previous_user, salienz_human)
+        async with _slot(gate):
+            update = await salience(state, deps)  # type: ignore[arg-type]
+            outcome = await store_kzg_writes(
+                deps.redis,
+                deps.pool,
+                deps.model,
+                pair,
+                update.get("pending_writes") or [],
+                observer=observer_for(state["ei_calc_rolle"]),
+                turn_id=row["turn_id"],
+                perception=None,
+                clock=deps.clock,
+                pipeline_log=deps.log,
+                promotions=deps.settings.pixie,
+            )
+        if row["sprecher"] == archive.SPEAKER_USER:
+            previous_user, salienz_human = row, update.get("salienz_human")
+        report.turns += 1
+        report.entries += len(outcome.stored)
+        report.refused += outcome.results.count("abgelehnt")
+        async with deps.pool.connection() as conn:
+            await archive.mark_distilled(
+                conn, int(row["id"]), datetime.fromtimestamp(deps.clock(), UTC)
+            )
+        if progress is not None:
+            progress(1)
+    return report

@@ -1,0 +1,99 @@
+"""Writing the conversation archive: live turns (the dispatcher), vectors that failed.
+
+Every session turn is archived too (store/archive.py has the table and its idempotency
+invariant): the user's block of utterances with the vector the enricher already computed,
+the character's answer embedded here — after the answer has left, so it costs the person
+nothing. A failed embedding stores the row without vectors (words still find it) and is
+logged; `fill_missing_vectors` (the daily background job) embeds it later.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+
+import numpy as np
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.llm.base import LLM
+from novaberg.llm.errors import ModelError
+from novaberg.store import archive
+from novaberg.store.keys import Pair
+from novaberg.store.text_search import text_config
+
+log = logging.getLogger(__name__)
+
+BACKFILL_BATCH: Final = 256
+"""Rows without vectors embedded per background run (one embedding call per batch)."""
+
+
+def live_source_id(turn_id: str | None, speaker: str, round_: int) -> str:
+    """`quell_id` of a live row: the turn, the speaker and the self-trigger round (a thinker
+    retry keeps the turn id and answers again)."""
+    if not turn_id:  # no idempotency without a turn id; never collide with another row
+        log.warning("archive: a %s turn without turn_id; archived under a fresh id", speaker)
+        turn_id = f"ohne-turn-{uuid.uuid4().hex}"
+    return f"{turn_id}:{speaker}:{round_}"
+
+
+async def embed_or_none(model: LLM, text: str) -> np.ndarray | None:
+    try:
+        return np.asarray((await model.embed([text]))[0], dtype=np.float32)
+    except (ModelError, OSError, RuntimeError) as exc:
+        log.error("archive: embedding failed (%s); the row is kept without vectors", exc)
+        return None
+
+
+async def archive_live_turn(
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    *,
+    speaker: str,
+    text: str,
+    time: datetime,
+    turn_id: str | None,
+    message_ids: Sequence[str],
+    origin: str,
+    round_: int = 0,
+    embedding: Sequence[float] | np.ndarray | None = None,
+) -> int | None:
+    """Archive one live turn; its id, or None if it was archived already."""
+    vector = (
+        np.asarray(embedding, dtype=np.float32)
+        if embedding is not None
+        else await embed_or_none(model, text)
+    )
+    row = archive.ArchiveRow(
+        pair=pair,
+        speaker=speaker,
+        text=text,
+        time=time,
+        origin=origin,
+        source=archive.SOURCE_LIVE,
+        source_id=live_source_id(turn_id, speaker, round_),
+        language=text_config(text),
+        turn_id=turn_id,
+        message_ids=tuple(message_ids),
+        embedding=vector,
+    )
+    async with pool.connection() as conn:
+        return await archive.insert_live(conn, row)
+
+
+async def fill_missing_vectors(
+    pool: AsyncConnectionPool, model: LLM, *, limit: int = BACKFILL_BATCH
+) -> int:
+    """Embed up to `limit` rows stored without vectors; how many were filled."""
+    async with pool.connection() as conn:
+        rows = await archive.missing_vectors(conn, limit)
+    if not rows:
+        return 0
+    vectors = await model.embed([str(row["inhalt"]) for row in rows])
+    async with pool.connection() as conn:
+        for row, vector in zip(rows, vectors, strict=True):
+            await archive.set_vector(conn, int(row["id"]), np.asarray(vector, dtype=np.float32))
+    return len(rows)

@@ -1,0 +1,444 @@
+"""The conversation archive (`gespraechsarchiv`): every utterance and every answer of a pair —
+live, impulse or imported — kept beyond the session and searchable by vector, by words and
+by trigrams. Storage and search only; the vectors are given (memory/archive.py embeds).
+
+**Idempotency invariant.** A row is identified by (pair, `quelle`, `quell_id`): the source
+it came from and that source's own id — for a live turn `live` and
+"{turn_id}:{speaker}:{trigger_count}", for an imported one the file format and the id the
+file gives (or a hash of the message where the format has none). The table's UNIQUE
+constraint makes every write `ON CONFLICT DO NOTHING`, so writing a row again — a turn
+re-run after a worker died, an import run again, resumed or repeated with a longer export —
+adds nothing and changes nothing. A batch is one statement in one transaction: its rows are
+stored whole or not at all, never half. The text statistics (`archiv_paar`,
+`archiv_lexeme`) follow from the rows actually inserted or deleted (statement triggers see
+only those), and a row's text never changes (a trigger refuses it), so they always equal a
+count over the rows. Retention: `purge` deletes unpinned rows a year after they were
+archived (`LOG_RETENTION_DAYS` of the long-term decay job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+import numpy as np
+from psycopg import AsyncConnection
+
+from novaberg.store.keys import Pair
+from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
+
+TABLE: Final = "gespraechsarchiv"
+
+SPEAKER_USER: Final = "user"
+SPEAKER_CHARACTER: Final = "character"
+"""`sprecher` values."""
+
+SOURCE_LIVE: Final = "live"
+"""`quelle` of turns spoken here (imports name their format)."""
+
+ORIGIN_IMPORT: Final = "import"
+"""`herkunft` of an imported row (live rows carry the stimulus origin of their turn)."""
+
+VIEW_TURN: Final = "embedding"
+VIEW_CONTEXT: Final = "embedding_kontext"
+"""The two vector views of a row: the turn alone, the turn with its predecessor."""
+
+EXACT_LIMIT: Final = 3_000
+"""A pair (or a time window) with at most this many rows is ranked exactly, a larger one
+through HNSW: the planner cannot see one pair's size next to others (as for the long-term
+memory, docs/memory.md), and an exact ranking of 3 000 rows stays within a few ms."""
+
+EF_SEARCH: Final = 80
+MAX_SCAN_TUPLES: Final = 20_000
+"""HNSW settings of an archive search (per transaction). `relaxed_order`: the hits are
+re-sorted by cosine here, so the index need not return them in exact order."""
+
+ROW_COLUMNS: Final = (
+    "a.id, a.user_id, a.character_id, a.sprecher, a.inhalt, a.zeit, a.turn_id,"
+    " a.nachrichten_ids, a.herkunft, a.quelle, a.quell_id, a.gespraech, a.angeheftet"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRow:
+    """One row to write. `context_embedding` None: derived from the pair's previous row in
+    SQL (live turns); imports pass it (they know each row's predecessor in the file)."""
+
+    pair: Pair
+    speaker: str
+    text: str
+    time: datetime
+    origin: str
+    source: str
+    source_id: str
+    language: str
+    turn_id: str | None = None
+    message_ids: tuple[str, ...] = ()
+    conversation: str | None = None
+    embedding: np.ndarray | None = None
+    context_embedding: np.ndarray | None = None
+    pinned: bool = False
+
+
+def _vector(value: np.ndarray | Sequence[float] | None) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=np.float32)
+
+
+_INSERT: Final = (
+    f"INSERT INTO {TABLE} (user_id, character_id, sprecher, inhalt, zeit, turn_id,"
+    " nachrichten_ids, herkunft, quelle, quell_id, gespraech, sprache, embedding,"
+    " embedding_kontext, angeheftet)"
+    " VALUES (%(u)s, %(c)s, %(sprecher)s, %(inhalt)s, %(zeit)s, %(turn)s, %(ids)s,"
+    " %(herkunft)s, %(quelle)s, %(quell_id)s, %(gespraech)s, %(sprache)s::regconfig, %(v)s,"
+    " {kontext}, %(angeheftet)s)"
+    " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING RETURNING id"
+)
+
+_PREVIOUS_VECTOR: Final = (
+    f"(SELECT l2_normalize(%(v)s + p.embedding) FROM {TABLE} p"
+    " WHERE p.user_id = %(u)s AND p.character_id = %(c)s AND p.zeit <= %(zeit)s"
+    " AND p.embedding IS NOT NULL ORDER BY p.zeit DESC, p.id DESC LIMIT 1)"
+)
+"""The context view of a live row: its vector plus that of the pair's latest earlier row."""
+
+
+def _params(row: ArchiveRow) -> dict[str, Any]:
+    return {
+        "u": row.pair.user_id,
+        "c": row.pair.character_id,
+        "sprecher": row.speaker,
+        "inhalt": row.text,
+        "zeit": row.time,
+        "turn": row.turn_id,
+        "ids": list(row.message_ids),
+        "herkunft": row.origin,
+        "quelle": row.source,
+        "quell_id": row.source_id,
+        "gespraech": row.conversation,
+        "sprache": row.language,
+        "v": _vector(row.embedding),
+        "kv": _vector(row.context_embedding),
+        "angeheftet": row.pinned,
+    }
+
+
+async def insert_live(conn: AsyncConnection[Any], row: ArchiveRow) -> int | None:
+    """Write one live row (its context view from the pair's previous row); the new id, or
+    None when the row was archived already."""
+    kontext = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
+    cur = await conn.execute(_INSERT.format(kontext=kontext), _params(row))
+    found = await cur.fetchone()
+    return None if found is None else int(found["id"])
+
+
+async def insert_batch(conn: AsyncConnection[Any], rows: Sequence[ArchiveRow]) -> list[int | None]:
+    """Write a batch in one transaction, all or nothing; per row its new id, or None when it
+    was archived already."""
+    if not rows:
+        return []
+    sql = _INSERT.format(kontext="%(kv)s")
+    ids: list[int | None] = []
+    async with conn.transaction(), conn.cursor() as cur:
+        await cur.executemany(sql, [_params(row) for row in rows], returning=True)
+        while True:
+            found = await cur.fetchone()
+            ids.append(None if found is None else int(found["id"]))
+            if not cur.nextset():
+                break
+    return ids
+
+
+async def existing_source_ids(
+    conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
+) -> set[str]:
+    """Which of these source ids the pair's archive holds already."""
+    if not source_ids:
+        return set()
+    cur = await conn.execute(
+        f"SELECT quell_id FROM {TABLE} WHERE user_id = %s AND character_id = %s"
+        " AND quelle = %s AND quell_id = ANY(%s)",
+        (pair.user_id, pair.character_id, source, list(source_ids)),
+    )
+    return {str(row["quell_id"]) for row in await cur.fetchall()}
+
+
+async def vectors_of(
+    conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """The stored turn vectors of these source ids (an import's predecessors)."""
+    if not source_ids:
+        return {}
+    cur = await conn.execute(
+        f"SELECT quell_id, embedding FROM {TABLE} WHERE user_id = %s AND character_id = %s"
+        " AND quelle = %s AND quell_id = ANY(%s) AND embedding IS NOT NULL",
+        (pair.user_id, pair.character_id, source, list(source_ids)),
+    )
+    return {
+        str(row["quell_id"]): np.asarray(row["embedding"], dtype=np.float32)
+        for row in await cur.fetchall()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which rows a search may return: inside `window` [start, end), said before `before`
+    (the enricher leaves out what the session holds), not of turn `exclude_turn`."""
+
+    window: tuple[datetime, datetime] | None = None
+    before: datetime | None = None
+    exclude_turn: str | None = None
+
+    def sql(self, alias: str = "a") -> str:
+        parts = []
+        if self.window is not None:
+            parts.append(f" AND {alias}.zeit >= %(von)s AND {alias}.zeit < %(bis)s")
+        if self.before is not None:
+            parts.append(f" AND {alias}.zeit < %(vor)s")
+        if self.exclude_turn is not None:
+            parts.append(f" AND {alias}.turn_id IS DISTINCT FROM %(ohne)s")
+        return "".join(parts)
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self.window is not None:
+            params["von"], params["bis"] = self.window
+        if self.before is not None:
+            params["vor"] = self.before
+        if self.exclude_turn is not None:
+            params["ohne"] = self.exclude_turn
+        return params
+
+
+def nearest_sql(view: str, filters: Filters, *, index_order: bool) -> str:
+    """The k rows nearest to a vector in one view; `index_order=False` ranks exactly (the
+    `+ 0` keeps the HNSW index out of the plan)."""
+    if view not in (VIEW_TURN, VIEW_CONTEXT):
+        raise ValueError(f"unknown archive view {view!r}")
+    distance = f"a.{view} <=> %(v)s"
+    order = distance if index_order else f"({distance}) + 0"
+    return (
+        f"SELECT a.id, 1 - ({distance}) AS cosine FROM {TABLE} a"
+        f" WHERE a.user_id = %(u)s AND a.character_id = %(c)s AND a.{view} IS NOT NULL"
+        f"{filters.sql()} ORDER BY {order} LIMIT %(k)s"
+    )
+
+
+async def nearest(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    vector: np.ndarray | Sequence[float],
+    k: int,
+    *,
+    view: str = VIEW_TURN,
+    filters: Filters = Filters(),
+    candidates: int,
+) -> list[tuple[int, float]]:
+    """(row id, cosine) of the k rows nearest to `vector`, best first. `candidates`: how
+    many rows the filters leave at most (picks exact ranking or HNSW)."""
+    exact = candidates <= EXACT_LIMIT
+    sql = nearest_sql(view, filters, index_order=not exact)
+    params = {
+        "v": _vector(vector),
+        "u": pair.user_id,
+        "c": pair.character_id,
+        "k": int(k),
+        **filters.params(),
+    }
+    if exact:
+        cur = await conn.execute(sql, params)
+        rows = await cur.fetchall()
+    else:
+        async with conn.pipeline(), conn.transaction():
+            await conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('hnsw.max_scan_tuples', %s, true)",
+                (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
+            )
+            cur = await conn.execute(sql, params)
+        rows = await cur.fetchall()
+    hits = [(int(row["id"]), float(row["cosine"])) for row in rows]
+    hits.sort(key=lambda hit: -hit[1])
+    return hits
+
+
+def lexical_sql(filters: Filters) -> str:
+    """BM25 with one occurrence per term: Σ idf of the matched lexemes × the length factor
+    (the factor's formula is `text_search.length_factor`, written out in SQL)."""
+    return (
+        "SELECT a.id,"
+        " (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[]) AS t(q, w)"
+        "  WHERE a.tsv @@ t.q)"
+        " * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(a.tsv) / %(avg)s))"
+        " AS score"
+        f" FROM {TABLE} a WHERE a.user_id = %(u)s AND a.character_id = %(c)s"
+        f" AND a.tsv @@ %(any)s::tsquery{filters.sql()}"
+        " ORDER BY score DESC, a.zeit DESC LIMIT %(k)s"
+    )
+
+
+async def lexical(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    terms: QueryTerms,
+    k: int,
+    *,
+    filters: Filters = Filters(),
+) -> list[tuple[int, float]]:
+    """(row id, BM25 score) of the k best rows by words, best first."""
+    if not terms.selecting:
+        return []
+    cur = await conn.execute(
+        lexical_sql(filters),
+        {
+            "tq": terms.term_queries,
+            "w": terms.weights,
+            "any": terms.any_query,
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "avg": terms.avg_length or 1.0,
+            "u": pair.user_id,
+            "c": pair.character_id,
+            "k": int(k),
+            **filters.params(),
+        },
+    )
+    return [(int(row["id"]), float(row["score"] or 0.0)) for row in await cur.fetchall()]
+
+
+TRIGRAM_THRESHOLD: Final = 0.5
+"""pg_trgm word similarity a row must reach for a misspelt word (pg_trgm's default is 0.6;
+0.5 still lets "Korbinain" find "Korbinian")."""
+
+
+async def trigram(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    words: Sequence[str],
+    k: int,
+    *,
+    filters: Filters = Filters(),
+) -> list[tuple[int, float]]:
+    """(row id, best word similarity) of the k rows most similar to any of `words`."""
+    if not words:
+        return []
+    sql = (
+        "SELECT a.id, max(word_similarity(w.wort, a.inhalt)) AS score"
+        f" FROM unnest(%(worte)s::text[]) AS w(wort) JOIN {TABLE} a"
+        " ON a.user_id = %(u)s AND a.character_id = %(c)s AND w.wort <%% a.inhalt"
+        f"{filters.sql()} GROUP BY a.id ORDER BY score DESC, a.id DESC LIMIT %(k)s"
+    )
+    async with conn.pipeline(), conn.transaction():
+        await conn.execute(
+            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
+            (str(TRIGRAM_THRESHOLD),),
+        )
+        cur = await conn.execute(
+            sql,
+            {
+                "worte": list(words),
+                "u": pair.user_id,
+                "c": pair.character_id,
+                "k": int(k),
+                **filters.params(),
+            },
+        )
+    return [(int(row["id"]), float(row["score"])) for row in await cur.fetchall()]
+
+
+async def in_window(
+    conn: AsyncConnection[Any], pair: Pair, k: int, *, filters: Filters
+) -> list[tuple[int, float]]:
+    """(row id, epoch) of the k newest rows the filters leave (a time window's own list)."""
+    cur = await conn.execute(
+        f"SELECT a.id, extract(epoch FROM a.zeit) AS t FROM {TABLE} a"
+        f" WHERE a.user_id = %(u)s AND a.character_id = %(c)s{filters.sql()}"
+        " ORDER BY a.zeit DESC, a.id DESC LIMIT %(k)s",
+        {"u": pair.user_id, "c": pair.character_id, "k": int(k), **filters.params()},
+    )
+    return [(int(row["id"]), float(row["t"])) for row in await cur.fetchall()]
+
+
+async def rows_by_id(conn: AsyncConnection[Any], ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The rows (without vectors) of these ids."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    cur = await conn.execute(f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.id = ANY(%s)", (wanted,))
+    return {int(row["id"]): dict(row) for row in await cur.fetchall()}
+
+
+async def rows_by_turn(
+    conn: AsyncConnection[Any], pair: Pair, turn_ids: Iterable[str]
+) -> list[dict[str, Any]]:
+    """The pair's rows of these turns, oldest first (provenance of memory entries)."""
+    wanted = sorted({t for t in turn_ids if t})
+    if not wanted:
+        return []
+    cur = await conn.execute(
+        f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.turn_id = ANY(%s)"
+        " AND a.user_id = %s AND a.character_id = %s ORDER BY a.zeit, a.id",
+        (wanted, pair.user_id, pair.character_id),
+    )
+    return [dict(row) for row in await cur.fetchall()]
+
+
+async def purge(conn: AsyncConnection[Any], before: datetime) -> int:
+    """Delete unpinned rows archived before `before` (the yearly retention)."""
+    cur = await conn.execute(
+        f"DELETE FROM {TABLE} WHERE archiviert_am < %s AND NOT angeheftet", (before,)
+    )
+    return cur.rowcount
+
+
+async def set_pinned(
+    conn: AsyncConnection[Any], pair: Pair, ids: Sequence[int] | None, pinned: bool
+) -> int:
+    """Pin (exempt from the purge) or unpin rows of the pair; `ids` None: all of them."""
+    sql = f"UPDATE {TABLE} SET angeheftet = %s WHERE user_id = %s AND character_id = %s"
+    params: list[Any] = [pinned, pair.user_id, pair.character_id]
+    if ids is not None:
+        sql += " AND id = ANY(%s)"
+        params.append(list(ids))
+    cur = await conn.execute(sql, params)
+    return cur.rowcount
+
+
+async def undistilled(
+    conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Rows of these source ids not yet run through salience and condensing, in order."""
+    cur = await conn.execute(
+        f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.user_id = %s AND a.character_id = %s"
+        " AND a.quelle = %s AND a.quell_id = ANY(%s) AND a.destilliert_am IS NULL"
+        " ORDER BY a.zeit, a.id",
+        (pair.user_id, pair.character_id, source, list(source_ids)),
+    )
+    return [dict(row) for row in await cur.fetchall()]
+
+
+async def mark_distilled(conn: AsyncConnection[Any], row_id: int, when: datetime) -> None:
+    await conn.execute(f"UPDATE {TABLE} SET destilliert_am = %s WHERE id = %s", (when, row_id))
+
+
+async def missing_vectors(conn: AsyncConnection[Any], limit: int) -> list[dict[str, Any]]:
+    """Rows whose embedding failed when they were written, oldest first."""
+    cur = await conn.execute(
+        f"SELECT a.id, a.inhalt FROM {TABLE} a WHERE a.embedding IS NULL ORDER BY a.id LIMIT %s",
+        (limit,),
+    )
+    return [dict(row) for row in await cur.fetchall()]
+
+
+async def set_vector(conn: AsyncConnection[Any], row_id: int, vector: np.ndarray) -> None:
+    """Fill a missing turn vector; its context view from the row before it."""
+    await conn.execute(
+        f"UPDATE {TABLE} a SET embedding = %(v)s, embedding_kontext = ("
+        f"SELECT l2_normalize(%(v)s + p.embedding) FROM {TABLE} p"
+        " WHERE p.user_id = a.user_id AND p.character_id = a.character_id"
+        " AND p.zeit <= a.zeit AND p.id <> a.id AND p.embedding IS NOT NULL"
+        " ORDER BY p.zeit DESC, p.id DESC LIMIT 1) WHERE a.id = %(id)s",
+        {"v": _vector(vector), "id": row_id},
+    )

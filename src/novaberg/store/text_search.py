@@ -1,0 +1,254 @@
+"""Full-text search in PostgreSQL: the text-search configuration of a text, and the weighted
+lexemes of a query.
+
+Every stored text is indexed with the configuration of its language (`german` stems German,
+`english` English; `simple` only lowercases — the fallback when the language is unclear).
+A query does not know which language the remembered text was in, so its words are reduced
+by all three configurations and the union is searched: "Hunde" finds a German row indexed
+as `hund`, "dogs" an English row indexed as `dog`, a name like "Korbinian" every row.
+
+The weight of a lexeme is its BM25 inverse document frequency in the pair's archive
+(`archiv_lexeme`, `archiv_paar`, kept by triggers: migration 006): a word said once
+outweighs one said every day. The same weights rank the short- and long-term layers (their
+texts come from the same conversation). See docs/memory.md, "Hybrid search".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from psycopg import AsyncConnection
+
+from novaberg.store.keys import Pair
+
+CONFIG_GERMAN: Final = "german"
+CONFIG_ENGLISH: Final = "english"
+CONFIG_SIMPLE: Final = "simple"
+"""The text-search configurations a stored text may get (PostgreSQL's built-in names)."""
+
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
+"""BM25's usual saturation and length normalisation (Robertson & Zaragoza 2009)."""
+
+FREQUENT_SHARE: Final = 0.02
+FREQUENT_MIN_DF: Final = 200
+"""A lexeme in more than 2 % of the pair's turns (and at least 200 of them) does not select
+candidates — it still counts in their score. Without this, "heute" would make the lexical
+list rank thousands of rows at 100 000 turns (latency), while its weight is near zero anyway."""
+
+KEEP_RAREST: Final = 2
+"""When every lexeme of a query is frequent, the rarest two still select candidates."""
+
+TRIGRAM_MIN_CHARS: Final = 4
+"""Only words at least this long are looked up by trigram similarity (a typo in a name)."""
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+# Frequent function words of each language, used only to tell the languages apart (the
+# configurations' own stopword lists decide what is indexed). Words common to both
+# ("in", "so", "was", "also", "war", "hat", "man", "will") are left out.
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_GERMAN: Final = _word_set(
+    "der die das den dem des und ist sind nicht ich du er sie es wir ihr mit auf für fur "
+    "von zu ein eine einen einem einer im bin bist hast habe haben hatte auch noch schon "
+    "aber oder wenn dass weil wie wer wo warum mein meine meinen meinem meiner dein deine "
+    "sein seine ihre unser heute gestern morgen sehr mal doch ja nein nach bei aus über "
+    "unter vom zum zur nur dann jetzt hier kann könnte wird wurde mich mir dich dir uns "
+    "euch ganz gerne gern etwas nichts immer wieder keine kein heißt bitte danke"
+)
+_ENGLISH: Final = _word_set(
+    "the a an and is are were be been has had have i you he she it we they my your his "
+    "her our their this that these those with on for of to at by from not no yes do does "
+    "did what who where when why how can could would should about just very really today "
+    "yesterday tomorrow me him them us am been there here some any all more much called "
+    "name named please thanks because if or but"
+)
+_GERMAN_LETTERS = re.compile(r"[äöüß]", re.IGNORECASE)
+
+
+def text_config(text: str) -> str:
+    """The configuration to index `text` with: the language whose function words it uses
+    more (German-only letters count for German); `simple` when neither shows."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    german = sum(w in _GERMAN for w in words) + len(_GERMAN_LETTERS.findall(text)) // 2
+    english = sum(w in _ENGLISH for w in words)
+    if german == 0 and english == 0:
+        return CONFIG_SIMPLE
+    return CONFIG_GERMAN if german >= english else CONFIG_ENGLISH
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """The lexemes of a query with their weights, and what the pair's archive holds.
+
+    `lexemes`/`weights`: every lexeme any configuration makes of the query, weighted by
+    BM25 idf (a lexeme the archive never saw gets the highest weight: the layers above the
+    archive may still contain it). `selecting`: the lexemes that select candidates.
+    `unknown_words`: query words none of whose lexemes occur in the archive (trigram
+    lookup: a misspelt name). `rows`/`avg_length`: the pair's archive size and mean
+    lexemes per row; `window_rows`: rows inside the time window (bounded count) or None."""
+
+    lexemes: list[str]
+    weights: list[float]
+    selecting: list[str]
+    unknown_words: list[str]
+    rows: int
+    avg_length: float
+    window_rows: int | None = None
+    df: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def any_query(self) -> str:
+        """The candidate-selecting lexemes OR-ed, as tsquery text ('' when none)."""
+        return " | ".join(quote_lexeme(lexeme) for lexeme in self.selecting)
+
+    @property
+    def term_queries(self) -> list[str]:
+        """One tsquery text per lexeme (same order as `weights`)."""
+        return [quote_lexeme(lexeme) for lexeme in self.lexemes]
+
+
+def quote_lexeme(lexeme: str) -> str:
+    """A lexeme as tsquery text: quoted, so it is taken as is (never normalised again)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def idf(df: int, rows: int) -> float:
+    """BM25 inverse document frequency (never negative; df 0 → the largest weight)."""
+    return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
+
+
+def length_factor(length: float, avg_length: float) -> float:
+    """BM25's per-term factor for a one-occurrence term in a row of `length` lexemes."""
+    norm = 1.0 - BM25_B + BM25_B * (length / avg_length if avg_length > 0 else 1.0)
+    return (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
+
+
+_TERMS_SQL: Final = """
+WITH worte AS (
+    SELECT DISTINCT w FROM unnest(tsvector_to_array(to_tsvector('simple', %(q)s))) AS w
+    WHERE numnode(plainto_tsquery('german', w)) > 0
+      AND numnode(plainto_tsquery('english', w)) > 0
+), kandidaten AS (
+    SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) AS lexem FROM worte
+    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('english', w))) FROM worte
+    UNION SELECT w, w FROM worte
+)
+SELECT k.w AS wort, k.lexem, coalesce(x.df, 0) AS df
+FROM kandidaten k
+LEFT JOIN archiv_lexeme x
+    ON x.user_id = %(u)s AND x.character_id = %(c)s AND x.lexem = k.lexem
+"""
+"""Content words only: a word either language counts as a stopword ("ich", "the", "will")
+carries no meaning worth matching and would, stemmed by the other language, look rare."""
+
+_PAIR_SQL: Final = (
+    "SELECT anzahl, laenge FROM archiv_paar WHERE user_id = %(u)s AND character_id = %(c)s"
+)
+
+_WINDOW_COUNT_SQL: Final = (
+    "SELECT count(*) AS n FROM (SELECT 1 FROM gespraechsarchiv"
+    " WHERE user_id = %(u)s AND character_id = %(c)s AND zeit >= %(von)s AND zeit < %(bis)s"
+    " LIMIT %(grenze)s) s"
+)
+
+
+async def query_terms(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    text: str,
+    *,
+    window: tuple[Any, Any] | None = None,
+    count_limit: int = 0,
+) -> QueryTerms:
+    """The query's weighted lexemes and the pair's archive statistics in one round trip
+    (plus the rows in `window`, counted up to `count_limit`, when a window is given)."""
+    params = {"q": text, "u": pair.user_id, "c": pair.character_id}
+    async with conn.pipeline():
+        terms_cur = await conn.execute(_TERMS_SQL, params)
+        pair_cur = await conn.execute(_PAIR_SQL, params)
+        window_cur = None
+        if window is not None:
+            window_cur = await conn.execute(
+                _WINDOW_COUNT_SQL,
+                {**params, "von": window[0], "bis": window[1], "grenze": count_limit + 1},
+            )
+    term_rows = await terms_cur.fetchall()
+    stats = await pair_cur.fetchone()
+    window_rows = None
+    if window_cur is not None:
+        counted = await window_cur.fetchone()
+        window_rows = int(counted["n"]) if counted else 0
+    rows = int(stats["anzahl"]) if stats else 0
+    total_length = int(stats["laenge"]) if stats else 0
+    return build_terms(
+        [(str(r["wort"]), str(r["lexem"]), int(r["df"])) for r in term_rows],
+        rows,
+        total_length / rows if rows else 0.0,
+        window_rows,
+    )
+
+
+def build_terms(
+    candidates: list[tuple[str, str, int]],
+    rows: int,
+    avg_length: float,
+    window_rows: int | None = None,
+) -> QueryTerms:
+    """QueryTerms from (word, lexeme, df) triples (pure: the ranking rules in one place)."""
+    df: dict[str, int] = {}
+    known_words: set[str] = set()
+    words: list[str] = []
+    for word, lexeme, count in candidates:
+        if word not in words:
+            words.append(word)
+        df[lexeme] = max(df.get(lexeme, 0), count)
+        if count > 0:
+            known_words.add(word)
+    lexemes = sorted(df)
+    weights = [idf(df[lexeme], rows) for lexeme in lexemes]
+    limit = max(FREQUENT_MIN_DF, FREQUENT_SHARE * rows)
+    selecting = [lexeme for lexeme in lexemes if df[lexeme] <= limit]
+    if not selecting and lexemes:
+        selecting = sorted(lexemes, key=lambda lexeme: df[lexeme])[:KEEP_RAREST]
+    unknown = [w for w in words if w not in known_words and len(w) >= TRIGRAM_MIN_CHARS]
+    return QueryTerms(lexemes, weights, selecting, unknown, rows, avg_length, window_rows, df)
+
+
+_TEXTS_SQL: Final = """
+SELECT e.nr, (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[]) AS t(q, w)
+              WHERE e.tsv @@ t.q) AS score
+FROM (SELECT x.nr, to_tsvector(x.sprache::regconfig, x.txt) AS tsv
+      FROM unnest(%(texte)s::text[], %(sprachen)s::text[]) WITH ORDINALITY AS x(txt, sprache, nr)) e
+WHERE e.tsv @@ %(any)s::tsquery ORDER BY score DESC, e.nr LIMIT %(k)s
+"""
+
+
+async def rank_texts(
+    conn: AsyncConnection[Any], texts: list[str], terms: QueryTerms, k: int
+) -> list[tuple[int, float]]:
+    """(index into `texts`, score) of the k texts that match best by words: for stores that
+    are not tables (the short-term memory lives in Redis), indexed on the fly with each
+    text's own configuration."""
+    if not texts or not terms.selecting:
+        return []
+    cur = await conn.execute(
+        _TEXTS_SQL,
+        {
+            "tq": terms.term_queries,
+            "w": terms.weights,
+            "any": terms.any_query,
+            "texte": texts,
+            "sprachen": [text_config(text) for text in texts],
+            "k": int(k),
+        },
+    )
+    return [(int(row["nr"]) - 1, float(row["score"] or 0.0)) for row in await cur.fetchall()]
