@@ -30,6 +30,8 @@ from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
 
 KEEP_TABLES = {"schema_migrations", "schema_settings", "characters"}
+BUILT_IN_CHARACTERS = ("nova",)
+"""Characters the schema creates; any other (imported by a test) is removed per test."""
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +77,9 @@ async def db(pg_pool: AsyncConnectionPool) -> AsyncConnectionPool:
             await conn.execute(
                 "TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"
             )
+        await conn.execute(
+            "DELETE FROM characters WHERE NOT character_id = ANY(%s)", (list(BUILT_IN_CHARACTERS),)
+        )
     lzg.forget_pair_sizes()  # the sizes this process remembered described the old rows
     return pg_pool
 
@@ -164,3 +169,40 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"log secrets: {_records_checked} log records (all levels) checked for "
         f"{len(_issued_tokens)} issued tokens: {leaks} leaked"
     )
+
+
+def png_with_text(chunks: dict[str, bytes]) -> bytes:
+    """A valid 1×1 PNG carrying the given tEXt chunks (keyword → text)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    texts = b"".join(
+        chunk(b"tEXt", key.encode("latin-1") + b"\x00" + value) for key, value in chunks.items()
+    )
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + texts
+        + chunk(b"IDAT", pixels)
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.fixture
+def card_png():  # type: ignore[no-untyped-def]
+    """Build a card PNG: `card_png(card_dict, keyword="chara")` → bytes (base64 JSON chunk)."""
+    import base64
+    import json
+
+    def make(card: dict, keyword: str = "chara", **more: dict) -> bytes:  # type: ignore[type-arg]
+        chunks = {keyword: base64.b64encode(json.dumps(card).encode())}
+        chunks.update({k: base64.b64encode(json.dumps(v).encode()) for k, v in more.items()})
+        return png_with_text(chunks)
+
+    return make

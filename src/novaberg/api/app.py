@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
-from novaberg.api import agents_api, chat, errors, health, memory, ws
+from novaberg.api import agents_api, chat, errors, health, imports_api, memory, memory_search, ws
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.request_guard import RequestGuard
@@ -26,7 +26,15 @@ from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
 
-ROUTERS: list[APIRouter] = [health.router, chat.router, ws.router, memory.router, agents_api.router]
+ROUTERS: list[APIRouter] = [
+    health.router,
+    chat.router,
+    ws.router,
+    memory.router,
+    memory_search.router,
+    agents_api.router,
+    imports_api.router,
+]
 """Every router the app serves, in order."""
 
 
@@ -104,7 +112,10 @@ def create_app(
     app.state.settings = settings
     app.state.run_consumers = consumers
     app.state.freeze_heap = freeze_heap
-    app.add_middleware(RequestGuard)  # not on POST /chat, which never reaches the framework
+    # not on POST /chat, which never reaches the framework; uploads have their own limits
+    app.add_middleware(
+        RequestGuard, limits=imports_api.BODY_LIMITS, binary=imports_api.BINARY_PATHS
+    )
     for router in ROUTERS:
         app.include_router(router)
     errors.install(app)

@@ -3,14 +3,15 @@
 
 - **auth before the body**: a write to an authenticated route without a valid token is
   answered 401 before a byte of its body is read, and the connection is closed;
-- **size**: a declared `Content-Length` over `MAX_REQUEST_BYTES` is refused at once, a
-  streamed body as soon as it passes the limit (413);
+- **size**: a declared `Content-Length` over `MAX_REQUEST_BYTES` (or the larger limit of an
+  upload path) is refused at once, a streamed body as soon as it passes the limit (413);
 - **time**: the whole body must arrive within `Settings.body_timeout` (408), so a client
   trickling a partial body cannot hold a connection open (slowloris);
 - **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
   (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
   framework would hand such a string to validation, echo it in a 422 it cannot encode, or
-  pass it to PostgreSQL, which refuses it (a 500 either way).
+  pass it to PostgreSQL, which refuses it (a 500 either way). Paths that take a file
+  (a character card PNG) are exempt: their route checks what it was given.
 
 Errors have the shape of the routes' own: `{"detail": {"fehler": code, "detail": text}}`.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import HTTPException
@@ -124,10 +126,18 @@ def header(scope: Scope, wanted: bytes) -> str | None:
 
 
 class RequestGuard:
-    """ASGI middleware for the FastAPI routes (see the module docstring)."""
+    """ASGI middleware for the FastAPI routes (see the module docstring). `limits`: body
+    limits of upload paths; `binary`: paths whose body need not be text."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limits: Mapping[str, int] | None = None,
+        binary: frozenset[str] = frozenset(),
+    ) -> None:
         self.app = app
+        self.limits = dict(limits or {})
+        self.binary = binary
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
@@ -143,15 +153,18 @@ class RequestGuard:
             detail = exc.detail if isinstance(exc.detail, dict) else {"detail": str(exc.detail)}
             await _answer(send, exc.status_code, detail, dict(exc.headers or {}))
             return
+        path = scope.get("path", "")
+        limit = self.limits.get(path, MAX_REQUEST_BYTES)
         try:
             length = declared_length(scope)
-            if length is not None and length > MAX_REQUEST_BYTES:
-                raise Refusal(413, "zu_gross", f"body over {MAX_REQUEST_BYTES} bytes")
+            if length is not None and length > limit:
+                raise Refusal(413, "zu_gross", f"body over {limit} bytes")
             timeout = app.state.settings.body_timeout
-            body = await read_body(receive, MAX_REQUEST_BYTES, timeout)
+            body = await read_body(receive, limit, timeout)
             if body is None:
                 return
-            check_text(body)
+            if path not in self.binary:
+                check_text(body)
         except Refusal as refusal:
             await _answer(send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail})
             return

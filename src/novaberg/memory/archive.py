@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 import numpy as np
@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
+from novaberg.memory.long_term import LOG_RETENTION_DAYS
 from novaberg.store import archive
 from novaberg.store.keys import Pair
 from novaberg.store.text_search import text_config
@@ -82,6 +83,14 @@ async def archive_live_turn(
     )
     async with pool.connection() as conn:
         return await archive.insert_live(conn, row)
+
+
+async def purge_expired(pool: AsyncConnectionPool, now: float) -> int:
+    """The yearly retention: unpinned rows archived more than `LOG_RETENTION_DAYS` ago go.
+    Counted from when a row entered the archive, so imported history gets its year too."""
+    before = datetime.fromtimestamp(now, UTC) - timedelta(days=LOG_RETENTION_DAYS)
+    async with pool.connection() as conn:
+        return await archive.purge(conn, before)
 
 
 async def fill_missing_vectors(

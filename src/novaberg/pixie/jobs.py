@@ -3,7 +3,7 @@
 | job | priority / interval | lane | model |
 |---|---|---|---|
 | synapsen_promotion | 0.9 / 300 s | cpu | embedding, per job |
-| synapsen_decay | 0.2 / daily | cpu | none |
+| synapsen_decay | 0.2 / daily | cpu | embedding of archived turns stored without vectors |
 | ziel_decay | 0.2 / daily | cpu | none |
 | charakter | 0.3 / 600 s | llm | structured, per dirty pair |
 """
@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.gate import ModelGate
+from novaberg.memory.archive import fill_missing_vectors, purge_expired
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
 from novaberg.memory.long_term import LongTermMemory
@@ -53,11 +54,15 @@ async def promotion_job(ctx: JobContext) -> Mapping[str, Any]:
 
 
 async def decay_job(ctx: JobContext) -> Mapping[str, Any]:
+    """Long-term decay, the yearly purge of the pipeline log and of the archive (pinned
+    turns stay), and vectors for archived turns whose embedding had failed."""
     outcome = await _long_term(ctx).decay(ctx.clock())
     return {
         "aktualisiert": outcome.updated,
         "deaktiviert": outcome.deactivated,
         "log_geloescht": outcome.log_rows_deleted,
+        "archiv_geloescht": await purge_expired(ctx.pool, ctx.clock()),
+        "archiv_vektoren": await fill_missing_vectors(ctx.pool, ctx.model),
     }
 
 
@@ -83,7 +88,14 @@ def default_jobs() -> list[Job]:
             LANE_CPU,
             "short-term entries past the gate become long-term nodes and edges",
         ),
-        Job("synapsen_decay", 0.2, DAY, decay_job, LANE_CPU, "long-term node decay, log purge"),
+        Job(
+            "synapsen_decay",
+            0.2,
+            DAY,
+            decay_job,
+            LANE_CPU,
+            "long-term node decay, log and archive purge",
+        ),
         Job("ziel_decay", 0.2, DAY, goal_decay_job, LANE_CPU, "motivation decay of goals"),
         Job("charakter", 0.3, 600, character_job, LANE_LLM, "distil the five profile layers"),
     ]

@@ -27,7 +27,7 @@ from novaberg.memory.time_expressions.words import (
     MONTHS,
 )
 
-Shift = Literal["last", "this", "before_last"]
+Shift = Literal["last", "this", "before_last", "next"]
 
 SEASONS: Final[dict[str, str]] = {
     "frühling": "spring",
@@ -106,6 +106,8 @@ def _shift_of(words: list[str], index: int) -> Shift | None:
         marker = DIRECTION_MARKERS.get(word)
         if marker in ("last", "this"):
             return marker  # type: ignore[return-value]
+        if marker in ("next", "overnext"):
+            return "next"  # the future: no memory (the window is dropped at the end)
     return None
 
 
@@ -117,6 +119,9 @@ def _pick(
     if shift == "this":
         this_year = [i for i in instances if i[0].year == now.year]
         return this_year[-1] if this_year else None
+    if shift == "next":
+        coming = [i for i in instances if i[0] > now]
+        return coming[0] if coming else None
     if shift in ("last", "before_last"):
         ended = [i for i in instances if i[1] <= now]
         skip = 1 if shift == "last" else 2
@@ -132,7 +137,7 @@ def _year_spec(tokens: list[Token], words: list[str], now: datetime) -> int | No
             return int(token.value)  # type: ignore[call-overload]
         if words[index] in YEAR_WORDS:
             shift = _shift_of(words, index)
-            offset = {"last": -1, "before_last": -2, "this": 0}.get(shift or "")
+            offset = {"last": -1, "before_last": -2, "this": 0, "next": 1}.get(shift or "")
             if offset is not None:
                 return now.year + offset
     return None
@@ -151,7 +156,7 @@ def _periodic(
         _span(date(now.year + offset, start_month, 1), months, tz) for offset in range(-3, 2)
     ]
     picked = _pick(instances, now, shift)
-    return picked if picked is not None else instances[2]
+    return picked if picked is not None else instances[-1]
 
 
 def _season(
@@ -192,7 +197,7 @@ def _relative_unit(words: list[str], now: datetime) -> TimeWindow | None:
         shift = _shift_of(words, index)
         if shift is None:
             continue
-        step = {"this": 0, "last": -1, "before_last": -2}[shift]
+        step = {"this": 0, "last": -1, "before_last": -2, "next": 1}[shift]
         if word in WEEK_WORDS:
             monday = local.date() - timedelta(days=local.weekday()) + timedelta(weeks=step)
             return TimeWindow(
