@@ -86,6 +86,13 @@ def _vector(value: np.ndarray | Sequence[float] | None) -> np.ndarray | None:
     return None if value is None else np.asarray(value, dtype=np.float32)
 
 
+def stored_vector(value: Any) -> np.ndarray:
+    """A vector read back (pgvector's `Vector`, or an array) as a float32 array."""
+    if hasattr(value, "to_numpy"):
+        return np.asarray(value.to_numpy(), dtype=np.float32)
+    return np.asarray(value, dtype=np.float32)
+
+
 _INSERT: Final = (
     f"INSERT INTO {TABLE} (user_id, character_id, sprecher, inhalt, zeit, turn_id,"
     " nachrichten_ids, herkunft, quelle, quell_id, gespraech, sprache, embedding,"
@@ -176,7 +183,7 @@ async def vectors_of(
         (pair.user_id, pair.character_id, source, list(source_ids)),
     )
     return {
-        str(row["quell_id"]): np.asarray(row["embedding"], dtype=np.float32)
+        str(row["quell_id"]): stored_vector(row["embedding"])
         for row in await cur.fetchall()
     }
 
