@@ -206,3 +206,9 @@ def card_png():  # type: ignore[no-untyped-def]
         return png_with_text(chunks)
 
     return make
+
+
+@pytest.fixture
+def text_png():  # type: ignore[no-untyped-def]
+    """`text_png({keyword: bytes})` → a PNG with those tEXt chunks (no card necessarily)."""
+    return png_with_text

@@ -2,9 +2,10 @@
 
 - the dispatcher: `store_kzg_writes(...)` for the run's `kzg` PendingWrites (→ the kern
   for the session turn) and `summarise_session(...)` after the session turn is written;
-- the enricher: `resonance(...)` for the KZG and LZG memories of a turn and the archived
-  turns the session no longer holds (`archive_recall`: a fact told weeks ago that never
-  became a short-term memory is still found).
+- the enricher: `resonance(...)` for the KZG and LZG memories of a turn, plus the hybrid
+  search's (`hybrid_recall`): archived turns the session no longer holds (a fact told
+  weeks ago that never became a short-term memory) and long-term nodes sharing a rare word
+  with the stimulus (a name the vectors blur, a lorebook entry's key).
 
 The short-term vector cache lives in one `KzgStore` per Redis client for the life of the
 process (`kzg_store_for`), so a turn's search does not refetch every vector.
@@ -29,7 +30,13 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.base import LLM
 from novaberg.memory.context import ContextEntry
 from novaberg.memory.long_term import LongTermMemory, Resonance
-from novaberg.memory.search import LAYER_ARCHIVE, MemoryHit, SearchOptions, search_memory
+from novaberg.memory.search import (
+    LAYER_ARCHIVE,
+    LAYER_LONG_TERM,
+    MemoryHit,
+    SearchOptions,
+    search_memory,
+)
 from novaberg.memory.session_summary import SummaryOutcome, summarise_if_needed
 from novaberg.memory.short_term import (
     OBSERVER_ASSISTANT,
@@ -176,7 +183,7 @@ async def summarise_session(
 
 
 ARCHIVE_CONTEXT_LIMIT: Final = 3
-"""Archived turns the enricher offers per turn (the reducer renders 8 entries in all)."""
+"""Entries the hybrid search adds per turn (the reducer renders 8 entries in all)."""
 
 ARCHIVE_MIN_COSINE: Final = 0.5
 """An archived turn found only by its vector must be at least this near to the stimulus
@@ -184,8 +191,8 @@ ARCHIVE_MIN_COSINE: Final = 0.5
 still returns the nearest turns, which are not memories of the subject."""
 
 ARCHIVE_WEIGHT: Final = 0.7
-"""The reducer's weight of an archived turn: above the recent session turns (0.5), below
-the session summary (1.0)."""
+"""The reducer's weight of an entry the hybrid search found (an archived turn, a long-term
+node by its words): above the recent session turns (0.5), below the summary (1.0)."""
 
 SOURCE_ARCHIVE: Final = LAYER_ARCHIVE
 """`quelle` of an archived turn in `memory_entries_raw`."""
@@ -212,7 +219,30 @@ def archive_entry(hit: MemoryHit, character_name: str, tz: ZoneInfo) -> ContextE
     )
 
 
-async def archive_recall(
+def word_match_entry(hit: MemoryHit) -> ContextEntry:
+    """A long-term node found by a word it shares with the stimulus."""
+    return ContextEntry(
+        quelle=LAYER_LONG_TERM,
+        subtyp="wortsuche",
+        inhalt=hit.text.strip(),
+        gewicht=ARCHIVE_WEIGHT,
+        meta={"knoten_id": hit.id, "score": round(hit.score, 6), "signale": sorted(hit.signals)},
+    )
+
+
+def recalled_entry(hit: MemoryHit, character_name: str, tz: ZoneInfo) -> ContextEntry | None:
+    """What the enricher takes of a hybrid-search hit: an archived turn with evidence
+    (a shared word, or a vector near enough), a long-term node only by its words (its
+    vector neighbourhood is the spreading read's)."""
+    if hit.layer == LAYER_ARCHIVE:
+        near = (hit.best_cosine() or 0.0) >= ARCHIVE_MIN_COSINE
+        return archive_entry(hit, character_name, tz) if hit.found_by_words() or near else None
+    if hit.layer == LAYER_LONG_TERM and hit.found_by_words():
+        return word_match_entry(hit)
+    return None
+
+
+async def hybrid_recall(
     redis: aioredis.Redis,
     pool: AsyncConnectionPool,
     model: LLM,
@@ -227,10 +257,11 @@ async def archive_recall(
     character_name: str,
 ) -> list[ContextEntry]:
     """Archived turns about the stimulus that the session does not hold any more (said
-    before `before`, the oldest session turn), hybrid search with the stimulus's vector."""
+    before `before`, the oldest session turn) and long-term nodes sharing its rare words:
+    the hybrid search with the stimulus's vector."""
     options = SearchOptions(
         limit=ARCHIVE_CONTEXT_LIMIT * 3,
-        layers=frozenset({LAYER_ARCHIVE}),
+        layers=frozenset({LAYER_ARCHIVE, LAYER_LONG_TERM}),
         before=None if before is None else datetime.fromtimestamp(before, UTC),
         exclude_turn=exclude_turn,
     )
@@ -245,34 +276,32 @@ async def archive_recall(
         options=options,
         vector=vector,
     )
-    relevant = [
-        hit
-        for hit in result.hits
-        if hit.found_by_words() or (hit.best_cosine() or 0.0) >= ARCHIVE_MIN_COSINE
-    ]
-    return [archive_entry(hit, character_name, tz) for hit in relevant[:ARCHIVE_CONTEXT_LIMIT]]
+    entries = [recalled_entry(hit, character_name, tz) for hit in result.hits]
+    return [entry for entry in entries if entry is not None][:ARCHIVE_CONTEXT_LIMIT]
 
 
 @dataclass
 class MemoryResonance:
-    """The enricher's memory of a turn: KZG hits, the LZG spreading read, archived turns."""
+    """The enricher's memory of a turn: KZG hits, the LZG spreading read, the hybrid
+    search's recall."""
 
     short_term: list[dict[str, Any]]
     long_term: Resonance
-    archive: list[dict[str, Any]] = field(default_factory=list)
+    recalled: list[dict[str, Any]] = field(default_factory=list)
+    """The hybrid search's entries: archived turns, long-term nodes found by words."""
 
     def entries(self) -> list[dict[str, Any]]:
-        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, then the archive)."""
+        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, then the hybrid search's)."""
         return [
             *self.short_term,
             *(e.as_dict() for e in self.long_term.entries()),
-            *self.archive,
+            *self.recalled,
         ]
 
 
 @dataclass(frozen=True, slots=True)
-class ArchiveQuery:
-    """What the archive read needs besides the vector (see `archive_recall`)."""
+class RecallQuery:
+    """What the hybrid recall needs besides the vector (see `hybrid_recall`)."""
 
     text: str
     tz: ZoneInfo
@@ -291,37 +320,37 @@ async def resonance(
     cluster: str | None,
     nova_emotion: str | None,
     clock: Callable[[], float] = time.time,
-    archive: ArchiveQuery | None = None,
+    recall: RecallQuery | None = None,
 ) -> MemoryResonance:
-    """KZG retrieval (≥ 0.72), LZG `spreading_lesen` and (given `archive`) the archived
-    turns, with the same search vector."""
+    """KZG retrieval (≥ 0.72), LZG `spreading_lesen` and (given `recall`) the hybrid
+    search's archived turns and word matches, with the same search vector."""
     short = ShortTermMemory(redis, model, store=kzg_store_for(redis), clock=clock)
     long_term = LongTermMemory(pool, redis, model, kzg=kzg_store_for(redis), clock=clock)
     # Redis and PostgreSQL answer in parallel: the reads share nothing
     hits, spread, archived = await asyncio.gather(
         short.retrieve(pair, vector),
         long_term.spreading_read(pair, vector, cluster, nova_emotion),
-        _archive_or_nothing(redis, pool, model, pair, vector, clock(), archive),
+        _recall_or_nothing(redis, pool, model, pair, vector, clock(), recall),
     )
     return MemoryResonance(
         [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived]
     )
 
 
-async def _archive_or_nothing(
+async def _recall_or_nothing(
     redis: aioredis.Redis,
     pool: AsyncConnectionPool,
     model: LLM,
     pair: Pair,
     vector: Sequence[float] | np.ndarray | None,
     now: float,
-    query: ArchiveQuery | None,
+    query: RecallQuery | None,
 ) -> list[ContextEntry]:
-    """The archive read; a failure costs the turn only these entries (logged)."""
+    """The hybrid recall; a failure costs the turn only these entries (logged)."""
     if query is None or vector is None or not query.text.strip():
         return []
     try:
-        return await archive_recall(
+        return await hybrid_recall(
             redis,
             pool,
             model,
@@ -335,5 +364,5 @@ async def _archive_or_nothing(
             character_name=query.character_name,
         )
     except Exception:
-        log.exception("archive recall for %s failed; the turn goes on without it", pair)
+        log.exception("hybrid recall for %s failed; the turn goes on without it", pair)
         return []

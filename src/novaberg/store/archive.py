@@ -182,10 +182,7 @@ async def vectors_of(
         " AND quelle = %s AND quell_id = ANY(%s) AND embedding IS NOT NULL",
         (pair.user_id, pair.character_id, source, list(source_ids)),
     )
-    return {
-        str(row["quell_id"]): stored_vector(row["embedding"])
-        for row in await cur.fetchall()
-    }
+    return {str(row["quell_id"]): stored_vector(row["embedding"]) for row in await cur.fetchall()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,9 +95,8 @@ def test_what_is_not_a_card_is_refused_in_one_line(data: bytes, message: str) ->
     assert "\n" not in str(caught.value)
 
 
-def test_a_png_without_a_card_is_refused() -> None:
-    from conftest import png_with_text
-
+def test_a_png_without_a_card_is_refused(text_png) -> None:  # type: ignore[no-untyped-def]
+    png_with_text = text_png
     with pytest.raises(CardError, match="PNG without a character card"):
         read_card(png_with_text({"Comment": b"just a picture"}))
     with pytest.raises(CardError, match="not base64 JSON"):

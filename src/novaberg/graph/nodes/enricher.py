@@ -7,8 +7,9 @@ Two variants, chosen by `graph_role`:
   `ziel_vektoren` and `gravitationsterm`. No memory, no profiles.
 - **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
   turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
-  `memory_entries_raw` (short- and long-term memory resonance, archived turns older than the
-  session, the session summary and the recent turns). The payload's `user_intentionen` wins over the session's.
+  `memory_entries_raw` (short- and long-term memory resonance; the hybrid search's archived
+  turns older than the session and long-term nodes sharing a rare word; the session summary
+  and the recent turns). The payload's `user_intentionen` wins over the session's.
 
 A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
 session, its summary and the goals are read here unless an earlier node of this run
@@ -29,7 +30,7 @@ from novaberg.agents.stimulus import stimulus_text
 from novaberg.ei.goals import activate_goals
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.memory.bridge import ArchiveQuery, MemoryResonance, resonance
+from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
@@ -138,8 +139,8 @@ async def _resonance(
     embedding: list[float] | None,
     turns: Sequence[Mapping[str, Any]],
 ) -> MemoryResonance | None:
-    """Short- and long-term memory and archived turns for the stimulus; None without an
-    embedding."""
+    """Short- and long-term memory and the hybrid search's recall for the stimulus; None
+    without an embedding."""
     if embedding is None:
         return None
     internal = state.get("internal")
@@ -152,7 +153,7 @@ async def _resonance(
         cluster=(state.get("hypothesis_detail") or {}).get("cluster"),
         nova_emotion=internal.emotion.emotion if internal is not None else None,
         clock=deps.clock,
-        archive=ArchiveQuery(
+        recall=RecallQuery(
             text=stimulus_text(state),
             tz=deps.settings.tz,
             before=oldest_turn_time(turns),
@@ -218,7 +219,7 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         update["long_term_resonance"] = found.long_term.as_state()
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
-        summary["archiv_treffer"] = len(found.archive)
+        summary["gesucht"] = len(found.recalled)
     update["memory_entries_raw"] = entries
     summary["memory_entries_raw"] = len(entries)
     return {**update, "_log": summary}
