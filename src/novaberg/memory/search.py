@@ -2,13 +2,15 @@
 provenance. The one function people (`novaberg memory search`, `GET /memory/{c}/search`),
 the enricher and tools call: `search_memory`.
 
-Per layer several ranked lists are made: the vector search (the turn alone; for the archive
-also the turn with its predecessor, `vektor_kontext`), BM25 over PostgreSQL full-text search
-(`lexikalisch`, store/text_search.py) and, for query words the archive never saw, pg_trgm
+Per layer several ranked lists are made: the vector search (for the archive in two views,
+the turn alone and the turn with its predecessor, merged into one list), BM25 over
+PostgreSQL full-text search (`lexikalisch`, store/text_search.py; for the archive also by
+the words of the turn before) and, for name-like query words the archive never saw, pg_trgm
 word similarity (`trigramm`: a misspelt name). Reciprocal rank fusion (memory/fusion.py)
 merges all lists of all layers into one ranking. A time expression in the query ("letzten
-Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py)
-and adds the window's own turns as one more list (`zeitraum`). Every hit names what it rests on (`sources`): archive
+Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py);
+if fewer hits than asked remain, the window's newest turns fill up (`zeitraum`). Every hit
+names what it rests on (`sources`): archive
 rows with their turn id, nachrichten_ids and imported id; a short-term entry and the turn it
 was condensed from; a long-term node, the short-term keys it was promoted from and their
 turns (or the character card a lore entry came from).
@@ -36,7 +38,7 @@ from novaberg.ei.canon import parse_number
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
-from novaberg.memory.fusion import reciprocal_rank_fusion
+from novaberg.memory.fusion import Fused, reciprocal_rank_fusion
 from novaberg.memory.time_expressions.windows import TimeWindow, query_window
 from novaberg.store import archive, lzg, text_search
 from novaberg.store.keys import Pair
@@ -52,13 +54,19 @@ LAYER_CARD: Final = "karte"
 ALL_LAYERS: Final = frozenset({LAYER_ARCHIVE, LAYER_SHORT_TERM, LAYER_LONG_TERM})
 
 METHOD_VECTOR: Final = "vektor"
-METHOD_CONTEXT: Final = "vektor_kontext"
+METHOD_CONTEXT: Final = "kontext"
 METHOD_LEXICAL: Final = "lexikalisch"
 METHOD_TRIGRAM: Final = "trigramm"
 METHOD_WINDOW: Final = "zeitraum"
-"""The ranked lists a layer can contribute (`signals` of a hit name them). `zeitraum`: when
-the query names a time, the archive's turns of that window, newest first — "what did I say
-last summer" is answered even where no word or vector matches."""
+"""What a search may use (`signals` of a hit name the lists that found it). `kontext`: the
+second view of archived turns, for vectors and words alike. The two vector views of an
+archived turn make one list (its better cosine; the signal names the view that won); the
+context view of the words adds each matched turn's successor to the words' list at half
+its score (store/archive.py, `CONTEXT_WORD_SHARE`).
+`zeitraum`: when the query names a time and the lists found fewer hits than asked, the
+window's newest turns fill up the result."""
+SIGNAL_VECTOR_CONTEXT: Final = "vektor_kontext"
+"""The signal of an archived turn whose better cosine came from its context view."""
 ALL_METHODS: Final = frozenset(
     {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW}
 )
@@ -135,7 +143,9 @@ class MemoryHit:
 
     def best_cosine(self) -> float | None:
         """The highest cosine a vector list gave it (None: found by words only)."""
-        values = [s for n, (_, s) in self.signals.items() if n in (METHOD_VECTOR, METHOD_CONTEXT)]
+        values = [
+            s for n, (_, s) in self.signals.items() if n in (METHOD_VECTOR, SIGNAL_VECTOR_CONTEXT)
+        ]
         return max(values) if values else None
 
     def found_by_words(self) -> bool:
@@ -222,6 +232,8 @@ class _Search:
         self.filters = archive.Filters(window, options.before, options.exclude_turn)
         self.entries: dict[str, KzgEntry] = {}
         self.nodes: dict[int, dict[str, Any]] = {}
+        self.by_context: set[int] = set()
+        """Archive rows whose better cosine came from the turn-with-predecessor view."""
 
     def wants(self, layer: str, method: str) -> bool:
         return layer in self.options.layers and method in self.options.methods
@@ -233,20 +245,17 @@ class _Search:
         jobs: dict[str, Awaitable[Ranked]] = {}
         candidates = (terms.window_rows if self.window is not None else terms.rows) or 0
         if terms.rows and LAYER_ARCHIVE in self.options.layers:
-            for method, view in (
-                (METHOD_VECTOR, archive.VIEW_TURN),
-                (METHOD_CONTEXT, archive.VIEW_CONTEXT),
-            ):
-                if vector is not None and self.wants(LAYER_ARCHIVE, method):
-                    jobs[f"{LAYER_ARCHIVE}/{method}"] = self._archive_vector(
-                        vector, view, candidates
-                    )
+            views = [archive.VIEW_TURN]
+            if self.wants(LAYER_ARCHIVE, METHOD_CONTEXT):
+                views.append(archive.VIEW_CONTEXT)
+            if vector is not None and self.wants(LAYER_ARCHIVE, METHOD_VECTOR):
+                jobs[f"{LAYER_ARCHIVE}/{METHOD_VECTOR}"] = self._archive_vector(
+                    vector, views, candidates
+                )
             if self.wants(LAYER_ARCHIVE, METHOD_LEXICAL):
                 jobs[f"{LAYER_ARCHIVE}/{METHOD_LEXICAL}"] = self._archive_lexical(terms)
             if terms.unknown_words and self.wants(LAYER_ARCHIVE, METHOD_TRIGRAM):
                 jobs[f"{LAYER_ARCHIVE}/{METHOD_TRIGRAM}"] = self._archive_trigram(terms)
-            if self.window is not None and self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
-                jobs[f"{LAYER_ARCHIVE}/{METHOD_WINDOW}"] = self._archive_window()
         if vector is not None and self.wants(LAYER_LONG_TERM, METHOD_VECTOR):
             jobs[f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"] = self._long_term_vector(vector)
         if self.wants(LAYER_LONG_TERM, METHOD_LEXICAL):
@@ -264,10 +273,29 @@ class _Search:
         found, short_lists = await asyncio.gather(ranked(), short_term)
         return {**found, **short_lists}
 
-    async def _archive_vector(self, vector: np.ndarray, view: str, candidates: int) -> Ranked:
-        hits = await _on_connection(
-            self.pool,
-            lambda conn: archive.nearest(
+    async def _archive_vector(
+        self, vector: np.ndarray, views: list[str], candidates: int
+    ) -> Ranked:
+        """One list for both views of a turn: each row ranked by its better cosine (a
+        second list per view would give the vectors two votes against the words' one)."""
+        found = await asyncio.gather(*(self._archive_view(vector, v, candidates) for v in views))
+        best: dict[int, float] = {}
+        for view, hits in zip(views, found, strict=True):
+            for ident, cosine in hits:
+                if cosine > best.get(ident, -2.0):
+                    best[ident] = cosine
+                    if view == archive.VIEW_CONTEXT:
+                        self.by_context.add(ident)
+                    else:
+                        self.by_context.discard(ident)
+        ranked = sorted(best.items(), key=lambda item: -item[1])[:LIST_DEPTH]
+        return _similar(_ranked(LAYER_ARCHIVE, ranked))
+
+    async def _archive_view(
+        self, vector: np.ndarray, view: str, candidates: int
+    ) -> list[tuple[int, float]]:
+        async with self.pool.connection() as conn:
+            return await archive.nearest(
                 conn,
                 self.pair,
                 vector,
@@ -275,14 +303,19 @@ class _Search:
                 view=view,
                 filters=self.filters,
                 candidates=candidates,
-            ),
-        )
-        return _similar(_ranked(LAYER_ARCHIVE, hits))
+            )
 
     async def _archive_lexical(self, terms: text_search.QueryTerms) -> Ranked:
         hits = await _on_connection(
             self.pool,
-            lambda conn: archive.lexical(conn, self.pair, terms, LIST_DEPTH, filters=self.filters),
+            lambda conn: archive.lexical(
+                conn,
+                self.pair,
+                terms,
+                LIST_DEPTH,
+                filters=self.filters,
+                with_next=self.wants(LAYER_ARCHIVE, METHOD_CONTEXT),
+            ),
         )
         return _ranked(LAYER_ARCHIVE, hits)
 
@@ -295,12 +328,31 @@ class _Search:
         )
         return _ranked(LAYER_ARCHIVE, hits)
 
-    async def _archive_window(self) -> Ranked:
-        hits = await _on_connection(
+    async def window_fill(
+        self, fused: list[Fused[tuple[str, str]]]
+    ) -> list[Fused[tuple[str, str]]]:
+        """Under a time window with fewer hits than asked for, the window's newest turns
+        follow the fused hits (signal `zeitraum`): "what did I say last summer" is answered
+        even where nothing matches. They never outrank a hit (as a fused list of their own,
+        measured, they pushed matching turns out)."""
+        wanted = self.options.limit - len(fused)
+        if self.window is None or wanted <= 0 or not self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
+            return fused
+        if LAYER_ARCHIVE not in self.options.layers:
+            return fused
+        taken = {item.key for item in fused}
+        newest = await _on_connection(
             self.pool,
-            lambda conn: archive.in_window(conn, self.pair, LIST_DEPTH, filters=self.filters),
+            lambda conn: archive.in_window(
+                conn, self.pair, self.options.limit, filters=self.filters
+            ),
         )
-        return _ranked(LAYER_ARCHIVE, hits)
+        extra = [
+            Fused(key, 0.0, {f"{LAYER_ARCHIVE}/{METHOD_WINDOW}": (rank, epoch)})
+            for rank, (key, epoch) in enumerate(_ranked(LAYER_ARCHIVE, newest), start=1)
+            if key not in taken
+        ]
+        return [*fused, *extra[:wanted]]
 
     async def _short_term(
         self, vector: np.ndarray | None, terms: text_search.QueryTerms
@@ -358,7 +410,7 @@ class _Search:
         )
         return _ranked(LAYER_LONG_TERM, hits)
 
-    async def details(self, fused: list[Any]) -> list[MemoryHit]:
+    async def details(self, fused: list[Fused[tuple[str, str]]]) -> list[MemoryHit]:
         """The top hits with their text, time and sources (two or three queries)."""
         wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
         for item in fused:
@@ -390,6 +442,12 @@ class _Search:
                 continue
             hit.score = item.score
             hit.signals = {name.split("/", 1)[1]: value for name, value in item.signals.items()}
+            if (
+                layer == LAYER_ARCHIVE
+                and int(ident) in self.by_context
+                and METHOD_VECTOR in hit.signals
+            ):
+                hit.signals[SIGNAL_VECTOR_CONTEXT] = hit.signals.pop(METHOD_VECTOR)
             hits.append(hit)
         return hits
 
@@ -504,7 +562,7 @@ async def search_memory(
     each with its sources. `vector`: the query's embedding if the caller has it already."""
     window = query_window(query, now, tz) if options.narrow_by_time else None
     span = (window.start, window.end) if window is not None else None
-    wants_vector = bool(options.methods & {METHOD_VECTOR, METHOD_CONTEXT})
+    wants_vector = METHOD_VECTOR in options.methods
     query_vector: np.ndarray | None = None
     if wants_vector:
         query_vector = (
@@ -518,6 +576,6 @@ async def search_memory(
             conn, pair, query, window=span, count_limit=archive.EXACT_LIMIT
         )
     lists = await search.lists(query_vector, terms)
-    fused = reciprocal_rank_fusion(lists)[: options.limit]
+    fused = await search.window_fill(reciprocal_rank_fusion(lists)[: options.limit])
     hits = await search.details(fused)
     return SearchResult(hits, window, query_vector is not None or not wants_vector)

@@ -268,11 +268,18 @@ async def nearest(
     return hits
 
 
-def lexical_sql(filters: Filters) -> str:
+CONTEXT_WORD_SHARE: Final = 0.5
+"""The words' second view: a turn also matches by the words of the turn before it, at half
+the score ("Wie heißt dein Kater?" — "Mephisto." is found by "Kater"). Computed at query
+time from the pair's next row (index on pair and time), so nothing is stored twice."""
+
+
+def lexical_sql(filters: Filters, *, with_next: bool) -> str:
     """BM25 with one occurrence per term: Σ idf of the matched lexemes × the length factor
-    (the factor's formula is `text_search.length_factor`, written out in SQL)."""
-    return (
-        "SELECT a.id,"
+    (the factor's formula is `text_search.length_factor`, written out in SQL); with
+    `with_next`, each matched row's successor too, at `CONTEXT_WORD_SHARE` of its score."""
+    matched = (
+        "SELECT a.id, a.zeit,"
         " (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[]) AS t(q, w)"
         "  WHERE a.tsv @@ t.q)"
         " * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(a.tsv) / %(avg)s))"
@@ -280,6 +287,16 @@ def lexical_sql(filters: Filters) -> str:
         f" FROM {TABLE} a WHERE a.user_id = %(u)s AND a.character_id = %(c)s"
         f" AND a.tsv @@ %(any)s::tsquery{filters.sql()}"
         " ORDER BY score DESC, a.zeit DESC LIMIT %(k)s"
+    )
+    if not with_next:
+        return f"SELECT id, score FROM ({matched}) m"
+    return (
+        f"WITH m AS ({matched})"
+        " SELECT id, score FROM m UNION ALL"
+        " SELECT n.id, m.score * %(anteil)s FROM m CROSS JOIN LATERAL ("
+        f"  SELECT a.id FROM {TABLE} a WHERE a.user_id = %(u)s AND a.character_id = %(c)s"
+        f"  AND (a.zeit, a.id) > (m.zeit, m.id){filters.sql()}"
+        "  ORDER BY a.zeit, a.id LIMIT 1) n"
     )
 
 
@@ -290,12 +307,14 @@ async def lexical(
     k: int,
     *,
     filters: Filters = Filters(),
+    with_next: bool = False,
 ) -> list[tuple[int, float]]:
-    """(row id, BM25 score) of the k best rows by words, best first."""
+    """(row id, BM25 score) of the k best rows by words, best first (`with_next`: a row
+    also by the words of the row before it, see `CONTEXT_WORD_SHARE`)."""
     if not terms.selecting:
         return []
     cur = await conn.execute(
-        lexical_sql(filters),
+        lexical_sql(filters, with_next=with_next),
         {
             "tq": terms.term_queries,
             "w": terms.weights,
@@ -306,15 +325,21 @@ async def lexical(
             "u": pair.user_id,
             "c": pair.character_id,
             "k": int(k),
+            "anteil": CONTEXT_WORD_SHARE,
             **filters.params(),
         },
     )
-    return [(int(row["id"]), float(row["score"] or 0.0)) for row in await cur.fetchall()]
+    best: dict[int, float] = {}
+    for row in await cur.fetchall():
+        ident, score = int(row["id"]), float(row["score"] or 0.0)
+        best[ident] = max(score, best.get(ident, 0.0))
+    return sorted(best.items(), key=lambda item: -item[1])[:k]
 
 
 TRIGRAM_THRESHOLD: Final = 0.5
 """pg_trgm word similarity a row must reach for a misspelt word (pg_trgm's default is 0.6;
-0.5 still lets "Korbinain" find "Korbinian")."""
+0.5 still lets "Korbinain" find "Korbinian"). Only name-like query words are looked up
+(`text_search.name_like`)."""
 
 
 async def trigram(

@@ -45,6 +45,7 @@ KEEP_RAREST: Final = 2
 TRIGRAM_MIN_CHARS: Final = 4
 """Only words at least this long are looked up by trigram similarity (a typo in a name)."""
 
+
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 # Frequent function words of each language, used only to tell the languages apart (the
@@ -72,6 +73,21 @@ _ENGLISH: Final = _word_set(
     "name named please thanks because if or but"
 )
 _GERMAN_LETTERS = re.compile(r"[äöüß]", re.IGNORECASE)
+
+
+def name_like(text: str) -> set[str]:
+    """The words of a query a trigram lookup is meant for, lowercased: capitalised words
+    (names; in German also nouns) except function words opening a sentence ("Was", "What"),
+    or the one word of a one-word query. A lowercase word the archive never saw ("thing")
+    would only find the words that contain it ("nothing")."""
+    words = _WORD.findall(text)
+    if len(words) == 1:
+        return {words[0].lower()}
+    return {
+        w.lower()
+        for w in words
+        if w[:1].isupper() and w.lower() not in _GERMAN and w.lower() not in _ENGLISH
+    }
 
 
 def text_config(text: str) -> str:
@@ -194,6 +210,7 @@ async def query_terms(
         rows,
         total_length / rows if rows else 0.0,
         window_rows,
+        names=name_like(text),
     )
 
 
@@ -202,8 +219,12 @@ def build_terms(
     rows: int,
     avg_length: float,
     window_rows: int | None = None,
+    *,
+    names: set[str] | None = None,
 ) -> QueryTerms:
-    """QueryTerms from (word, lexeme, df) triples (pure: the ranking rules in one place)."""
+    """QueryTerms from (word, lexeme, df) triples (pure: the ranking rules in one place).
+    `names`: the query's name-like words (`name_like`); only they are looked up by trigrams
+    (None: every word)."""
     df: dict[str, int] = {}
     known_words: set[str] = set()
     words: list[str] = []
@@ -219,7 +240,11 @@ def build_terms(
     selecting = [lexeme for lexeme in lexemes if df[lexeme] <= limit]
     if not selecting and lexemes:
         selecting = sorted(lexemes, key=lambda lexeme: df[lexeme])[:KEEP_RAREST]
-    unknown = [w for w in words if w not in known_words and len(w) >= TRIGRAM_MIN_CHARS]
+    unknown = [
+        w
+        for w in words
+        if w not in known_words and len(w) >= TRIGRAM_MIN_CHARS and (names is None or w in names)
+    ]
     return QueryTerms(lexemes, weights, selecting, unknown, rows, avg_length, window_rows, df)
 
 

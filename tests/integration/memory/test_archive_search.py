@@ -216,8 +216,11 @@ async def test_words_stems_and_rare_names_find_the_fact_among_distractors(
     assert by_name.hits[0].sources[0].turn_id == "import:jsonl:fact"
     inflected = await search(redis, db, model, "Blume")  # no row has this form: "Blumen"
     assert [(h.text, set(h.signals)) for h in inflected.hits] == [
-        (DISTRACTORS[2], {"lexikalisch"})
+        (DISTRACTORS[2], {"lexikalisch"}),
+        (DISTRACTORS[3], {"lexikalisch"}),  # the turn after it, by its predecessor's words
     ], "found through the German stem, not the hashed vector"
+    first, after = (h.signals["lexikalisch"][1] for h in inflected.hits)
+    assert after == pytest.approx(first / 2)
     past = await search(redis, db, model, "spielte")  # the stemmer keeps "spielt" ≠ "spiel"
     assert [(h.text, set(h.signals)) for h in past.hits] == [(DISTRACTORS[4], {"trigramm"})]
     typo = await search(redis, db, model, "Korbinain")

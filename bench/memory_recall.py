@@ -1,0 +1,417 @@
+"""Memory recall: does the hybrid search find the turn that states a fact, asked later in
+other words — and how fast is it in a large archive?
+
+The data set is built in code (bench/_recall_data.py: ~2 000 turns of everyday chat over
+eleven simulated months, 80 facts stated once, distractors sharing the questions' words,
+German and English in parallel), written as a plain JSONL file and imported with
+`novaberg import chat` (a subprocess, as a person would run it). Each question is searched
+with `memory.search.search_memory` as shipped, restricted to one set of methods per row:
+
+- `vektor` — the vector search alone (the baseline the archive would have without words);
+- `lexikalisch` — BM25 over PostgreSQL full-text search alone;
+- `vektor+kontext`, `lexikalisch+kontext+trigramm` — one kind of search with everything it
+  has: its second view (the turn with its predecessor) and, for words, the trigram list;
+- `fusion ohne kontext` — the fusion without the turn-with-predecessor view;
+- `fusion` — every list fused by reciprocal rank fusion: what ships.
+
+Evidence recall@k: the share of questions for which a hit among the first k names the
+stating turn in its `sources` (its imported id). Goal: the fusion beats the better single
+method (`vektor`, `lexikalisch`) by ≥ 8 points at @10. Then filler chat is imported until
+the pair holds 10 000 and 100 000 turns; at each size recall is measured again and the
+search latency (the fused search including the query's embedding, every question several
+times after one warm-up round): p50/p99, with the vector-only search as the baseline of the
+same run. Goal: p99 ≤ 50 ms at 100 000 turns.
+
+Embedders (`--embedders`): `scripted` is a hashed bag of words (texts connect only through
+identical words), `local` the bundled all-MiniLM-L6-v2 (an English model; on German text it
+is weak). The table names the embedder of each row. A measurement that failed is printed as
+`null`/"failed", never as a number.
+
+    .venv/bin/python bench/memory_recall.py [--embedders scripted,local] [--languages de,en]
+        [--sizes 10000,100000] [--rounds 3] [--keep | --workdir DIR]
+
+Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp per embedder.
+Importing 100 000 turns builds two HNSW indexes and takes several minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from _machine import cpu_times, steal_percent
+from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
+from novaberg.config import load_settings
+from novaberg.llm.factory import build_model_layer
+from novaberg.memory.search import ALL_METHODS, SearchOptions, search_memory
+from novaberg.runtime.services import EmbeddedServices
+from novaberg.store import characters
+from novaberg.store.characters import NewCharacter
+from novaberg.store.keys import Pair
+from novaberg.store.postgres import create_pool
+from novaberg.store.redis_client import create_redis
+
+GOAL_POINTS = 8.0
+GOAL_P99_MS = 50.0
+GOAL_SIZE = 100_000
+"""Issue goals: fusion ≥ 8 recall points above the better single method at @10; p99 ≤ 50 ms
+at 100 000 archived turns."""
+
+USER = "leser"
+MODES: dict[str, frozenset[str]] = {
+    "vektor": frozenset({"vektor"}),
+    "lexikalisch": frozenset({"lexikalisch"}),
+    "vektor+kontext": frozenset({"vektor", "kontext"}),
+    "lexikalisch+kontext+trigramm": frozenset({"lexikalisch", "kontext", "trigramm"}),
+    "fusion ohne kontext": ALL_METHODS - {"kontext"},
+    "fusion": ALL_METHODS,
+}
+SINGLE = ("vektor", "lexikalisch")
+SHIPPED = "fusion"
+LATENCY_BASELINE = "vektor"
+KS = (5, 10)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record, ensure_ascii=False), flush=True)
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclass
+class Recall:
+    hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
+    total: int = 0
+    by_kind: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+    def add(self, kind: str, rank: int | None) -> None:
+        self.total += 1
+        for k in KS:
+            if rank is not None and rank <= k:
+                self.hits[k] += 1
+        self.by_kind[kind][1] += 1
+        if rank is not None and rank <= 10:
+            self.by_kind[kind][0] += 1
+
+    def at(self, k: int) -> float | None:
+        return round(100 * self.hits[k] / self.total, 1) if self.total else None
+
+
+def cli_import(env: dict[str, str], path: Path, character: str) -> dict[str, Any]:
+    """`novaberg import chat FILE --character C --user U --json` in a subprocess."""
+    novaberg = Path(sys.executable).with_name("novaberg")
+    command = [str(novaberg), "import", "chat", str(path), "--character", character]
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*command, "--user", USER, "--json"], env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"import failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    report = json.loads(done.stdout)
+    report["sekunden"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def write_jsonl(path: Path, turns: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for turn in turns:
+            out.write(json.dumps(turn, ensure_ascii=False) + "\n")
+
+
+class Bench:
+    def __init__(self, embedder: str, home: Path, rounds: int) -> None:
+        self.embedder = embedder
+        self.home = home
+        self.rounds = rounds
+        self.env = {
+            **os.environ,
+            "NOVABERG_HOME": str(home),
+            "NOVABERG_LLM": "scripted",
+            "NOVABERG_EMBED": embedder,
+            "NOVABERG_PIXIE": "false",
+            "NOVABERG_LOG_LEVEL": "WARNING",
+        }
+        self.settings = load_settings(home=home, llm="scripted", embed=embedder, pixie=False)
+        self.services = EmbeddedServices(self.settings)
+
+    async def __aenter__(self) -> Bench:
+        endpoints = await asyncio.to_thread(self.services.start)
+        self.pool = await create_pool(endpoints.database_url, max_size=8)
+        self.redis = create_redis(endpoints.redis_url)
+        self.model = build_model_layer(self.settings)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.close()
+        await self.redis.aclose()
+        close = getattr(self.model.embedder, "aclose", None)
+        if close is not None:
+            await close()
+        await asyncio.to_thread(self.services.stop)
+
+    async def character(self, lang: str) -> str:
+        character_id = f"bench-{lang}"
+        async with self.pool.connection() as conn:  # exists already in a reused directory
+            await characters.create(conn, NewCharacter(character_id, f"Bench {lang}"))
+        return character_id
+
+    async def search(self, pair: Pair, query: Query, methods: frozenset[str]) -> Any:
+        return await search_memory(
+            self.redis,
+            self.pool,
+            self.model,
+            pair,
+            query.text,
+            now=NOW,
+            tz=self.settings.tz,
+            options=SearchOptions(limit=10, methods=methods),
+        )
+
+    async def recall(self, pair: Pair, queries: list[Query]) -> dict[str, Recall]:
+        results: dict[str, Recall] = {}
+        for mode, methods in MODES.items():
+            recall = Recall()
+            for query in queries:
+                found = await self.search(pair, query, methods)
+                rank = next(
+                    (
+                        position
+                        for position, hit in enumerate(found.hits, start=1)
+                        if any(s.source_id == query.evidence for s in hit.sources)
+                    ),
+                    None,
+                )
+                recall.add(query.kind, rank)
+            results[mode] = recall
+        return results
+
+    async def latency(self, pair: Pair, queries: list[Query], mode: str) -> list[float]:
+        methods = MODES[mode]
+        for query in queries:  # warm-up: caches, plans, the embedder
+            await self.search(pair, query, methods)
+        samples = []
+        for _ in range(self.rounds):
+            for query in queries:
+                started = time.perf_counter()
+                await self.search(pair, query, methods)
+                samples.append((time.perf_counter() - started) * 1000)
+        return samples
+
+
+def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall]) -> dict:
+    rows = {}
+    for mode, recall in results.items():
+        rows[mode] = {"@5": recall.at(5), "@10": recall.at(10)}
+        emit(
+            {
+                "messung": "recall",
+                "embedder": embedder,
+                "sprache": lang,
+                "turns": size,
+                "modus": mode,
+                "recall_at_5": recall.at(5),
+                "recall_at_10": recall.at(10),
+                "fragen": recall.total,
+                "je_art_at_10": {
+                    kind: round(100 * hit / total, 1)
+                    for kind, (hit, total) in sorted(recall.by_kind.items())
+                },
+            }
+        )
+    best_single = max((rows[m]["@10"] or 0.0) for m in SINGLE)
+    fused = rows[SHIPPED]["@10"]
+    gain = None if fused is None else round(fused - best_single, 1)
+    emit(
+        {
+            "messung": "ziel_recall",
+            "embedder": embedder,
+            "sprache": lang,
+            "turns": size,
+            "fusion_at_10": fused,
+            "beste_einzelmethode_at_10": best_single,
+            "vorsprung_punkte": gain,
+            "ziel_punkte": GOAL_POINTS,
+            "erreicht": gain is not None and gain >= GOAL_POINTS,
+        }
+    )
+    return {"rows": rows, "gain": gain}
+
+
+async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -> list[dict]:
+    summary: list[dict] = []
+    home = workdir / embedder
+    home.mkdir(parents=True, exist_ok=True)
+    async with Bench(embedder, home, args.rounds) as bench:
+        pairs: dict[str, Pair] = {}
+        datasets: dict[str, Dataset] = {}
+        for lang in args.languages:
+            dataset = build_dataset(lang)
+            datasets[lang] = dataset
+            character = await bench.character(lang)
+            pairs[lang] = Pair(USER, character)
+            path = workdir / f"verlauf-{lang}.jsonl"
+            write_jsonl(path, dataset.turns)
+            log(f"[{embedder}] import {len(dataset.turns)} {lang} turns ...")
+            report = await asyncio.to_thread(cli_import, bench.env, path, character)
+            emit({"messung": "import", "embedder": embedder, "sprache": lang, **report})
+            results = await bench.recall(pairs[lang], dataset.queries)
+            outcome = report_recall(embedder, lang, len(dataset.turns), results)
+            summary.append(
+                {"embedder": embedder, "sprache": lang, "turns": len(dataset.turns), **outcome}
+            )
+        lang = args.languages[0]
+        present = len(datasets[lang].turns)
+        for size in args.sizes:
+            missing = size - present
+            if missing > 0:
+                path = workdir / f"fueller-{lang}-{size}.jsonl"
+                write_jsonl(path, filler_turns(lang, missing, seed=size, prefix=f"f{size}"))
+                log(f"[{embedder}] import {missing} filler turns up to {size} ...")
+                report = await asyncio.to_thread(
+                    cli_import, bench.env, path, pairs[lang].character_id
+                )
+                emit({"messung": "import", "embedder": embedder, "sprache": lang, **report})
+                present = size
+            results = await bench.recall(pairs[lang], datasets[lang].queries)
+            outcome = report_recall(embedder, lang, size, results)
+            before = cpu_times()
+            timings = {}
+            for mode in (SHIPPED, LATENCY_BASELINE):
+                log(f"[{embedder}] latency {mode} at {size} ...")
+                samples = await bench.latency(pairs[lang], datasets[lang].queries, mode)
+                timings[mode] = {
+                    "p50_ms": round(statistics.median(samples), 2) if samples else None,
+                    "p99_ms": round(percentile(samples, 0.99) or 0.0, 2) if samples else None,
+                    "n": len(samples),
+                }
+            steal = steal_percent(before, cpu_times())
+            shipped, base = timings[SHIPPED], timings[LATENCY_BASELINE]
+            ratio = (
+                round(shipped["p50_ms"] / base["p50_ms"], 2)
+                if shipped["p50_ms"] and base["p50_ms"]
+                else None
+            )
+            emit(
+                {
+                    "messung": "latenz",
+                    "embedder": embedder,
+                    "sprache": lang,
+                    "turns": size,
+                    "fusion": shipped,
+                    "baseline_vektor": base,
+                    "verhaeltnis_p50": ratio,
+                    "cpu_steal_prozent": steal,
+                    "ziel_p99_ms": GOAL_P99_MS if size == GOAL_SIZE else None,
+                    "erreicht": (shipped["p99_ms"] is not None and shipped["p99_ms"] <= GOAL_P99_MS)
+                    if size == GOAL_SIZE
+                    else None,
+                }
+            )
+            summary.append(
+                {
+                    "embedder": embedder,
+                    "sprache": lang,
+                    "turns": size,
+                    **outcome,
+                    "latency": timings,
+                }
+            )
+    return summary
+
+
+def print_table(summary: list[dict]) -> None:
+    modes = list(MODES)
+    print()
+    header = f"{'embedder':9} {'lang':4} {'turns':>7}  " + "  ".join(f"{m[:20]:>20}" for m in modes)
+    print("evidence recall @5 / @10 (%)")
+    print(header)
+    for row in summary:
+        cells = "  ".join(
+            f"{_cell(row['rows'][m]['@5'])} / {_cell(row['rows'][m]['@10'])}".rjust(20)
+            for m in modes
+        )
+        print(
+            f"{row['embedder']:9} {row['sprache']:4} {row['turns']:>7}  {cells}   Δ@10 fusion−best single: {row['gain']}"
+        )
+    print("\nsearch latency, fused (vector-only baseline), ms")
+    for row in summary:
+        if "latency" not in row:
+            continue
+        f, b = row["latency"][SHIPPED], row["latency"][LATENCY_BASELINE]
+        print(
+            f"{row['embedder']:9} {row['sprache']:4} {row['turns']:>7}  p50 {f['p50_ms']} ({b['p50_ms']})"
+            f"  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}"
+        )
+
+
+def _cell(value: float | None) -> str:
+    return "failed" if value is None else f"{value:5.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--embedders", default="scripted,local")
+    parser.add_argument("--languages", default="de,en")
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="use (and keep) this directory; the imports of an earlier run there are found "
+        "stored (the import is idempotent), so only the measurements run again",
+    )
+    args = parser.parse_args()
+    args.languages = [x for x in args.languages.split(",") if x]
+    args.sizes = [int(x) for x in args.sizes.split(",") if x]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="novaberg-bench-recall-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    args.keep = args.keep or args.workdir is not None
+    log(f"working in {workdir}")
+    summary: list[dict] = []
+    try:
+        for embedder in args.embedders.split(","):
+            try:
+                summary += asyncio.run(run_embedder(args, embedder, workdir))
+            except Exception as exc:  # a failed embedder is reported, the others still run
+                emit(
+                    {
+                        "messung": "fehler",
+                        "embedder": embedder,
+                        "fehler": f"{type(exc).__name__}: {exc}",
+                    }
+                )
+                log(f"[{embedder}] failed: {exc}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print_table(summary)
+
+
+if __name__ == "__main__":
+    main()
