@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from novaberg.cli_memory import _settings, _with_services
+from novaberg.cli_memory import settings_or_exit, with_services
 from novaberg.config import Settings
 
 console = Console()
@@ -84,7 +84,7 @@ def chat_command(
     ({"id","speaker","text","time"}). Resumable: running it again adds only what is missing."""
     from novaberg.imports.chat_formats import ChatFormatError, parse_chat
 
-    settings = _settings()
+    settings = settings_or_exit()
     user_id = _user(user, settings)
     character_id = character or settings.character
     try:
@@ -96,7 +96,7 @@ def chat_command(
     if len(parsed.problems) > PROBLEMS_SHOWN:
         err_console.print(f"[yellow]... {len(parsed.problems) - PROBLEMS_SHOWN} more[/yellow]")
     report = asyncio.run(
-        _with_services(
+        with_services(
             settings,
             lambda ctx: _import_chat(ctx, parsed, user_id, character_id, distil, pin),
         )
@@ -178,7 +178,7 @@ def card_command(
     from novaberg.imports.card_import import resolve_id
     from novaberg.imports.cards import CardError, read_card
 
-    settings = _settings()
+    settings = settings_or_exit()
     user_id = _user(user, settings)
     try:
         card = read_card(_read(file))
@@ -186,7 +186,7 @@ def card_command(
     except CardError as exc:
         raise _fail(f"{file}: {exc}") from None
     report = asyncio.run(
-        _with_services(settings, lambda ctx: _import_card(ctx, card, user_id, character_id))
+        with_services(settings, lambda ctx: _import_card(ctx, card, user_id, character_id))
     )
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))

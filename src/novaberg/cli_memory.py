@@ -24,7 +24,7 @@ UserOption = Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_
 CharacterOption = Annotated[str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")]
 
 
-def _settings() -> Settings:
+def settings_or_exit() -> Settings:
     from novaberg.config import SettingsError, load_settings
     from novaberg.llm.factory import check_backend_settings
 
@@ -48,9 +48,9 @@ def search_command(
 ) -> None:
     """Search the archive, short- and long-term memory (words and vectors, fused); print
     each hit with its layer, score, time and the turns it rests on."""
-    settings = _settings()
+    settings = settings_or_exit()
     result = asyncio.run(
-        _with_services(
+        with_services(
             settings,
             lambda ctx: _search(
                 ctx,
@@ -110,7 +110,7 @@ def pin_command(
     if not ids and not all_rows:
         err_console.print("[red]name archive ids or --all[/red]", highlight=False)
         raise typer.Exit(2)
-    settings = _settings()
+    settings = settings_or_exit()
     from novaberg.store import archive
     from novaberg.store.keys import Pair
 
@@ -120,7 +120,7 @@ def pin_command(
         async with ctx.pool.connection() as conn:
             return await archive.set_pinned(conn, pair, None if all_rows else ids, not unpin)
 
-    changed = asyncio.run(_with_services(settings, pin))
+    changed = asyncio.run(with_services(settings, pin))
     console.print(f"{changed} archived turn(s) {'unpinned' if unpin else 'pinned'}")
 
 
@@ -150,7 +150,7 @@ async def _search(
     return hits, result.window.as_json() if result.window else None
 
 
-async def _with_services(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
+async def with_services(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
     """Run `work(context)` with Redis, PostgreSQL and the model layer the settings name
     (the embedded servers started or joined for the call)."""
     from novaberg.api.context import AppContext

@@ -29,7 +29,15 @@ def test_turn_refuses_bad_input(tmp_path: Path, args: list[str], message: str) -
 
 
 @pytest.mark.parametrize(
-    "command", [["serve"], ["worker"], ["turn", "Hallo"], ["memory", "search", "x"]]
+    "command",
+    [
+        ["serve"],
+        ["worker"],
+        ["turn", "Hallo"],
+        ["memory", "search", "x"],
+        ["import", "chat", "verlauf.jsonl"],
+        ["import", "card", "karte.png"],
+    ],
 )
 @pytest.mark.parametrize(
     ("env", "variable"),
@@ -66,3 +74,16 @@ def test_a_taken_port_is_refused_before_anything_starts(tmp_path: Path, command:
     assert result.exit_code == 2, result.output
     assert f"127.0.0.1:{port} is not available" in result.output
     assert not any(tmp_path.iterdir()), "no service was started"
+
+
+@pytest.mark.parametrize("kind", ["chat", "card"])
+def test_an_unreadable_import_file_is_refused_before_anything_starts(
+    tmp_path: Path, kind: str
+) -> None:
+    missing = tmp_path / "nicht-da.jsonl"
+    result = CliRunner().invoke(
+        app, ["import", kind, str(missing)], env={"NOVABERG_HOME": str(tmp_path / "home")}
+    )
+    assert result.exit_code == 2, result.output
+    assert "cannot read" in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "home").exists(), "no service was started"
