@@ -93,10 +93,14 @@ def stored_vector(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float32)
 
 
+_COLUMNS: Final = (
+    "user_id, character_id, sprecher, inhalt, zeit, turn_id, nachrichten_ids, herkunft,"
+    " quelle, quell_id, gespraech, sprache, embedding, embedding_kontext, angeheftet"
+)
+_ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig, %s, %s, %s)"
+
 _INSERT: Final = (
-    f"INSERT INTO {TABLE} (user_id, character_id, sprecher, inhalt, zeit, turn_id,"
-    " nachrichten_ids, herkunft, quelle, quell_id, gespraech, sprache, embedding,"
-    " embedding_kontext, angeheftet)"
+    f"INSERT INTO {TABLE} ({_COLUMNS})"
     " VALUES (%(u)s, %(c)s, %(sprecher)s, %(inhalt)s, %(zeit)s, %(turn)s, %(ids)s,"
     " %(herkunft)s, %(quelle)s, %(quell_id)s, %(gespraech)s, %(sprache)s::regconfig, %(v)s,"
     " {kontext}, %(angeheftet)s)"
@@ -140,21 +144,34 @@ async def insert_live(conn: AsyncConnection[Any], row: ArchiveRow) -> int | None
     return None if found is None else int(found["id"])
 
 
+def _values(row: ArchiveRow) -> tuple[Any, ...]:
+    p = _params(row)
+    return (
+        p["u"], p["c"], p["sprecher"], p["inhalt"], p["zeit"], p["turn"], p["ids"],
+        p["herkunft"], p["quelle"], p["quell_id"], p["gespraech"], p["sprache"], p["v"],
+        p["kv"], p["angeheftet"],
+    )  # fmt: skip
+
+
 async def insert_batch(conn: AsyncConnection[Any], rows: Sequence[ArchiveRow]) -> list[int | None]:
-    """Write a batch in one transaction, all or nothing; per row its new id, or None when it
-    was archived already."""
+    """Write a batch as one statement (one transaction, all or nothing; the statistics
+    triggers run once for it); per row its new id, or None when it was archived already."""
     if not rows:
         return []
-    sql = _INSERT.format(kontext="%(kv)s")
-    ids: list[int | None] = []
-    async with conn.transaction(), conn.cursor() as cur:
-        await cur.executemany(sql, [_params(row) for row in rows], returning=True)
-        while True:
-            found = await cur.fetchone()
-            ids.append(None if found is None else int(found["id"]))
-            if not cur.nextset():
-                break
-    return ids
+    sql = (
+        f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES {', '.join([_ROW_VALUES] * len(rows))}"
+        " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING"
+        " RETURNING id, user_id, character_id, quelle, quell_id"
+    )
+    cur = await conn.execute(sql, [value for row in rows for value in _values(row)])
+    stored = {
+        (r["user_id"], r["character_id"], r["quelle"], r["quell_id"]): int(r["id"])
+        for r in await cur.fetchall()
+    }
+    return [
+        stored.get((row.pair.user_id, row.pair.character_id, row.source, row.source_id))
+        for row in rows
+    ]
 
 
 async def existing_source_ids(
