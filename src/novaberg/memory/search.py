@@ -71,9 +71,11 @@ ALL_METHODS: Final = frozenset(
     {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW}
 )
 
-LIST_DEPTH: Final = 50
-"""Candidates each list contributes to the fusion (bench/memory_recall.py: deeper lists
-change recall@10 by less than a point and cost latency)."""
+LIST_DEPTH: Final = 20
+"""Candidates each list contributes to the fusion (more when more hits are asked for).
+Measured (bench/memory_recall.py, bundled embedder): 20 instead of 50 raised recall@10 by
+1–2 points — deep lists let mediocre matches collect votes from several lists and outrank
+one list's best — and shortens every query."""
 
 VECTOR_MIN_COSINE: Final = 0.1
 """Vector hits at or below this cosine do not enter the fusion: a vector list ranks every
@@ -232,6 +234,7 @@ class _Search:
         self.filters = archive.Filters(window, options.before, options.exclude_turn)
         self.entries: dict[str, KzgEntry] = {}
         self.nodes: dict[int, dict[str, Any]] = {}
+        self.depth = max(LIST_DEPTH, options.limit)
         self.by_context: set[int] = set()
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
 
@@ -288,7 +291,7 @@ class _Search:
                         self.by_context.add(ident)
                     else:
                         self.by_context.discard(ident)
-        ranked = sorted(best.items(), key=lambda item: -item[1])[:LIST_DEPTH]
+        ranked = sorted(best.items(), key=lambda item: -item[1])[: self.depth]
         return _similar(_ranked(LAYER_ARCHIVE, ranked))
 
     async def _archive_view(
@@ -299,7 +302,7 @@ class _Search:
                 conn,
                 self.pair,
                 vector,
-                LIST_DEPTH,
+                self.depth,
                 view=view,
                 filters=self.filters,
                 candidates=candidates,
@@ -312,7 +315,7 @@ class _Search:
                 conn,
                 self.pair,
                 terms,
-                LIST_DEPTH,
+                self.depth,
                 filters=self.filters,
                 with_next=self.wants(LAYER_ARCHIVE, METHOD_CONTEXT),
             ),
@@ -323,7 +326,7 @@ class _Search:
         hits = await _on_connection(
             self.pool,
             lambda conn: archive.trigram(
-                conn, self.pair, terms.unknown_words, LIST_DEPTH, filters=self.filters
+                conn, self.pair, terms.unknown_words, self.depth, filters=self.filters
             ),
         )
         return _ranked(LAYER_ARCHIVE, hits)
@@ -372,12 +375,12 @@ class _Search:
             return lists
         if vector is not None and self.wants(LAYER_SHORT_TERM, METHOD_VECTOR):
             lists[f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"] = _similar(
-                _short_term_vector(entries, vector)
+                _short_term_vector(entries, vector, self.depth)
             )
         if self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
             texts = [entry.fields.get("inhalt", "") for entry in entries]
             hits = await _on_connection(
-                self.pool, lambda conn: text_search.rank_texts(conn, texts, terms, LIST_DEPTH)
+                self.pool, lambda conn: text_search.rank_texts(conn, texts, terms, self.depth)
             )
             lists[f"{LAYER_SHORT_TERM}/{METHOD_LEXICAL}"] = [
                 (_key(LAYER_SHORT_TERM, entries[index].key), score) for index, score in hits
@@ -388,7 +391,7 @@ class _Search:
         rows = await _on_connection(
             self.pool,
             lambda conn: lzg.nearest(
-                conn, self.pair, vector, LIST_DEPTH, active_only=not self.options.include_inactive
+                conn, self.pair, vector, self.depth, active_only=not self.options.include_inactive
             ),
         )
         kept = [row for row in rows if _in_window(_node_time(row), self.window)]
@@ -403,7 +406,7 @@ class _Search:
                 conn,
                 self.pair,
                 terms,
-                LIST_DEPTH,
+                self.depth,
                 active_only=not self.options.include_inactive,
                 window=self.window,
             ),
@@ -533,7 +536,7 @@ def _turn_sources(
     return [_archive_source(row) for row in own or rows]
 
 
-def _short_term_vector(entries: list[KzgEntry], vector: np.ndarray) -> Ranked:
+def _short_term_vector(entries: list[KzgEntry], vector: np.ndarray, depth: int) -> Ranked:
     """Exact cosine over the pair's entries (a pair has hundreds at most: no index)."""
     with_vectors = [entry for entry in entries if entry.vector is not None]
     vectors: list[np.ndarray] = [entry.vector for entry in with_vectors if entry.vector is not None]
@@ -542,7 +545,7 @@ def _short_term_vector(entries: list[KzgEntry], vector: np.ndarray) -> Ranked:
     matrix = np.vstack(vectors).astype(np.float32)
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(vector))
     cosines = (matrix @ vector) / np.where(norms == 0, 1.0, norms)
-    order = np.argsort(-cosines)[:LIST_DEPTH]
+    order = np.argsort(-cosines)[:depth]
     return [(_key(LAYER_SHORT_TERM, with_vectors[i].key), float(cosines[i])) for i in order]
 
 
