@@ -326,6 +326,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                     "baseline_vektor": base,
                     "verhaeltnis_p50": ratio,
                     "cpu_steal_prozent": steal,
+                    "last_1min": round(os.getloadavg()[0], 1),
                     "ziel_p99_ms": GOAL_P99_MS if size == GOAL_SIZE else None,
                     "erreicht": (shipped["p99_ms"] is not None and shipped["p99_ms"] <= GOAL_P99_MS)
                     if size == GOAL_SIZE
@@ -365,7 +366,7 @@ def print_table(summary: list[dict]) -> None:
         f, b = row["latency"][SHIPPED], row["latency"][LATENCY_BASELINE]
         print(
             f"{row['embedder']:9} {row['sprache']:4} {row['turns']:>7}  p50 {f['p50_ms']} ({b['p50_ms']})"
-            f"  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}"
+            f"  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}  load {row.get('load')}"
         )
 
 

@@ -5,8 +5,9 @@ the enricher and tools call: `search_memory`.
 Per layer several ranked lists are made: the vector search (for the archive in two views,
 the turn alone and the turn with its predecessor, merged into one list), BM25 over
 PostgreSQL full-text search (`lexikalisch`, store/text_search.py; for the archive also by
-the words of the turn before) and, for name-like query words the archive never saw, pg_trgm
-word similarity (`trigramm`: a misspelt name). Reciprocal rank fusion (memory/fusion.py)
+the words of the turn before) and, for name-like query words the archive never saw, the
+lexemes of the pair's vocabulary they resemble by pg_trgm similarity (`trigramm`: a misspelt
+name). Reciprocal rank fusion (memory/fusion.py)
 merges all lists of all layers into one ranking. A time expression in the query ("letzten
 Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py);
 if fewer hits than asked remain, the window's newest turns fill up (`zeitraum`). Every hit
@@ -323,12 +324,14 @@ class _Search:
         return _ranked(LAYER_ARCHIVE, hits)
 
     async def _archive_trigram(self, terms: text_search.QueryTerms) -> Ranked:
-        hits = await _on_connection(
-            self.pool,
-            lambda conn: archive.trigram(
-                conn, self.pair, terms.unknown_words, self.depth, filters=self.filters
-            ),
-        )
+        """Rows with the vocabulary's lexemes that misspelt name-like words resemble."""
+        async with self.pool.connection() as conn:
+            corrected = await text_search.corrected_terms(conn, self.pair, terms)
+            if corrected is None:
+                return []
+            hits = await archive.lexical(
+                conn, self.pair, corrected, self.depth, filters=self.filters
+            )
         return _ranked(LAYER_ARCHIVE, hits)
 
     async def window_fill(

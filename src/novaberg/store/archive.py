@@ -1,6 +1,5 @@
 """The conversation archive (`gespraechsarchiv`): every utterance and every answer of a pair —
-live, impulse or imported — kept beyond the session and searchable by vector, by words and
-by trigrams. Storage and search only; the vectors are given (memory/archive.py embeds).
+live, impulse or imported — kept beyond the session and searchable by vector and by words. Storage and search only; the vectors are given (memory/archive.py embeds).
 
 **Idempotency invariant.** A row is identified by (pair, `quelle`, `quell_id`): the source
 it came from and that source's own id — for a live turn `live` and
@@ -351,47 +350,6 @@ async def lexical(
         ident, score = int(row["id"]), float(row["score"] or 0.0)
         best[ident] = max(score, best.get(ident, 0.0))
     return sorted(best.items(), key=lambda item: -item[1])[:k]
-
-
-TRIGRAM_THRESHOLD: Final = 0.5
-"""pg_trgm word similarity a row must reach for a misspelt word (pg_trgm's default is 0.6;
-0.5 still lets "Korbinain" find "Korbinian"). Only name-like query words are looked up
-(`text_search.name_like`)."""
-
-
-async def trigram(
-    conn: AsyncConnection[Any],
-    pair: Pair,
-    words: Sequence[str],
-    k: int,
-    *,
-    filters: Filters = Filters(),
-) -> list[tuple[int, float]]:
-    """(row id, best word similarity) of the k rows most similar to any of `words`."""
-    if not words:
-        return []
-    sql = (
-        "SELECT a.id, max(word_similarity(w.wort, a.inhalt)) AS score"
-        f" FROM unnest(%(worte)s::text[]) AS w(wort) JOIN {TABLE} a"
-        " ON a.user_id = %(u)s AND a.character_id = %(c)s AND w.wort <%% a.inhalt"
-        f"{filters.sql()} GROUP BY a.id ORDER BY score DESC, a.id DESC LIMIT %(k)s"
-    )
-    async with conn.pipeline(), conn.transaction():
-        await conn.execute(
-            "SELECT set_config('pg_trgm.word_similarity_threshold', %s, true)",
-            (str(TRIGRAM_THRESHOLD),),
-        )
-        cur = await conn.execute(
-            sql,
-            {
-                "worte": list(words),
-                "u": pair.user_id,
-                "c": pair.character_id,
-                "k": int(k),
-                **filters.params(),
-            },
-        )
-    return [(int(row["id"]), float(row["score"])) for row in await cur.fetchall()]
 
 
 async def in_window(

@@ -45,6 +45,11 @@ KEEP_RAREST: Final = 2
 TRIGRAM_MIN_CHARS: Final = 4
 """Only words at least this long are looked up by trigram similarity (a typo in a name)."""
 
+TRIGRAM_THRESHOLD: Final = 0.35
+TRIGRAM_PER_WORD: Final = 3
+"""A misspelt word is corrected to at most 3 lexemes of the pair's vocabulary with pg_trgm
+similarity ≥ 0.35 (two letters swapped in a name of 9 letters score about 0.43)."""
+
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
@@ -277,3 +282,56 @@ async def rank_texts(
         },
     )
     return [(int(row["nr"]) - 1, float(row["score"] or 0.0)) for row in await cur.fetchall()]
+
+
+_SIMILAR_SQL: Final = """
+WITH formen AS (
+    SELECT w, w AS f FROM unnest(%(worte)s::text[]) AS w
+    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) FROM unnest(%(worte)s::text[]) AS w
+    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('english', w))) FROM unnest(%(worte)s::text[]) AS w
+)
+SELECT f.w AS wort, x.lexem, max(similarity(f.f, x.lexem)) AS s, x.df
+FROM formen f JOIN archiv_lexeme x
+    ON x.user_id = %(u)s AND x.character_id = %(c)s AND x.lexem %% f.f
+GROUP BY f.w, x.lexem, x.df
+"""
+
+
+async def corrected_terms(
+    conn: AsyncConnection[Any], pair: Pair, terms: QueryTerms
+) -> QueryTerms | None:
+    """The lexemes of the pair's vocabulary that `terms.unknown_words` resemble (pg_trgm;
+    the word and its stems), weighted by similarity × idf: the query a misspelt name
+    becomes. None when nothing resembles them."""
+    if not terms.unknown_words:
+        return None
+    async with conn.transaction():
+        await conn.execute(
+            "SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(TRIGRAM_THRESHOLD),)
+        )
+        cur = await conn.execute(
+            _SIMILAR_SQL,
+            {"worte": terms.unknown_words, "u": pair.user_id, "c": pair.character_id},
+        )
+        rows = await cur.fetchall()
+    best: dict[str, list[tuple[float, str, int]]] = {}
+    for row in rows:
+        best.setdefault(str(row["wort"]), []).append(
+            (float(row["s"]), str(row["lexem"]), int(row["df"]))
+        )
+    weights: dict[str, float] = {}
+    for found in best.values():
+        for similarity, lexeme, df in sorted(found, reverse=True)[:TRIGRAM_PER_WORD]:
+            weights[lexeme] = max(weights.get(lexeme, 0.0), similarity * idf(df, terms.rows))
+    if not weights:
+        return None
+    lexemes = sorted(weights)
+    return QueryTerms(
+        lexemes,
+        [weights[lexeme] for lexeme in lexemes],
+        lexemes,
+        [],
+        terms.rows,
+        terms.avg_length,
+        terms.window_rows,
+    )

@@ -2,7 +2,7 @@
 -- Why each piece exists and how it is searched: docs/memory.md ("Conversation archive",
 -- "Hybrid search"); the code that keeps the invariants below is store/archive.py.
 
--- GIN over (pair, tsvector) and (pair, trigrams): candidates of one pair, not of every pair.
+-- GIN over (pair, tsvector) and (pair, lexeme trigrams): candidates of one pair only.
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 
 -- Every utterance and every answer (live, impulse, imported), kept beyond the session.
@@ -43,8 +43,6 @@ CREATE INDEX IF NOT EXISTS gespraechsarchiv_archiviert ON gespraechsarchiv (arch
     WHERE NOT angeheftet;
 CREATE INDEX IF NOT EXISTS gespraechsarchiv_tsv
     ON gespraechsarchiv USING gin (user_id, character_id, tsv);
-CREATE INDEX IF NOT EXISTS gespraechsarchiv_trgm
-    ON gespraechsarchiv USING gin (user_id, character_id, inhalt gin_trgm_ops);
 CREATE INDEX IF NOT EXISTS gespraechsarchiv_embedding
     ON gespraechsarchiv USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
 CREATE INDEX IF NOT EXISTS gespraechsarchiv_embedding_kontext
@@ -68,6 +66,10 @@ CREATE TABLE IF NOT EXISTS archiv_lexeme (
     df           BIGINT NOT NULL,
     PRIMARY KEY (user_id, character_id, lexem)
 );
+-- The pair's vocabulary by trigrams: a misspelt name is corrected to the lexemes it resembles
+-- (thousands of words instead of every turn's text).
+CREATE INDEX IF NOT EXISTS archiv_lexeme_trgm
+    ON archiv_lexeme USING gin (user_id, character_id, lexem gin_trgm_ops);
 
 CREATE OR REPLACE FUNCTION archiv_statistik() RETURNS trigger
 LANGUAGE plpgsql AS $$
