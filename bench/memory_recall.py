@@ -174,6 +174,17 @@ class Bench:
             await close()
         await asyncio.to_thread(self.services.stop)
 
+    async def turns(self, pair: Pair) -> int:
+        """How many turns the pair's archive holds (a reused directory may hold more than
+        the size asked for: the measurement names what it measured)."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT anzahl FROM archiv_paar WHERE user_id = %s AND character_id = %s",
+                (pair.user_id, pair.character_id),
+            )
+            row = await cur.fetchone()
+        return int(row["anzahl"]) if row else 0
+
     async def character(self, lang: str) -> str:
         character_id = f"bench-{lang}"
         async with self.pool.connection() as conn:  # exists already in a reused directory
@@ -287,6 +298,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
         lang = args.languages[0]
         present = len(datasets[lang].turns)
         for size in args.sizes:
+            present = max(present, await bench.turns(pairs[lang]))
             missing = size - present
             if missing > 0:
                 path = workdir / f"fueller-{lang}-{size}.jsonl"
@@ -297,6 +309,10 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                 )
                 emit({"messung": "import", "embedder": embedder, "sprache": lang, **report})
                 present = size
+            held = await bench.turns(pairs[lang])
+            if held > size:
+                log(f"[{embedder}] the archive holds {held} turns already; measured at {held}")
+            size = held
             results = await bench.recall(pairs[lang], datasets[lang].queries)
             outcome = report_recall(embedder, lang, size, results)
             before = cpu_times()
@@ -327,9 +343,9 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                     "verhaeltnis_p50": ratio,
                     "cpu_steal_prozent": steal,
                     "last_1min": round(os.getloadavg()[0], 1),
-                    "ziel_p99_ms": GOAL_P99_MS if size == GOAL_SIZE else None,
+                    "ziel_p99_ms": GOAL_P99_MS if size >= GOAL_SIZE else None,
                     "erreicht": (shipped["p99_ms"] is not None and shipped["p99_ms"] <= GOAL_P99_MS)
-                    if size == GOAL_SIZE
+                    if size >= GOAL_SIZE
                     else None,
                 }
             )
