@@ -1,12 +1,12 @@
-"""Reading a character card: V1, V2 (`chara_card_v2`) or V3 (`chara_card_v3`), as JSON or
-embedded in a PNG.
+"""Reading a character card: V1, V2 (tagged `chara_card_v2`) or V3 (`chara_card_v3`), as JSON
+or embedded in a PNG.
 
 A PNG carries the card base64-encoded in a `tEXt` chunk: `ccv3` (V3) or `chara` (V2 and
 older); when both are present `ccv3` wins. V2/V3 keep the fields in `data`; V1 has them at
 the top level. What Novaberg uses: name, description, personality, scenario, first message,
 example dialogue, system prompt, and the lorebook (`character_book.entries`: keys and
 content, disabled entries left out). Anything else that is not a card raises `CardError`
-with one line. Described in docs/memory.md, "Imports".
+with one line (docs/behaviour/memory.md#imports).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 CARD_CHUNKS: Final = ("ccv3", "chara")
 """tEXt keywords that hold a card, preferred first."""
 
-SPEC_V2: Final = "chara_card_v2"
 SPEC_V3: Final = "chara_card_v3"
+"""The version tag of a V3 card (a V2 card says chara_card_v2; both nest their fields in
+`data`)."""
 
 MAX_ID_CHARS: Final = 64
 """A character id is what the intake accepts: 1–64 of [A-Za-z0-9_.-]."""
@@ -164,16 +165,14 @@ def parse_card(obj: Any) -> Card:
     """A card from its JSON object (V1 flat, V2/V3 with `data`)."""
     if not isinstance(obj, Mapping):
         raise CardError("not a character card: the JSON is not an object")
-    spec = obj.get("spec")
-    if spec in (SPEC_V2, SPEC_V3):
-        data = obj.get("data")
-        if not isinstance(data, Mapping):
-            raise CardError(f"a {spec} card without its 'data' object")
-        version = "v3" if spec == SPEC_V3 else "v2"
+    nested = obj.get("data")
+    if isinstance(nested, Mapping):  # V2 and V3 keep every field in `data`
+        data = nested
+        version = "v3" if SPEC_V3 in obj.values() else "v2"
     elif "name" in obj and any(k in obj for k in ("description", "first_mes", "personality")):
         data, version = obj, "v1"
     else:
-        raise CardError("not a character card (no 'spec', and no V1 name and description)")
+        raise CardError("not a character card (no 'data' object, and no V1 name and description)")
     name = _string(data, "name")
     if not name:
         raise CardError("the card has no name")

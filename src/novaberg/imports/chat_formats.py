@@ -9,7 +9,7 @@ not turns and are only counted. Each turn keeps the source's own id — the plai
 `id`, ChatGPT's message id, for SillyTavern (whose messages have none) a hash of the
 message's time, author and text — so importing the same export again finds it stored.
 
-Formats as their exporters write them (described in docs/memory.md, "Imports"):
+Formats as their exporters write them (docs/behaviour/memory.md#imports):
 - SillyTavern: line 1 a header (`user_name`, `character_name`, `create_date`), then one
   message per line (`name`, `is_user`, `is_system`, `send_date`, `mes`).
 - ChatGPT: a JSON array of conversations, each a tree of messages (`mapping`, nodes with

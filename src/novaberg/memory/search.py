@@ -17,7 +17,7 @@ was condensed from; a long-term node, the short-term keys it was promoted from a
 turns (or the character card a lore entry came from).
 
 No model call except the query's embedding; nothing is reinforced or marked as used (this
-is a look-up, not a turn's retrieval). docs/memory.md, "Hybrid search", has the numbers.
+is a look-up, not a turn's retrieval): docs/behaviour/memory.md#hybrid-search.
 """
 
 from __future__ import annotations

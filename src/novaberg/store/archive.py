@@ -47,7 +47,8 @@ VIEW_CONTEXT: Final = "embedding_kontext"
 EXACT_LIMIT: Final = 3_000
 """A pair (or a time window) with at most this many rows is ranked exactly, a larger one
 through HNSW: the planner cannot see one pair's size next to others (as for the long-term
-memory, docs/memory.md), and an exact ranking of 3 000 rows stays within a few ms."""
+memory, docs/behaviour/memory.md#long-term-search), and an exact ranking of 3 000 rows
+stays within a few ms."""
 
 EF_SEARCH: Final = 80
 MAX_SCAN_TUPLES: Final = 20_000

@@ -10,7 +10,7 @@ as `hund`, "dogs" an English row indexed as `dog`, a name like "Korbinian" every
 The weight of a lexeme is its BM25 inverse document frequency in the pair's archive
 (`archiv_lexeme`, `archiv_paar`, kept by triggers: migration 006): a word said once
 outweighs one said every day. The same weights rank the short- and long-term layers (their
-texts come from the same conversation). See docs/memory.md, "Hybrid search".
+texts come from the same conversation): docs/behaviour/memory.md#hybrid-search.
 """
 
 from __future__ import annotations

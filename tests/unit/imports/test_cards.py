@@ -82,7 +82,7 @@ def test_the_card_is_read_from_a_png_chunk_ccv3_first(card_png) -> None:  # type
     [
         (b"\x89PNG\r\n\x1a\n" + b"\x00" * 20, "truncated"),
         (b"{not json", "broken JSON"),
-        (b'{"spec": "chara_card_v2"}', "without its 'data'"),
+        (b'{"spec": "chara_card_v2"}', "no 'data' object"),
         (b'{"hello": "world"}', "not a character card"),
         (b"[1, 2]", "not an object"),
         (b'{"spec": "chara_card_v2", "data": {"name": " "}}', "no name"),

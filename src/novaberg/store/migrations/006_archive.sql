@@ -1,6 +1,7 @@
 -- The conversation archive, lexical search over every memory layer, and imported characters.
--- Why each piece exists and how it is searched: docs/memory.md ("Conversation archive",
--- "Hybrid search"); the code that keeps the invariants below is store/archive.py.
+-- Why each piece exists and how it is searched: docs/behaviour/memory.md#conversation-archive
+-- and docs/behaviour/memory.md#hybrid-search; the code that keeps the invariants below is
+-- store/archive.py.
 
 -- GIN over (pair, tsvector) and (pair, lexeme trigrams): candidates of one pair only.
 CREATE EXTENSION IF NOT EXISTS btree_gin;
