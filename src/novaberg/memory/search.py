@@ -344,8 +344,6 @@ class _Search:
         wanted = self.options.limit - len(fused)
         if self.window is None or wanted <= 0 or not self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
             return fused
-        if LAYER_ARCHIVE not in self.options.layers:
-            return fused
         taken = {item.key for item in fused}
         newest = await _on_connection(
             self.pool,
