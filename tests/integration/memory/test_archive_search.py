@@ -244,6 +244,18 @@ async def test_a_time_expression_narrows_every_hit_to_its_window(
     assert "Das Auto springt wieder nicht an." in {h.text for h in unnarrowed.hits}
 
 
+async def test_a_window_without_matches_answers_with_its_newest_turns(
+    redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    result = await search(redis, db, model, "Was habe ich im April so gemacht?")
+    assert result.window is not None and result.window.start == datetime(2026, 4, 1, tzinfo=TZ)
+    assert [(h.text, set(h.signals)) for h in result.hits] == [
+        ("Das Auto springt wieder nicht an.", {"zeitraum"})
+    ], "the only turn of April, though no word or vector matches"
+    assert result.hits[0].score == 0.0
+
+
 async def test_short_and_long_term_hits_name_the_turns_they_rest_on(
     redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer
 ) -> None:
