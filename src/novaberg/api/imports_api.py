@@ -13,6 +13,8 @@ from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
+from novaberg.api.errors import AUTH, BODY, ErrorOut
+from novaberg.api.fields import NoNul
 from novaberg.api.memory import Context, User
 from novaberg.imports.card_import import CardConflict, import_card
 from novaberg.imports.cards import CardError, read_card
@@ -21,7 +23,50 @@ from novaberg.imports.chat_import import import_chat
 from novaberg.store import characters
 from novaberg.store.keys import Pair
 
-router = APIRouter(tags=["imports"])
+router = APIRouter(tags=["imports"], responses={**AUTH})
+
+
+def _doc(text: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": text}
+
+
+def _not_importable(text: str) -> dict[str, Any]:
+    """A 422 is either the framework's (a bad parameter) or ours (a file that cannot be
+    imported): both shapes are documented."""
+    shapes = [
+        {"$ref": "#/components/schemas/HTTPValidationError"},
+        {"$ref": "#/components/schemas/ErrorOut"},
+    ]
+    return {"description": text, "content": {"application/json": {"schema": {"anyOf": shapes}}}}
+
+
+UPLOAD: Final[dict[int | str, dict[str, Any]]] = {
+    **BODY,
+    413: _doc("zu_gross: the file is over the upload's limit"),
+}
+
+CARD_BODY: Final[dict[str, Any]] = {
+    "requestBody": {
+        "required": True,
+        "description": "A character card: a PNG carrying it in a `ccv3` or `chara` text "
+        "chunk, or its JSON (V1, V2 or V3).",
+        "content": {
+            "image/png": {"schema": {"type": "string", "format": "binary"}},
+            "application/json": {"schema": {"type": "object"}},
+        },
+    }
+}
+CHAT_BODY: Final[dict[str, Any]] = {
+    "requestBody": {
+        "required": True,
+        "description": "A chat export: SillyTavern chat JSONL, ChatGPT's conversations.json, "
+        'or JSONL of {"id", "speaker": "user"|"character", "text", "time"}.',
+        "content": {
+            "application/x-ndjson": {"schema": {"type": "string", "format": "binary"}},
+            "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
+        },
+    }
+}
 
 CARD_MAX_BYTES: Final = 16 * 1024 * 1024
 """A card PNG carries a picture: a few MB are common."""
@@ -38,14 +83,25 @@ def _refused(code: str, detail: str, status: int = 422) -> HTTPException:
     return HTTPException(status, detail={"fehler": code, "detail": detail})
 
 
-@router.post("/characters", status_code=201)
+@router.post(
+    "/characters",
+    status_code=201,
+    responses={
+        **UPLOAD,
+        200: {"description": "this card was imported already (its lore added if missing)"},
+        409: _doc("character_vorhanden: the id belongs to another card or character"),
+        422: _not_importable("keine_karte: the body is no character card (one line: why)"),
+    },
+    openapi_extra=CARD_BODY,
+)
 async def create_character(
     request: Request,
     response: Response,
     user_id: User,
     ctx: Context,
     character_id: Annotated[
-        str | None, Query(alias="id", max_length=64, description="Character id.")
+        str | None,
+        Query(alias="id", max_length=64, pattern=r"^[A-Za-z0-9_.-]+$", description="Character id."),
     ] = None,
 ) -> dict[str, Any]:
     """Create a character from the card in the body (V1/V2/V3; PNG with its `ccv3`/`chara`
@@ -76,14 +132,22 @@ async def list_characters(user_id: User, ctx: Context) -> dict[str, Any]:
         return {"characters": await characters.list_all(conn)}
 
 
-@router.post("/import/chat")
+@router.post(
+    "/import/chat",
+    responses={
+        **UPLOAD,
+        404: _doc("unbekannter_character: no such character"),
+        422: _not_importable("kein_chat: the body is no chat export (one line: why)"),
+    },
+    openapi_extra=CHAT_BODY,
+)
 async def import_chat_export(
     request: Request,
     user_id: User,
     ctx: Context,
     character: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")],
     pin: Annotated[bool, Query(description="Keep the turns beyond the yearly purge.")] = False,
-    name: Annotated[str, Query(max_length=200, description="The file's name.")] = "",
+    name: Annotated[str, Query(max_length=200, description="The file's name."), NoNul] = "",
 ) -> dict[str, Any]:
     """Archive the chat export in the body (SillyTavern JSONL, ChatGPT conversations.json,
     plain JSONL). Embedding only, no model call; skipped lines are listed with their line."""

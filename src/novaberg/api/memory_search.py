@@ -9,12 +9,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from novaberg.api.errors import AUTH
 from novaberg.api.fields import NoNul
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.memory.search import SearchOptions, search_memory
 from novaberg.store.keys import Pair
 
-router = APIRouter(tags=["memory"])
+router = APIRouter(tags=["memory"], responses={**AUTH})
 
 QUERY_MAX_CHARS = 1_000
 

@@ -161,10 +161,29 @@ def _lore(data: Mapping[str, Any]) -> tuple[LoreEntry, ...]:
     return tuple(lore)
 
 
+def _storable(value: Any) -> bool:
+    """Every string in it is text PostgreSQL can store: no NUL, no unpaired surrogate."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, Mapping):
+        return all(_storable(k) and _storable(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_storable(item) for item in value)
+    return True
+
+
 def parse_card(obj: Any) -> Card:
     """A card from its JSON object (V1 flat, V2/V3 with `data`)."""
     if not isinstance(obj, Mapping):
         raise CardError("not a character card: the JSON is not an object")
+    if not _storable(obj):
+        raise CardError("the card holds text that is no valid UTF-8 (NUL or a lone surrogate)")
     nested = obj.get("data")
     if isinstance(nested, Mapping):  # V2 and V3 keep every field in `data`
         data = nested

@@ -17,6 +17,16 @@ MAX_EXAMPLES = 15
 
 RUN_SECONDS = 100
 
+UPLOADS = """
+# A file upload (a character card, a chat export) is schema-valid as any bytes, yet only an
+# importable file is accepted: its refusal is a 422 naming why (tests/integration/memory/
+# test_imports.py). Every other check applies to these operations as to all others.
+[[operations]]
+include-path-regex = "^/(characters|import/chat)$"
+include-method = "POST"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "422", "429"]
+"""
+
 
 def _schemathesis() -> list[str]:
     return [str(Path(sys.executable).with_name("st"))]
@@ -29,8 +39,12 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     url, out = api_process(NOVABERG_CHAT_RATE="1000", NOVABERG_CHAT_BURST="100000")
     anna = await token("anna")
     report = tmp_path / "schemathesis.txt"
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(UPLOADS)
     command = [
         *_schemathesis(),
+        "--config-file",
+        str(config),
         "run",
         f"{url}/openapi.json",
         "--checks",

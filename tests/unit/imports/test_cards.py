@@ -87,6 +87,8 @@ def test_the_card_is_read_from_a_png_chunk_ccv3_first(card_png) -> None:  # type
         (b"[1, 2]", "not an object"),
         (b'{"spec": "chara_card_v2", "data": {"name": " "}}', "no name"),
         (b"\xff\xfe\x00garbage", "neither a PNG nor UTF-8"),
+        (b'{"name": "A\\u0000B", "description": "x"}', "no valid UTF-8"),
+        (b'{"name": "A", "description": "\\ud800"}', "no valid UTF-8"),
     ],
 )
 def test_what_is_not_a_card_is_refused_in_one_line(data: bytes, message: str) -> None:
