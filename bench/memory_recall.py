@@ -290,11 +290,10 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
             log(f"[{embedder}] import {len(dataset.turns)} {lang} turns ...")
             report = await asyncio.to_thread(cli_import, bench.env, path, character)
             emit({"messung": "import", "embedder": embedder, "sprache": lang, **report})
+            held = await bench.turns(pairs[lang])
             results = await bench.recall(pairs[lang], dataset.queries)
-            outcome = report_recall(embedder, lang, len(dataset.turns), results)
-            summary.append(
-                {"embedder": embedder, "sprache": lang, "turns": len(dataset.turns), **outcome}
-            )
+            outcome = report_recall(embedder, lang, held, results)
+            summary.append({"embedder": embedder, "sprache": lang, "turns": held, **outcome})
         lang = args.languages[0]
         present = len(datasets[lang].turns)
         for size in args.sizes:
@@ -322,6 +321,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                 samples = await bench.latency(pairs[lang], datasets[lang].queries, mode)
                 timings[mode] = {
                     "p50_ms": round(statistics.median(samples), 2) if samples else None,
+                    "p90_ms": round(percentile(samples, 0.90) or 0.0, 2) if samples else None,
                     "p99_ms": round(percentile(samples, 0.99) or 0.0, 2) if samples else None,
                     "n": len(samples),
                 }
@@ -382,7 +382,8 @@ def print_table(summary: list[dict]) -> None:
         f, b = row["latency"][SHIPPED], row["latency"][LATENCY_BASELINE]
         print(
             f"{row['embedder']:9} {row['sprache']:4} {row['turns']:>7}  p50 {f['p50_ms']} ({b['p50_ms']})"
-            f"  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}  load {row.get('load')}"
+            f"  p90 {f['p90_ms']} ({b['p90_ms']})  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}"
+            f"  load {row.get('load')}"
         )
 
 
