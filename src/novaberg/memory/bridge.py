@@ -33,6 +33,7 @@ from novaberg.memory.long_term import LongTermMemory, Resonance
 from novaberg.memory.search import (
     LAYER_ARCHIVE,
     LAYER_LONG_TERM,
+    METHOD_VECTOR,
     MemoryHit,
     SearchOptions,
     search_memory,
@@ -262,6 +263,7 @@ async def hybrid_recall(
     options = SearchOptions(
         limit=ARCHIVE_CONTEXT_LIMIT * 3,
         layers=frozenset({LAYER_ARCHIVE, LAYER_LONG_TERM}),
+        skip=frozenset({(LAYER_LONG_TERM, METHOD_VECTOR)}),  # the spreading read's part
         before=None if before is None else datetime.fromtimestamp(before, UTC),
         exclude_turn=exclude_turn,
     )

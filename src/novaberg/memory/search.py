@@ -167,6 +167,9 @@ class SearchOptions:
     narrow_by_time: bool = True
     before: datetime | None = None
     exclude_turn: str | None = None
+    skip: frozenset[tuple[str, str]] = frozenset()
+    """(layer, method) lists to leave out (the enricher: the long-term vectors, which its
+    spreading read covers)."""
 
 
 @dataclass(slots=True)
@@ -240,7 +243,11 @@ class _Search:
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
 
     def wants(self, layer: str, method: str) -> bool:
-        return layer in self.options.layers and method in self.options.methods
+        return (
+            layer in self.options.layers
+            and method in self.options.methods
+            and (layer, method) not in self.options.skip
+        )
 
     async def lists(
         self, vector: np.ndarray | None, terms: text_search.QueryTerms
