@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.salience import GRAPH_CHARACTER, GRAPH_HUMAN, salience
+from novaberg.graph.nodes.salience import salience
 from novaberg.graph.personality import InternalPersonality, Personality
+from novaberg.graph.state import ConversationState
 from novaberg.llm.gate import ModelGate, Priority
 from novaberg.memory.bridge import observer_for, store_kzg_writes
 from novaberg.store import archive
 from novaberg.store.keys import Pair
+from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER, GRAPH_CHARACTER, GRAPH_HUMAN
 
 NO_PREVIOUS_TURN: Final = "(kein vorheriger Beitrag)"
 """Background of an answer that opens the conversation (the salience prompt needs one)."""
@@ -49,25 +51,28 @@ async def _slot(gate: ModelGate | None) -> AsyncIterator[None]:
         yield
 
 
-def _state(row: dict[str, Any], previous_user: dict[str, Any] | None, salienz_human: Any) -> dict:
+def _state(
+    row: dict[str, Any], previous_user: dict[str, Any] | None, human_salience: float | None
+) -> ConversationState:
     user = row["sprecher"] == archive.SPEAKER_USER
-    state: dict[str, Any] = {
-        "user_id": row["user_id"],
-        "character_id": row["character_id"],
-        "turn_id": row["turn_id"],
-        "graph_rolle": GRAPH_HUMAN if user else GRAPH_CHARACTER,
-        "ei_calc_rolle": "user" if user else "character",
-        "eigener_gedanke": "",
-        "gravitationsterm": 0.0,
-        "external": Personality(),
-        "internal": InternalPersonality(),
-        "event_payload": {},
-    }
+    state = ConversationState(
+        user_id=row["user_id"],
+        character_id=row["character_id"],
+        turn_id=row["turn_id"],
+        graph_role=GRAPH_HUMAN if user else GRAPH_CHARACTER,
+        ei_calc_role=EI_ROLE_USER if user else EI_ROLE_CHARACTER,
+        own_thought="",
+        gravitation_term=0.0,
+        external=Personality(),
+        internal=InternalPersonality(),
+        event_payload={},
+    )
     if user:
-        state.update(user_prompt=row["inhalt"], response="")
+        state["user_prompt"], state["response"] = row["inhalt"], ""
     else:
         background = previous_user["inhalt"] if previous_user else NO_PREVIOUS_TURN
-        state.update(user_prompt=background, response=row["inhalt"], salienz_human=salienz_human)
+        state["user_prompt"], state["response"] = background, row["inhalt"]
+        state["human_salience"] = human_salience
     return state
 
 
@@ -85,18 +90,18 @@ async def distil_import(
         rows = await archive.undistilled(conn, pair, source, source_ids)
     report = DistilReport()
     previous_user: dict[str, Any] | None = None
-    salienz_human: Any = None
+    human_salience: float | None = None
     for row in rows:
-        state = _state(row, previous_user, salienz_human)
+        state = _state(row, previous_user, human_salience)
         async with _slot(gate):
-            update = await salience(state, deps)  # type: ignore[arg-type]
+            update = await salience(state, deps)
             outcome = await store_kzg_writes(
                 deps.redis,
                 deps.pool,
                 deps.model,
                 pair,
                 update.get("pending_writes") or [],
-                observer=observer_for(state["ei_calc_rolle"]),
+                observer=observer_for(state["ei_calc_role"]),
                 turn_id=row["turn_id"],
                 perception=None,
                 clock=deps.clock,
@@ -104,7 +109,7 @@ async def distil_import(
                 promotions=deps.settings.pixie,
             )
         if row["sprecher"] == archive.SPEAKER_USER:
-            previous_user, salienz_human = row, update.get("salienz_human")
+            previous_user, human_salience = row, update.get("human_salience")
         report.turns += 1
         report.entries += len(outcome.stored)
         report.refused += outcome.results.count("abgelehnt")
