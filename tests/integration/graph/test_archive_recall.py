@@ -89,7 +89,7 @@ async def test_every_session_turn_is_archived_once_with_its_ids(
         ("character", "Was für ein schöner Name!"),
     ]
     assert all(r["turn_id"] == turn.turn_id and r["quelle"] == "live" and r["vektor"] for r in rows)
-    assert rows[0]["nachrichten_ids"] == turn.nachrichten_ids == rows[1]["nachrichten_ids"]
+    assert rows[0]["nachrichten_ids"] == turn.message_ids == rows[1]["nachrichten_ids"]
     assert rows[0]["quell_id"] == f"{turn.turn_id}:user:0"
     assert rows[1]["herkunft"] == "nutzer_turn" and float(rows[0]["zeit"]) == START
     await run_character(moved, payload)  # the same turn run again (a recovered worker)
