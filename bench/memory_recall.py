@@ -332,6 +332,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                 if shipped["p50_ms"] and base["p50_ms"]
                 else None
             )
+            load = round(os.getloadavg()[0], 1)
             emit(
                 {
                     "messung": "latenz",
@@ -342,7 +343,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                     "baseline_vektor": base,
                     "verhaeltnis_p50": ratio,
                     "cpu_steal_prozent": steal,
-                    "last_1min": round(os.getloadavg()[0], 1),
+                    "last_1min": load,
                     "ziel_p99_ms": GOAL_P99_MS if size >= GOAL_SIZE else None,
                     "erreicht": (shipped["p99_ms"] is not None and shipped["p99_ms"] <= GOAL_P99_MS)
                     if size >= GOAL_SIZE
@@ -356,6 +357,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                     "turns": size,
                     **outcome,
                     "latency": timings,
+                    "load": load,
                 }
             )
     return summary
