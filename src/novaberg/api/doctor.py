@@ -1,6 +1,7 @@
 """What `novaberg doctor` and `GET /health` check: Redis, PostgreSQL (+pgvector and
-schema), the chat model (one real structured call) and the embedder (one real call
-whose size must match the database's vector columns).
+schema), the chat model (one real structured call; for a remote server also the
+structured-output form found for each role's URL) and the embedder (one real call whose
+size must match the database's vector columns).
 
 Every failed check carries a concrete fix, so the table tells a newcomer what to
 do next instead of only what is broken.
@@ -21,7 +22,13 @@ from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
 from novaberg.config import LLMBackend, Role, Settings, SettingsError
-from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout
+from novaberg.llm.errors import (
+    ModelError,
+    ModelOutputError,
+    ModelRefused,
+    ModelTimeout,
+    StructuredOutputUnsupported,
+)
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.migrate import core_migrations, schema_dimension
@@ -228,10 +235,23 @@ def _chat_fix(settings: Settings, exc: Exception) -> str:
         if isinstance(exc, ModelOutputError):
             return (
                 f"{model} did not return JSON for a schema: use a model/server with "
-                "JSON-schema output (Ollama >= 0.5, vLLM, llama.cpp server)"
+                "JSON-schema output (Ollama >= 0.5, vLLM, llama.cpp server), or a larger model"
             )
         if isinstance(exc, ModelTimeout):
             return f"{model} is slow: raise NOVABERG_LLM_TIMEOUT or use a smaller model"
+        if isinstance(exc, StructuredOutputUnsupported):
+            return (
+                "set NOVABERG_LLM_STRUCTURED=none (schema stated in the prompt, answers "
+                "validated and retried once), or use a server with JSON-schema output"
+            )
+        if isinstance(exc, ModelRefused):
+            if exc.status in (401, 403):
+                return "the server runs but refused the key: set NOVABERG_LLM_API_KEY"
+            return (
+                "the server runs but refused the request (its message is in the detail): "
+                f"check that it serves NOVABERG_LLM_MODEL={model}; if it rejects "
+                "response_format, set NOVABERG_LLM_STRUCTURED (see README, Model servers)"
+            )
         return (
             f"start a server at {url} that serves {model} (e.g. `ollama pull {model}`), "
             "or set NOVABERG_LLM_URL=http://localhost:11434/v1 — or unset it to use the "
@@ -253,6 +273,17 @@ def _embed_fix(settings: Settings, exc: Exception, stored_dim: int | None) -> st
         )
     if isinstance(exc, SettingsError):
         return "fix the named variable (see README, Configuration)"
+    if settings.embed_url and "embedding" in str(exc).lower():
+        return (
+            f"the server at {settings.embed_url} does not serve embeddings: start it with "
+            "embeddings on (llama.cpp: --embedding; llama-cpp-python: --embedding true) and "
+            "an embedding model, see README, Model servers"
+        )
+    if settings.embed_url and isinstance(exc, ModelRefused):
+        return (
+            f"the server runs but refused the request (its message is in the detail): check "
+            f"that it serves NOVABERG_EMBED_MODEL={settings.embed_model}"
+        )
     if settings.embed_url:
         return (
             f"start a server at {settings.embed_url} that serves {settings.embed_model} "
@@ -279,12 +310,16 @@ async def _check_chat(
     started = time.perf_counter()
     try:
         await model.structured(Role.CHAT, PROBE_MESSAGES, HealthProbe, temperature=0.0)
+        probe_all = getattr(model.text, "probe_all", None)
+        if probe_all is not None:  # the other roles' URLs, if they have their own
+            await probe_all()
     except Exception as exc:
         raise CheckFailed(f"{type(exc).__name__}: {exc}", _chat_fix(settings, exc)) from exc
+    seconds = time.perf_counter() - started
     what = _describe(model.text, model.backend_name)
-    return (
-        f"{model.backend_name}: {what}, structured call ok in {time.perf_counter() - started:.1f}s"
-    )
+    report = getattr(model.text, "structured_report", None)
+    form = f", {report()}" if callable(report) else ""
+    return f"{model.backend_name}: {what}{form}, structured call ok in {seconds:.1f}s"
 
 
 def _stored_dimension(database_url: str) -> int | None:

@@ -6,6 +6,7 @@ A node wrapper opens a scope with `track_calls()`; every backend call inside it
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -21,6 +22,8 @@ class CallStats:
     embed_calls: int = 0
     embed_seconds: float = 0.0
     models: list[str] = field(default_factory=list)
+    structured: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(schema name, outcome) -> structured calls; outcomes are `STRUCTURED_OUTCOMES`."""
 
     def add(self, model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
         self.calls += 1
@@ -34,10 +37,24 @@ class CallStats:
         self.embed_calls += 1
         self.embed_seconds += seconds
 
+    def structured_summary(self) -> dict[str, dict[str, int]]:
+        """`{schema: {outcome: count}}`, JSON-ready (a pipeline_log row's `strukturiert`)."""
+        summary: dict[str, dict[str, int]] = {}
+        for (schema, outcome), count in sorted(self.structured.items()):
+            summary.setdefault(schema, {})[outcome] = count
+        return summary
+
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+
+PARSED_FIRST = "erster_versuch"
+PARSED_AFTER_HINT = "nach_hinweis"
+UNREADABLE = "unlesbar"
+STRUCTURED_OUTCOMES = (PARSED_FIRST, PARSED_AFTER_HINT, UNREADABLE)
+"""How a structured call ended: valid at once, valid after the retry with the hint, or
+unreadable after it (wire names: they are stored in pipeline_log rows)."""
 
 _current: ContextVar[tuple[CallStats, ...]] = ContextVar("novaberg_call_stats", default=())
 
@@ -62,3 +79,9 @@ def record_embedding(seconds: float) -> None:
     """An embedding call is model work too; counted apart from chat calls (`calls`)."""
     for stats in _current.get():
         stats.add_embedding(seconds)
+
+
+def record_structured(schema: str, outcome: str) -> None:
+    """One structured call ended with `outcome` (one of `STRUCTURED_OUTCOMES`)."""
+    for stats in _current.get():
+        stats.structured[(schema, outcome)] += 1

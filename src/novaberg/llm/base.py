@@ -19,7 +19,13 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from novaberg.config import Role
-from novaberg.llm.accounting import record_call
+from novaberg.llm.accounting import (
+    PARSED_AFTER_HINT,
+    PARSED_FIRST,
+    UNREADABLE,
+    record_call,
+    record_structured,
+)
 from novaberg.llm.errors import ModelOutputError
 
 log = logging.getLogger(__name__)
@@ -159,7 +165,7 @@ class TextBackend(ABC):
             )
             raw = completion.text
             try:
-                return schema.model_validate_json(_strip_fences(raw))
+                parsed = parse_structured(schema, raw)
             except (ValidationError, ValueError) as exc:
                 log.warning(
                     "%s: invalid %s output (attempt %d): %s",
@@ -173,7 +179,28 @@ class TextBackend(ABC):
                     {"role": "assistant", "content": raw[:2000]},
                     {"role": "user", "content": RETRY_HINT},
                 ]
+            else:
+                record_structured(
+                    schema.__name__, PARSED_FIRST if attempt == 1 else PARSED_AFTER_HINT
+                )
+                return parsed
+        record_structured(schema.__name__, UNREADABLE)
         raise ModelOutputError(f"{schema.__name__}: unreadable model output after retry", raw)
+
+
+def parse_structured(schema: type[T], raw: str) -> T:
+    """`raw` as a `schema` object. Tolerant only where JSON readers may be: a Markdown
+    fence around the object, and raw control characters (a newline a grammar let through)
+    inside strings (`json.loads(strict=False)`). The schema itself is never loosened:
+    a value outside its bounds stays a `ValidationError`, nothing is clamped here."""
+    text = _strip_fences(raw)
+    try:
+        return schema.model_validate_json(text)
+    except ValidationError as exc:
+        if not any(error["type"] == "json_invalid" for error in exc.errors()):
+            raise
+        data = json.loads(text, strict=False)  # ValueError if it is not JSON at all
+    return schema.model_validate(data)
 
 
 def _strip_fences(raw: str) -> str:

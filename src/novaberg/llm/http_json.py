@@ -1,10 +1,19 @@
 """JSON-over-HTTP for OpenAI-compatible servers, with the one retry policy both the
 chat client and the remote embedder use.
 
-Policy: a timeout is reported at once as `ModelTimeout` (retrying a slow model only
-multiplies the wait); a connection error or a 5xx answer is retried
-`NOVABERG_LLM_RETRIES` times with exponential backoff, then `ModelUnavailable`;
-a 4xx answer is `ModelUnavailable` at once, carrying the server's own message.
+Policy:
+- a read timeout is reported at once as `ModelTimeout` (retrying a slow model only
+  multiplies the wait);
+- a connection error or a 5xx server fault is retried `NOVABERG_LLM_RETRIES` times with
+  exponential backoff, then `ModelUnreachable` / `ModelUnavailable`;
+- a request error — any 4xx, or a 5xx whose body is a request validation error (some
+  servers answer a schema violation with 500) — is `ModelRefused` at once, carrying the
+  server's own message: the same request would be refused again;
+- all attempts and back-offs of one request together stay within the configured
+  timeout, so a dead server costs a turn at most that long;
+- a URL found unreachable is answered from memory for `UNREACHABLE_MEMO_SECONDS`, so the
+  calls right after (the next node, the other judges) fail at once instead of each
+  waiting through its own retries.
 """
 
 from __future__ import annotations
@@ -13,11 +22,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
+import time
 from typing import Any
 
 import httpx
 
-from novaberg.llm.errors import ModelTimeout, ModelUnavailable
+from novaberg.llm.errors import ModelRefused, ModelTimeout, ModelUnavailable, ModelUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +40,20 @@ CONNECT_TIMEOUT = 10.0
 
 ERROR_TEXT_LIMIT = 300
 """How much of an error body is quoted in an exception message."""
+
+UNREACHABLE_MEMO_SECONDS = 5.0
+"""How long a URL that could not be reached is refused without a new attempt."""
+
+_VALIDATION_ERROR = re.compile(
+    r"\bvalidation errors?\b|'loc':\s*\(\s*'body'|\"loc\":\s*\[\s*\"body\"", re.IGNORECASE
+)
+"""How a request validation error reads in a 5xx body (pydantic/FastAPI wording, as the
+llama-cpp-python server returns it with status 500)."""
+
+
+def is_request_validation_error(message: str) -> bool:
+    """True if a server-error body is really a complaint about the request."""
+    return bool(_VALIDATION_ERROR.search(message))
 
 
 class JsonClient:
@@ -42,6 +67,7 @@ class JsonClient:
         api_key: str = "",
         backoff: float = BACKOFF_SECONDS,
     ) -> None:
+        self.total_timeout = timeout
         self.timeout = httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout))
         self.retries = retries
         self.backoff = backoff
@@ -50,6 +76,7 @@ class JsonClient:
             self.headers["Authorization"] = f"Bearer {api_key}"
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._unreachable: dict[str, tuple[float, str]] = {}
 
     def _http(self) -> httpx.AsyncClient:
         # A pooled client is bound to the loop it first ran on; the CLI and tests may
@@ -66,32 +93,60 @@ class JsonClient:
                 await self._client.aclose()
         self._client = None
 
+    def _remembered_unreachable(self, url: str) -> None:
+        memo = self._unreachable.get(url)
+        if memo is None:
+            return
+        until, problem = memo
+        if time.monotonic() >= until:
+            del self._unreachable[url]
+            return
+        raise ModelUnreachable(f"{problem} (moments ago; not tried again yet)")
+
     async def post(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        self._remembered_unreachable(url)
         attempts = self.retries + 1
+        deadline = time.monotonic() + self.total_timeout
         problem = ""
-        for attempt in range(1, attempts + 1):
+        unreachable = False
+        attempt = 0
+        while True:
+            attempt += 1
+            remaining = max(deadline - time.monotonic(), 0.001)
+            limit = httpx.Timeout(remaining, connect=min(CONNECT_TIMEOUT, remaining))
             try:
-                response = await self._http().post(url, json=payload)
+                response = await self._http().post(url, json=payload, timeout=limit)
             except httpx.ConnectTimeout as exc:
-                problem = f"cannot connect to {url}: {type(exc).__name__}"
+                problem, unreachable = f"cannot connect to {url}: {type(exc).__name__}", True
             except httpx.TimeoutException as exc:
                 raise ModelTimeout(
-                    f"{url}: no answer within {self.timeout.read:.0f}s ({type(exc).__name__})"
+                    f"{url}: no answer within {self.total_timeout:.0f}s ({type(exc).__name__})"
                 ) from exc
             except httpx.TransportError as exc:
-                problem = f"cannot connect to {url}: {exc or type(exc).__name__}"
+                problem, unreachable = f"cannot connect to {url}: {exc or type(exc).__name__}", True
             else:
                 if response.status_code < 400:
+                    self._unreachable.pop(url, None)
                     return _decode(url, response)
                 message = _server_message(response)
-                if response.status_code < 500:
-                    raise ModelUnavailable(f"{url} answered {response.status_code}: {message}")
                 problem = f"{url} answered {response.status_code}: {message}"
-            if attempt < attempts:
-                delay = self.backoff * 2 ** (attempt - 1)
-                log.warning("%s; retry %d/%d in %.2fs", problem, attempt, self.retries, delay)
-                await asyncio.sleep(delay)
-        raise ModelUnavailable(f"{problem} (after {attempts} attempt(s))")
+                unreachable = False
+                if response.status_code < 500 or is_request_validation_error(message):
+                    raise ModelRefused(
+                        f"{problem} (the server refused the request; not retried)",
+                        status=response.status_code,
+                        server_message=message,
+                    )
+            delay = self.backoff * 2 ** (attempt - 1)
+            if attempt >= attempts or time.monotonic() + delay >= deadline:
+                break
+            log.warning("%s; retry %d/%d in %.2fs", problem, attempt, self.retries, delay)
+            await asyncio.sleep(delay)
+        summary = f"{problem} (after {attempt} attempt(s))"
+        if unreachable:
+            self._unreachable[url] = (time.monotonic() + UNREACHABLE_MEMO_SECONDS, problem)
+            raise ModelUnreachable(summary)
+        raise ModelUnavailable(summary)
 
 
 def _decode(url: str, response: httpx.Response) -> dict[str, Any]:
@@ -107,18 +162,23 @@ def _decode(url: str, response: httpx.Response) -> dict[str, Any]:
 
 
 def _server_message(response: httpx.Response) -> str:
-    """The server's own words: OpenAI-style `{"error": {"message": ...}}` or the body."""
+    """The server's own words, on one line: OpenAI-style `{"error": {"message": ...}}`,
+    FastAPI's `{"detail": ...}`, or the body."""
     try:
         data = response.json()
     except json.JSONDecodeError:
-        return response.text[:ERROR_TEXT_LIMIT] or response.reason_phrase
+        return _one_line(response.text) or response.reason_phrase
     if isinstance(data, dict):
         error = data.get("error", data.get("detail"))
         if isinstance(error, dict) and "message" in error:
-            return str(error["message"])[:ERROR_TEXT_LIMIT]
+            return _one_line(str(error["message"]))
         if error:
-            return str(error)[:ERROR_TEXT_LIMIT]
-    return json.dumps(data)[:ERROR_TEXT_LIMIT]
+            return _one_line(str(error))
+    return _one_line(json.dumps(data))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:ERROR_TEXT_LIMIT]
 
 
 def join_url(base: str, path: str) -> str:

@@ -1,22 +1,39 @@
 """Chat backend for any OpenAI-compatible server: Ollama's `/v1`, vLLM, llama.cpp
-server, LM Studio.
+server, llama-cpp-python's server, LM Studio.
 
-Each role has its own model (and optionally its own URL) by configuration.
-Structured calls send the pydantic schema as `response_format` JSON schema, so
-servers with constrained decoding return valid JSON; validation and the one
-retry live in `TextBackend.structured`.
+Each role has its own model (and optionally its own URL) by configuration. Structured
+calls ask for JSON in the form `NOVABERG_LLM_STRUCTURED` names; with `auto` (default)
+the form is probed once per server URL and remembered (`structured_output`).
+Validation and the one retry with a hint live in `TextBackend.structured`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from novaberg.config import Role, Settings, SettingsError
+from novaberg.config import Role, Settings, SettingsError, StructuredForm
 from novaberg.llm.base import Completion, Message, TextBackend
-from novaberg.llm.errors import ModelOutputError
+from novaberg.llm.errors import ModelOutputError, ModelRefused, StructuredOutputUnsupported
 from novaberg.llm.http_json import BACKOFF_SECONDS, JsonClient, join_url
+from novaberg.llm.structured_output import (
+    PROBE_MAX_TOKENS,
+    PROBE_MESSAGES,
+    PROMPT_SCHEMA_FORMS,
+    ProbeOutcome,
+    probe_forms,
+    response_format,
+    with_schema_in_prompt,
+)
+
+log = logging.getLogger(__name__)
+
+UNSUPPORTED_RETRY_SECONDS = 60.0
+"""A server that honoured no form is probed again after this long, not on every call."""
 
 
 def check_settings(settings: Settings) -> None:
@@ -40,12 +57,106 @@ class OpenAICompatLLM(TextBackend):
             api_key=settings.llm_api_key,
             backoff=backoff,
         )
+        self.probes: dict[str, ProbeOutcome] = {}
+        """What `auto` found per server URL (the form in use, or why there is none)."""
+        self._unsupported_until: dict[str, float] = {}
+        self._probe_locks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
     def describe(self, role: Role = Role.CHAT) -> str:
-        return f"{self.settings.model_for(role)} at {self.settings.url_for(role)}"
+        return f"{self.settings.model_for(role)} at {self._base(role)}"
+
+    def _base(self, role: Role) -> str:
+        return self.settings.url_for(role) or ""
+
+    # -- structured-output form -----------------------------------------------------------
+
+    async def structured_form(self, role: Role) -> StructuredForm:
+        """The form structured calls of `role` use; with `auto`, probed once per URL.
+
+        Raises `StructuredOutputUnsupported` if the server honours no form (then set
+        `none`), and what the probe's request raised if the server cannot be used."""
+        configured = self.settings.llm_structured
+        if configured is not StructuredForm.AUTO:
+            return configured
+        base = self._base(role)
+        found = self._known_form(base)
+        if found is not None:
+            return found
+        async with self._probe_lock(base):
+            found = self._known_form(base)  # another caller probed meanwhile
+            if found is not None:
+                return found
+            outcome = await self._probe(role)
+            self.probes[base] = outcome
+            if outcome.form is None:
+                self._unsupported_until[base] = time.monotonic() + UNSUPPORTED_RETRY_SECONDS
+                raise _unsupported(base, outcome)
+            log.info("structured output at %s: %s (%s)", base, outcome.form, outcome.summary())
+            return outcome.form
+
+    def _known_form(self, base: str) -> StructuredForm | None:
+        outcome = self.probes.get(base)
+        if outcome is None:
+            return None
+        if outcome.form is not None:
+            return outcome.form
+        if time.monotonic() < self._unsupported_until.get(base, 0.0):
+            raise _unsupported(base, outcome)
+        del self.probes[base]  # time to ask the server again
+        return None
+
+    def _probe_lock(self, base: str) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        held = self._probe_locks.get(base)
+        if held is None or held[0] is not loop:
+            held = (loop, asyncio.Lock())
+            self._probe_locks[base] = held
+        return held[1]
+
+    async def _probe(self, role: Role) -> ProbeOutcome:
+        url = join_url(self._base(role), "chat/completions")
+        model = self.settings.model_for(role)
+
+        async def send(fmt: dict[str, Any] | None) -> str:
+            payload: dict[str, Any] = {
+                "model": model,
+                "messages": PROBE_MESSAGES,
+                "temperature": 0.0,
+                "max_tokens": PROBE_MAX_TOKENS,
+            }
+            if fmt is not None:
+                payload["response_format"] = fmt
+            return _content(url, await self.client.post(url, payload))
+
+        return await probe_forms(send)
+
+    def forget_form(self, role: Role) -> None:
+        """Drop what the probe found for `role`'s URL (the server refused a request in
+        that form: it may have been replaced); the next structured call probes again."""
+        self.probes.pop(self._base(role), None)
+
+    def structured_report(self) -> str:
+        """One line per probed URL for `novaberg doctor`: the form in use and why."""
+        configured = self.settings.llm_structured
+        if configured is not StructuredForm.AUTO:
+            return f"structured output: {configured} (NOVABERG_LLM_STRUCTURED)"
+        parts = []
+        for base, outcome in self.probes.items():
+            form = outcome.form or "none honoured"
+            others = [f"{f}: {finding}" for f, finding in outcome.findings if f != outcome.form]
+            detail = f" ({'; '.join(others)})" if others else ""
+            parts.append(f"{form} at {base}, probed{detail}")
+        return "structured output: " + ("; ".join(parts) or "not probed yet")
+
+    async def probe_all(self) -> None:
+        """Find the form of every role's URL now (doctor); raises like `structured_form`."""
+        for role in Role:
+            await self.structured_form(role)
+
+    # -- one completion -------------------------------------------------------------------
 
     async def _complete(
         self,
@@ -58,33 +169,51 @@ class OpenAICompatLLM(TextBackend):
         max_tokens: int | None,
     ) -> Completion:
         model = self.settings.model_for(role)
-        url = join_url(self.settings.url_for(role) or "", "chat/completions")
-        payload: dict[str, Any] = {"model": model, "messages": list(messages)}
+        url = join_url(self._base(role), "chat/completions")
+        sent = list(messages)
+        fmt: dict[str, Any] | None = None
+        form: StructuredForm | None = None
+        if json_schema is not None:
+            form = await self.structured_form(role)
+            if form in PROMPT_SCHEMA_FORMS:
+                sent = with_schema_in_prompt(sent, json_schema)
+            fmt = response_format(form, json_schema, _schema_name(schema_name))
+        payload: dict[str, Any] = {"model": model, "messages": sent}
         if temperature is not None:
             payload["temperature"] = temperature
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
-        if json_schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _schema_name(schema_name),
-                    "schema": json_schema,
-                    "strict": False,
-                },
-            }
-        data = await self.client.post(url, payload)
+        if fmt is not None:
+            payload["response_format"] = fmt
         try:
-            content = data["choices"][0]["message"].get("content")
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ModelOutputError(f"{url}: answer without choices[0].message", str(data)) from exc
+            data = await self.client.post(url, payload)
+        except ModelRefused:
+            if form is not None and self.settings.llm_structured is StructuredForm.AUTO:
+                self.forget_form(role)
+            raise
         usage = data.get("usage") or {}
         return Completion(
-            text=content or "",
+            text=_content(url, data),
             model=str(data.get("model") or model),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
         )
+
+
+def _content(url: str, data: dict[str, Any]) -> str:
+    try:
+        content = data["choices"][0]["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ModelOutputError(f"{url}: answer without choices[0].message", str(data)) from exc
+    return str(content or "")
+
+
+def _unsupported(base: str, outcome: ProbeOutcome) -> StructuredOutputUnsupported:
+    return StructuredOutputUnsupported(
+        f"{base} honours no structured-output form ({outcome.summary()}); set "
+        "NOVABERG_LLM_STRUCTURED=none to state the schema in the prompt only (answers are "
+        "validated and retried once), or use a server with JSON-schema output"
+    )
 
 
 def _schema_name(name: str | None) -> str:

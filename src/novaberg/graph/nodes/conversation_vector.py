@@ -32,7 +32,7 @@ from novaberg.config import Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
 from novaberg.graph.personality import Emotion
 from novaberg.graph.state import ConversationState
-from novaberg.llm.errors import ModelError
+from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.store.session import numbered_view
 
@@ -204,6 +204,8 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
                 max_tokens=GV_MAX_TOKENS,
             )
         ).strip()
+    except ModelUnavailable:
+        raise  # the model cannot be used: the turn fails (events.outcomes)
     except ModelError as exc:
         log.warning("conversation_vector: call failed (%s); no hypothesis", exc)
         detail.update(vorausdenken=FAILED, ausfall=type(exc).__name__)

@@ -4,8 +4,9 @@
 The tribunal normalises, it does not censor: a rejected answer is handed here with the
 critical feedback (`tribunal_summary`) and rewritten (temperature 0.5),
 then judged again. The node always increments `correction_round`, also when the rewrite
-fails — otherwise a model that is down would loop the graph forever. A failed or empty
-rewrite keeps the previous answer and is logged; the tribunal then judges it again.
+fails — otherwise a failing model would loop the graph forever. A failed (timed-out) or
+empty rewrite keeps the previous answer and is logged; the tribunal then judges it again.
+A model that cannot be used at all (`ModelUnavailable`) fails the turn.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text
 from novaberg.graph.state import ConversationState
-from novaberg.llm.errors import ModelError
+from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ async def corrector(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
                 Role.CHAT, user_message(prompt), temperature=CORRECTOR_TEMPERATURE
             )
         ).strip()
+    except ModelUnavailable:
+        raise  # the model cannot be used: the turn fails (events.outcomes)
     except ModelError as exc:
         log.warning("corrector: rewrite failed (%s); previous answer kept", exc)
         return {

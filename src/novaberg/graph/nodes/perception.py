@@ -7,8 +7,11 @@ reads an utterance's intent, tone, topic, emotion, arousal, mode, style and rela
 is never touched (ei_calc sets it). Intentions are not a perception output (salience).
 
 Fallbacks (docs/behaviour/emotion.md#perception-labels): a missing field takes its
-default; an unreadable answer after the model layer's retry (`ModelOutputError`) takes all
-defaults — logged, and the node's pipeline_log row carries `ausfall`.
+default; an unreadable answer after the model layer's retry (`ModelOutputError`) or a
+timed-out call takes all defaults — logged, and the node's pipeline_log row carries
+`ausfall`. A model that cannot be used at all (`ModelUnavailable`) ends the user's turn
+instead; for Nova's released answer (`assistant`) the defaults are taken, since the answer
+exists.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from novaberg.ei.labels import (
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
-from novaberg.llm.errors import ModelError, ModelOutputError
+from novaberg.llm.errors import ModelError, ModelOutputError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.store.keys import Pair
 from novaberg.store.session import numbered_view, read_turns
@@ -200,6 +203,13 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         log.warning("perception(%s): unreadable model output, all fallbacks: %s", role, exc)
         result = PerceptionResult()
         summary["ausfall"] = "unlesbar"
+        summary["fallback"] = True
+    except ModelUnavailable:
+        if role == PERCEIVE_USER:
+            raise  # the model cannot be used: the turn fails instead of running on defaults
+        log.error("perception(assistant): model unavailable; all fallbacks, answer kept")
+        result = PerceptionResult()
+        summary["ausfall"] = "modell_nicht_erreichbar"
         summary["fallback"] = True
     except ModelError as exc:
         log.warning("perception(%s): model failed (%s), all fallbacks", role, exc)

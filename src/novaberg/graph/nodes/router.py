@@ -12,6 +12,7 @@ Two ways through:
   numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
   documented defaults (all false, momentum mid, no management, target type "titel") and
   sets `router_ausfall`, logged at WARNING — the defaults alone would look like a decision.
+  A model that cannot be used (`ModelUnavailable`) is no decision at all: the turn fails.
 
 A management action forces momentum from low to mid (a task turn is never a lull the
 proactive delivery may fill). `route_after_router` sends management to the planner, the
@@ -31,7 +32,7 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.state import ConversationState
-from novaberg.llm.errors import ModelError
+from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.store.session import numbered_view
 
@@ -167,6 +168,8 @@ async def router(
             RouterDecision,
             temperature=ROUTER_TEMPERATURE,
         )
+    except ModelUnavailable:
+        raise  # the model cannot be used: the turn fails (events.outcomes)
     except ModelError as exc:
         reason = f"{type(exc).__name__}: {exc}"[:300]
         log.warning(

@@ -35,7 +35,7 @@ from novaberg.agents.stimulus import (
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import task_text
 from novaberg.graph.state import ConversationState
-from novaberg.llm.errors import ModelError
+from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.wire import (
     FIELD_MESSAGE_IDS,
@@ -144,6 +144,8 @@ async def run_check(
             check = await deps.model.structured(
                 Role.ANALYSIS, user_message(prompt), ThinkerCheck, temperature=THINKER_TEMPERATURE
             )
+        except ModelUnavailable:
+            raise  # the model cannot be used: the turn fails (events.outcomes)
         except ModelError as exc:
             failures.append(type(exc).__name__)
             continue

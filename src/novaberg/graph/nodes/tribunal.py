@@ -8,12 +8,14 @@ The three calls are independent, so they run concurrently.
 
 **An unreadable judge is a failure, not an ok**: a missing judgement must not look like
 approval. A judge whose call fails (unreadable output after the model layer's retry,
-timeout, backend down) gets a `TribunalVote` with `vote=None` and the reason in `failure`,
+timeout) gets a `TribunalVote` with `vote=None` and the reason in `failure`,
 is listed in `tribunal_failures` and logged at WARNING. **Decision:** for the aggregation a
 failed judge counts as `warnung` — it cannot vouch for the answer, but a missing judgement
 is not evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
-the corrector, and with every round used up a `warnung` passes.
+the corrector, and with every round used up a `warnung` passes. A model that cannot be
+used at all (`ModelUnavailable`: unreachable, refusing requests) judges nothing: the turn
+fails instead of sending an unjudged answer.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text, situation_text
 from novaberg.graph.state import ConversationState, TribunalVote
-from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout
+from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout, ModelUnavailable
 from novaberg.prompts import render, user_message
 
 log = logging.getLogger(__name__)
@@ -222,12 +224,15 @@ def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
 async def judge(
     role: str, state: ConversationState, stimulus: str, deps: GraphDeps
 ) -> TribunalVote:
-    """One judge's vote; a failed call becomes a failed vote (logged at WARNING)."""
+    """One judge's vote; a failed call becomes a failed vote (logged at WARNING), a model
+    that cannot be used fails the turn."""
     prompt = judge_prompt(role, state, stimulus)
     try:
         verdict = await deps.model.structured(
             Role.ANALYSIS, user_message(prompt), _SCHEMAS[role], temperature=TRIBUNAL_TEMPERATURE
         )
+    except ModelUnavailable:
+        raise  # the model cannot be used: the turn fails (events.outcomes)
     except ModelError as exc:
         reason = _failure_reason(exc)
         log.warning(
