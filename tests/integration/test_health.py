@@ -78,7 +78,7 @@ async def test_bad_llm_url_fails_the_chat_check_with_a_fix(
     assert checks["redis"]["ok"] and checks["postgres"]["ok"] and checks["embeddings"]["ok"]
     chat = checks["chat model"]
     assert not chat["ok"]
-    assert "ModelUnavailable" in chat["detail"]
+    assert "ModelUnreachable" in chat["detail"]
     assert "NOVABERG_LLM_URL" in chat["fix"]
 
 

@@ -3,7 +3,8 @@ server that fakes one (FastAPI under uvicorn in a thread, on 127.0.0.1).
 
 The fake's behaviour is chosen by the model name's first word: `ok`, `flaky`
 (two 500s, then 200), `down` (always 503), `slow` (answers after 2 s),
-`missing` (404 with an OpenAI-style error), `garbage` (200, not JSON content).
+`missing` (404 with an OpenAI-style error), `badreq` (400 to every request), `garbage`
+(200, not JSON content).
 How it treats `response_format` is chosen the same way, after real servers: `ok`
 enforces `json_schema` (OpenAI, vLLM, Ollama), `llamapy` answers `json_schema` with
 llama-cpp-python's HTTP 500 validation error and enforces `{"type": "json_object",
@@ -31,6 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from novaberg.api.doctor import Check, check_health
 from novaberg.config import Role, Settings, SettingsError, load_settings
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.embeddings import EmbeddingDimensionMismatch, RemoteEmbedder
@@ -44,6 +46,7 @@ from novaberg.llm.errors import (
 )
 from novaberg.llm.openai_compat import OpenAICompatLLM
 from novaberg.llm.structured_output import PROBE_SCHEMA
+from novaberg.runtime.services import Endpoints
 
 DIM = 8
 
@@ -75,6 +78,8 @@ def _schema_object(schema: dict[str, Any]) -> dict[str, Any]:
         return {"probe": properties["probe"]["enum"][0]}
     if "text" in properties:
         return {"text": "eine Zeile", "score": 0.25}
+    if "status" in properties:  # the doctor's HealthProbe
+        return {"status": "ok"}
     return {"mood": "happy", "score": 0.5}
 
 
@@ -97,8 +102,10 @@ def _answer(kind: str, body: dict[str, Any]) -> str | JSONResponse:
             return '{"antwort": "Hallo"}'
     if schema is not None:
         return json.dumps(_schema_object(schema))
-    if "JSON-Schema" in body["messages"][-1]["content"]:
-        return RAW_NEWLINE_NOTE
+    prompt = body["messages"][-1]["content"]
+    if "JSON-Schema" in prompt:  # the schema is the prompt's last line
+        stated = _schema_object(json.loads(prompt.rsplit("\n", 1)[1]))
+        return RAW_NEWLINE_NOTE if "text" in stated else json.dumps(stated)
     if kind == "prose" and fmt:
         return "Hallo! Schön, dich zu sehen."
     return json.dumps({"mood": "happy", "score": 0.5}) if fmt else "Hallo!"
@@ -123,6 +130,8 @@ def _fake_app(server: FakeServer) -> FastAPI:
             return JSONResponse(
                 {"error": {"message": f"model '{model}' not found"}}, status_code=404
             )
+        if kind == "badreq":
+            return JSONResponse({"error": {"message": "unsupported request"}}, status_code=400)
         return None
 
     @app.post("/v1/chat/completions")
@@ -432,6 +441,19 @@ async def test_a_server_that_honours_no_form_is_a_clear_error_and_not_asked_each
     await llm.aclose()
 
 
+async def test_a_server_that_refuses_every_request_is_not_blamed_on_the_form(
+    fake: FakeServer,
+) -> None:
+    model = _model("badreq")
+    llm = OpenAICompatLLM(_settings(fake, model))
+    with pytest.raises(ModelRefused, match="400: unsupported request"):
+        await llm.structured(Role.CHAT, PROMPT, Mood)
+    bodies = _bodies(fake, model)
+    assert len(bodies) == 4 and "response_format" not in bodies[-1], "checked without a form"
+    assert llm.probes == {}, "nothing learned: the next call asks again"
+    await llm.aclose()
+
+
 async def test_none_states_the_schema_and_reads_raw_line_breaks_in_strings(
     fake: FakeServer,
 ) -> None:
@@ -496,3 +518,45 @@ async def test_an_out_of_range_value_is_refused_not_clamped(fake: FakeServer) ->
     assert stats.structured_summary() == {"Strict": {"unlesbar": 1}}
     assert _bodies(fake, model)[-1]["messages"][-1]["content"].startswith("Your previous answer")
     await llm.aclose()
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+
+async def _doctor_chat(fake: FakeServer, model: str, endpoints: Endpoints, **extra: Any) -> Check:
+    settings = _settings(fake, model, embed="scripted", embed_dim=384, **extra)
+    checks = {check.name: check for check in await check_health(settings, endpoints)}
+    assert checks["embeddings"].ok, checks["embeddings"]
+    return checks["chat model"]
+
+
+async def test_doctor_names_the_structured_output_form_it_found(
+    fake: FakeServer, endpoints: Endpoints
+) -> None:
+    chat = await _doctor_chat(fake, _model("llamapy"), endpoints)
+    assert chat.ok, chat
+    assert f"structured output: json_object_schema at {fake.url}, probed" in chat.detail
+    assert "json_schema: refused (HTTP 500" in chat.detail
+
+
+async def test_doctor_shows_the_servers_message_when_it_refuses(
+    fake: FakeServer, endpoints: Endpoints
+) -> None:
+    model = _model("missing")
+    chat = await _doctor_chat(fake, model, endpoints)
+    assert not chat.ok
+    assert f"model '{model}' not found" in chat.detail
+    assert "refused the request" in chat.fix
+    assert "start a server" not in chat.fix, "the server runs"
+
+
+async def test_doctor_fails_a_server_that_honours_no_form_and_says_what_to_set(
+    fake: FakeServer, endpoints: Endpoints
+) -> None:
+    chat = await _doctor_chat(fake, _model("prose"), endpoints)
+    assert not chat.ok
+    assert "StructuredOutputUnsupported" in chat.detail
+    assert "NOVABERG_LLM_STRUCTURED=none" in chat.fix
+    with_none = await _doctor_chat(fake, _model("prose"), endpoints, llm_structured="none")
+    assert with_none.ok, with_none
+    assert "structured output: none (NOVABERG_LLM_STRUCTURED)" in with_none.detail

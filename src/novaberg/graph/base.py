@@ -11,7 +11,8 @@ one-argument callable LangGraph wants and, around every run:
 - times the run and adds `node_timings: {name: ms}` to the update;
 - checks that every returned key is a declared channel (`STATE_CHANNELS`) and raises
   `UndeclaredChannelError` naming the key — LangGraph would silently drop it;
-- records one `pipeline_log` row (art "node", ergebnis "ok" | "fehler");
+- records one `pipeline_log` row (art "node", ergebnis "ok" | "fehler"), with how its
+  structured calls ended (`strukturiert`);
 - on an exception records an "fehler" row and re-raises.
 
 **Reserved return key `_log`** (`LOG_KEY`): a node may return `"_log": {...}`, a small
@@ -41,6 +42,10 @@ LOG_KEY: Final = "_log"
 
 TIMINGS_KEY: Final = "node_timings"
 
+STRUCTURED_KEY: Final = "strukturiert"
+"""Row key: how the node's structured calls ended, `{schema: {outcome: count}}` with the
+outcomes of `llm.accounting` (erster_versuch | nach_hinweis | unlesbar) — the per-call
+parse rate of a model server, read from the log."""
 
 NodeFn = Callable[[ConversationState, GraphDeps], Awaitable[dict[str, Any] | None]]
 WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any] | Command[str]]]
@@ -105,6 +110,8 @@ def wrap_node(
                 elapsed = (time.perf_counter() - started) * 1000
                 inhalt = dict(summary)
                 inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
+                if stats.structured:
+                    inhalt.setdefault(STRUCTURED_KEY, stats.structured_summary())
                 pipeline_log.record(
                     _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
                 )
@@ -112,6 +119,8 @@ def wrap_node(
         elapsed = (time.perf_counter() - started) * 1000
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
+        if stats.structured:
+            summary.setdefault(STRUCTURED_KEY, stats.structured_summary())
         pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
         update[TIMINGS_KEY] = {name: round(elapsed, 3)}
         if route is None:

@@ -88,15 +88,17 @@ def with_schema_in_prompt(messages: Sequence[Message], schema: dict[str, Any]) -
 
 
 def compact_schema(node: Any, *, names: bool = False) -> Any:
-    """The schema without pydantic's `title` annotations (tokens the model does not need).
-    Inside `properties`/`$defs` the keys are names, never dropped."""
+    """The schema without what pydantic adds for developers: `title`s, and a model's
+    docstring (the `description` next to `properties`); a field's own description is
+    meant for the model and stays. Inside `properties`/`$defs` the keys are names."""
     if isinstance(node, dict):
         if names:
             return {key: compact_schema(value) for key, value in node.items()}
+        dropped = {"title"} | ({"description"} if "properties" in node else set())
         return {
             key: compact_schema(value, names=key in ("properties", "$defs", "definitions"))
             for key, value in node.items()
-            if not (key == "title" and isinstance(value, str))
+            if not (key in dropped and isinstance(value, str))
         }
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
@@ -118,12 +120,19 @@ class ProbeOutcome:
         return "; ".join(f"{form}: {finding}" for form, finding in self.findings)
 
 
+NOT_ABOUT_THE_FORM: Final = frozenset({401, 403, 404})
+"""Refusals that concern the key, the model or the URL, whatever the `response_format`."""
+
+
 async def probe_forms(send: Send) -> ProbeOutcome:
     """Try the forms in order and return the first the server accepts and honours.
 
     A server that cannot be reached (or does not answer in time) raises: nothing was
-    learned about it. A refused or failing form is noted and the next one tried."""
+    learned about it. So does one that refuses the request itself — a wrong key, model or
+    URL, or a refusal that a request without `response_format` gets too: that is what the
+    person must fix, not the form. A refused or failing form is noted, the next one tried."""
     findings: list[tuple[StructuredForm, str]] = []
+    refused = False
     for form in PROBED_FORMS:
         fmt = response_format(form, PROBE_SCHEMA, "probe")
         try:
@@ -131,6 +140,9 @@ async def probe_forms(send: Send) -> ProbeOutcome:
         except ModelUnreachable:
             raise
         except ModelRefused as exc:
+            if exc.status in NOT_ABOUT_THE_FORM:
+                raise
+            refused = True
             findings.append((form, f"refused (HTTP {exc.status}: {exc.server_message})"))
             continue
         except ModelUnavailable as exc:
@@ -140,6 +152,8 @@ async def probe_forms(send: Send) -> ProbeOutcome:
             findings.append((form, "honoured"))
             return ProbeOutcome(form, tuple(findings))
         findings.append((form, f"ignored (answered {text.strip()[:QUOTE_LIMIT]!r})"))
+    if refused:
+        await send(None)  # raises ModelRefused if the server refuses this request as such
     return ProbeOutcome(None, tuple(findings))
 
 

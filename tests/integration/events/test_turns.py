@@ -286,6 +286,30 @@ async def test_model_failure_fails_the_turn_naming_all_ids(
     assert not await redis.exists(keys.turn_marker(PAIR))
 
 
+async def test_a_model_that_refuses_every_call_fails_the_turn_at_once(
+    http: httpx.AsyncClient,
+    token,
+    sockets,
+    workers,
+    scripted: ScriptedLLM,
+    redis: aioredis.Redis,
+) -> None:
+    """Path 1 cannot perceive (its event still goes out, marked), Path 2's first model
+    call fails too: turn_gescheitert, and no node after it asks the model again."""
+    anna = await token("anna")
+    ws = await sockets(anna)
+    scripted.add(".*", fault="error")
+    mid = await _accepted(http, anna, "Hallo?")
+    await workers()
+    failed = await ws.wait_typ("turn_gescheitert")
+    assert failed["nachrichten_ids"] == [mid]
+    assert failed["grund"] == "modell_nicht_erreichbar (nach reducer)"
+    assert [call["schema"] for call in scripted.calls] == ["PerceptionResult", "RouterDecision"]
+    await asyncio.sleep(0.3)
+    assert not ws.of("character_response")
+    assert not await redis.exists(keys.turn_marker(PAIR))
+
+
 SCORE_OK = {
     "themen": ["alltag"],
     "emotionen": {"explizit": [], "implizit": [], "valenz": "neutral"},

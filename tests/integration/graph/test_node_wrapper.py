@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
 from novaberg.agents.registry import discover_agents
 from novaberg.config import Role
@@ -13,6 +14,8 @@ from novaberg.graph.base import Node, UndeclaredChannelError, compile_graph, lin
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelOutputError
+from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store.pipeline_log import read_turn
 
 STATE: ConversationState = {"turn_id": "t-wrap", "user_id": "meister", "character_id": "nova"}
@@ -43,6 +46,36 @@ async def test_ok_row_has_duration_calls_and_summary(deps: GraphDeps) -> None:
     assert row["dauer_ms"] is not None and row["dauer_ms"] >= 0
     assert row["inhalt"]["zeichen"] == 6
     assert (row["user_id"], row["character_id"]) == ("meister", "nova")
+
+
+async def test_row_tells_how_each_structured_call_ended(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """First-time valid, valid after the hint, unreadable after it: per schema, in the row."""
+    scripted.add("gut", {"status": "ok"}, schema="Probe")
+    scripted.add("zweiter", {"status": "ok"}, schema="Probe")
+    scripted.add("zweiter", fault="malformed", times=1, schema="Probe")  # tried first
+    scripted.add("schlecht", fault="malformed", schema="Probe")
+
+    class Probe(BaseModel):
+        status: Literal["ok"]
+
+    async def three(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        for text in ("gut", "zweiter Anlauf", "gut"):
+            await deps.model.structured(Role.ANALYSIS, [{"role": "user", "content": text}], Probe)
+        with pytest.raises(ModelOutputError):
+            await deps.model.structured(
+                Role.ANALYSIS, [{"role": "user", "content": "schlecht"}], Probe
+            )
+        return {}
+
+    await wrap_node("drei", three, deps, "human")(STATE)
+    await deps.log.flush()  # type: ignore[union-attr]
+    (row,) = await read_turn(deps.pool, "t-wrap")
+    assert row["inhalt"]["strukturiert"] == {
+        "Probe": {"erster_versuch": 2, "nach_hinweis": 1, "unlesbar": 1}
+    }
+    assert row["modell_aufrufe"] == 6
 
 
 async def test_undeclared_key_raises_and_logs_fehler(deps: GraphDeps) -> None:
