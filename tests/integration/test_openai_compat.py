@@ -3,7 +3,8 @@ server that fakes one (FastAPI under uvicorn in a thread, on 127.0.0.1).
 
 The fake's behaviour is chosen by the model name's first word: `ok`, `flaky`
 (two 500s, then 200), `down` (always 503), `slow` (answers after 2 s),
-`missing` (404 with an OpenAI-style error), `badreq` (400 to every request), `garbage`
+`missing` (404 with an OpenAI-style error), `badreq` (400 to every request), `longprompt`
+(400: context length exceeded), `garbage`
 (200, not JSON content).
 How it treats `response_format` is chosen the same way, after real servers: `ok`
 enforces `json_schema` (OpenAI, vLLM, Ollama), `llamapy` answers `json_schema` with
@@ -37,6 +38,7 @@ from novaberg.config import Role, Settings, SettingsError, load_settings
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.embeddings import EmbeddingDimensionMismatch, RemoteEmbedder
 from novaberg.llm.errors import (
+    ModelContextExceeded,
     ModelOutputError,
     ModelRefused,
     ModelTimeout,
@@ -44,7 +46,7 @@ from novaberg.llm.errors import (
     ModelUnreachable,
     StructuredOutputUnsupported,
 )
-from novaberg.llm.openai_compat import OpenAICompatLLM
+from novaberg.llm.openai_compat import DEFAULT_MAX_TOKENS, OpenAICompatLLM
 from novaberg.llm.structured_output import PROBE_SCHEMA
 from novaberg.runtime.services import Endpoints
 
@@ -129,6 +131,12 @@ def _fake_app(server: FakeServer) -> FastAPI:
         if kind == "missing":
             return JSONResponse(
                 {"error": {"message": f"model '{model}' not found"}}, status_code=404
+            )
+        if kind == "longprompt":
+            message = "This model's maximum context length is 2048 tokens, you requested 3000"
+            return JSONResponse(
+                {"error": {"message": message, "code": "context_length_exceeded"}},
+                status_code=400,
             )
         if kind == "badreq":
             return JSONResponse({"error": {"message": "unsupported request"}}, status_code=400)
@@ -236,6 +244,7 @@ async def test_structured_sends_the_schema_and_records_usage(fake: FakeServer) -
     assert fmt["json_schema"]["schema"] == Mood.model_json_schema()
     assert "response_format" not in chat
     assert (chat["temperature"], chat["max_tokens"]) == (0.3, 20)
+    assert structured["max_tokens"] == DEFAULT_MAX_TOKENS, "never 'until the context is full'"
     assert fake.requests[-1]["auth"] == "Bearer geheim"
     assert stats.calls == 2
     assert (stats.prompt_tokens, stats.completion_tokens) == (22, 14)
@@ -275,6 +284,16 @@ async def test_4xx_is_not_retried_and_carries_the_server_message(fake: FakeServe
         await llm.chat(Role.CHAT, PROMPT)
     assert caught.value.status == 404
     assert caught.value.server_message == f"model '{model}' not found"
+    assert fake.seen[model] == 1
+    await llm.aclose()
+
+
+async def test_a_prompt_beyond_the_context_concerns_that_call_only(fake: FakeServer) -> None:
+    model = _model("longprompt")
+    llm = OpenAICompatLLM(_settings(fake, model), backoff=0.01)
+    with pytest.raises(ModelContextExceeded, match="maximum context length") as caught:
+        await llm.chat(Role.CHAT, PROMPT)
+    assert not isinstance(caught.value, ModelUnavailable), "the node's fallback applies"
     assert fake.seen[model] == 1
     await llm.aclose()
 

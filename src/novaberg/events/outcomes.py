@@ -23,7 +23,13 @@ import redis.asyncio as aioredis
 
 from novaberg.events.delivery import Delivery
 from novaberg.events.model import FailedMessage, ResponseMessage
-from novaberg.llm.errors import GateTimeout, ModelOutputError, ModelTimeout, ModelUnavailable
+from novaberg.llm.errors import (
+    GateTimeout,
+    ModelContextExceeded,
+    ModelOutputError,
+    ModelTimeout,
+    ModelUnavailable,
+)
 from novaberg.store import keys
 from novaberg.store.retry import is_outage, until_redis_back
 
@@ -37,6 +43,7 @@ GATE_TIMEOUT = "gate_timeout"
 MODEL_TIMEOUT = "modell_timeout"
 MODEL_OUTPUT = "modell_ausgabe_unlesbar"
 MODEL_UNAVAILABLE = "modell_nicht_erreichbar"
+MODEL_CONTEXT = "modell_kontext_ueberschritten"
 NO_ANSWER = "keine_antwort"
 WORKER_DIED = "worker_ausgefallen"
 WORKER_STOPPED = "worker_beendet"
@@ -62,6 +69,8 @@ def reason_for(exc: BaseException, where: str | None = None) -> str:
         code = MODEL_OUTPUT
     elif isinstance(exc, ModelUnavailable):
         code = MODEL_UNAVAILABLE
+    elif isinstance(exc, ModelContextExceeded):
+        code = MODEL_CONTEXT
     elif is_outage(exc):
         code = REDIS_UNAVAILABLE
     else:

@@ -2,8 +2,8 @@
 
 `ModelUnavailable` and its subclasses mean "the model cannot be used": a turn that meets
 one before its answer left ends in `turn_gescheitert` (`modell_nicht_erreichbar`) instead
-of running on fallbacks. `ModelTimeout` and `ModelOutputError` concern one call: the node's
-documented fallback takes over.
+of running on fallbacks. `ModelTimeout`, `ModelContextExceeded` and `ModelOutputError`
+concern one call: the node's documented fallback takes over.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ class ModelRefused(ModelUnavailable):
 
 class StructuredOutputUnsupported(ModelUnavailable):
     """`NOVABERG_LLM_STRUCTURED=auto` found no structured-output form the server honours."""
+
+
+class ModelContextExceeded(ModelError):
+    """The server refused one request because its prompt exceeds the model's context:
+    that call cannot run, shorter ones can — so not `ModelUnavailable`."""
 
 
 class ModelOutputError(ModelError):

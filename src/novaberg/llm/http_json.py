@@ -8,7 +8,8 @@ Policy:
   exponential backoff, then `ModelUnreachable` / `ModelUnavailable`;
 - a request error — any 4xx, or a 5xx whose body is a request validation error (some
   servers answer a schema violation with 500) — is `ModelRefused` at once, carrying the
-  server's own message: the same request would be refused again;
+  server's own message: the same request would be refused again; a 4xx saying the prompt
+  exceeds the model's context is `ModelContextExceeded` (that call only);
 - all attempts and back-offs of one request together stay within the configured
   timeout, so a dead server costs a turn at most that long;
 - a URL found unreachable is answered from memory for `UNREACHABLE_MEMO_SECONDS`, so the
@@ -28,7 +29,13 @@ from typing import Any
 
 import httpx
 
-from novaberg.llm.errors import ModelRefused, ModelTimeout, ModelUnavailable, ModelUnreachable
+from novaberg.llm.errors import (
+    ModelContextExceeded,
+    ModelRefused,
+    ModelTimeout,
+    ModelUnavailable,
+    ModelUnreachable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +56,19 @@ _VALIDATION_ERROR = re.compile(
 )
 """How a request validation error reads in a 5xx body (pydantic/FastAPI wording, as the
 llama-cpp-python server returns it with status 500)."""
+
+
+_CONTEXT_EXCEEDED = re.compile(
+    r"context[_ ]length|context window|context size|maximum context", re.IGNORECASE
+)
+"""How servers word a prompt longer than the model's context (OpenAI's and vLLM's
+"maximum context length", llama-cpp-python's `context_length_exceeded`, llama-server's
+"context size")."""
+
+
+def is_context_exceeded(message: str) -> bool:
+    """True if a refusal says the prompt does not fit the model's context."""
+    return bool(_CONTEXT_EXCEEDED.search(message))
 
 
 def is_request_validation_error(message: str) -> bool:
@@ -131,6 +151,8 @@ class JsonClient:
                 message = _server_message(response)
                 problem = f"{url} answered {response.status_code}: {message}"
                 unreachable = False
+                if response.status_code < 500 and is_context_exceeded(message):
+                    raise ModelContextExceeded(f"{problem} (this prompt is too long)")
                 if response.status_code < 500 or is_request_validation_error(message):
                     raise ModelRefused(
                         f"{problem} (the server refused the request; not retried)",

@@ -32,6 +32,11 @@ from novaberg.llm.structured_output import (
 
 log = logging.getLogger(__name__)
 
+DEFAULT_MAX_TOKENS = 1024
+"""Sent when a call names no limit. Servers default to "until the context is full", and a
+model that loops (a small one at temperature 0 does) would spend minutes of a turn; a
+companion's answer and every schema here fit well within it."""
+
 UNSUPPORTED_RETRY_SECONDS = 60.0
 """A server that honoured no form is probed again after this long, not on every call."""
 
@@ -181,8 +186,7 @@ class OpenAICompatLLM(TextBackend):
         payload: dict[str, Any] = {"model": model, "messages": sent}
         if temperature is not None:
             payload["temperature"] = temperature
-        if max_tokens is not None:
-            payload["max_tokens"] = max_tokens
+        payload["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
         if fmt is not None:
             payload["response_format"] = fmt
         try:
