@@ -12,7 +12,7 @@ Baseline, measured in the same run against the same server: the same texts with
 `NOVABERG_LLM_STRUCTURED=none` — the schema only stated in the prompt, as on a server that
 honours no form — which is what the probed form buys.
 
-    .venv/bin/python bench/structured_parse.py [--turns 20] [--baseline-turns 20]
+    .venv/bin/python bench/structured_parse.py [--turns 20] [--baseline-turns 3]
 
 Prints one JSON line per turn, one summary line per mode, then a table. On two shared
 cores a turn takes one to a few minutes.
@@ -194,7 +194,7 @@ def _pct(value: float | None) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
-    parser.add_argument("--baseline-turns", type=int, default=20)
+    parser.add_argument("--baseline-turns", type=int, default=3)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     from novaberg.llm.local import bundled_model_path

@@ -270,16 +270,12 @@ async def test_a_turn_through_serve_then_a_stopped_server_fails_the_next_one(
             for row in rows:  # an unreadable first answer always got its second call
                 if row["node"] in STRUCTURED_NODES:
                     counts = Counter(
-                        {
-                            o: n
-                            for c in row["inhalt"].get("strukturiert", {}).values()
-                            for o, n in c.items()
-                        }
+                        o for (_, o), n in _structured([row]).items() for _ in range(n)
                     )
                     expected = counts["erster_versuch"] + 2 * (
                         counts["nach_hinweis"] + counts["unlesbar"]
                     )
-                    assert row["modell_aufrufe"] == expected, row
+                    assert row["modell_aufrufe"] == expected, (row["node"], row["inhalt"])
             assert llama_server.statuses()["500"] == 1, "no structured call was refused"
 
             llama_server.stop()
