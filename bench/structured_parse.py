@@ -12,7 +12,10 @@ Baseline, measured in the same run against the same server: the same texts with
 `NOVABERG_LLM_STRUCTURED=none` — the schema only stated in the prompt, as on a server that
 honours no form — which is what the probed form buys.
 
-    .venv/bin/python bench/structured_parse.py [--turns 20] [--baseline-turns 3]
+    .venv/bin/python bench/structured_parse.py [--turns 20] [--baseline-turns 3] [--budget-s S]
+
+`--budget-s` bounds each mode's time on a loaded machine: no new turn starts after it, and
+the summary's `turns` says how many ran.
 
 Prints one JSON line per turn, one summary line per mode, then a table. On two shared
 cores a turn takes one to a few minutes.
@@ -61,11 +64,11 @@ log = logging.getLogger("bench.structured_parse")
 
 
 async def run_turns(
-    home: Path, server_url: str, form: str, user: str, turns: int
+    home: Path, server_url: str, form: str, user: str, turns: int, budget_s: float | None
 ) -> list[dict[str, Any]]:
+    from novaberg.agents.deps import GraphDeps
     from novaberg.agents.registry import agent_migrations, discover_agents
     from novaberg.config import load_settings
-    from novaberg.graph.contract import GraphDeps
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.llm.accounting import track_calls
     from novaberg.llm.factory import build_model_layer
@@ -94,7 +97,11 @@ async def run_turns(
         deps = GraphDeps(settings, redis, pool, model)
         runtime = GraphRuntime(deps, discover_agents()).compile()
         pair = Pair(user, settings.character)
+        deadline = None if budget_s is None else time.monotonic() + budget_s
         for index in range(turns):
+            if deadline is not None and time.monotonic() >= deadline:
+                print(json.dumps({"form": form, "stopped": "budget", "after": index}), flush=True)
+                break
             started = time.perf_counter()
             failure: str | None = None
             path1: str | None = None
@@ -195,6 +202,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--baseline-turns", type=int, default=3)
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="per mode: start no new turn after this many seconds (the summary says how many ran)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     from novaberg.llm.local import bundled_model_path
@@ -212,7 +225,9 @@ def main() -> int:
         ):
             if turns > 0:
                 home = work / f"home-{form}"
-                results[form] = asyncio.run(run_turns(home, server.url, form, user, turns))
+                results[form] = asyncio.run(
+                    run_turns(home, server.url, form, user, turns, args.budget_s)
+                )
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
