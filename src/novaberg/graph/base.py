@@ -34,7 +34,13 @@ from langgraph.types import Command
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
 from novaberg.llm.accounting import track_calls
-from novaberg.store.pipeline_log import ART_NODE, RESULT_FAILED, RESULT_OK, LogRow
+from novaberg.store.pipeline_log import (
+    ART_NODE,
+    INHALT_STRUCTURED,
+    RESULT_FAILED,
+    RESULT_OK,
+    LogRow,
+)
 from novaberg.wire import GRAPH_NAMES
 
 LOG_KEY: Final = "_log"
@@ -42,10 +48,6 @@ LOG_KEY: Final = "_log"
 
 TIMINGS_KEY: Final = "node_timings"
 
-STRUCTURED_KEY: Final = "strukturiert"
-"""Row key: how the node's structured calls ended, `{schema: {outcome: count}}` with the
-outcomes of `llm.accounting` (erster_versuch | nach_hinweis | unlesbar) — the per-call
-parse rate of a model server, read from the log."""
 
 NodeFn = Callable[[ConversationState, GraphDeps], Awaitable[dict[str, Any] | None]]
 WrappedNode = Callable[[ConversationState], Awaitable[dict[str, Any] | Command[str]]]
@@ -111,7 +113,7 @@ def wrap_node(
                 inhalt = dict(summary)
                 inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
                 if stats.structured:
-                    inhalt.setdefault(STRUCTURED_KEY, stats.structured_summary())
+                    inhalt.setdefault(INHALT_STRUCTURED, stats.structured_summary())
                 pipeline_log.record(
                     _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
                 )
@@ -120,7 +122,7 @@ def wrap_node(
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
         if stats.structured:
-            summary.setdefault(STRUCTURED_KEY, stats.structured_summary())
+            summary.setdefault(INHALT_STRUCTURED, stats.structured_summary())
         pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
         update[TIMINGS_KEY] = {name: round(elapsed, 3)}
         if route is None:

@@ -12,6 +12,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from novaberg.store.pipeline_log import (
+    STRUCTURED_AFTER_HINT,
+    STRUCTURED_FIRST,
+    STRUCTURED_UNREADABLE,
+)
+
 
 @dataclass
 class CallStats:
@@ -49,12 +55,12 @@ class CallStats:
         return self.prompt_tokens + self.completion_tokens
 
 
-PARSED_FIRST = "erster_versuch"
-PARSED_AFTER_HINT = "nach_hinweis"
-UNREADABLE = "unlesbar"
+PARSED_FIRST = STRUCTURED_FIRST
+PARSED_AFTER_HINT = STRUCTURED_AFTER_HINT
+UNREADABLE = STRUCTURED_UNREADABLE
 STRUCTURED_OUTCOMES = (PARSED_FIRST, PARSED_AFTER_HINT, UNREADABLE)
 """How a structured call ended: valid at once, valid after the retry with the hint, or
-unreadable after it (wire names: they are stored in pipeline_log rows)."""
+unreadable after it (wire values of pipeline_log rows, defined in store/pipeline_log.py)."""
 
 _current: ContextVar[tuple[CallStats, ...]] = ContextVar("novaberg_call_stats", default=())
 

@@ -43,6 +43,16 @@ RESULT_OK: Final = "ok"
 RESULT_FAILED: Final = "fehler"
 """`ergebnis` of a node row: the node returned, or it raised."""
 
+INHALT_STRUCTURED: Final = "strukturiert"
+"""`inhalt` key of a node row: how its structured calls ended, `{schema: {outcome: count}}`
+— the per-call parse rate of a model server, read from the log."""
+
+STRUCTURED_FIRST: Final = "erster_versuch"
+STRUCTURED_AFTER_HINT: Final = "nach_hinweis"
+STRUCTURED_UNREADABLE: Final = "unlesbar"
+"""The outcomes under `strukturiert`: valid at the first answer, valid after the retry with
+the hint, unreadable after that retry."""
+
 _COPY: Final = (
     "COPY pipeline_log (erstellt_am, turn_id, span_id, quelle, node, art, dauer_ms,"
     " modell_aufrufe, ergebnis, inhalt, user_id, character_id) FROM STDIN"
