@@ -142,6 +142,12 @@ class Settings(BaseSettings):
         default=None, description="JSON rule file for NOVABERG_LLM=scripted."
     )
 
+    search_url: str | None = Field(
+        default=None,
+        description="Base URL of a SearxNG instance with its JSON API (web search for the "
+        "thinker and background research); unset = no web search is offered.",
+    )
+
     host: str = Field(default="127.0.0.1", description="HTTP bind address.")
     port: int = Field(default=8765, ge=1, le=65535, description="HTTP port.")
     timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")

@@ -86,6 +86,8 @@ STAGE_LABELS: dict[str, str] = {
     "corrector": "korrigiert",
     "perception_assistant": "liest nach",
     "ei_calc_persist": "hält fest",
+    "imprint": "prägt sich ein",
+    "uptake": "greift auf",
     SUPERSEDED_STAGE: "liest weiter",
 }
 """Short words for the live stage line of the chat page; unknown nodes show their name."""

@@ -4,9 +4,10 @@
     db_access → ei_calc → enricher → reducer → router ─┬─ management → planner ⇄ agent_dispatch
                                                         └──────────────────────┐      │ (no agent)
                                     conversation_vector ←──────────────────────┴──────┘
-    → responder → thinker → tribunal → evaluate ─┬─ ok | fallback → perception_assistant
-                                                  │     → ei_calc_persist → salience → dispatcher → END
-                                                  └─ correct → corrector → tribunal (≤ 2 rounds)
+    → composer → responder → thinker → tribunal → evaluate ─┬─ ok | fallback → perception_assistant
+                                                             │     → ei_calc_persist → salience
+                                                             │     → imprint → uptake → dispatcher → END
+                                                             └─ correct → corrector → tribunal (≤ 2)
 
 The answer is released when `perception_assistant` has run (`contract.RELEASE_NODE`), on
 both the ok and the fallback edge; the post-run (persist, salience, dispatcher) continues
@@ -29,6 +30,7 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.graph.base import Node, compile_graph, node_names
 from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
+from novaberg.graph.nodes.composer import composer
 from novaberg.graph.nodes.conversation_vector import conversation_vector
 from novaberg.graph.nodes.corrector import corrector
 from novaberg.graph.nodes.db_access import db_access
@@ -37,6 +39,7 @@ from novaberg.graph.nodes.ei_calc import ei_calc
 from novaberg.graph.nodes.ei_calc_persist import ei_calc_persist
 from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.evaluate import MAX_CORRECTIONS, evaluate, route_after_evaluate
+from novaberg.graph.nodes.imprint import imprint
 from novaberg.graph.nodes.perception import perception
 from novaberg.graph.nodes.planner import planner, route_after_planner
 from novaberg.graph.nodes.reducer import reducer
@@ -45,6 +48,7 @@ from novaberg.graph.nodes.router import route_after_router, router
 from novaberg.graph.nodes.salience import salience
 from novaberg.graph.nodes.thinker import thinker
 from novaberg.graph.nodes.tribunal import tribunal
+from novaberg.graph.nodes.uptake import uptake
 from novaberg.graph.roles import CHARACTER_ROLES
 from novaberg.wire import GRAPH_CHARACTER
 
@@ -58,7 +62,7 @@ __all__ = [
 ]
 
 RECURSION_LIMIT: Final = 80
-"""LangGraph's default of 25 steps is below the longest legal path: 17 nodes, two
+"""LangGraph's default of 25 steps is below the longest legal path: 20 nodes, two
 correction rounds (+6) and a planner ⇄ agent loop per agent (+2 each)."""
 
 
@@ -85,7 +89,8 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
             routes=(AGENT_NODE, "conversation_vector"),
         ),
         Node(AGENT_NODE, partial(agent_dispatch, registry=agents), then="planner"),
-        Node("conversation_vector", conversation_vector, then="responder"),
+        Node("conversation_vector", conversation_vector, then="composer"),
+        Node("composer", composer, then="responder"),
         Node("responder", responder, then="thinker"),
         Node("thinker", thinker, then="tribunal"),
         Node("tribunal", tribunal, then="evaluate"),
@@ -98,7 +103,9 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
         Node("corrector", corrector, then="tribunal"),
         Node(RELEASE_NODE, perception, then="ei_calc_persist"),
         Node("ei_calc_persist", ei_calc_persist, then="salience"),
-        Node("salience", salience, then="dispatcher"),
+        Node("salience", salience, then="imprint"),
+        Node("imprint", imprint, then="uptake"),
+        Node("uptake", uptake, then="dispatcher"),
         Node("dispatcher", dispatcher, then=END),
     )
 

@@ -114,6 +114,15 @@ class ConversationState(TypedDict, total=False):
     conversation_hypothesis: str
     hypothesis_detail: dict[str, Any]
 
+    # --- read by the composer, written by situation / stance / appointment reading --------
+    situation: Any  # wire `sachlage`: the running understanding of the conversation
+    stance: Any  # wire `haltung`: the turn's five behaviour magnitudes
+    appointment_reading: Any  # what this turn read from the timeline ([TERMINE])
+
+    # --- composer (docs/behaviour/nodes.md#composer) --------------------------------------
+    response_content: str  # wire `antwort_inhalt`: third-person content for the responder
+    objection_verdict: dict[str, Any] | None  # wire `einwandsurteil` (graph/objection.py)
+
     # --- responder (docs/behaviour/nodes.md#responder) ------------------------------------
     response: str
     model: str
@@ -137,6 +146,9 @@ class ConversationState(TypedDict, total=False):
     # --- salience (docs/behaviour/nodes.md#salience) --------------------------------------
     human_salience: float | None
     salience_failure: str | None
+
+    # --- uptake (docs/behaviour/nodes.md#uptake) ------------------------------------------
+    uptake_offers: list[dict[str, Any]]  # open questions offered this turn {id, frage, quelle}
 
     # --- dispatcher (docs/behaviour/nodes.md#dispatcher) ----------------------------------
     session_turn_core: str

@@ -7,8 +7,12 @@ theme, queue the promotion once an entry crosses the gate, mark the profiles dir
 Retrieval is the enricher's KZG resonance: the pair's top 10 by cosine, both perspectives,
 kept at (1 + cos)/2 ≥ 0.72 (docs/behaviour/memory.md#retrieval).
 
-The entity and time-expression fields of a salience score (`entitaeten_roh`,
-`zeitausdruck_roh`) are not resolved to ids: entries carry an empty `entitaet_ids`.
+Entity magnets (docs/behaviour/memory.md#entity-magnets): with a database, the score's
+`entitaeten_roh` are resolved to ids of the `entitaeten` table (`store/entities.py`) and
+stored as `entitaet_ids`; the pair's other entries naming one of the same entities and not
+already reinforced by a shared theme get haeufigkeit + 1 (their salience recomputed as
+for a theme), and the new entry one step too when it found any. The time expression
+(`zeitausdruck_roh`) is not resolved.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import psycopg
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
@@ -33,6 +38,7 @@ from novaberg.memory import curve
 from novaberg.memory.context import SOURCE_SHORT_TERM, ContextEntry
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
+from novaberg.store.entities import ids_field, ids_of_field, resolve_entities
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 from novaberg.store.kzg_codec import (
@@ -218,6 +224,9 @@ class ShortTermMemory:
         now = self.clock()
         curved = curve.salience(intake, 1)
         fields = self._fields(pair, obj, beobachter, themes, kern, intake, curved, now, perception)
+        entities = await self._resolve_entities(pair, obj, turn_id)
+        if entities:
+            fields["entitaet_ids"] = ids_field(entities)
         if timeline_id is not None:
             fields["timeline_id"] = timeline_id
         if turn_id:
@@ -239,6 +248,7 @@ class ShortTermMemory:
             self._reinforce(pair, matched, legacy, wanted),
             self._link_turn(turn_id, key) if link_turn else _done(),
         )
+        magnets = await self.attract(pair, key, entities, set(reinforced))
         self._note(
             pair,
             turn_id,
@@ -249,10 +259,66 @@ class ShortTermMemory:
                 "salienz_eingang": intake,
                 "themen": themes,
                 "verstaerkt": list(reinforced),
+                "entitaet_ids": entities,
+                "magnete": magnets,
                 "befoerderung": queued,
             },
         )
         return StoredEntry(key, kern, curved, intake, queued, tuple(reinforced))
+
+    async def _resolve_entities(
+        self, pair: Pair, obj: Mapping[str, Any], turn_id: str | None
+    ) -> list[int]:
+        """Entity ids of the score's `entitaeten_roh`; [] without a database or names."""
+        names = [str(n) for n in obj.get("entitaeten_roh") or [] if str(n).strip()]
+        if self.pool is None or not names:
+            return []
+        try:
+            resolution = await resolve_entities(self.pool, pair, names)
+        except psycopg.Error as exc:  # the memory is stored without its magnets
+            log.error("kzg %s: entities %s not resolved: %s", pair, names, exc)
+            return []
+        if resolution.ambiguous:
+            self._note(pair, turn_id, "entitaet_mehrdeutig", {"namen": resolution.ambiguous})
+        return resolution.ids
+
+    async def attract(
+        self, pair: Pair, new_key: str, entity_ids: Sequence[int], already: set[str]
+    ) -> list[str]:
+        """The entity magnets: haeufigkeit + 1 for every other entry of the pair naming
+        one of `entity_ids` (skipping `already` reinforced ones), and for the new entry
+        once when any was found; saliences and TTLs recomputed. The keys strengthened,
+        the new one last."""
+        wanted = set(entity_ids)
+        if not wanted:
+            return []
+        rows = await self.store.field_rows(pair, ("entitaet_ids", "salienz_eingang"))
+        neighbours = [
+            (key, parse_number(intake))
+            for key, (ids, intake) in rows
+            if key != new_key and key not in already and ids_of_field(ids) & wanted
+        ]
+        neighbours = [(key, intake) for key, intake in neighbours if intake is not None]
+        if not neighbours:
+            return []
+        own = next((parse_number(v[1]) for k, v in rows if k == new_key), None)
+        targets = [*neighbours, *([(new_key, own)] if own is not None else [])]
+        frequencies = await self.store.increment_frequencies([key for key, _ in targets])
+        updates = [
+            (key, curve.salience(intake, frequency), frequency)
+            for (key, intake), frequency in zip(targets, frequencies, strict=True)
+            if frequency is not None and intake is not None
+        ]
+        left = await self.store.set_saliences(
+            pair, [(key, curved, curve.ttl_seconds(curved)) for key, curved, _ in updates]
+        )
+        strengthened: list[str] = []
+        for (key, curved, _), remaining in zip(updates, left, strict=True):
+            if remaining is None:
+                continue
+            strengthened.append(key)
+            await self._maybe_queue(pair, key, curved, [], None, self.clock())
+        return strengthened
 
     async def reinforce_neighbours(
         self, pair: Pair, new_key: str, themes: Iterable[str]

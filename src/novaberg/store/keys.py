@@ -143,6 +143,11 @@ def last_activity(user_id: str) -> str:
     return f"last_activity:{user_id}"
 
 
+def drive_snapshot(pair: Pair) -> str:
+    """JSON goal-panel snapshot the dispatcher writes after every CharacterGraph run."""
+    return f"drive:short_term:{pair}"
+
+
 # --- short-term memory (docs/behaviour/memory.md#short-term-memory) -------------
 
 

@@ -233,6 +233,32 @@ class KzgStore(KzgSearch):
         for key in gone:
             self._vectors.pop(key, None)
 
+    async def field_rows(
+        self, pair: Pair, names: Sequence[str]
+    ) -> list[tuple[str, list[str | None]]]:
+        """(key, values of `names`) of every live entry of a pair, in one pipelined round
+        trip without the vectors (the entity magnets read two fields of each)."""
+        members = sorted(await self.members(pair), key=key_ms)
+        if not members:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for key in members:
+            pipe.hmget(key, list(names))
+        raw = await pipe.execute()
+        rows: list[tuple[str, list[str | None]]] = []
+        for key, values in zip(members, raw, strict=True):
+            if values and any(v is not None for v in values):
+                rows.append(
+                    (
+                        key,
+                        [
+                            v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+                            for v in values
+                        ],
+                    )
+                )
+        return rows
+
     async def entries(self, pair: Pair, *, with_ttl: bool = True) -> list[KzgEntry]:
         """Every live entry of a pair, newest first (read APIs and distillation)."""
         members = sorted(await self.members(pair), key=key_ms, reverse=True)

@@ -35,6 +35,7 @@ MAIN_PATH = [
     "reducer",
     "router",
     "conversation_vector",
+    "composer",
     "responder",
     "thinker",
     "tribunal",
@@ -42,8 +43,12 @@ MAIN_PATH = [
     RELEASE_NODE,
     "ei_calc_persist",
     "salience",
+    "imprint",
+    "uptake",
     "dispatcher",
 ]
+
+TRIBUNAL = MAIN_PATH.index("tribunal")
 
 ANSWER = "Mir geht's gut, danke der Nachfrage!"
 RESPONDER = r"Antworte kurz und natürlich"
@@ -245,9 +250,9 @@ async def test_tribunal_rejection_corrected_in_round_one(
     nodes, final, _ = await user_turn(runtime, "Mir geht es schlecht.")
 
     assert nodes == [
-        *MAIN_PATH[:8],
+        *MAIN_PATH[:TRIBUNAL],
         "tribunal", "evaluate", "corrector", "tribunal", "evaluate",
-        *MAIN_PATH[10:],
+        *MAIN_PATH[TRIBUNAL + 2 :],
     ]  # fmt: skip
     assert final["response"] == "Korrigierte freundliche Antwort."
     assert final["correction_round"] == 1 and final["max_corrections"] == 2
@@ -270,7 +275,7 @@ async def test_two_rejections_end_in_the_neutral_fallback(
     nodes, final, _ = await user_turn(runtime, "Was soll ich tun?")
 
     loop = ["tribunal", "evaluate", "corrector"] * 2 + ["tribunal", "evaluate"]
-    assert nodes == [*MAIN_PATH[:8], *loop, *MAIN_PATH[10:]]
+    assert nodes == [*MAIN_PATH[:TRIBUNAL], *loop, *MAIN_PATH[TRIBUNAL + 2 :]]
     assert final["evaluate_decision"] == "fallback"
     assert final["tribunal_verdict"] == "ablehnen"
     assert final["correction_round"] == 2 and final["max_corrections"] == 2

@@ -10,6 +10,9 @@
 - Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
   the enricher's vector, the answer embedded here. A failed archive write is logged in the
   node's row (`archiv`), never fatal: the conversation goes on without it.
+- Writes the drive snapshot `drive:short_term:{u}:{c}` after every CharacterGraph run
+  (`{conversation_vector, activated_goals, gravity_term, timestamp}`, goals without their
+  vectors): the goal panel's view of the last turn.
 
 The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
@@ -24,6 +27,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
+import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
@@ -39,6 +43,7 @@ from novaberg.memory.bridge import (
     store_kzg_writes,
     summarise_session,
 )
+from novaberg.store import keys
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
@@ -224,26 +229,53 @@ async def archive_session_turn(
     )
 
 
+def drive_snapshot(state: ConversationState, now: float) -> dict[str, Any]:
+    """The goal panel's snapshot of this run (pure): the counterpart's emotion vector,
+    the activated goals without embeddings and the gravitation term."""
+    external = state.get("external") or Personality()
+    goals = [
+        {key: value for key, value in goal.items() if key != "embedding"}
+        for goal in state.get("activated_goals") or []
+    ]
+    return {
+        "conversation_vector": external.emotion.emotions_vector,
+        "activated_goals": goals,
+        "gravity_term": float(state.get("gravitation_term") or 0.0),
+        "timestamp": now,
+    }
+
+
+async def write_drive_snapshot(state: ConversationState, deps: GraphDeps, pair: Pair) -> None:
+    """SET the snapshot (no TTL: it is replaced by the next run); CharacterGraph only."""
+    if state.get("graph_role") != GRAPH_CHARACTER:
+        return
+    snapshot = drive_snapshot(state, deps.clock())
+    await deps.redis.set(keys.drive_snapshot(pair), orjson.dumps(snapshot, default=str))
+
+
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
-    """The `turn_roh` row of an answered turn: stimulus, answer,
-    both emotions and origin, kept forever when the rest of pipeline_log ages out."""
+    """The `turn_roh` row of an answered turn: stimulus, answer, both emotions, origin
+    and the composer's content when there was one, kept forever when the rest of pipeline_log ages out."""
     response = state.get("response") or ""
     if not response.strip() or deps.log is None:
         return
     external = state.get("external") or Personality()
     internal = state.get("internal") or InternalPersonality()
+    raw: dict[str, Any] = {
+        "user_prompt": stimulus_text(state),
+        "response": response,
+        "user_emotion": external.emotion.to_dict(),
+        "nova_emotion": internal.emotion.to_dict(),
+        "herkunft": stimulus_origin(state),
+    }
+    if state.get("response_content"):
+        raw["antwort_inhalt"] = state.get("response_content")
     deps.log.add(
         quelle=str(state.get("graph_role") or GRAPH_CHARACTER),
         node="dispatcher",
         art=ART_RAW_TURN,
         turn_id=state.get("turn_id"),
-        inhalt={
-            "user_prompt": stimulus_text(state),
-            "response": response,
-            "user_emotion": external.emotion.to_dict(),
-            "nova_emotion": internal.emotion.to_dict(),
-            "herkunft": stimulus_origin(state),
-        },
+        inhalt=raw,
         user_id=state["user_id"],
         character_id=state["character_id"],
     )
@@ -269,17 +301,18 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         update["session_turn_core"] = outcome.session_turn_kern
     merged = cast(ConversationState, {**state, **update})
     turn = None if state.get("session_turn_written") else build_session_turn(merged, deps.clock())
-    # the write log, the session and the archive are independent: all round trips at once,
+    # the write log, the session, the archive and the drive snapshot are independent: all round trips at once,
     # and a failure of one is raised only once the others have finished (never left running)
-    logged, written, archived = await asyncio.gather(
+    logged, written, archived, snapshot = await asyncio.gather(
         record_pending_writes(
             state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
         ),
         write_session_turn(turn, deps, pair),
         archive_session_turn(merged, deps, pair, turn),
+        write_drive_snapshot(state, deps, pair),
         return_exceptions=True,
     )
-    for result in (logged, written):
+    for result in (logged, written, snapshot):
         if isinstance(result, BaseException):
             raise result
     if isinstance(archived, BaseException):

@@ -6,11 +6,13 @@ user's emotion, `[DIREKTIVEN]`, `[EIGENER GEDANKE]` on an impulse, the agents'
 `[AUFGABE]` block and the conversation vector; the messages are the recent session history
 and the `[AKTUELLER PROMPT]`. The answer follows the user's language.
 
-**Memory:** there is no composer ("Verfasser") node that would read memory and hand over
-content, so the responder gets `memory_context_verfasser` in an `[ERINNERUNG]` block (Person
-A = the user, Person B = the character, as the reducer writes it), and memory still reaches
-the answer. On `task_context_cut` (an agent reported what it did) memory and the
-conversation vector are left out, as the task block demands.
+**Content, not memory:** the responder never reads memory itself. The composer decided
+what to say (`response_content`, `[INHALT]`); the responder gives it Nova's form. When the
+composer's objection verdict contests the utterance's premise, an `[EINWAND]` block says so:
+a premise that does not hold is contradicted, a deviating value may be quoted but is not
+built on (docs/behaviour/nodes.md#objection-verdict). On `task_context_cut` (an agent
+reported what it did) the content and the conversation vector are left out, as the task
+block demands.
 
 A failed or empty call raises: without an answer the turn has failed, and the event
 consumer reports `turn_gescheitert` instead of sending a made-up text.
@@ -26,6 +28,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text, identities_text, task_text
 from novaberg.graph.nodes.db_access import character_name
+from novaberg.graph.objection import ASSESSMENT_DEVIATES, ASSESSMENT_FAILS
 from novaberg.graph.personality import Character, Emotion
 from novaberg.graph.state import ConversationState
 from novaberg.llm.accounting import track_calls
@@ -91,6 +94,25 @@ def emotion_text(nova: Emotion | None, user: Emotion | None, own_thought: bool) 
     return "\n".join(lines)
 
 
+def objection_text(verdict: dict[str, Any] | None) -> str:
+    """The `[EINWAND]` instruction for a verdict that contests the premise; "" otherwise
+    (no verdict, an unreadable one, no objection, or a premise that holds)."""
+    if not verdict or not verdict.get("geliefert") or not verdict.get("einwand"):
+        return ""
+    checked = str(verdict.get("geprueft") or "").strip()
+    if verdict.get("bewertung") == ASSESSMENT_FAILS:
+        return (
+            f"Die Voraussetzung des Nutzers stimmt nicht: {checked} "
+            "Sag das offen und freundlich, statt darauf einzugehen."
+        )
+    if verdict.get("bewertung") == ASSESSMENT_DEVIATES:
+        return (
+            f"Der Nutzer nennt einen anderen Wert als den, den du kennst: {checked} "
+            "Du darfst seinen Wert nennen, aber baue nicht auf ihm auf."
+        )
+    return ""
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).lower() == " ".join(b.split()).lower()
 
@@ -118,7 +140,7 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
     external = state.get("external")
     own_thought = stimulus_is_own_thought(state)
     cut = bool(state.get("task_context_cut"))
-    memory = "" if cut else (state.get("memory_context_composer") or "")
+    content = "" if cut else (state.get("response_content") or "")
     identity = "\n".join(
         part
         for part in (
@@ -140,7 +162,8 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
         eigener_gedanke=stimulus if own_thought else "",
         aufgabe=task_text(state),
         gespraechsvektor="" if cut else (state.get("conversation_hypothesis") or ""),
-        erinnerung=memory,
+        inhalt=content,
+        einwand="" if cut else objection_text(state.get("objection_verdict")),
     )
 
 
@@ -175,5 +198,9 @@ async def responder(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "response": text,
         "model": model_name,
         "token_total": stats.total_tokens,
-        "_log": {"laenge": len(text), "verlauf": len(messages) - 2},
+        "_log": {
+            "laenge": len(text),
+            "verlauf": len(messages) - 2,
+            "inhalt_laenge": len(state.get("response_content") or ""),
+        },
     }

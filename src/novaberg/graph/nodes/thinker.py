@@ -1,10 +1,13 @@
 """Thinker node: a fact check of the answer before the tribunal (docs/behaviour/nodes.md#thinker).
 
 Runs only when the answer or the stimulus states facts (dates, times, amounts — the fact
-indicators below) or the router asked for the web (`needs_web`). One structured check call
-returns `{ergebnis: OK|KORREKTUR, probleme, korrigierte_antwort}`; a correction replaces
-the response. There are no web tools: the model checks against the memory and the task
-result it is given.
+indicators below) or the router asked for the web (`needs_web`). The check is a ReAct
+loop of at most `MAX_ITERATIONS` structured calls (temperature 0.15): each answers either
+`{ergebnis: WERKZEUG, werkzeug: "name(parameter)"}` — the tool runs
+(`graph/thinker_tools.py`; a repeated call is answered from the per-turn cache with a
+hint) and its observation is added to the next call — or the verdict
+`{ergebnis: OK|KORREKTUR, probleme, korrigierte_antwort}`; a correction replaces the
+response. The web tools are offered only with a search provider (`NOVABERG_SEARCH_URL`).
 
 **Double failure → self-trigger** (docs/behaviour/events.md#self-trigger). If the check
 produces nothing usable (unreadable/failed call, or KORREKTUR without a corrected answer)
@@ -35,6 +38,7 @@ from novaberg.agents.stimulus import (
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import task_text
 from novaberg.graph.state import ConversationState
+from novaberg.graph.thinker_tools import ThinkerTools, parse_call, tools_text
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.wire import (
@@ -86,10 +90,17 @@ FACT_INDICATORS: Final = re.compile(
 inside "warum " or "Baum "."""
 
 
-class ThinkerCheck(BaseModel):
-    """The check call's answer: the result lines as JSON."""
+MAX_ITERATIONS: Final = 5
+"""Model calls of the ReAct loop that may call a tool or give the verdict."""
 
-    ergebnis: Literal["OK", "KORREKTUR"]
+RESULT_TOOL: Final = "WERKZEUG"
+
+
+class ThinkerCheck(BaseModel):
+    """One step of the check: a tool call (`ergebnis` WERKZEUG) or the verdict."""
+
+    ergebnis: Literal["OK", "KORREKTUR", "WERKZEUG"]
+    werkzeug: str = Field(default="", max_length=400)
     probleme: str = Field(default="", max_length=400)
     korrigierte_antwort: str = ""
 
@@ -124,22 +135,49 @@ def retry_payload(state: ConversationState) -> dict[str, Any]:
 
 
 def _usable(check: ThinkerCheck) -> bool:
-    return check.ergebnis == "OK" or bool(check.korrigierte_antwort.strip())
+    return check.ergebnis == "OK" or (
+        check.ergebnis == "KORREKTUR" and bool(check.korrigierte_antwort.strip())
+    )
 
 
-async def run_check(
-    state: ConversationState, deps: GraphDeps, stimulus: str, response: str
-) -> tuple[ThinkerCheck | None, list[str]]:
-    """The check with its follow-ups: (usable result or None, one failure note per attempt)."""
-    prompt = render(
+def _prompt(
+    state: ConversationState,
+    stimulus: str,
+    response: str,
+    tools: ThinkerTools,
+    observations: list[str],
+    last: bool,
+) -> str:
+    return render(
         "thinker",
+        werkzeuge="" if last else tools_text(tools.names),
+        letzter_schritt=LAST_STEP_NOTE if last else "",
         reiz=stimulus,
         antwort=response,
         erinnerung=state.get("memory_context") or "",
         aufgabe=task_text(state),
+        beobachtungen="\n\n".join(observations),
     )
+
+
+LAST_STEP_NOTE: Final = "Keine Werkzeuge mehr: gib jetzt dein Ergebnis (OK oder KORREKTUR)."
+
+
+async def run_check(
+    state: ConversationState, deps: GraphDeps, stimulus: str, response: str
+) -> tuple[ThinkerCheck | None, list[str], list[str]]:
+    """The ReAct loop: (verdict or None, one failure note per unusable call, the tool
+    calls made). At most `MAX_ITERATIONS` steps; an unusable call (failed, unreadable,
+    KORREKTUR without an answer, a tool call in the last step) is retried up to
+    `FOLLOW_UP_CALLS` times before the check counts as failed."""
+    tools = ThinkerTools(state, deps)
+    observations: list[str] = []
+    calls: list[str] = []
     failures: list[str] = []
-    for _attempt in range(1 + FOLLOW_UP_CALLS):
+    steps = 0
+    while steps < MAX_ITERATIONS and len(failures) <= FOLLOW_UP_CALLS:
+        last = steps == MAX_ITERATIONS - 1
+        prompt = _prompt(state, stimulus, response, tools, observations, last)
         try:
             check = await deps.model.structured(
                 Role.ANALYSIS, user_message(prompt), ThinkerCheck, temperature=THINKER_TEMPERATURE
@@ -149,10 +187,20 @@ async def run_check(
         except ModelError as exc:
             failures.append(type(exc).__name__)
             continue
+        if check.ergebnis == RESULT_TOOL:
+            parsed = parse_call(check.werkzeug)
+            if parsed is None or last:
+                failures.append("werkzeug_ohne_aufruf" if parsed is None else "kein_ergebnis")
+                continue
+            steps += 1
+            observation, cached = await tools.call(*parsed)
+            calls.append(f"{parsed[0]}({parsed[1]})" + (" [cache]" if cached else ""))
+            observations.append(f"[BEOBACHTUNG {steps}] {parsed[0]}({parsed[1]})\n{observation}")
+            continue
         if _usable(check):
-            return check, failures
+            return check, failures, calls
         failures.append("korrektur_ohne_antwort")
-    return None, failures
+    return None, failures, calls
 
 
 async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -161,16 +209,24 @@ async def thinker(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     response = state.get("response") or ""
     if not needs_check(state, stimulus, response):
         return {"thinker_result": RESULT_INACTIVE, "self_trigger": False}
-    check, failures = await run_check(state, deps, stimulus, response)
+    check, failures, calls = await run_check(state, deps, stimulus, response)
     if check is not None:
         if check.ergebnis == "KORREKTUR":
             return {
                 "response": check.korrigierte_antwort.strip(),
                 "thinker_result": RESULT_CORRECTED,
                 "self_trigger": False,
-                "_log": {"ergebnis": RESULT_CORRECTED, "probleme": check.probleme[:400]},
+                "_log": {
+                    "ergebnis": RESULT_CORRECTED,
+                    "probleme": check.probleme[:400],
+                    "werkzeuge": calls,
+                },
             }
-        return {"thinker_result": RESULT_OK, "self_trigger": False}
+        return {
+            "thinker_result": RESULT_OK,
+            "self_trigger": False,
+            "_log": {"ergebnis": RESULT_OK, "werkzeuge": calls},
+        }
     if is_retry_run(state):
         log.warning(
             "thinker: check failed again in the retry run (turn=%s, %s); no further trigger",

@@ -1,0 +1,178 @@
+"""Composer (Verfasser): decides *what* the answer says before the responder decides *how*
+(docs/behaviour/nodes.md#composer).
+
+One free-text call (temperature 0.4) sees the memory in the composer's names (Person A =
+the user, Person B = the character: no block addresses the model as the character), the
+turn's appointments, situation and stance when those channels exist, the search context
+and the recent history. It writes a head block — the objection verdict
+(`graph/objection.py`) — then `---` and the third-person content `response_content`
+(wire `antwort_inhalt`), which the responder turns into Nova's words.
+
+- Skipped on `task_context_cut` (an agent reported what it did; the task block is the
+  content): no call, `response_content` "".
+- Search context: when the router asked for the web and a search provider is configured,
+  the stimulus is searched once and the top hits become `web_context`; without a
+  provider nothing is searched and nothing is invented.
+- A failed call (timeout, unreadable) or empty output leaves `response_content` "" (the
+  responder then answers from the stimulus alone) and a verdict with `geliefert=False`;
+  the turn goes on. A model that cannot be used at all (`ModelUnavailable`) fails the turn.
+- A verdict that contests the premise is added to `node_annotations`, so the tribunal
+  sees it too.
+
+It does not read the conversation vector's hypothesis: it is meant to run concurrently
+with that call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
+from typing import Any, Final
+
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
+from novaberg.config import Role
+from novaberg.graph.objection import (
+    FAILURE_CALL,
+    ObjectionVerdict,
+    failed,
+    parse_composer_output,
+)
+from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.prompts import render, user_message
+from novaberg.store.session import ROLE_ASSISTANT
+from novaberg.websearch import WebSearchError
+
+log = logging.getLogger(__name__)
+
+COMPOSER_TEMPERATURE: Final = 0.4
+HISTORY_TURNS: Final = 4
+HISTORY_CHARS: Final = 200
+SEARCH_HITS: Final = 5
+BLOCK_CHARS: Final = 1200
+"""Prompt budget per optional block (the bundled model has a 2048-token context)."""
+
+OWN_THOUGHT_PREFIX: Final = "Eigener Gedanke von Person B (niemand hat geschrieben): "
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def value_text(value: Any) -> str:
+    """A channel value as prompt lines: text as is, a mapping as `key: value` lines,
+    a list one item a line, a dataclass or `to_dict()` object through its dict; empty
+    values give "". The situation, stance and appointment channels are written by other
+    nodes; this keeps the composer independent of their exact shape."""
+    if value is None:
+        return ""
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        value = value.to_dict()
+    elif is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, Mapping):
+        lines = []
+        for key, item in value.items():
+            text = value_text(item)
+            if text.strip():
+                lines.append(f"{key}: {' '.join(text.split())}")
+        return "\n".join(lines)
+    if isinstance(value, (list, tuple)):
+        return "\n".join(f"- {value_text(item)}" for item in value if value_text(item))
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def history_text(state: ConversationState, stimulus: str) -> str:
+    """The last turns as `A: …` / `B: …` lines, the current utterance left out."""
+    turns = [t for t in (state.get("session_turns") or []) if str(t.get("inhalt") or "").strip()]
+    if turns and turns[-1].get("rolle") != ROLE_ASSISTANT and _same(turns[-1], stimulus):
+        turns = turns[:-1]
+    return "\n".join(
+        f"{'B' if t.get('rolle') == ROLE_ASSISTANT else 'A'}: {_clip(t['inhalt'], HISTORY_CHARS)}"
+        for t in turns[-HISTORY_TURNS:]
+    )
+
+
+def _same(turn: dict[str, Any], stimulus: str) -> bool:
+    return " ".join(str(turn.get("inhalt")).split()).lower() == " ".join(stimulus.split()).lower()
+
+
+def build_prompt(state: ConversationState, search_context: str) -> str:
+    """The rendered `composer` template."""
+    stimulus = stimulus_text(state)
+    anlass = OWN_THOUGHT_PREFIX + stimulus if stimulus_is_own_thought(state) else stimulus
+    return render(
+        "composer",
+        erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
+        termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
+        sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),
+        haltung=value_text(state.get("stance")),
+        suchkontext=_clip(search_context, BLOCK_CHARS * 2),
+        verlauf=history_text(state, stimulus),
+        anlass=anlass or "(leer)",
+    )
+
+
+async def search_context(state: ConversationState, deps: GraphDeps) -> tuple[str, str | None]:
+    """(`web_context`, failure) for this turn: the stimulus searched once when the router
+    asked for the web and a provider is configured; ("", None) otherwise."""
+    existing = (state.get("web_context") or "").strip()
+    if existing or not state.get("needs_web") or deps.web is None:
+        return existing, None
+    query = stimulus_text(state).strip()
+    if not query:
+        return "", None
+    try:
+        hits = await deps.web.search(query, SEARCH_HITS)
+    except WebSearchError as exc:
+        log.warning("composer: web search failed (turn=%s): %s", state.get("turn_id"), exc)
+        return "", str(exc)[:200]
+    return "\n".join(f"- {h.title} ({h.url}): {h.snippet}" for h in hits), None
+
+
+def annotation(verdict: ObjectionVerdict) -> str | None:
+    """The tribunal's note on a contested premise; None when nothing is contested."""
+    if not verdict.contests:
+        return None
+    return f"Verfasser: Einwand ({verdict.bewertung}, Stärke {verdict.staerke}): {verdict.geprueft}"
+
+
+async def composer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Write `response_content` and `objection_verdict` (and `web_context` when searched)."""
+    if state.get("task_context_cut"):
+        return {"response_content": "", "_log": {"uebersprungen": "task_context_cut"}}
+    web_context, web_failure = await search_context(state, deps)
+    prompt = build_prompt(state, web_context)
+    try:
+        raw = await deps.model.chat(
+            Role.ANALYSIS, user_message(prompt), temperature=COMPOSER_TEMPERATURE
+        )
+    except ModelUnavailable:
+        raise  # the model cannot be used at all: the turn fails (events.outcomes)
+    except ModelError as exc:
+        log.warning("composer: call failed (turn=%s): %s", state.get("turn_id"), exc)
+        content, verdict = "", failed(FAILURE_CALL)
+    else:
+        content, verdict = parse_composer_output(raw)
+    update: dict[str, Any] = {
+        "response_content": content,
+        "objection_verdict": verdict.to_dict(),
+        "web_context": web_context,
+    }
+    note = annotation(verdict)
+    if note:
+        update["node_annotations"] = [note]
+    summary: dict[str, Any] = {"laenge": len(content), "einwandsurteil": verdict.to_dict()}
+    if web_context:
+        summary["suchkontext"] = len(web_context)
+    if web_failure:
+        summary["suche_ausfall"] = web_failure
+    update["_log"] = summary
+    return update

@@ -1,0 +1,130 @@
+"""KZG entity magnets: short-term entries naming the same person or place strengthen each
+other; the names resolve to rows of `entitaeten` (real Redis and PostgreSQL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.llm.layer import ModelLayer
+from novaberg.memory import curve
+from novaberg.memory.short_term import ShortTermMemory
+from novaberg.store.entities import match_entity, normalise_name, resolve_entities
+from novaberg.store.keys import Pair
+
+PAIR = Pair("meister", "nova")
+OTHER = Pair("anna", "nova")
+
+
+class Clock:
+    def __init__(self, now: float = 1_790_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def daten(
+    segment: str, themen: list[str], entities: list[str], salienz: float = 0.5
+) -> dict[str, Any]:
+    obj = {
+        "themen": themen,
+        "salienz": salienz,
+        "gedaechtnistyp": "kurz",
+        "dimension": "kontext",
+        "intentionen": ["information_teilen"],
+        "entitaeten_roh": entities,
+    }
+    return {"salienz_obj": obj, "segment": segment, "segment_index": 0, "segment_gesamt": 1}
+
+
+@pytest.fixture
+def memory(redis: aioredis.Redis, model: ModelLayer, db: AsyncConnectionPool) -> ShortTermMemory:
+    return ShortTermMemory(redis, model, pool=db, clock=Clock(), promotions=False)
+
+
+def test_names_match_whole_words_and_ambiguity_is_named() -> None:
+    assert normalise_name("  Dr. Anna-Berg ") == "dr anna berg"
+    known = {"anna berg": 1, "anna schmidt": 2, "köln": 3}
+    assert match_entity("köln", known) == 3
+    assert match_entity("berg", known) == 1
+    assert match_entity("anna", known) == "mehrdeutig"
+    assert match_entity("rom", known) is None
+    assert match_entity("kö", known) is None, "parts of words are not names"
+
+
+async def test_resolution_creates_reuses_and_skips_ambiguous(db: AsyncConnectionPool) -> None:
+    first = await resolve_entities(db, PAIR, ["Anna Berg", "Anna Schmidt", "Köln", "köln"])
+    assert first.created == ["Anna Berg", "Anna Schmidt", "Köln"] and len(first.ids) == 3
+    again = await resolve_entities(db, PAIR, ["Köln", "Berg", "Anna"])
+    assert again.created == [] and again.ambiguous == ["Anna"]
+    assert again.ids == [first.ids[2], first.ids[0]]
+    other = await resolve_entities(db, OTHER, ["Köln"])
+    assert other.created == ["Köln"] and other.ids[0] not in first.ids  # per pair
+
+
+async def test_entries_naming_the_same_entity_strengthen_each_other(
+    memory: ShortTermMemory, db: AsyncConnectionPool
+) -> None:
+    first = await memory.store_salience_write(
+        PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna", "Köln"]), "user"
+    )
+    unrelated = await memory.store_salience_write(
+        PAIR, daten("Das Wetter in Rom ist schön.", ["wetter"], ["Rom"]), "user"
+    )
+    assert first is not None and unrelated is not None
+    second = await memory.store_salience_write(
+        PAIR, daten("Anna hat eine neue Stelle.", ["arbeit"], ["Anna"]), "user"
+    )
+    assert second is not None
+
+    async def fields(key: str) -> dict[str, str]:
+        entry = await memory.store.get(key)
+        assert entry is not None
+        return entry.fields
+
+    anna_köln, rome, anna = (
+        await fields(first.key),
+        await fields(unrelated.key),
+        await fields(second.key),
+    )
+    async with db.connection() as conn:
+        cur = await conn.execute("SELECT id, name FROM entitaeten ORDER BY id")
+        ids = {row["name"]: row["id"] for row in await cur.fetchall()}
+    assert set(ids) == {"Anna", "Köln", "Rom"}
+    assert anna_köln["entitaet_ids"] == f"{ids['Anna']},{ids['Köln']}"
+    assert anna["entitaet_ids"] == str(ids["Anna"])
+    # the older Anna entry and the new one strengthened each other; Rome untouched
+    assert anna_köln["haeufigkeit"] == "2" and anna["haeufigkeit"] == "2"
+    assert rome["haeufigkeit"] == "1"
+    assert float(anna_köln["salienz"]) == pytest.approx(curve.salience(0.5, 2))
+    assert float(anna_köln["salienz"]) > float(rome["salienz"])
+    assert second.reinforced == ()  # no shared theme: the entity alone pulled
+
+
+async def test_a_shared_theme_and_entity_count_once(memory: ShortTermMemory) -> None:
+    first = await memory.store_salience_write(
+        PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna"]), "user"
+    )
+    second = await memory.store_salience_write(
+        PAIR, daten("Anna packt Kisten.", ["umzug"], ["Anna"]), "user"
+    )
+    assert first is not None and second is not None
+    entry = await memory.store.get(first.key)
+    assert entry is not None and entry.fields["haeufigkeit"] == "2"  # theme, not theme + entity
+
+
+async def test_without_a_database_entries_carry_no_entities(
+    redis: aioredis.Redis, model: ModelLayer
+) -> None:
+    memory = ShortTermMemory(redis, model, clock=Clock(), promotions=False)
+    stored = await memory.store_salience_write(
+        PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna"]), "user"
+    )
+    assert stored is not None
+    entry = await memory.store.get(stored.key)
+    assert entry is not None and entry.fields["entitaet_ids"] == ""
