@@ -76,7 +76,7 @@ class ConversationState(TypedDict, total=False):
     search_text_source: str
     long_term_resonance: dict[str, Any]
     short_term_hits: list[dict[str, Any]]
-    web_context: str
+    web_context: str  # search context: the composer's web search of the stimulus (needs_web)
 
     # --- reducer -----------------------------------------------------------------
     memory_entries: list[Any]

@@ -279,7 +279,7 @@ async def test_model_failure_fails_the_turn_naming_all_ids(
     failed = await ws.wait_typ("turn_gescheitert")
     assert failed["nachrichten_ids"] == ids
     assert failed["grund"].startswith(reason), failed["grund"]
-    assert "(nach conversation_vector)" in failed["grund"], "names the last node that ran"
+    assert "(nach composer)" in failed["grund"], "names the last node that ran"
     await asyncio.sleep(0.3)
     assert not ws.of("character_response")
     assert len(ws.of("turn_gescheitert")) == 1
