@@ -392,3 +392,46 @@ async def run_character_with(
     async for _node, current in runtime.stream_character(state):
         final = current
     return final
+
+
+async def test_composer_is_skipped_on_a_task_context_cut(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted)
+    scripted.add(COMPOSER, ROME_VERDICT)
+    payload = await run_human(runtime, human_turn("Wie geht's dir?"))
+    final = await run_character_with(
+        runtime, payload, task_context_cut=True, task_block="[AUFGABE]\nNotiz gespeichert."
+    )
+    assert composer_calls(scripted) == []
+    assert final["response_content"] == "" and "objection_verdict" not in final
+    (responder_call,) = responder_calls(scripted)
+    assert (
+        "[INHALT]" not in responder_call["prompt"] and "[EINWAND]" not in responder_call["prompt"]
+    )
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, payload["turn_id"])
+    (logged,) = [r for r in rows if r["node"] == "composer"]
+    assert logged["inhalt"] == {"uebersprungen": "task_context_cut"}
+
+
+async def test_a_failed_web_search_gives_no_search_context_and_says_so(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    with searxng_server(SearxngDouble(results=[], status=502)) as web:
+        deps.web = SearxngProvider(web.base_url)
+        script_human(scripted)
+        script_character(scripted)
+        scripted.add(".*", {**ROUTER_PLAIN, "needs_web": True}, schema="RouterDecision")
+        scripted.add(".*", {"ergebnis": "OK"}, schema=THINK)
+        _, final, payload = await user_turn(runtime, "Was gibt es Neues?")
+    assert len(web.queries()) == 1
+    (call,) = composer_calls(scripted)
+    assert "[SUCHKONTEXT]" not in call["prompt"]
+    assert final["web_context"] == ""
+    await deps.log.flush()  # type: ignore[union-attr]
+    (logged,) = [
+        r for r in await read_turn(deps.pool, payload["turn_id"]) if r["node"] == "composer"
+    ]
+    assert "HTTP 502" in logged["inhalt"]["suche_ausfall"]
