@@ -2,8 +2,8 @@
 
 A tool call is written `name(parameter)`. Offered always: `timeline_check(<ISO date>)`
 (the user's appointments on that local day), `timeline_search(keyword)` (appointments
-whose title contains it), `memory_search(query)` (the pair's memory, both stores, top
-20). Offered only with a search provider (`NOVABERG_SEARCH_URL`): `web_search(query)`
+whose title contains it), `memory_search(query)` (the hybrid memory search over every
+layer, top 20). Offered only with a search provider (`NOVABERG_SEARCH_URL`): `web_search(query)`
 (top 5, plus the text of the first page) and `web_fetch(url)`. A call the cache already
 answered this turn gets the same text back with a hint that it was asked before.
 """
@@ -20,7 +20,7 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.timeline import repository as timeline
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.memory.search import search_memory
+from novaberg.memory.search import SearchOptions, search_memory
 from novaberg.store.keys import Pair
 from novaberg.websearch import WebSearchError
 
@@ -130,18 +130,16 @@ class ThinkerTools:
     async def memory_search(self, parameter: str) -> str:
         if not parameter:
             return "Kein Suchtext."
+        now = datetime.fromtimestamp(self.deps.clock(), self.zone)
         try:
-            hits = await search_memory(
+            result = await search_memory(
                 self.deps.redis, self.deps.pool, self.deps.model, self.pair, parameter,
-                k=MEMORY_TOP_K,
+                now=now, tz=self.zone, options=SearchOptions(limit=MEMORY_TOP_K),
             )  # fmt: skip
         except ModelError as exc:
             return f"Gedächtnissuche fehlgeschlagen ({type(exc).__name__})."
-        if not hits:
-            return "Im Gedächtnis steht nichts dazu."
-        return "\n".join(
-            f"- ({hit.source}) {' '.join(hit.text.split())}" for hit in hits if hit.text
-        )
+        lines = [f"- ({hit.layer}) {' '.join(hit.text.split())}" for hit in result.hits if hit.text]
+        return "\n".join(lines) if lines else "Im Gedächtnis steht nichts dazu."
 
     async def web_search(self, parameter: str) -> str:
         assert self.deps.web is not None  # only offered with a provider
