@@ -185,6 +185,12 @@ class Settings(BaseSettings):
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers."
     )
+    door_timeout: float = Field(
+        default=600.0,
+        gt=0,
+        description="Seconds POST /v1/chat/completions waits for a turn's outcome (a turn "
+        "that stops moving loses its marker after 600 s).",
+    )
     body_timeout: float = Field(
         default=20.0, gt=0, description="Seconds a client has to send a request's body."
     )

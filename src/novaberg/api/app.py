@@ -17,7 +17,17 @@ from starlette.types import Receive, Scope, Send
 
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
-from novaberg.api import agents_api, chat, errors, health, imports_api, memory, memory_search, ws
+from novaberg.api import (
+    agents_api,
+    chat,
+    errors,
+    health,
+    imports_api,
+    memory,
+    memory_search,
+    openai_door,
+    ws,
+)
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.request_guard import RequestGuard
@@ -34,6 +44,7 @@ ROUTERS: list[APIRouter] = [
     memory_search.router,
     agents_api.router,
     imports_api.router,
+    openai_door.router,
 ]
 """Every router the app serves, in order."""
 

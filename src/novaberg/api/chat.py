@@ -34,6 +34,7 @@ from novaberg.api.rate_limit import RateLimiter, retry_after_header
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import (
     MAX_CLIENT_ID,
+    Accepted,
     CharacterCache,
     Intake,
     IntakeError,
@@ -251,28 +252,26 @@ async def chat_reply(app_state: Any, authorization: str | None, body: bytes) -> 
     return await accept_body(app_state, who[0], who[1], body)
 
 
-async def accept_body(app_state: Any, user_id: str, token_key: str, body: bytes) -> Reply:
-    """`POST /chat` after auth: rate limit, validate, stamp, enqueue, answer — no model call,
-    no waiting (docs/behaviour/events.md#intake). Served by the raw ASGI path
-    (api/fast_chat.py) and by the documented route."""
-    services: ChatServices = app_state.chat
+def rate_refusal(services: ChatServices, token_key: str) -> Reply | None:
+    """The 429 for a token over its rate (one message taken from its bucket otherwise)."""
     wait = services.limiter.retry_after(token_key)
-    if wait:
-        return error_reply(
-            429,
-            "zu_viele_anfragen",
-            f"more than {services.limiter.burst:g} messages at once or "
-            f"{services.limiter.rate:g} per second; not accepted",
-            {"Retry-After": retry_after_header(wait)},
-        )
-    if len(body) > MAX_BODY_BYTES:
-        return error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
+    if not wait:
+        return None
+    return error_reply(
+        429,
+        "zu_viele_anfragen",
+        f"more than {services.limiter.burst:g} messages at once or "
+        f"{services.limiter.rate:g} per second; not accepted",
+        {"Retry-After": retry_after_header(wait)},
+    )
+
+
+async def enqueue(
+    services: ChatServices, user_id: str, character_id: str, text: str, client_id: str | None
+) -> Accepted | Reply:
+    """Hand one utterance to the intake: its receipt, or the refusal (nothing queued)."""
     try:
-        req = ChatRequest.model_validate_json(body)
-    except ValidationError as exc:
-        return _body_error(body, exc)
-    try:
-        accepted = await services.intake.accept(user_id, req.character_id, req.text, req.client_id)
+        return await services.intake.accept(user_id, character_id, text, client_id)
     except IntakeError as exc:
         return error_reply(exc.status, exc.code, exc.message)
     except (RedisError, TimeoutError) as exc:
@@ -280,6 +279,25 @@ async def accept_body(app_state: Any, user_id: str, token_key: str, body: bytes)
         return error_reply(
             503, "speicher_nicht_erreichbar", "the queue is unavailable; not accepted"
         )
+
+
+async def accept_body(app_state: Any, user_id: str, token_key: str, body: bytes) -> Reply:
+    """`POST /chat` after auth: rate limit, validate, stamp, enqueue, answer — no model call,
+    no waiting (docs/behaviour/events.md#intake). Served by the raw ASGI path
+    (api/fast_chat.py) and by the documented route."""
+    services: ChatServices = app_state.chat
+    refused = rate_refusal(services, token_key)
+    if refused is not None:
+        return refused
+    if len(body) > MAX_BODY_BYTES:
+        return error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
+    try:
+        req = ChatRequest.model_validate_json(body)
+    except ValidationError as exc:
+        return _body_error(body, exc)
+    accepted = await enqueue(services, user_id, req.character_id, req.text, req.client_id)
+    if isinstance(accepted, Reply):
+        return accepted
     content = b'{"nachrichten_id":"%s","empfangen_am":%s}' % (
         accepted.message_id.encode(),
         repr(accepted.received_at).encode(),

@@ -80,6 +80,15 @@ def new_worker_id() -> str:
     return f"{host}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+async def any_worker_alive(redis: aioredis.Redis) -> bool:
+    """Some registered worker still beats: an utterance queued now will be taken up. (A
+    caller that waits for the answer asks first instead of waiting for nothing.)"""
+    for member in await redis.smembers(keys.worker_registry()):
+        if await redis.exists(keys.worker_heartbeat(str(member))):
+            return True
+    return False
+
+
 class Worker:
     def __init__(
         self,

@@ -1,0 +1,515 @@
+"""The OpenAI-compatible door: `GET /v1/models` and `POST /v1/chat/completions`, so that
+front-ends made for OpenAI's API (SillyTavern, Open WebUI, the `openai` package) can talk
+to a character.
+
+A completion is one turn of the normal conversation, not a stateless call: only the last
+`user` message of the request is new to Nova; it goes through the same intake as
+`POST /chat` (rate limit, validation, queue) and the call waits for that message's one
+outcome — her `character_response` becomes the completion, a `turn_gescheitert` an
+OpenAI-style error. The earlier messages are not stored again: Nova keeps her own memory
+of the conversation. `model` names the character.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+
+from novaberg.api.auth import current_user
+from novaberg.api.chat import ChatServices, Reply, authorize, enqueue, rate_refusal
+from novaberg.api.context import AppContext, get_context
+from novaberg.api.errors import AUTH, BODY, ErrorOut
+from novaberg.api.fields import NOT_BLANK
+from novaberg.api.outcome_watch import Seen, Watch, WatchLost, watch_user
+from novaberg.events.delivery import TooManyConnections
+from novaberg.events.intake import Accepted
+from novaberg.events.model import MAX_PROMPT_BYTES
+from novaberg.events.worker import any_worker_alive
+from novaberg.store.users import list_characters
+from novaberg.wire import MSG_RESPONSE
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["openai"])
+
+OWNER: Final = "novaberg"
+SSE_HEADERS: Final = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+DISCONNECT_POLL: Final = 1.0
+"""Seconds between checks whether a waiting (non-streaming) client is still there."""
+
+FAILURE_STATUS: Final = {
+    "gate_timeout": 503,
+    "worker_ausgefallen": 503,
+    "worker_beendet": 503,
+    "modell_timeout": 504,
+    "modell_nicht_erreichbar": 502,
+    "modell_ausgabe_unlesbar": 502,
+    "keine_antwort": 502,
+}
+"""HTTP status of a failed turn by the code its `grund` starts with; any other code
+(`fehler_im_knoten`, `ereignis_ungueltig`) is a 500."""
+
+ERROR_TYPES: Final = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "invalid_request_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+# --- request ----------------------------------------------------------------------------
+
+
+class TextPart(BaseModel):
+    """A text part of a message's content list."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["text"]
+    text: PromptText
+
+
+PromptText = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "pattern": NOT_BLANK, "maxLength": MAX_PROMPT_BYTES}),
+]
+"""A prompt as the schema states it; the intake checks it and answers with its own codes."""
+
+
+class UserMessage(BaseModel):
+    """A message of the person; only the last one of a request reaches Nova."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["user"]
+    content: PromptText | Annotated[list[TextPart], Field(min_length=1)] = Field(
+        description="Text (≤ 16 KiB UTF-8, not blank, no NUL) or a list of text parts."
+    )
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content)
+
+
+class OtherMessage(BaseModel):
+    """Any other message of the request (system prompt, earlier answers, tool output):
+    accepted and not used — Nova has her own memory and her own character."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "assistant", "tool", "function"]
+    content: Any = None
+
+
+Message = Annotated[UserMessage | OtherMessage, Field(discriminator="role")]
+
+
+class CompletionRequest(BaseModel):
+    """Body of `POST /v1/chat/completions`; fields not listed (temperature, max_tokens, …)
+    are accepted and ignored: Nova's turn decides how she answers."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(
+        min_length=1,
+        max_length=64,
+        description="The character's id (see GET /v1/models).",
+        examples=["nova"],
+    )
+    messages: list[Message] = Field(
+        min_length=1,
+        description="The conversation as the client keeps it; only the last `user` "
+        "message is new to Nova.",
+        examples=[[{"role": "user", "content": "Hallo Nova!"}]],
+        json_schema_extra={
+            "contains": {"type": "object", "properties": {"role": {"const": "user"}}},
+        },
+    )
+    stream: bool = Field(default=False, description="Answer as server-sent events.")
+
+    @model_validator(mode="after")
+    def _has_user_message(self) -> CompletionRequest:
+        if self.last_user_message() is None:
+            raise ValueError("messages: no message with role 'user'")
+        return self
+
+    def last_user_message(self) -> UserMessage | None:
+        return next((m for m in reversed(self.messages) if isinstance(m, UserMessage)), None)
+
+
+# --- responses (documentation and the shapes built below) --------------------------------
+
+
+class OpenAIErrorBody(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = Field(
+        default=None, description="Novaberg's code: the intake's `fehler` or the failed turn's."
+    )
+
+
+class OpenAIError(BaseModel):
+    error: OpenAIErrorBody
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"]
+    content: str
+
+
+class Choice(BaseModel):
+    index: int
+    message: AssistantMessage
+    finish_reason: Literal["stop"]
+
+
+class TurnRef(BaseModel):
+    nachrichten_id: str
+    turn_id: str
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[Choice]
+    novaberg: TurnRef = Field(description="The utterance and the turn that answered it.")
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    name: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[ModelCard]
+
+
+def _error_doc(text: str, *, guard: bool = False) -> dict[str, Any]:
+    model: Any = OpenAIError | ErrorOut if guard else OpenAIError
+    return {"model": model, "description": text}
+
+
+COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **AUTH,
+    **BODY,
+    200: {
+        "description": "Nova's answer: a `chat.completion`, or with `stream: true` "
+        "server-sent `chat.completion.chunk` events ending with `data: [DONE]` (a turn "
+        "that fails after the stream began ends it with an `error` event).",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    },
+    400: _error_doc(
+        "text_leer / text_ungueltig: the user message is blank or holds NUL; "
+        "utf8_ungueltig (from the request guard)",
+        guard=True,
+    ),
+    404: _error_doc("charakter_unbekannt: no character of that id"),
+    413: _error_doc(
+        "text_zu_lang: the user message is over 16 KiB (or the body over 1 MiB)", guard=True
+    ),
+    429: {
+        **_error_doc(
+            "zu_viele_anfragen: over the token's rate (see Retry-After); zu_viele_verbindungen: "
+            "the user holds as many connections as allowed"
+        ),
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    },
+    500: _error_doc("the turn failed in a node (fehler_im_knoten, ereignis_ungueltig)"),
+    502: _error_doc(
+        "the model failed (modell_nicht_erreichbar, modell_ausgabe_unlesbar, keine_antwort)"
+    ),
+    503: _error_doc(
+        "kein_worker: no worker runs to answer (nothing was queued); gate_timeout, "
+        "worker_ausgefallen, worker_beendet: the turn failed; speicher_nicht_erreichbar"
+    ),
+    504: _error_doc(
+        "modell_timeout: the model timed out; zeitueberschreitung: no outcome within "
+        "NOVABERG_DOOR_TIMEOUT (the answer still arrives over the WebSocket)"
+    ),
+}
+
+
+# --- answers ------------------------------------------------------------------------------
+
+
+def openai_error(
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    kind = ERROR_TYPES.get(status, "timeout" if status == 504 else "server_error")
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Response(
+        json.dumps(body, ensure_ascii=False),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def _from_reply(reply: Reply) -> Response:
+    """An intake refusal (`{"fehler", "detail"}`) in OpenAI's error shape: the same status,
+    except that a refused text is a 400 as OpenAI's invalid requests are (the 422 of this
+    route is the body's schema check)."""
+    data = json.loads(reply.body)
+    status = 400 if reply.status == 422 else reply.status
+    return openai_error(status, str(data["fehler"]), str(data["detail"]), dict(reply.headers))
+
+
+def failure_code(reason: str) -> str:
+    """The code a `grund` starts with (`modell_timeout (nach responder)` → `modell_timeout`)."""
+    return reason.split(" ", 1)[0].split(":", 1)[0].split("(", 1)[0]
+
+
+def failure_status(reason: str) -> int:
+    return FAILURE_STATUS.get(failure_code(reason), 500)
+
+
+NO_RETRY: Final = {"x-should-retry": "false"}
+"""On a failed turn: the message was accepted and answered; sending it again is the
+person's choice, not the client library's (the `openai` package obeys this header)."""
+
+
+def _failed(message: dict[str, Any]) -> Response:
+    reason = str(message.get("grund", ""))
+    return openai_error(
+        failure_status(reason), failure_code(reason), f"the turn failed: {reason}", NO_RETRY
+    )
+
+
+def _timed_out(timeout: float) -> Response:
+    return openai_error(
+        504,
+        "zeitueberschreitung",
+        f"no answer within {timeout:g} s; it will still arrive over the WebSocket",
+        NO_RETRY,
+    )
+
+
+def completion(character_id: str, accepted: Accepted, message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{accepted.message_id}",
+        "object": "chat.completion",
+        "created": int(accepted.received_at),
+        "model": character_id,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": str(message.get("nachricht", ""))},
+                "finish_reason": "stop",
+            }
+        ],
+        "novaberg": {
+            "nachrichten_id": accepted.message_id,
+            "turn_id": str(message.get("turn_id", "")),
+        },
+    }
+
+
+def _chunk(character_id: str, accepted: Accepted, delta: dict[str, Any], finish: str | None) -> str:
+    body = {
+        "id": f"chatcmpl-{accepted.message_id}",
+        "object": "chat.completion.chunk",
+        "created": int(accepted.received_at),
+        "model": character_id,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+def _error_event(code: str, message: str) -> str:
+    body = {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+# --- routes -------------------------------------------------------------------------------
+
+
+@router.get(
+    "/v1/models",
+    response_model=ModelList,
+    responses=AUTH,
+    summary="The characters, as OpenAI models",
+)
+async def models(
+    _user: Annotated[str, Depends(current_user)],
+    ctx: Annotated[AppContext, Depends(get_context)],
+) -> dict[str, Any]:
+    """Every character one can talk to; its id is the `model` of a completion."""
+    rows = await list_characters(ctx.pool)
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": row["character_id"],
+                "object": "model",
+                "created": int(row["erstellt_am"].timestamp()),
+                "owned_by": OWNER,
+                "name": row["name"],
+            }
+            for row in rows
+        ],
+    }
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_model=ChatCompletion,
+    responses=COMPLETION_RESPONSES,
+    summary="One turn with a character, answered in OpenAI's chat-completion format",
+)
+async def chat_completions(
+    request: Request,
+    req: CompletionRequest,
+    _user: Annotated[str, Depends(current_user)],
+) -> Response:
+    """The last `user` message is queued like `POST /chat`; the call returns Nova's answer
+    to it (or streams it with `stream: true`), or an OpenAI-style error when the turn
+    fails. Earlier messages are not stored again."""
+    services: ChatServices = request.app.state.chat
+    ctx: AppContext = request.app.state.context
+    who = await authorize(request.app.state, request.headers.get("authorization"))
+    if isinstance(who, Reply):
+        return _from_reply(who)
+    user_id, token_key = who
+    refused = rate_refusal(services, token_key)
+    if refused is not None:
+        return _from_reply(refused)
+    user_message = req.last_user_message()
+    assert user_message is not None  # the model's validator
+    if not await services.intake.characters.known(req.model):
+        return openai_error(404, "charakter_unbekannt", f"unknown model {req.model!r}")
+    if not await any_worker_alive(ctx.redis):
+        return openai_error(
+            503, "kein_worker", "no worker is running to answer; nothing was queued"
+        )
+    timeout = ctx.settings.door_timeout
+    if req.stream:
+        return await _stream(services, user_id, req.model, user_message.text(), timeout)
+    try:
+        async with watch_user(services.hub, user_id) as watch:
+            accepted = await enqueue(services, user_id, req.model, user_message.text(), None)
+            if isinstance(accepted, Reply):
+                return _from_reply(accepted)
+            return await _answer(request, watch, req.model, accepted, timeout)
+    except TooManyConnections:
+        return _too_many_connections()
+
+
+def _too_many_connections() -> Response:
+    return openai_error(
+        429,
+        "zu_viele_verbindungen",
+        "the user holds as many connections as allowed (NOVABERG_MAX_SOCKETS_PER_USER)",
+        {"Retry-After": "1"},
+    )
+
+
+async def _answer(
+    request: Request, watch: Watch, character_id: str, accepted: Accepted, timeout: float
+) -> Response:
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            seen = await watch.next(accepted.message_id, min(remaining, DISCONNECT_POLL))
+        except WatchLost:
+            return openai_error(503, "nicht_bereit", "the server is shutting down", NO_RETRY)
+        if seen is not None and seen.is_outcome:
+            if seen.message.get("typ") == MSG_RESPONSE:
+                return Response(
+                    json.dumps(
+                        completion(character_id, accepted, seen.message), ensure_ascii=False
+                    ),
+                    media_type="application/json",
+                )
+            return _failed(seen.message)
+        if seen is None and await request.is_disconnected():
+            log.info("a door client left before the answer to %s", accepted.message_id)
+            return Response(status_code=499)
+    return _timed_out(timeout)
+
+
+async def _stream(
+    services: ChatServices,
+    user_id: str,
+    character_id: str,
+    text: str,
+    timeout: float,
+) -> Response:
+    """Queue the message, then answer 200 with the event stream (refusals before that are
+    plain HTTP errors)."""
+    watching = watch_user(services.hub, user_id)
+    try:
+        watch = await watching.__aenter__()
+    except TooManyConnections:
+        return _too_many_connections()
+    try:
+        accepted = await enqueue(services, user_id, character_id, text, None)
+    except BaseException:
+        await watching.__aexit__(None, None, None)
+        raise
+    if isinstance(accepted, Reply):
+        await watching.__aexit__(None, None, None)
+        return _from_reply(accepted)
+
+    async def events() -> AsyncIterator[str]:
+        try:
+            yield _chunk(character_id, accepted, {"role": "assistant", "content": ""}, None)
+            async for line in _stream_outcome(watch, character_id, accepted, timeout):
+                yield line
+            yield "data: [DONE]\n\n"
+        finally:
+            await watching.__aexit__(None, None, None)
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def _stream_outcome(
+    watch: Watch, character_id: str, accepted: Accepted, timeout: float
+) -> AsyncIterator[str]:
+    """The stream's body after the opening chunk: a comment per stage (the client shows
+    nothing, a proxy sees the connection live), then the answer or an error event."""
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            seen: Seen | None = await watch.next(accepted.message_id, remaining)
+        except WatchLost:
+            yield _error_event("nicht_bereit", "the server is shutting down")
+            return
+        if seen is None:
+            break
+        message = seen.message
+        if not seen.is_outcome:
+            if message.get("character_id") == character_id:
+                yield f": {str(message.get('label', '')).replace(chr(10), ' ')}\n\n"
+            continue
+        if message.get("typ") == MSG_RESPONSE:
+            content = str(message.get("nachricht", ""))
+            yield _chunk(character_id, accepted, {"content": content}, None)
+            yield _chunk(character_id, accepted, {}, "stop")
+        else:
+            reason = str(message.get("grund", ""))
+            yield _error_event(failure_code(reason), f"the turn failed: {reason}")
+        return
+    yield _error_event(
+        "zeitueberschreitung",
+        f"no answer within {timeout:g} s; it will still arrive over the WebSocket",
+    )
