@@ -1,5 +1,5 @@
-"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `turn`, `memory`, `import`,
-`doctor`, `version`."""
+"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `chat`, `turn`, `memory`,
+`import`, `doctor`, `version`."""
 
 from __future__ import annotations
 
@@ -252,6 +252,15 @@ def _register_turn() -> None:
 
 
 _register_turn()
+
+
+def _register_chat() -> None:
+    from novaberg.cli_chat import chat_command
+
+    app.command("chat")(chat_command)
+
+
+_register_chat()
 
 
 def _register_memory() -> None:

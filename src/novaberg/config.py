@@ -19,6 +19,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "NOVABERG_"
 
+PAGE_TOKEN_FILE = "page_token"
+"""File under NOVABERG_HOME holding the local page's token (mode 0600); `novaberg serve`
+writes it on a loopback bind, `novaberg chat` reads it as its default token."""
+
 
 class LLMBackend(StrEnum):
     """Which model layer serves `chat`/`structured` calls."""

@@ -31,6 +31,7 @@ from novaberg.api.context import AppContext
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
+from novaberg.config import PAGE_TOKEN_FILE
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import (
     MAX_CLIENT_ID,
@@ -52,9 +53,6 @@ WEB_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
 
 MAX_BODY_BYTES = 128 * 1024
 """A 16 KiB text may grow up to 6x through JSON escapes; anything larger is refused unread."""
-
-PAGE_TOKEN_FILE = "page_token"
-"""File under NOVABERG_HOME holding the local page's token (mode 0600)."""
 
 PAGE_TOKEN_LABEL = "seite"
 
