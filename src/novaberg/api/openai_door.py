@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from starlette.types import Receive, Scope, Send
 
 from novaberg.api.auth import current_user
 from novaberg.api.chat import ChatServices, Reply, authorize, enqueue, rate_refusal
@@ -471,15 +472,30 @@ async def _stream(
         return _from_reply(accepted)
 
     async def events() -> AsyncIterator[str]:
-        try:
-            yield _chunk(character_id, accepted, {"role": "assistant", "content": ""}, None)
-            async for line in _stream_outcome(watch, character_id, accepted, timeout):
-                yield line
-            yield "data: [DONE]\n\n"
-        finally:
-            await watching.__aexit__(None, None, None)
+        yield _chunk(character_id, accepted, {"role": "assistant", "content": ""}, None)
+        async for line in _stream_outcome(watch, character_id, accepted, timeout):
+            yield line
+        yield "data: [DONE]\n\n"
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
+    async def release() -> None:
+        await watching.__aexit__(None, None, None)
+
+    return WatchedStream(events(), release)
+
+
+class WatchedStream(StreamingResponse):
+    """The event stream, which lets go of the user's delivery stream however it ends —
+    also when the client left before its first byte, so the generator never ran."""
+
+    def __init__(self, content: AsyncIterator[str], release: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(content, media_type="text/event-stream", headers=SSE_HEADERS)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._release()
 
 
 async def _stream_outcome(

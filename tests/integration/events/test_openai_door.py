@@ -176,3 +176,28 @@ async def test_refusals_queue_nothing(
         )
     assert await redis.llen(keys.prompt_queue(PAIR)) == 0
     assert not await redis.exists(keys.turn_marker(PAIR))
+
+
+async def test_a_client_that_leaves_early_holds_no_connection(
+    server: Running, http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, sockets
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    hub = server.app.state.chat.hub
+    script_answer(scripted, "Zu spät gelesen.", latency_ms=1500)
+    await workers()
+    body = {"model": "nova", "messages": [{"role": "user", "content": "kurz"}], "stream": True}
+    async with http.stream(
+        "POST", "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {anna}"}
+    ) as response:
+        assert response.status_code == 200
+        async for _first in response.aiter_text():
+            break
+        assert hub.connection_count("anna") == 2, "the stream waits on the user's delivery"
+    answer = await ws.wait_typ("character_response")
+    assert answer["nachricht"] == "Zu spät gelesen.", "the turn goes on without the client"
+    for _ in range(100):
+        if hub.connection_count("anna") == 1:
+            break
+        await asyncio.sleep(0.05)
+    assert hub.connection_count("anna") == 1, "only the page's socket is left"
