@@ -428,6 +428,7 @@ async def _answer(
     request: Request, watch: Watch, character_id: str, accepted: Accepted, timeout: float
 ) -> Response:
     deadline = time.monotonic() + timeout
+    checked = time.monotonic()
     while (remaining := deadline - time.monotonic()) > 0:
         try:
             seen = await watch.next(accepted.message_id, min(remaining, DISCONNECT_POLL))
@@ -442,9 +443,11 @@ async def _answer(
                     media_type="application/json",
                 )
             return _failed(seen.message)
-        if seen is None and await request.is_disconnected():
-            log.info("a door client left before the answer to %s", accepted.message_id)
-            return Response(status_code=499)
+        if time.monotonic() - checked >= DISCONNECT_POLL:
+            checked = time.monotonic()
+            if await request.is_disconnected():
+                log.info("a door client left before the answer to %s", accepted.message_id)
+                return Response(status_code=499)
     return _timed_out(timeout)
 
 
