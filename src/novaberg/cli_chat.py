@@ -42,6 +42,7 @@ MAX_WIDTH = 80
 PROMPT = "du> "
 HISTORY_TURNS = 20
 RECONNECT_SECONDS = 1.0
+STAGE_LINGER = 2.0
 CLOSE_UNAUTHORIZED = 4401
 HELP = (
     "Befehle: /history (der Verlauf), /memory SUCHE (was Nova davon weiß), /quit. "
@@ -137,6 +138,7 @@ class Screen:
         self.live = out.isatty() if live is None else live
         columns = width or shutil.get_terminal_size((MAX_WIDTH, 24)).columns
         self.width = max(20, min(columns, MAX_WIDTH))
+        self._linger: asyncio.TimerHandle | None = None
 
     def _paint(self, text: str, color: str) -> str:
         return f"{color}{text}{RESET}" if self.live else text
@@ -164,16 +166,26 @@ class Screen:
         self._write("\n".join(self._paint(line, color) for line in wrapped))
 
     def stage(self, text: str) -> None:
+        """Show what Nova does now; after `STAGE_LINGER` quiet seconds (her turn went on
+        without a word, e.g. storing what she said) the line gives way to the prompt."""
         if not self.live:
             return
         line = f"  … {text}"[: self.width - 1]
         self.out.write(CLEAR_LINE + self._paint(line, DIM))
         self.out.flush()
+        self._cancel_linger()
+        self._linger = asyncio.get_running_loop().call_later(STAGE_LINGER, self.prompt)
 
     def prompt(self) -> None:
+        self._cancel_linger()
         if self.live:
             self.out.write(CLEAR_LINE + PROMPT)
             self.out.flush()
+
+    def _cancel_linger(self) -> None:
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
 
     def _write(self, text: str) -> None:
         self.out.write((CLEAR_LINE if self.live else "") + text + "\n")
