@@ -216,3 +216,24 @@ async def only_the_page_is_left(hub: Any) -> None:
             break
         await asyncio.sleep(0.05)
     assert hub.connection_count("anna") == 1, "only the page's socket is left"
+
+
+async def test_no_outcome_in_time_is_a_timeout_and_the_answer_still_arrives(
+    server: Running, token, workers, scripted: ScriptedLLM, sockets
+) -> None:
+    ctx = server.app.state.context
+    ctx.settings = ctx.settings.model_copy(update={"door_timeout": 1.0})
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, "Gut Ding will Weile haben.", latency_ms=2500)
+    await workers(heartbeat_ttl=LIVE)
+    with pytest.raises(openai.APIStatusError) as late:
+        await client(server, anna).chat.completions.create(
+            model="nova", messages=[{"role": "user", "content": "Schnell, bitte!"}]
+        )
+    assert late.value.status_code == 504
+    assert late.value.code == "zeitueberschreitung"
+    answer = await ws.wait_typ("character_response")
+    assert answer["nachricht"] == "Gut Ding will Weile haben."
+    await asyncio.sleep(0.5)
+    assert len(ws.of("character_response")) == 1, "the client did not send it again"
