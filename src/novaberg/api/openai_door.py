@@ -29,6 +29,7 @@ from novaberg.api.context import AppContext, get_context
 from novaberg.api.errors import AUTH, BODY, ErrorOut
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.outcome_watch import Seen, Watch, WatchLost, watch_user
+from novaberg.events import outcomes
 from novaberg.events.delivery import TooManyConnections
 from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
@@ -46,15 +47,19 @@ DISCONNECT_POLL: Final = 1.0
 """Seconds between checks whether a waiting (non-streaming) client is still there."""
 
 FAILURE_STATUS: Final = {
-    "gate_timeout": 503,
-    "worker_ausgefallen": 503,
-    "worker_beendet": 503,
-    "modell_timeout": 504,
-    "modell_nicht_erreichbar": 502,
-    "modell_ausgabe_unlesbar": 502,
-    "keine_antwort": 502,
+    outcomes.GATE_TIMEOUT: 503,
+    outcomes.WORKER_DIED: 503,
+    outcomes.WORKER_STOPPED: 503,
+    outcomes.REDIS_UNAVAILABLE: 503,
+    outcomes.RUN_STRANDED: 503,
+    outcomes.MODEL_TIMEOUT: 504,
+    outcomes.MODEL_UNAVAILABLE: 502,
+    outcomes.MODEL_OUTPUT: 502,
+    outcomes.NO_ANSWER: 502,
+    "modell_kontext_ueberschritten": 502,  # the prompt outgrew the model's context
 }
-"""HTTP status of a failed turn by the code its `grund` starts with; any other code
+"""HTTP status of a failed turn by the code its `grund` starts with: the service is busy
+or went away (503), the model timed out (504) or failed (502); any other code
 (`fehler_im_knoten`, `ereignis_ungueltig`) is a 500."""
 
 ERROR_TYPES: Final = {
