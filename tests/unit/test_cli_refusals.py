@@ -87,3 +87,15 @@ def test_an_unreadable_import_file_is_refused_before_anything_starts(
     assert result.exit_code == 2, result.output
     assert "cannot read" in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "home").exists(), "no service was started"
+
+
+def test_chat_without_a_token_or_a_server_says_so(tmp_path: Path) -> None:
+    env = {"NOVABERG_HOME": str(tmp_path)}
+    result = CliRunner().invoke(app, ["chat"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "no token" in result.output
+    args = ["chat", "--token", "t", "--url", "http://127.0.0.1:9"]
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 2, result.output
+    assert "no Novaberg server at http://127.0.0.1:9" in result.output
+    assert not any(tmp_path.iterdir()), "a client starts no service"
