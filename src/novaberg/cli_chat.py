@@ -375,9 +375,8 @@ class ChatSession:
         base = f"/memory/{quote(self.character, safe='')}"
         answer = await self.http.get(f"{base}/search", params={"q": query, "limit": 10})
         if answer.status_code == 200:
-            return [
-                (str(h.get("layer", "")), str(h.get("text", ""))) for h in answer.json()["hits"]
-            ]
+            hits = answer.json()["hits"]
+            return [(_layer(str(h.get("layer", ""))), str(h.get("text", ""))) for h in hits]
         if answer.status_code != 404 or answer.json().get("detail") != "Not Found":
             self.screen.note(f"Suche fehlgeschlagen: {_problem(answer)}", RED)
             return None
@@ -391,6 +390,14 @@ class ChatSession:
         found = [("kurzzeit", str(e.get("inhalt", ""))) for e in short.json()["entries"]]
         found += [("langzeit", str(n.get("inhalt", ""))) for n in long.json()["nodes"]]
         return [(layer, text) for layer, text in found if needle in text.casefold()][:10]
+
+
+LAYER_NAMES = {"kzg": "kurzzeit", "lzg": "langzeit"}
+"""The search's layer ids as a person reads them (the archive's `archiv` reads as is)."""
+
+
+def _layer(layer: str) -> str:
+    return LAYER_NAMES.get(layer, layer)
 
 
 def _problem(answer: httpx.Response) -> str:

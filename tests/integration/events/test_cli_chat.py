@@ -164,8 +164,8 @@ async def test_a_conversation_in_the_terminal(
             ttl_seconds=3600,
             epoch_ms=int(time.time() * 1000),
         )
-        term.type("/memory zitronen")
-        await term.expect("Gedächtnis zu „zitronen“")
+        term.type("/memory Zitronenkuchen")
+        await term.expect("Gedächtnis zu „Zitronenkuchen“")
         await term.expect("[kurzzeit]: Anna backt am liebsten Zitronenkuchen")
 
         term.type("/quit")
