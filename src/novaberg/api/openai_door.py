@@ -34,7 +34,7 @@ from novaberg.events.delivery import TooManyConnections
 from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import any_worker_alive
-from novaberg.store.users import list_characters
+from novaberg.store import characters
 from novaberg.wire import MSG_RESPONSE
 
 log = logging.getLogger(__name__)
@@ -360,7 +360,8 @@ async def models(
     ctx: Annotated[AppContext, Depends(get_context)],
 ) -> dict[str, Any]:
     """Every character one can talk to; its id is the `model` of a completion."""
-    rows = await list_characters(ctx.pool)
+    async with ctx.pool.connection() as conn:
+        rows = await characters.list_all(conn)
     return {
         "object": "list",
         "data": [

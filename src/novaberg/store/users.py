@@ -126,13 +126,3 @@ async def known_characters(pool: AsyncConnectionPool) -> set[str]:
         cur = await conn.execute("SELECT character_id FROM characters")
         rows: list[Any] = await cur.fetchall()
         return {str(r["character_id"]) for r in rows}
-
-
-async def list_characters(pool: AsyncConnectionPool) -> list[dict[str, Any]]:
-    """Every character with its name and creation time, by id."""
-    async with pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT character_id, name, erstellt_am FROM characters ORDER BY character_id"
-        )
-        rows: list[Any] = await cur.fetchall()
-        return [dict(r) for r in rows]
