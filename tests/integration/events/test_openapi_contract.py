@@ -34,7 +34,9 @@ NO_WORKER = """
 [[operations]]
 include-path = "/v1/chat/completions"
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "503"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "429", "503"]
 """
+"""First in the file: where several blocks match an operation, the first one's value wins."""
 
 
 def _schemathesis() -> list[str]:
@@ -49,7 +51,7 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     anna = await token("anna")
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
-    config.write_text(UPLOADS + NO_WORKER)
+    config.write_text(NO_WORKER + UPLOADS)
     command = [
         *_schemathesis(),
         "--config-file",
