@@ -59,4 +59,10 @@ async def test_an_imported_card_character_answers_at_chat(
     ]
     assert "Beschreibung: Eine Leuchtturmwärterin an der Nordsee." in responder
     assert "anna klopft bei Sturm an die Tür von Käthe." in responder, "card macros filled in"
-    assert "Käthes Hund heißt Flint." in responder, "the lorebook entry, found by its key"
+    # Memory reaches the answer through the composer (the responder never reads it itself).
+    (composer,) = [
+        c["prompt"]
+        for c in scripted.calls
+        if c["schema"] is None and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
+    ]
+    assert "Hund heißt Flint." in composer, "the lorebook entry, found by its key"
