@@ -157,6 +157,11 @@ class Settings(BaseSettings):
     timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")
     character: str = Field(default="nova", description="Default character id.")
     default_user: str = Field(default="meister", description="User created by make serve.")
+    query_rewrite: bool = Field(
+        default=True,
+        description="Rewrite the utterance into a memory search line with the conversation "
+        "so far (one model call from the second turn on); false = search with the raw text.",
+    )
     pixie: bool = Field(
         default=True,
         description="Run the background jobs (memory promotion, decay, distillation); "

@@ -212,6 +212,12 @@ class BaseAgent(ABC):
             self._compiled = (deps, self.build_graph(deps))
         return self._compiled[1]
 
+    async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
+        """The enricher's hook: memory entries {quelle, subtyp, inhalt, gewicht, meta} this
+        agent's data adds to a turn about `text` (docs/behaviour/agents.md#enrich-hooks).
+        Read only, no model call; the default adds nothing."""
+        return []
+
     async def invoke(self, state: AgentState, deps: GraphDeps) -> AgentState:
         """Drop undeclared `context` keys, then run the subgraph."""
         context = {k: v for k, v in (state.get("context") or {}).items() if k in CONTEXT_KEYS}

@@ -1,13 +1,18 @@
 """CharacterGraph — path 2: the character reads, decides, acts and answers
 (docs/behaviour/graphs.md#character-graph).
 
-    db_access → ei_calc → enricher → reducer → router ─┬─ management → planner ⇄ agent_dispatch
-                                                        └──────────────────────┐      │ (no agent)
-                                    conversation_vector ←──────────────────────┴──────┘
-    → composer → responder → thinker → tribunal → evaluate ─┬─ ok | fallback → perception_assistant
-                                                             │     → ei_calc_persist → salience
-                                                             │     → imprint → uptake → dispatcher → END
-                                                             └─ correct → corrector → tribunal (≤ 2)
+    db_access → ei_calc → enricher → reducer → situation_node → memory_anchor → router
+    → appointments ─┬─ management → planner ⇄ agent_dispatch
+                    └──────────────────────┐      │ (no agent)
+         conversation_vector ←─────────────┴──────┘
+    → stance_space → composer → responder → thinker → tribunal → evaluate ─┬─ ok | fallback
+        → perception_assistant → ei_calc_persist → salience → imprint → uptake → dispatcher → END
+                                                                           └─ correct → corrector → tribunal (≤ 2)
+
+A node may not share its name with a state channel, so the nodes whose result has a
+channel of the same name are named for what they do: `situation_node` writes `situation`,
+`stance_space` (the stance space) writes `stance`, `appointments` writes
+`appointment_reading`.
 
 The answer is released when `perception_assistant` has run (`contract.RELEASE_NODE`), on
 both the ok and the fallback edge; the post-run (persist, salience, dispatcher) continues
@@ -30,6 +35,7 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.graph.base import Node, compile_graph, node_names
 from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
+from novaberg.graph.nodes.appointment_reading import appointment_reading
 from novaberg.graph.nodes.composer import composer
 from novaberg.graph.nodes.conversation_vector import conversation_vector
 from novaberg.graph.nodes.corrector import corrector
@@ -40,12 +46,15 @@ from novaberg.graph.nodes.ei_calc_persist import ei_calc_persist
 from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.evaluate import MAX_CORRECTIONS, evaluate, route_after_evaluate
 from novaberg.graph.nodes.imprint import imprint
+from novaberg.graph.nodes.memory_anchor import memory_anchor
 from novaberg.graph.nodes.perception import perception
 from novaberg.graph.nodes.planner import planner, route_after_planner
 from novaberg.graph.nodes.reducer import reducer
 from novaberg.graph.nodes.responder import responder
 from novaberg.graph.nodes.router import route_after_router, router
 from novaberg.graph.nodes.salience import salience
+from novaberg.graph.nodes.situation import situation_node
+from novaberg.graph.nodes.stance import stance_node
 from novaberg.graph.nodes.thinker import thinker
 from novaberg.graph.nodes.tribunal import tribunal
 from novaberg.graph.nodes.uptake import uptake
@@ -62,7 +71,7 @@ __all__ = [
 ]
 
 RECURSION_LIMIT: Final = 80
-"""LangGraph's default of 25 steps is below the longest legal path: 20 nodes, two
+"""LangGraph's default of 25 steps is below the longest legal path: 24 nodes, two
 correction rounds (+6) and a planner ⇄ agent loop per agent (+2 each)."""
 
 
@@ -74,11 +83,14 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
     return (
         Node("db_access", db_access, then="ei_calc"),
         Node("ei_calc", ei_calc, then="enricher"),
-        Node("enricher", enricher, then="reducer"),
-        Node("reducer", reducer, then="router"),
+        Node("enricher", partial(enricher, registry=agents), then="reducer"),
+        Node("reducer", reducer, then="situation_node"),
+        Node("situation_node", situation_node, then="memory_anchor"),
+        Node("memory_anchor", memory_anchor, then="router"),
+        Node("router", partial(router, registry=agents), then="appointments"),
         Node(
-            "router",
-            partial(router, registry=agents),
+            "appointments",
+            appointment_reading,
             route=route_after_router,
             routes=("planner", "conversation_vector"),
         ),
@@ -89,7 +101,8 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
             routes=(AGENT_NODE, "conversation_vector"),
         ),
         Node(AGENT_NODE, partial(agent_dispatch, registry=agents), then="planner"),
-        Node("conversation_vector", conversation_vector, then="composer"),
+        Node("conversation_vector", conversation_vector, then="stance_space"),
+        Node("stance_space", stance_node, then="composer"),
         Node("composer", composer, then="responder"),
         Node("responder", responder, then="thinker"),
         Node("thinker", thinker, then="tribunal"),

@@ -89,6 +89,15 @@ class ConversationState(TypedDict, total=False):
     nova_emotion_conflict: bool
     thought_level: str  # how the own-thought arousal was applied ("angewandt", "kein_level")
 
+    # --- situation and memory anchor (docs/behaviour/nodes.md#situation) -------------------
+    situation: dict[str, Any]  # wire sachlage: gegenstand, nutzerziel, objekte, angebote, offen
+    situation_bridge: dict[str, Any]  # wire sachlage_bruecke: impulse → triggering turn
+    object_judgement: list[dict[str, Any]]  # wire objekt_urteil: per acute object, distance
+    object_reference: str  # wire objekt_bezug: the object this utterance is about ("" none)
+    offer_open: str  # wire angebot_offen: what Nova offered and is still open
+    offer_accepted: bool  # wire angebot_angenommen: this utterance takes the offer up
+    memory_anchor_facts: list[dict[str, Any]]  # [{name, fakten[]}] put in front of memory
+
     # --- router (docs/behaviour/nodes.md#router) ------------------------------------------
     needs_memory: bool
     needs_web: bool
@@ -99,6 +108,9 @@ class ConversationState(TypedDict, total=False):
     management_target_type: str
     timeline_query: dict[str, Any]
     router_failure: str | None
+
+    # --- appointments (docs/behaviour/nodes.md#appointment-reading) ------------------------
+    appointment_reading: dict[str, Any]  # window, appointments, failed; absent = not read
 
     # --- planner / agents (docs/behaviour/nodes.md#planner) -------------------------------
     agent_name: str
@@ -114,10 +126,8 @@ class ConversationState(TypedDict, total=False):
     conversation_hypothesis: str
     hypothesis_detail: dict[str, Any]
 
-    # --- read by the composer, written by situation / stance / appointment reading --------
-    situation: Any  # wire `sachlage`: the running understanding of the conversation
-    stance: Any  # wire `haltung`: the turn's five behaviour magnitudes
-    appointment_reading: Any  # what this turn read from the timeline ([TERMINE])
+    # --- stance (docs/behaviour/nodes.md#stance) --------------------------------------------
+    stance: dict[str, Any]  # wire haltung; absent = not computed
 
     # --- composer (docs/behaviour/nodes.md#composer) --------------------------------------
     response_content: str  # wire `antwort_inhalt`: third-person content for the responder

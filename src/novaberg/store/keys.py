@@ -21,6 +21,10 @@ QUEUE_TTL = 3_600
 TURN_MARKER_TTL = 600
 """Emergency brake for a turn nobody ends (docs/behaviour/events.md#turn-marker)."""
 
+SITUATION_TTL = 14_400
+"""The running understanding of a conversation (Sachlage) and its per-turn record live 4 h
+after the last write, like the session (docs/behaviour/nodes.md#situation)."""
+
 PENDING_AGENT_TTL = 300
 """A task agent's open question expires after 5 minutes
 (docs/behaviour/agents.md#open-questions)."""
@@ -133,6 +137,32 @@ def session_summary(pair: Pair) -> str:
 
 def nova_state(pair: Pair) -> str:
     return f"nova_state:{pair}"
+
+
+def stance(pair: Pair) -> str:
+    """Hash of the last computed stance (docs/behaviour/nodes.md#stance); no TTL."""
+    return f"haltung:{pair}"
+
+
+def hypothesis_detail(pair: Pair) -> str:
+    """JSON of the last gv_detail; the next turn's enricher reads its cluster; no TTL."""
+    return f"gv:detail:{pair}"
+
+
+def previous_turn(pair: Pair) -> str:
+    """JSON {antwort[:2000], modus} of the last released answer; no TTL."""
+    return f"gv:vorturn:{pair}"
+
+
+def situation(pair: Pair) -> str:
+    """JSON of the running understanding of the conversation (Sachlage), SITUATION_TTL."""
+    return f"sachlage:{pair}"
+
+
+def situation_history(pair: Pair) -> str:
+    """Hash turn_id → JSON of the understanding as that turn left it (sachlage_verlauf);
+    an impulse's bridge reads the triggering turn's entry. SITUATION_TTL."""
+    return f"sachlage_verlauf:{pair}"
 
 
 def pending_agent(user_id: str) -> str:

@@ -304,7 +304,7 @@ async def test_a_model_that_refuses_every_call_fails_the_turn_at_once(
     failed = await ws.wait_typ("turn_gescheitert")
     assert failed["nachrichten_ids"] == [mid]
     assert failed["grund"] == "modell_nicht_erreichbar (nach reducer)"
-    assert [call["schema"] for call in scripted.calls] == ["PerceptionResult", "RouterDecision"]
+    assert [call["schema"] for call in scripted.calls] == ["PerceptionResult", "SituationReading"]
     await asyncio.sleep(0.3)
     assert not ws.of("character_response")
     assert not await redis.exists(keys.turn_marker(PAIR))

@@ -33,8 +33,12 @@ MAIN_PATH = [
     "ei_calc",
     "enricher",
     "reducer",
+    "situation_node",
+    "memory_anchor",
     "router",
+    "appointments",
     "conversation_vector",
+    "stance_space",
     "composer",
     "responder",
     "thinker",
@@ -49,6 +53,9 @@ MAIN_PATH = [
 ]
 
 TRIBUNAL = MAIN_PATH.index("tribunal")
+BEFORE_PLANNER = MAIN_PATH[: MAIN_PATH.index("conversation_vector")]
+AFTER_PLANNER = MAIN_PATH[MAIN_PATH.index("conversation_vector") :]
+"""The planner runs after the appointment reading, before the conversation vector."""
 
 ANSWER = "Mir geht's gut, danke der Nachfrage!"
 RESPONDER = r"Antworte kurz und natürlich"
@@ -555,7 +562,7 @@ async def test_pending_question_resumes_without_a_model_call_and_hands_back(
     assert AFTER["router"]["management_action"] == "resume"
     assert AFTER["router"]["needs_memory"] is True and AFTER["router"]["momentum"] == "mid"
     # no agent registered: the planner hands back to the conversation path cleanly
-    assert nodes == [*MAIN_PATH[:5], "planner", *MAIN_PATH[5:]]
+    assert nodes == [*BEFORE_PLANNER, "planner", *AFTER_PLANNER]
     assert final["management_action"] == ""
     assert final["response"] == ANSWER
     assert await deps.redis.exists(keys.pending_agent(PAIR.user_id))  # nobody consumed it
@@ -596,7 +603,7 @@ async def test_router_management_without_agents_forces_mid_and_hands_back(
     assert AFTER["router"]["management_action"] == "agent"
     assert AFTER["router"]["management_target"] == "notizen"
     assert AFTER["router"]["momentum"] == "mid"  # management forces low → mid
-    assert nodes == [*MAIN_PATH[:5], "planner", *MAIN_PATH[5:]]
+    assert nodes == [*BEFORE_PLANNER, "planner", *AFTER_PLANNER]
     assert final["management_action"] == "" and final["response"] == ANSWER
 
 

@@ -43,9 +43,10 @@ async def _nodes_until_failure(runtime: GraphRuntime) -> tuple[list[str], BaseEx
 @pytest.mark.parametrize(
     ("failing", "rule", "ran_before"),
     [
-        ("router", {"schema": "RouterDecision"}, "reducer"),
-        ("conversation_vector", {"match": r"\[STIMMUNG DES NUTZERS\]"}, "router"),
-        ("responder", {"match": RESPONDER}, "conversation_vector"),
+        ("situation_node", {"schema": "SituationReading"}, "reducer"),
+        ("router", {"schema": "RouterDecision"}, "memory_anchor"),
+        ("conversation_vector", {"match": r"\[STIMMUNG DES NUTZERS\]"}, "appointments"),
+        ("responder", {"match": RESPONDER}, "composer"),
         ("thinker", {"schema": "ThinkerCheck"}, "responder"),
         ("tribunal", {"schema": "EthicistVerdict"}, "thinker"),
     ],

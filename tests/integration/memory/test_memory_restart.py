@@ -25,6 +25,9 @@ def _model() -> ModelLayer:
         r"Verdichte die Äußerung des Nutzers",
         KERN,
     )
+    # the second turn's query rewrite keeps the question (the default scripted sentence
+    # would search with an unrelated text)
+    scripted.add(r"Suchanfrage für das Gedächtnis", "Wie heißt eigentlich mein Hund Bello?")
     scripted.add(
         r"Bello",
         {

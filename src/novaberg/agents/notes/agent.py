@@ -5,13 +5,19 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from novaberg.agents.base import BaseAgent
+from novaberg.agents.hooks import HOOK_ENTRIES_MAX, HOOK_WEIGHT, like_patterns
 from novaberg.agents.notes import NAME
 from novaberg.agents.notes.classify import DOMAIN_LANGUAGE, classify_node
 from novaberg.agents.notes.crud import execute_node
 from novaberg.agents.notes.resume import resume_node
 from novaberg.agents.notes.search import search_node
 from novaberg.agents.workflow import Workflow, search_workflow
+
+if TYPE_CHECKING:
+    from novaberg.agents.deps import GraphDeps
 
 
 class NotesAgent(BaseAgent):
@@ -27,3 +33,27 @@ class NotesAgent(BaseAgent):
         execute=execute_node,
         resume=resume_node,
     )
+
+    async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
+        """Active notes whose name the utterance says, newest first
+        (docs/behaviour/agents.md#enrich-hooks)."""
+        patterns = like_patterns(text)
+        if not patterns:
+            return []
+        async with deps.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT name, typ, text FROM notizen WHERE user_id = %s AND aktiv"
+                " AND name ILIKE ANY(%s) ORDER BY updated_at DESC LIMIT %s",
+                (user_id, patterns, HOOK_ENTRIES_MAX),
+            )
+            rows = cast(list[dict[str, Any]], await cur.fetchall())
+        return [
+            {
+                "quelle": NAME,
+                "subtyp": row["typ"] or "notiz",
+                "inhalt": f"Notiz „{row['name']}“: {' '.join(str(row['text'] or '').split())[:200]}",
+                "gewicht": HOOK_WEIGHT,
+                "meta": {},
+            }
+            for row in rows
+        ]

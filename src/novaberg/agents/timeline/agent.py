@@ -5,13 +5,19 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from novaberg.agents.base import BaseAgent
-from novaberg.agents.timeline import NAME
+from novaberg.agents.hooks import HOOK_ENTRIES_MAX, HOOK_WEIGHT, like_patterns
+from novaberg.agents.timeline import NAME, display
 from novaberg.agents.timeline.classify import DOMAIN_LANGUAGE, classify_node
 from novaberg.agents.timeline.crud import execute_node
 from novaberg.agents.timeline.resume import resume_node
 from novaberg.agents.timeline.search import search_node
-from novaberg.agents.workflow import Workflow, search_workflow
+from novaberg.agents.workflow import Workflow, now_from, search_workflow
+
+if TYPE_CHECKING:
+    from novaberg.agents.deps import GraphDeps
 
 
 class TimelineAgent(BaseAgent):
@@ -27,3 +33,29 @@ class TimelineAgent(BaseAgent):
         execute=execute_node,
         resume=resume_node,
     )
+
+    async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
+        """Coming active entries whose title contains a word of the utterance, earliest
+        first (docs/behaviour/agents.md#enrich-hooks)."""
+        patterns = like_patterns(text)
+        if not patterns:
+            return []
+        now = now_from(deps)
+        async with deps.pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT id, event_time, event_type, title, details, precision FROM timeline"
+                " WHERE user_id = %s AND aktiv AND event_time >= %s AND title ILIKE ANY(%s)"
+                " ORDER BY event_time LIMIT %s",
+                (user_id, now, patterns, HOOK_ENTRIES_MAX),
+            )
+            rows = cast(list[dict[str, Any]], await cur.fetchall())
+        return [
+            {
+                "quelle": NAME,
+                "subtyp": row["event_type"],
+                "inhalt": f"Termin: {display.line(row, deps.settings.tz)}",
+                "gewicht": HOOK_WEIGHT,
+                "meta": {"timeline_id": row["id"]},
+            }
+            for row in rows
+        ]

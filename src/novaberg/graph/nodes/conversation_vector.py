@@ -11,9 +11,11 @@ Length 0 makes no call. Length ≥ 1 makes one free-text call; from length 2 the
 asked in lines `SPRUNG 1..n`, `ABSICHT`, `STRATEGIE`, `VEHIKEL`, `IMPULS`. Intents
 begruessung|meta|system skip the thinking ahead altogether.
 
-The landscape (axes, 64 sectors → 14 clusters, initiative) is not computed:
-`gv_detail["cluster"]` is `None` ("not computed", never a plausible cluster). `gv_detail`
-carries every key on every path; `vorausdenken` ∈ gelaufen | skip | krise | laenge_null,
+The landscape (six axes → 64 sectors → 14 clusters, initiative; `ei/landscape.py`) is
+computed first, on every path and without a model: it needs only the counterpart's
+perception and Nova's register. `gv_detail` carries `cluster`, `achsen`, `sektor`,
+`initiative` and every other key on every path. The prompt gets the long-term resonance
+the enricher laid (`lzg_resonanz`) as `[RESONANZ]`. `vorausdenken` ∈ gelaufen | skip | krise | laenge_null,
 plus `ausfall` when the call failed (a failure must not look like a hypothesis that happened
 to be empty).
 """
@@ -30,7 +32,8 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
-from novaberg.graph.personality import Emotion
+from novaberg.ei.landscape import Landscape, LandscapeInput, intentions_tuple, landscape
+from novaberg.graph.personality import Emotion, InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
@@ -143,9 +146,11 @@ def parse_lines(text: str) -> dict[str, Any]:
     return parsed
 
 
-def empty_detail(length: int, raw: float, intent: str, mode: str) -> dict[str, Any]:
+def empty_detail(
+    length: int, raw: float, intent: str, mode: str, land: Landscape | None = None
+) -> dict[str, Any]:
     """gv_detail with every key (filled in by the path taken)."""
-    return {
+    detail: dict[str, Any] = {
         "laenge": length,
         "laenge_roh": round(raw, 3),
         "vorausdenken": mode,
@@ -156,8 +161,49 @@ def empty_detail(length: int, raw: float, intent: str, mode: str) -> dict[str, A
         "vehikel": "",
         "impuls": "",
         "cluster": None,
+        "achsen": {},
+        "sektor": None,
+        "initiative_wert": None,
+        "initiative": None,
         "ausfall": None,
     }
+    if land is not None:
+        detail.update(land.as_detail())
+    return detail
+
+
+def landscape_of(state: ConversationState) -> Landscape:
+    """The turn's landscape from the counterpart's perception and Nova's register."""
+    emotion = _counterpart_emotion(state)
+    internal = state.get("internal")
+    register = internal.register if isinstance(internal, InternalPersonality) else None
+    return landscape(
+        LandscapeInput(
+            arousal=emotion.arousal,
+            emotion=emotion.emotion,
+            relationship_dynamic=emotion.relationship_dynamic,
+            intent=emotion.intent,
+            closeness=register.closeness if register is not None else 0.5,
+            depth=register.depth if register is not None else 0.3,
+            conflict=bool(state.get("nova_emotion_conflict")),
+            intentions=intentions_tuple(state.get("user_intentions")),
+        )
+    )
+
+
+RESONANCE_MEMORIES: Final = 3
+RESONANCE_CHARS: Final = 160
+
+
+def resonance_text(resonance: Mapping[str, Any] | None) -> str:
+    """The `[RESONANZ]` lines: what the long-term spreading read brought up."""
+    memories = (resonance or {}).get("erinnerungen") or []
+    lines = []
+    for memory in memories[:RESONANCE_MEMORIES]:
+        text = " ".join(str(memory.get("inhalt") or "").split())[:RESONANCE_CHARS]
+        if text:
+            lines.append(f"- {text}")
+    return "\n".join(lines)
 
 
 def _counterpart_emotion(state: ConversationState) -> Emotion:
@@ -170,23 +216,24 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     emotion = _counterpart_emotion(state)
     intent = emotion.intent
     raw = raw_length(emotion)
+    land = landscape_of(state)
     if intent in SKIP_INTENTS:
-        detail = empty_detail(0, raw, intent, SKIPPED)
+        detail = empty_detail(0, raw, intent, SKIPPED, land)
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": SKIPPED},
+            "_log": {"vorausdenken": SKIPPED, "cluster": land.cluster},
         }
     length = length_of(emotion)
     if length == 0:
         why = CRISIS if is_crisis(emotion) else LENGTH_ZERO
-        detail = empty_detail(0, raw, intent, why)
+        detail = empty_detail(0, raw, intent, why, land)
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": why},
+            "_log": {"vorausdenken": why, "cluster": land.cluster},
         }
-    detail = empty_detail(length, raw, intent, RAN)
+    detail = empty_detail(length, raw, intent, RAN, land)
     prompt = render(
         "conversation_vector",
         variant="lang" if length >= 2 else "kurz",
@@ -194,6 +241,7 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
         verlauf=numbered_view(list(state.get("session_turns") or state.get("raw_turns") or [])),
         stimmung=f"{emotion.emotion} (Erregung {emotion.arousal:.2f}), Modus {emotion.mode}",
         laenge=str(length),
+        resonanz=resonance_text(state.get("long_term_resonance")),
     )
     try:
         text = (
@@ -227,5 +275,5 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     return {
         "conversation_hypothesis": text,
         "hypothesis_detail": detail,
-        "_log": {"vorausdenken": RAN, "laenge": length},
+        "_log": {"vorausdenken": RAN, "laenge": length, "cluster": land.cluster},
     }

@@ -7,6 +7,8 @@
 - Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
   every write is recorded in `pending_writes_log` with what became of it.
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
+- Stores the conversation vector's trace of an answered CharacterGraph turn
+  (`gv:detail`, `gv:vorturn`; `store/conversation_vector.py`).
 - Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
   the enricher's vector, the answer embedded here. A failed archive write is logged in the
   node's row (`archiv`), never fatal: the conversation goes on without it.
@@ -45,6 +47,7 @@ from novaberg.memory.bridge import (
 )
 from novaberg.store import keys
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
+from novaberg.store.conversation_vector import save_turn_trace
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
@@ -281,6 +284,17 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     )
 
 
+async def persist_trace(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
+    """gv:detail and gv:vorturn of a CharacterGraph run (other graphs have no vector)."""
+    if state.get("graph_role") != GRAPH_CHARACTER:
+        return []
+    internal = state.get("internal")
+    mode = internal.emotion.mode if isinstance(internal, InternalPersonality) else ""
+    return await save_turn_trace(
+        deps.redis, pair, state.get("hypothesis_detail"), state.get("response"), mode
+    )
+
+
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Store the run's memories, then write the session turn (once, complete)."""
     update: dict[str, Any] = {}
@@ -322,6 +336,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     if session_turn is not None:
         update["session_turn_written"] = True
         record_raw_turn(state, deps)
+    trace = await persist_trace(state, deps, pair)
     summary: dict[str, Any] = {
         "pending_writes": (
             {
@@ -333,6 +348,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
             else {"aufgezeichnet": 0, "ziele": []}
         ),
         "session_turn": session_turn,
+        "gv": trace,
         "archiv": (
             "fehlgeschlagen"
             if isinstance(archived, BaseException)

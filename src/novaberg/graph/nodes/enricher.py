@@ -11,6 +11,15 @@ Two variants, chosen by `graph_role`:
   turns older than the session and long-term nodes sharing a rare word; the session summary
   and the recent turns). The payload's `user_intentionen` wins over the session's.
 
+The full variant searches memory with a *search key*, not the raw stimulus: the query
+rewrite (`graph/query_rewrite.py`, one model line from the second turn on, run while the
+stimulus is embedded) gives the search text and `suchtext_herkunft`; its embedding is
+then pulled toward the activated goals by the landscape cluster's blend
+(`ei/goals.search_key`). The cluster is the one the last turn's conversation vector
+stored in `gv:detail` (default paradox); it also sets the long-term spreading depth. The
+hybrid search's recall keeps the raw stimulus (its rare words). With a registry
+(CharacterGraph), the agents' enrich hooks add their entries.
+
 A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
 session, its summary and the goals are read here unless an earlier node of this run
 already loaded them into `raw_turns` / `session_summary` / `geladene_ziele` (db_access
@@ -26,11 +35,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_text
-from novaberg.ei.goals import activate_goals
+from novaberg.ei.goals import GoalActivation, activate_goals, search_key
+from novaberg.ei.landscape import DEFAULT_CLUSTER, known_cluster
+from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
+from novaberg.store.conversation_vector import load_detail
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
@@ -136,12 +149,13 @@ async def _resonance(
     state: ConversationState,
     deps: GraphDeps,
     pair: Pair,
-    embedding: list[float] | None,
+    vector: list[float] | None,
     turns: Sequence[Mapping[str, Any]],
+    cluster: str,
 ) -> MemoryResonance | None:
-    """Short- and long-term memory and the hybrid search's recall for the stimulus; None
-    without an embedding."""
-    if embedding is None:
+    """Short- and long-term memory for the search key and the hybrid search's recall for
+    the stimulus; None without a search key."""
+    if vector is None:
         return None
     internal = state.get("internal")
     return await resonance(
@@ -149,8 +163,8 @@ async def _resonance(
         deps.pool,
         deps.model,
         pair,
-        embedding,
-        cluster=(state.get("hypothesis_detail") or {}).get("cluster"),
+        vector,
+        cluster=cluster,
         nova_emotion=internal.emotion.emotion if internal is not None else None,
         clock=deps.clock,
         recall=RecallQuery(
@@ -163,23 +177,91 @@ async def _resonance(
     )
 
 
-async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Load turns, embed the stimulus, activate goals; the full variant adds session context."""
+async def _hook(
+    agent_name: str, hook: Any, deps: GraphDeps, user_id: str, text: str
+) -> tuple[str, list[dict[str, Any]] | None]:
+    try:
+        return agent_name, list(await hook(deps, user_id, text))
+    except Exception as exc:  # one agent's data must not cost the turn its memory
+        log.error("enricher: enrich hook of %s failed: %s", agent_name, exc)
+        return agent_name, None
+
+
+async def hook_entries(
+    registry: AgentRegistry | None, deps: GraphDeps, user_id: str, text: str
+) -> tuple[list[dict[str, Any]], dict[str, int | None]]:
+    """The agents' enrich hooks, concurrently: (entries, count per agent; None = failed)."""
+    if registry is None or not text.strip():
+        return [], {}
+    results = await asyncio.gather(
+        *(_hook(name, agent.enrich, deps, user_id, text) for name, agent in registry.all().items())
+    )
+    entries = [entry for _, found in results for entry in found or []]
+    return entries, {name: None if found is None else len(found) for name, found in results}
+
+
+async def stored_cluster(deps: GraphDeps, pair: Pair) -> str:
+    """The landscape cluster the last turn stored in gv:detail, else paradox."""
+    detail = await load_detail(deps.redis, pair)
+    return known_cluster((detail or {}).get("cluster")) or DEFAULT_CLUSTER
+
+
+def shifted_key(
+    vector: list[float], activation: GoalActivation, cluster: str, intentions: list[str]
+) -> tuple[list[float], bool]:
+    """(search key, shifted?): the goal pull of `ei/goals.search_key`."""
+    goals = [
+        (activation.goal_vectors[key], float(goal.get("aktivierungs_staerke") or 0.0))
+        for key, goal in zip(activation.goal_vectors, activation.activated, strict=False)
+    ]
+    key = search_key(vector, goals, cluster, intentions)
+    return key, key != vector
+
+
+async def enricher(
+    state: ConversationState, deps: GraphDeps, registry: AgentRegistry | None = None
+) -> dict[str, Any]:
+    """Load turns, embed the stimulus, activate goals; the full variant adds session context
+    (and, with a `registry`, the agents' enrich hooks)."""
     pair = Pair(state["user_id"], state["character_id"])
     loaded = state.get("raw_turns")
     turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
     full = state.get("graph_role") != GRAPH_HUMAN
-    # goals and summary do not need the embedding: they are read while the model embeds
-    embedding, goals, session_summary = await asyncio.gather(
+    # goals, summary, cluster and the rewrite do not need the embedding: all run at once
+    embedding, goals, session_summary, cluster, rewritten = await asyncio.gather(
         _embed(deps, text),
         _goals(state, deps, pair),
         _summary(state, deps, pair) if full else _nothing(""),
+        stored_cluster(deps, pair) if full else _nothing(DEFAULT_CLUSTER),
+        rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
+        if full
+        else _nothing(SearchText(text, "")),
     )
     if embedding is None:
         goals = []  # nothing to activate them against
-    found = await _resonance(state, deps, pair, embedding, turns) if full else None
     activation = activate_goals(embedding, goals)
+    search_vector = embedding
+    shifted = False
+    if full and embedding is not None:
+        if rewritten.origin == REWRITE:
+            search_vector = await _embed(deps, rewritten.text)
+        if search_vector is not None:
+            payload_intentions = (state.get("event_payload") or {}).get(FIELD_USER_INTENTIONS)
+            intentions = (
+                [str(i) for i in payload_intentions]
+                if isinstance(payload_intentions, list)
+                else last_user_intentions(turns)
+            )
+            search_vector, shifted = shifted_key(search_vector, activation, cluster, intentions)
+    found: MemoryResonance | None = None
+    hooked: list[dict[str, Any]] = []
+    hook_counts: dict[str, int | None] = {}
+    if full:
+        found, (hooked, hook_counts) = await asyncio.gather(
+            _resonance(state, deps, pair, search_vector, turns, cluster),
+            hook_entries(registry, deps, pair.user_id, text),
+        )
 
     update: dict[str, Any] = {
         "raw_turns": turns,
@@ -209,10 +291,11 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         session_turns=session_turns,
         session_summary=session_summary,
         raw_goal_pull=activation.raw_goal_pull,
-        search_vector=embedding,
-        search_text=text,
-        search_text_source="abgeschaltet",
+        search_vector=search_vector,
+        search_text=rewritten.text,
+        search_text_source=rewritten.origin,
     )
+    summary.update(suchtext_herkunft=rewritten.origin, cluster=cluster, zielverschiebung=shifted)
     if found is not None:
         entries = [*found.entries(), *entries]
         update["short_term_hits"] = found.short_term
@@ -220,6 +303,10 @@ async def enricher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
         summary["gesucht"] = len(found.recalled)
+    if hooked:
+        entries = [*entries, *hooked]
+    if hook_counts:
+        summary["hooks"] = hook_counts
     update["memory_entries_raw"] = entries
     summary["memory_entries_raw"] = len(entries)
     return {**update, "_log": summary}

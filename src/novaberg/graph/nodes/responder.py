@@ -14,6 +14,9 @@ built on (docs/behaviour/nodes.md#objection-verdict). On `task_context_cut` (an 
 reported what it did) the content and the conversation vector are left out, as the task
 block demands.
 
+**Stance:** the turn's stance (`haltung`, five magnitudes and whether Nova may lead,
+docs/behaviour/nodes.md#stance) is a `[HALTUNG]` block: the form, not the content.
+
 A failed or empty call raises: without an answer the turn has failed, and the event
 consumer reports `turn_gescheitert` instead of sending a made-up text.
 """
@@ -28,6 +31,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text, identities_text, task_text
 from novaberg.graph.nodes.db_access import character_name
+from novaberg.graph.nodes.stance import stance_text
 from novaberg.graph.objection import ASSESSMENT_DEVIATES, ASSESSMENT_FAILS
 from novaberg.graph.personality import Character, Emotion
 from novaberg.graph.state import ConversationState
@@ -164,6 +168,7 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
         gespraechsvektor="" if cut else (state.get("conversation_hypothesis") or ""),
         inhalt=content,
         einwand="" if cut else objection_text(state.get("objection_verdict")),
+        haltung=stance_text(state.get("stance")),
     )
 
 

@@ -15,7 +15,8 @@ Two ways through:
   A model that cannot be used (`ModelUnavailable`) is no decision at all: the turn fails.
 
 A management action forces momentum from low to mid (a task turn is never a lull the
-proactive delivery may fill). `route_after_router` sends management to the planner, the
+proactive delivery may fill). The appointment reading runs right after the router and
+then takes the router's decision (`route_after_router`): management to the planner, the
 rest straight to the conversation vector.
 """
 

@@ -1,0 +1,173 @@
+"""Memory anchor node (Erinnerungsanker, docs/behaviour/nodes.md#memory-anchor). No model.
+
+Ties the turn to what memory knows about the things it is about. For every *acute*
+object the situation node found (`objekt_urteil`), it gathers
+
+- the object's known properties from the running understanding (the facts of this
+  conversation), and
+- the pair's active long-term nodes that name the object (a theme equal to the name, or
+  the name in the text), strongest `gewicht_decay` first,
+
+and puts them as a group "Fakten zu <Name>" **in front of** the turn's memory entries,
+appends up to three long-term memories the spreading read had not found to
+`lzg_resonanz["erinnerungen"]`, and renders `memory_context` and
+`memory_context_verfasser` again. Without an acute object, or with nothing new, every
+channel stays as the reducer left it.
+
+Entities are matched by name: the entity table that would give ids is not part of this
+node (see docs/behaviour/nodes.md#memory-anchor).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import psycopg
+from psycopg.rows import dict_row
+
+from novaberg.agents.deps import GraphDeps
+from novaberg.graph.nodes.reducer import character_display_name, render_contexts
+from novaberg.graph.state import ConversationState
+from novaberg.store.keys import Pair
+
+log = logging.getLogger(__name__)
+
+NEW_MEMORIES_MAX: Final = 3
+"""At most this many long-term memories are appended to lzg_resonanz."""
+
+NODES_PER_OBJECT: Final = 3
+ANCHOR_WEIGHT: Final = 1.0
+ANCHOR_SOURCE: Final = "anker"
+
+NODES_SQL: Final = (
+    "SELECT id, inhalt, dimension, themen, emotion, gewicht_decay, beobachter"
+    " FROM lzg_knoten WHERE user_id = %s AND character_id = %s AND aktiv"
+    " AND (EXISTS (SELECT 1 FROM unnest(themen) AS t WHERE lower(t) = lower(%s))"
+    " OR inhalt ILIKE %s)"
+    " ORDER BY gewicht_decay DESC, id LIMIT %s"
+)
+
+
+def _like(name: str) -> str:
+    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+async def nodes_naming(deps: GraphDeps, pair: Pair, name: str) -> list[dict[str, Any]]:
+    """The pair's active long-term nodes that name `name` (theme or text)."""
+    async with deps.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(
+            NODES_SQL, (pair.user_id, pair.character_id, name, _like(name), NODES_PER_OBJECT)
+        )
+        return list(await cur.fetchall())
+
+
+def fact_lines(obj: Mapping[str, Any]) -> list[str]:
+    """The object's known properties as "name: eigenschaft = wert" lines."""
+    return [
+        f"{obj['name']}: {key} = {value}" for key, value in (obj.get("eigenschaften") or {}).items()
+    ]
+
+
+def anchor_entries(
+    groups: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """ContextEntry dicts of the groups, in group order (facts first, then memories)."""
+    entries: list[dict[str, Any]] = []
+    for group in groups:
+        source = f"Fakten zu {group['name']}"
+        for line in [*group["fakten"], *(m["inhalt"] for m in group["erinnerungen"])]:
+            entries.append(
+                {
+                    "quelle": source,
+                    "subtyp": ANCHOR_SOURCE,
+                    "inhalt": line,
+                    "gewicht": ANCHOR_WEIGHT,
+                    "meta": {},
+                }
+            )
+    return entries
+
+
+def new_memories(
+    found: Sequence[Mapping[str, Any]], known_ids: set[int], limit: int = NEW_MEMORIES_MAX
+) -> list[dict[str, Any]]:
+    """Found nodes not already in the resonance, as lzg_resonanz memories (≤ limit)."""
+    out: list[dict[str, Any]] = []
+    for node in found:
+        if node["id"] in known_ids or len(out) == limit:
+            continue
+        known_ids.add(node["id"])
+        out.append(
+            {
+                "knoten_id": node["id"],
+                "inhalt": node["inhalt"],
+                "dimension": node.get("dimension") or "",
+                "themen": list(node.get("themen") or []),
+                "emotion": node.get("emotion") or "",
+                "gewicht_decay": float(node.get("gewicht_decay") or 0.0),
+                "schale": 0,
+                "sortier_gewicht": float(node.get("gewicht_decay") or 0.0),
+                "pfad": [],
+                "erstellt_am": None,
+                "beobachter": node.get("beobachter") or "",
+                "cosine": None,
+                "anker": True,
+            }
+        )
+    return out
+
+
+async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """Put the acute objects' facts in front of memory (see the module docstring)."""
+    judged = [j["objekt"] for j in state.get("object_judgement") or []]
+    situation = state.get("situation") or {}
+    objects = {obj["name"]: obj for obj in situation.get("objekte") or []}
+    acute = [objects[name] for name in judged if name in objects]
+    if not acute:
+        return {"memory_anchor_facts": [], "_log": {"akut": 0}}
+    pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
+    resonance = dict(state.get("long_term_resonance") or {})
+    memories = list(resonance.get("erinnerungen") or [])
+    known_ids = {int(m["knoten_id"]) for m in memories if m.get("knoten_id") is not None}
+    appended: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
+    failures: list[str] = []
+    for obj in acute:
+        try:
+            found = await nodes_naming(deps, pair, obj["name"])
+        except psycopg.Error as exc:
+            log.error("memory_anchor: long-term read for %r failed: %s", obj["name"], exc)
+            failures.append(obj["name"])
+            found = []
+        fresh = new_memories(found, known_ids, NEW_MEMORIES_MAX - len(appended))
+        appended.extend(fresh)
+        facts = fact_lines(obj)
+        if facts or fresh:
+            groups.append({"name": obj["name"], "fakten": facts, "erinnerungen": fresh})
+    if not groups:
+        return {
+            "memory_anchor_facts": [],
+            "_log": {"akut": len(acute), "neu": 0, "ausfall": failures},
+        }
+    entries = [*anchor_entries(groups), *(state.get("memory_entries") or [])]
+    name = character_display_name(state.get("character_id", ""))
+    third, composer = render_contexts(entries, name)
+    update: dict[str, Any] = {
+        "memory_anchor_facts": groups,
+        "memory_entries": entries,
+        "memory_context": third,
+        "memory_context_composer": composer,
+        "_log": {
+            "akut": len(acute),
+            "gruppen": [g["name"] for g in groups],
+            "neu": len(appended),
+            "ausfall": failures,
+        },
+    }
+    if appended:
+        resonance["erinnerungen"] = [*memories, *appended]
+        update["long_term_resonance"] = resonance
+    return update

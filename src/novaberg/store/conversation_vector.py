@@ -1,0 +1,76 @@
+"""The conversation vector's persisted trace (docs/behaviour/nodes.md#conversation-vector).
+
+- `gv:detail:{u}:{c}`: the last turn's `gv_detail` as JSON; the next turn's enricher
+  reads its `cluster` (the landscape) for the spreading depth and the search shift;
+- `gv:vorturn:{u}:{c}`: `{antwort[:2000], modus}` of the last released answer.
+
+Neither has a TTL (the landscape of a conversation outlives a session).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+
+log = logging.getLogger(__name__)
+
+ANSWER_CHARS: Final = 2000
+
+
+async def save_turn_trace(
+    redis: aioredis.Redis,
+    pair: Pair,
+    detail: Mapping[str, Any] | None,
+    answer: str | None,
+    mode: str | None,
+) -> list[str]:
+    """Write what there is (detail and/or answer) in one round trip; returns the keys."""
+    pipe = redis.pipeline(transaction=False)
+    written: list[str] = []
+    if detail:
+        pipe.set(
+            keys.hypothesis_detail(pair), json.dumps(dict(detail), ensure_ascii=False, default=str)
+        )
+        written.append(keys.hypothesis_detail(pair))
+    if answer:
+        pipe.set(
+            keys.previous_turn(pair),
+            json.dumps({"antwort": answer[:ANSWER_CHARS], "modus": mode or ""}, ensure_ascii=False),
+        )
+        written.append(keys.previous_turn(pair))
+    if written:
+        await pipe.execute()
+    return written
+
+
+async def load_detail(redis: aioredis.Redis, pair: Pair) -> dict[str, Any] | None:
+    """The stored gv_detail; None when there is none or it is unreadable (logged)."""
+    try:
+        raw = await redis.get(keys.hypothesis_detail(pair))
+    except RedisError as exc:
+        log.error("gv:detail of %s unreadable: %s", pair, exc)
+        return None
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        log.error("gv:detail of %s is not JSON: %s", pair, exc)
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def load_previous_turn(redis: aioredis.Redis, pair: Pair) -> dict[str, Any] | None:
+    raw = await redis.get(keys.previous_turn(pair))
+    if not raw:
+        return None
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else None
