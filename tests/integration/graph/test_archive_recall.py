@@ -147,12 +147,14 @@ async def test_a_fact_never_promoted_is_recalled_weeks_later(
     ]
     assert {e["meta"]["turn_id"] for e in recalled} == {payload["turn_id"]}
     assert "Korbinian" in final["memory_context"]
-    (answer_call,) = [
+    (composer_call,) = [
         c
         for c in scripted.calls
-        if c["schema"] is None and QUESTION in c["prompt"] and "Du bist Nova." in c["prompt"]
+        if c["schema"] is None
+        and QUESTION in c["prompt"]
+        and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
     ]
-    assert "Korbinian Wegscheider" in answer_call["prompt"], "the responder sees the fact"
+    assert "Korbinian Wegscheider" in composer_call["prompt"], "the composer sees the fact"
 
 
 async def test_what_the_session_still_holds_is_not_recalled_twice(
