@@ -26,6 +26,7 @@ from novaberg.api import (
     memory,
     memory_search,
     openai_door,
+    page_api,
     ws,
 )
 from novaberg.api.context import AppContext, cancel_quietly
@@ -45,6 +46,7 @@ ROUTERS: list[APIRouter] = [
     agents_api.router,
     imports_api.router,
     openai_door.router,
+    page_api.router,
 ]
 """Every router the app serves, in order."""
 

@@ -1,0 +1,160 @@
+"""Read endpoints the chat page needs beyond memory and agents (docs/behaviour/web.md):
+
+- `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
+  devices (the answered turns the dispatcher recorded for good)
+- `GET /characters` — the characters one can talk to (the page's picker)
+- `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
+  and the emotion wheel the page draws its radar with
+
+Read-only and scoped to the caller.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, Field
+
+from novaberg.api.auth import current_user
+from novaberg.api.context import AppContext, get_context
+from novaberg.api.errors import AUTH
+from novaberg.config import LLMBackend, Role, Settings
+from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
+from novaberg.llm.local import BUNDLED_NAME
+from novaberg.store.conversation_history import read_history
+from novaberg.store.keys import Pair
+from novaberg.wire import ORIGIN_USER
+
+router = APIRouter(tags=["page"], responses={**AUTH})
+
+CharacterId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")]
+User = Annotated[str, Depends(current_user)]
+Context = Annotated[AppContext, Depends(get_context)]
+
+HISTORY_PAGE: Final = 30
+"""Turns per history page when the client does not say: a screenful or two."""
+
+DEMO_HINT: Final = (
+    "NOVABERG_LLM_URL=http://localhost:11434/v1 NOVABERG_LLM_MODEL=llama3.1 make serve"
+)
+"""The one line that connects a real (OpenAI-compatible) model; README: Use a real model."""
+
+
+class HistoryEntry(BaseModel):
+    id: int = Field(description="Row id; pass the smallest one seen as `vor` for older turns.")
+    turn_id: str | None
+    zeit: float = Field(description="When the answer was recorded (epoch seconds).")
+    eingabe: str = Field(description="What the turn reacted to: the user's text or own thought.")
+    nachricht: str = Field(description="The character's answer.")
+    reiz_herkunft: str
+    emotion: str | None
+    arousal: float | None
+    user_emotion: str | None
+    user_arousal: float | None
+
+
+class HistoryPage(BaseModel):
+    eintraege: list[HistoryEntry] = Field(description="Oldest first.")
+    weitere: bool = Field(description="Whether older turns exist before the first entry.")
+
+
+class CharacterOut(BaseModel):
+    character_id: str
+    name: str
+    beschreibung: str
+
+
+class PageSettings(BaseModel):
+    zeitzone: str
+    backend: str
+    modell: str
+    demo_modell: bool = Field(description="The bundled tiny model answers: demo quality.")
+    demo_hinweis: str = Field(description="How to connect a real model (one line).")
+    emotionsrad: dict[str, int] = Field(description="Sector (1-8) of each canonical emotion.")
+    sektoren: int
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def history_entry(row: dict[str, Any]) -> HistoryEntry:
+    """One `turn_roh` row as the page shows it; missing emotions stay null."""
+    inhalt = row.get("inhalt") or {}
+    nova = inhalt.get("nova_emotion") or {}
+    user = inhalt.get("user_emotion") or {}
+    created: datetime = row["erstellt_am"]
+    return HistoryEntry(
+        id=row["id"],
+        turn_id=row.get("turn_id"),
+        zeit=created.timestamp(),
+        eingabe=str(inhalt.get("user_prompt") or ""),
+        nachricht=str(inhalt.get("response") or ""),
+        reiz_herkunft=str(inhalt.get("herkunft") or ORIGIN_USER),
+        emotion=_text(nova.get("emotion")),
+        arousal=_number(nova.get("arousal")),
+        user_emotion=_text(user.get("emotion")),
+        user_arousal=_number(user.get("arousal")),
+    )
+
+
+@router.get("/history/{character_id}", response_model=HistoryPage, summary="Conversation history")
+async def history(
+    character_id: CharacterId,
+    user_id: User,
+    ctx: Context,
+    vor: Annotated[
+        int | None, Query(ge=1, le=2**62, description="Only turns with an id below this one.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = HISTORY_PAGE,
+) -> HistoryPage:
+    """The caller's answered turns with this character, newest page first, each page oldest
+    first. Failed turns are not part of it (they were never answered)."""
+    rows = await read_history(ctx.pool, Pair(user_id, character_id), before_id=vor, limit=limit + 1)
+    page = rows[:limit]
+    return HistoryPage(
+        eintraege=[history_entry(r) for r in reversed(page)], weitere=len(rows) > limit
+    )
+
+
+@router.get("/characters", response_model=list[CharacterOut], summary="Characters to talk to")
+async def characters(user_id: User, ctx: Context) -> list[dict[str, Any]]:
+    async with ctx.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT character_id, name, beschreibung FROM characters ORDER BY character_id"
+        )
+        return [dict(row) for row in await cur.fetchall()]
+
+
+def page_settings(settings: Settings) -> PageSettings:
+    """What the settings panel shows; `demo_modell` when the bundled GGUF answers."""
+    backend = settings.llm_backend
+    if backend is LLMBackend.LOCAL:
+        path = settings.local_model_path
+        model = path.name if path is not None else BUNDLED_NAME
+        demo = path is None
+    else:
+        model = settings.model_for(Role.CHAT) if backend is LLMBackend.OPENAI else "scripted"
+        demo = False
+    wheel = dict(SECTORS)
+    wheel[NEUTRAL] = 0
+    return PageSettings(
+        zeitzone=settings.timezone,
+        backend=backend.value,
+        modell=model,
+        demo_modell=demo,
+        demo_hinweis=DEMO_HINT,
+        emotionsrad=wheel,
+        sektoren=SECTOR_COUNT,
+    )
+
+
+@router.get("/page/settings", response_model=PageSettings, summary="What the page shows")
+async def settings_view(user_id: User, ctx: Context) -> PageSettings:
+    return page_settings(ctx.settings)

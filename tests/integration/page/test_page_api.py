@@ -1,0 +1,113 @@
+"""The page's read endpoints: history paged backwards for the caller's pair only, the
+character list, and the settings panel's facts (model, demo banner, time zone, wheel)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.api.app import create_app
+from novaberg.api.context import AppContext
+from novaberg.api.page_api import page_settings
+from novaberg.config import Settings, load_settings
+from novaberg.llm.gate import ModelGate
+from novaberg.llm.layer import ModelLayer
+from novaberg.runtime.services import Endpoints
+from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog
+from novaberg.store.users import issue_token
+
+
+@pytest.fixture
+async def client(
+    settings: Settings,
+    endpoints: Endpoints,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+) -> AsyncIterator[httpx.AsyncClient]:
+    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-page", 1))
+    app = create_app(context=ctx)
+    app.state.local_page = False
+    token = (await issue_token(db, "leser", "test")).token
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://novaberg",
+            headers={"Authorization": f"Bearer {token}"},
+        ) as http:
+            yield http
+
+
+def _raw_turn(log: PipelineLog, user: str, prompt: str, answer: str, origin: str) -> None:
+    log.add(
+        quelle="character",
+        node="dispatcher",
+        art=ART_RAW_TURN,
+        turn_id=f"t-{prompt}",
+        inhalt={
+            "user_prompt": prompt,
+            "response": answer,
+            "user_emotion": {"emotion": "freude", "arousal": 0.7},
+            "nova_emotion": {"emotion": "neugierig", "arousal": 0.4},
+            "herkunft": origin,
+        },
+        user_id=user,
+        character_id="nova",
+    )
+
+
+async def test_history_pages_backwards_for_the_callers_pair(
+    client: httpx.AsyncClient, db: AsyncConnectionPool
+) -> None:
+    log = PipelineLog(db)
+    _raw_turn(log, "leser", "eins", "Antwort eins", "nutzer_turn")
+    _raw_turn(log, "fremder", "fremd", "nicht deins", "nutzer_turn")
+    _raw_turn(log, "leser", "zwei", "Antwort zwei", "nutzer_turn")
+    _raw_turn(log, "leser", "Gedanke", "Mir fiel etwas ein", "eigener_impuls")
+    log.add(quelle="human", node="perception", art="node", turn_id="t-x", user_id="leser")
+    await log.close()
+
+    first = (await client.get("/history/nova", params={"limit": 2})).json()
+    assert [e["nachricht"] for e in first["eintraege"]] == ["Antwort zwei", "Mir fiel etwas ein"]
+    assert first["weitere"] is True
+    newest = first["eintraege"][-1]
+    assert newest["reiz_herkunft"] == "eigener_impuls" and newest["eingabe"] == "Gedanke"
+    assert (newest["emotion"], newest["arousal"]) == ("neugierig", 0.4)
+    assert (newest["user_emotion"], newest["user_arousal"]) == ("freude", 0.7)
+    assert newest["zeit"] > 1.7e9 and newest["turn_id"] == "t-Gedanke"
+
+    older = await client.get(
+        "/history/nova", params={"limit": 2, "vor": first["eintraege"][0]["id"]}
+    )
+    page = older.json()
+    assert [e["eingabe"] for e in page["eintraege"]] == ["eins"] and page["weitere"] is False
+    assert (await client.get("/history/luna")).json() == {"eintraege": [], "weitere": False}
+    assert (await client.get("/history/nova", params={"vor": 0})).status_code == 422
+
+
+async def test_characters_and_page_settings(client: httpx.AsyncClient) -> None:
+    listed = (await client.get("/characters")).json()
+    assert {"character_id": "nova", "name": "Nova"}.items() <= listed[0].items()
+    shown = (await client.get("/page/settings")).json()
+    assert shown["backend"] == "scripted" and shown["demo_modell"] is False
+    assert shown["emotionsrad"]["freude"] == 1 and shown["emotionsrad"]["wut"] == 7
+    assert shown["sektoren"] == 8 and shown["zeitzone"]
+    assert (await client.get("/page/settings", headers={"Authorization": ""})).status_code == 401
+
+
+def test_the_bundled_model_is_called_a_demo(tmp_path: Path) -> None:
+    bundled = page_settings(load_settings(home=tmp_path, llm="local"))
+    assert bundled.demo_modell is True and bundled.modell == "SmolLM2-135M-Instruct"
+    assert "NOVABERG_LLM_URL=" in bundled.demo_hinweis
+    own = page_settings(load_settings(home=tmp_path, llm="local", local_model_path="/m/q.gguf"))
+    assert own.demo_modell is False and own.modell == "q.gguf"
+    remote = page_settings(
+        load_settings(home=tmp_path, llm_url="http://x/v1", llm_model_chat="qwen", timezone="UTC")
+    )
+    assert (remote.demo_modell, remote.modell, remote.zeitzone) == (False, "qwen", "UTC")
