@@ -14,12 +14,18 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGG
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
+# axe-core (the accessibility check of the browser tests) from the npm registry: pinned
+# version and sha512 integrity, fetched once into .cache/ by `make test`, never at test time.
+AXE_VERSION   := 4.10.3
+AXE_INTEGRITY := sha512-Xm7bpRXnDSX2YE2YFfBk2FnF0ep6tmG7xPh8iHee8MIcrgq762Nkce856dYtJYLkuIoYZvGfTs/PbZhideTcEg==
+AXE_JS        := .cache/axe-core/axe.min.js
+
 .PHONY: serve test lint bench install browser clean
 
 serve: $(STAMP)
 	$(BIN)/novaberg serve
 
-test: $(STAMP) browser
+test: $(STAMP) browser $(AXE_JS)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy src
@@ -59,5 +65,16 @@ browser:
 	  fi; \
 	fi
 
+$(AXE_JS): Makefile
+	@command -v npm >/dev/null || { echo "npm missing: install it (apt-get install npm) to fetch axe-core"; exit 1; }
+	rm -rf $(@D) && mkdir -p $(@D)
+	cd $(@D) && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null
+	$(PYTHON) -c "import base64,hashlib,sys; d=open(sys.argv[1],'rb').read(); \
+	got='sha512-'+base64.b64encode(hashlib.sha512(d).digest()).decode(); \
+	sys.exit(0 if got==sys.argv[2] else 'axe-core tarball integrity mismatch: '+got)" \
+	  $(@D)/axe-core-$(AXE_VERSION).tgz '$(AXE_INTEGRITY)'
+	tar -xzf $(@D)/axe-core-$(AXE_VERSION).tgz -C $(@D) --strip-components=1 package/axe.min.js
+	echo $(AXE_VERSION) > $(@D)/VERSION && touch $@
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .cache artifacts

@@ -49,7 +49,9 @@ from novaberg.store.users import issue_token, known_characters, register_token, 
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
-WEB_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
+WEB_TYPES = {".js": "text/javascript", ".css": "text/css"}
+WEB_FILES = {p.name: WEB_TYPES[p.suffix] for p in WEB_DIR.iterdir() if p.suffix in WEB_TYPES}
+"""The page's scripts and style sheet: every .js/.css file shipped next to index.html."""
 
 MAX_BODY_BYTES = 128 * 1024
 """A 16 KiB text may grow up to 6x through JSON escapes; anything larger is refused unread."""

@@ -260,6 +260,7 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         "_log": {
             "urteil": verdict,
             "stimmen": {vote["role"]: vote.get("vote") for vote in votes},
+            "begruendungen": {vote["role"]: vote.get("reasoning") or "" for vote in votes},
             "ausfaelle": failures,
             "runde": state.get("correction_round", 0),
         },

@@ -1,0 +1,28 @@
+// HTTP calls of the page: every request carries the page's bearer token; an answer that
+// is not 2xx becomes an Error naming the server's `fehler` code (or the status).
+"use strict";
+
+export const session = { token: "" };
+
+export async function call(method, path, body) {
+  const init = { method, headers: { Authorization: `Bearer ${session.token}` } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  if (res.status === 204) return null;
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    const detail = data && data.detail;
+    const code = (detail && (detail.fehler || detail.detail)) || res.status;
+    const err = new Error(typeof code === "string" ? code : JSON.stringify(code));
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+export const get = (path) => call("GET", path);
+
+export const enc = encodeURIComponent;

@@ -1,0 +1,87 @@
+// The memory panel: short-term entries, long-term nodes, goals and both profiles of the
+// current pair (GET /memory/{character}/...), reloaded after every answer; the search box
+// filters what is shown.
+"use strict";
+
+import { enc, get } from "./api.js";
+
+let root = null;
+let character = "";
+let data = null;
+
+function item(text, detail) {
+  const li = document.createElement("li");
+  const main = document.createElement("span");
+  main.textContent = text;
+  li.append(main);
+  if (detail) {
+    const small = document.createElement("small");
+    small.textContent = ` ${detail}`;
+    li.append(small);
+  }
+  return li;
+}
+
+function fill(role, rows, empty) {
+  const list = root.querySelector(`[data-role=${role}]`);
+  const query = root.querySelector("input[type=search]").value.trim().toLowerCase();
+  const shown = rows.filter((r) => !query || r.text.toLowerCase().includes(query));
+  list.replaceChildren(...shown.map((r) => item(r.text, r.detail)));
+  if (!shown.length) list.append(item(query ? "keine Treffer" : empty));
+  list.dataset.count = String(shown.length);
+}
+
+const pct = (v) => (typeof v === "number" ? `${Math.round(v * 100)} %` : "–");
+
+function render() {
+  if (!root || !data) return;
+  fill("short_term", data.short.map((e) => ({
+    text: e.inhalt, detail: `Salienz ${pct(e.salienz)}${e.themen.length ? " · " + e.themen.join(", ") : ""}`,
+  })), "nichts im Kurzzeitgedächtnis");
+  fill("long_term", data.long.map((n) => ({
+    text: n.inhalt, detail: `Gewicht ${pct(n.gewicht_decay)} · ${n.abrufe} Abrufe`,
+  })), "nichts im Langzeitgedächtnis");
+  fill("goals", data.goals.map((g) => ({
+    text: g.zielsatz, detail: `Motivation ${pct(g.motivation_jetzt)}`,
+  })), "keine Ziele");
+  const profiles = [];
+  for (const [who, label] of [["user", "Über dich"], ["character", "Über sich"]]) {
+    const p = data.profiles[who];
+    if (!p) continue;
+    for (const [layer, text] of Object.entries(p)) {
+      if (typeof text === "string" && text.trim() && !/_am$|_id$/.test(layer)) {
+        profiles.push({ text, detail: `${label} · ${layer}` });
+      }
+    }
+  }
+  fill("profiles", profiles, "noch keine Profile");
+}
+
+export async function refresh() {
+  if (!root || !character) return;
+  const base = `/memory/${enc(character)}`;
+  try {
+    const [short, long, goals, profiles] = await Promise.all([
+      get(`${base}/short_term`), get(`${base}/long_term?limit=50`),
+      get(`${base}/goals`), get(`${base}/profiles`),
+    ]);
+    data = { short: short.entries, long: long.nodes, goals: goals.goals, profiles };
+    root.querySelector("[data-role=status]").textContent = "";
+    render();
+    root.dataset.loaded = String(Date.now());
+  } catch (err) {
+    root.querySelector("[data-role=status]").textContent = `nicht geladen: ${err.message}`;
+  }
+}
+
+export function mount(element, characterId) {
+  root = element;
+  character = characterId;
+  root.querySelector("input[type=search]").addEventListener("input", render);
+}
+
+export function setCharacter(characterId) {
+  character = characterId;
+  data = null;
+  refresh();
+}

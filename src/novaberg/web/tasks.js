@@ -1,0 +1,113 @@
+// The tasks panel: what the task agents keep for the person (GET/POST/DELETE /agents/...):
+// notes and lists, appointments, directives and Nova's identity. Each list can be added to
+// and cleaned up here; it reloads after every answer, since an agent may have changed it.
+"use strict";
+
+import { call, get } from "./api.js";
+
+let root = null;
+
+const KINDS = {
+  notes: {
+    path: "/agents/notes",
+    show: (n) => [`${n.name}${n.text ? ": " + n.text : ""}`, n.typ],
+    body: (f) => ({ name: f.name.value, text: f.text.value, typ: f.typ.value }),
+    empty: "keine Notizen",
+  },
+  timeline: {
+    path: "/agents/timeline",
+    show: (e) => [`${e.datum_lokal} ${e.title}`, e.event_type],
+    body: (f) => ({ title: f.title.value, event_time: isoWithOffset(f.when.value) }),
+    empty: "keine Termine in den nächsten zwei Wochen",
+  },
+  directives: {
+    path: "/agents/directives",
+    show: (r) => [r.anweisung, r.kontext || ""],
+    body: (f) => ({ anweisung: f.anweisung.value }),
+    empty: "keine Direktiven",
+  },
+  identity: {
+    path: "/agents/identity",
+    show: (r) => [r.anweisung, ""],
+    body: (f) => ({ anweisung: f.anweisung.value }),
+    empty: "keine Identitätsanweisungen",
+  },
+};
+
+// "2031-05-02T10:00" (a datetime-local value) as ISO 8601 with this device's offset.
+export function isoWithOffset(local) {
+  const d = new Date(local);
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? "+" : "-";
+  const pad = (n) => String(Math.floor(Math.abs(n))).padStart(2, "0");
+  return `${local.length === 16 ? local + ":00" : local}${sign}${pad(off / 60)}:${pad(off % 60)}`;
+}
+
+function status(text) {
+  root.querySelector("[data-role=tasks-status]").textContent = text;
+}
+
+async function load(kind) {
+  const spec = KINDS[kind];
+  const list = root.querySelector(`[data-kind=${kind}] ul`);
+  const rows = await get(spec.path);
+  list.replaceChildren();
+  for (const row of rows) {
+    const [text, detail] = spec.show(row);
+    const li = document.createElement("li");
+    const span = document.createElement("span");
+    span.textContent = text;
+    li.append(span);
+    if (detail) {
+      const small = document.createElement("small");
+      small.textContent = ` ${detail}`;
+      li.append(small);
+    }
+    const del = document.createElement("button");
+    del.type = "button";
+    del.className = "small";
+    del.textContent = "Entfernen";
+    del.setAttribute("aria-label", `Entfernen: ${text}`);
+    del.addEventListener("click", async () => {
+      try {
+        await call("DELETE", `${spec.path}/${row.id}`);
+        status("entfernt");
+        await load(kind);
+      } catch (err) { status(`nicht entfernt: ${err.message}`); }
+    });
+    li.append(del);
+    list.append(li);
+  }
+  if (!rows.length) {
+    const li = document.createElement("li");
+    li.textContent = spec.empty;
+    list.append(li);
+  }
+  list.dataset.count = String(rows.length);
+}
+
+export async function refresh() {
+  if (!root) return;
+  try {
+    await Promise.all(Object.keys(KINDS).map(load));
+    root.dataset.loaded = String(Date.now());
+  } catch (err) {
+    status(`nicht geladen: ${err.message}`);
+  }
+}
+
+export function mount(element) {
+  root = element;
+  for (const kind of Object.keys(KINDS)) {
+    const form = root.querySelector(`[data-kind=${kind}] form`);
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      try {
+        await call("POST", KINDS[kind].path, KINDS[kind].body(form.elements));
+        form.reset();
+        status("gespeichert");
+        await load(kind);
+      } catch (err) { status(`nicht gespeichert: ${err.message}`); }
+    });
+  }
+}
