@@ -59,6 +59,11 @@ RULES: list[dict[str, Any]] = [
     # something worth remembering: a salient segment lands in the short-term memory
     {
         "match": "Madrid",
+        "schema": "Segmentation",
+        "output": {"segmente": [{"segment": "Ich ziehe nach Madrid.", "thema_kurz": "Umzug"}]},
+    },
+    {
+        "match": "Madrid",
         "schema": "SalienceScore",
         "output": {"salienz": 0.95, "themen": ["Umzug"], "gedaechtnistyp": "kurz"},
     },
@@ -68,6 +73,8 @@ RULES: list[dict[str, Any]] = [
         "output": "Schön, von **dir** zu hören!",
         "latency_ms": 2000,
     },
+    # every other text call about the move (the short-term entry's condensed kern)
+    {"match": "Madrid", "output": "Der Nutzer zieht nach Madrid."},
 ]
 
 

@@ -84,7 +84,9 @@ function memoryUsed(rows) {
   return s;
 }
 
-export async function show(turnId) {
+const RETRIES = 4; // the pipeline log is written about once a second: a fresh turn may lag
+
+export async function show(turnId, attempt = 0) {
   if (!root) return;
   const body = root.querySelector("[data-role=inspector-body]");
   body.replaceChildren(h("p", "lädt …"));
@@ -101,6 +103,10 @@ export async function show(turnId) {
     );
     root.dataset.loaded = turnId;
   } catch (err) {
+    if (err.status === 404 && attempt < RETRIES && root.dataset.turn === turnId) {
+      setTimeout(() => show(turnId, attempt + 1), 1000);
+      return;
+    }
     body.replaceChildren(h("p", err.status === 404
       ? "Für diesen Turn ist (noch) kein Ablauf gespeichert."
       : `nicht geladen: ${err.message}`));
