@@ -56,6 +56,12 @@ RULES: list[dict[str, Any]] = [
         "schema": "ThinkerCheck",
         "output": {"ergebnis": "OK", "probleme": "", "korrigierte_antwort": ""},
     },
+    # the move is good news: perceived as joy (the emotion panel draws it)
+    {
+        "match": "Madrid",
+        "schema": "PerceptionResult",
+        "output": {"emotional": {"emotion": "freude", "arousal": 0.8}},
+    },
     # something worth remembering: a salient segment lands in the short-term memory
     {
         "match": "Madrid",

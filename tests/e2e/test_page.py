@@ -165,6 +165,8 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
 
     emotions = page.get_by_test_id("panel-emotions")
     expect(emotions).to_have_attribute("data-observations", "2")
+    expect(emotions.locator("[data-role=now]")).to_contain_text("du: freude")
+    expect(emotions.locator("svg[aria-label*='Du: begeisterung']")).to_have_count(1)
     expect(emotions.locator("svg polygon.area.nova")).to_have_count(1)
     expect(emotions.locator("svg polygon.area.user")).to_have_count(1)
     expect(emotions.locator("svg polyline.line.nova")).to_have_attribute("data-points", "1")

@@ -1,4 +1,4 @@
-"""Read endpoints the chat page needs beyond memory and agents (docs/behaviour/web.md):
+"""Read endpoints the chat page needs beyond memory and agents (docs/behaviour/web.md#the-page):
 
 - `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
   devices (the answered turns the dispatcher recorded for good)

@@ -16,7 +16,7 @@ function h(tag, text, attrs) {
 
 function section(title, role) {
   const s = h("section", undefined, { "data-role": role });
-  s.append(h("h4", title));
+  s.append(h("h3", title));
   return s;
 }
 
@@ -24,7 +24,7 @@ function stages(rows) {
   const s = section("Stufen", "stages");
   const table = h("table");
   const head = h("tr");
-  for (const t of ["Stufe", "Graph", "ms", "Modellaufrufe", "Ergebnis"]) head.append(h("th", t, { scope: "col" }));
+  for (const t of ["Stufe", "Graph", "ms", "Aufrufe", "Ergebnis"]) head.append(h("th", t, { scope: "col" }));
   table.append(h("thead"), h("tbody"));
   table.tHead.append(head);
   for (const r of rows) {
@@ -34,7 +34,9 @@ function stages(rows) {
       h("td", r.ergebnis));
     table.tBodies[0].append(tr);
   }
-  s.append(table);
+  const scroller = h("div", undefined, { class: "scroll-x" });
+  scroller.append(table);
+  s.append(scroller);
   const total = rows.reduce((a, r) => a + (r.dauer_ms || 0), 0);
   const calls = rows.reduce((a, r) => a + (r.modell_aufrufe || 0), 0);
   s.append(h("p", `${rows.length} Stufen · ${Math.round(total)} ms · ${calls} Modellaufrufe`));

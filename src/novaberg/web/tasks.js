@@ -48,12 +48,12 @@ function status(text) {
 }
 
 async function load(kind) {
-  const spec = KINDS[kind];
+  const kindOf = KINDS[kind];
   const list = root.querySelector(`[data-kind=${kind}] ul`);
-  const rows = await get(spec.path);
+  const rows = await get(kindOf.path);
   list.replaceChildren();
   for (const row of rows) {
-    const [text, detail] = spec.show(row);
+    const [text, detail] = kindOf.show(row);
     const li = document.createElement("li");
     const span = document.createElement("span");
     span.textContent = text;
@@ -70,7 +70,7 @@ async function load(kind) {
     del.setAttribute("aria-label", `Entfernen: ${text}`);
     del.addEventListener("click", async () => {
       try {
-        await call("DELETE", `${spec.path}/${row.id}`);
+        await call("DELETE", `${kindOf.path}/${row.id}`);
         status("entfernt");
         await load(kind);
       } catch (err) { status(`nicht entfernt: ${err.message}`); }
@@ -80,7 +80,7 @@ async function load(kind) {
   }
   if (!rows.length) {
     const li = document.createElement("li");
-    li.textContent = spec.empty;
+    li.textContent = kindOf.empty;
     list.append(li);
   }
   list.dataset.count = String(rows.length);
