@@ -7,6 +7,7 @@ Screenshots land in artifacts/screenshots/, the axe summary in artifacts/axe-sum
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -184,6 +185,8 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
     memory.get_by_label("Suchen").fill("madrid")
     expect(short_term).to_have_attribute("data-count", "1")
     expect(short_term).to_contain_text("Der Nutzer zieht nach Madrid.")
+    memory.get_by_role("button", name="Im Gedächtnis suchen").click()
+    expect(memory.locator("[data-role=hits]")).to_contain_text("Madrid")
     shoot(page, "panel-memory")
 
     _open_panel(page, "Aufgaben")
@@ -278,3 +281,36 @@ def test_accessibility_phone_and_dark_mode(
         shoot(tab, label)
         tab.context.close()
     assert not problems, problems
+
+
+def test_a_dropped_card_becomes_a_character_to_talk_to(
+    page: Page, served: ServerThread, shoot: Shoot
+) -> None:
+    card = {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {"name": "Ebba Seitentest", "description": "Eine Fährfrau.", "first_mes": "Hej."},
+    }
+    transfer = page.evaluate_handle(
+        """text => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([text], "ebba.json", {type: "application/json"}));
+            return dt;
+        }""",
+        json.dumps(card),
+    )
+    picker = page.get_by_test_id("character-picker")
+    try:
+        page.dispatch_event("body", "drop", {"dataTransfer": transfer})
+        expect(page.locator("#card-status")).to_have_text("Ebba Seitentest importiert")
+        expect(picker.locator("option")).to_contain_text(["Ebba Seitentest", "Nova"])
+        expect(picker).not_to_have_value("nova")
+        expect(page.get_by_test_id("message-list").locator("li")).to_have_count(0)
+        _write(page, "Hallo Ebba")
+        _answered(page, 1)
+        shoot(page, "card-imported")
+        picker.select_option("nova")  # back to Nova: her (empty) history, not Ebba's
+        expect(page.get_by_test_id("message-list").locator("li")).to_have_count(0)
+    finally:
+        with psycopg.connect(served.endpoints.database_url) as conn:
+            conn.execute("DELETE FROM characters WHERE name = 'Ebba Seitentest'")

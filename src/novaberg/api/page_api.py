@@ -2,7 +2,6 @@
 
 - `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
   devices (the answered turns the dispatcher recorded for good)
-- `GET /characters` — the characters one can talk to (the page's picker)
 - `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
   and the emotion wheel the page draws its radar with
 
@@ -60,12 +59,6 @@ class HistoryPage(BaseModel):
     weitere: bool = Field(description="Whether older turns exist before the first entry.")
 
 
-class CharacterOut(BaseModel):
-    character_id: str
-    name: str
-    beschreibung: str
-
-
 class PageSettings(BaseModel):
     zeitzone: str
     backend: str
@@ -121,15 +114,6 @@ async def history(
     return HistoryPage(
         eintraege=[history_entry(r) for r in reversed(page)], weitere=len(rows) > limit
     )
-
-
-@router.get("/characters", response_model=list[CharacterOut], summary="Characters to talk to")
-async def characters(user_id: User, ctx: Context) -> list[dict[str, Any]]:
-    async with ctx.pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT character_id, name, beschreibung FROM characters ORDER BY character_id"
-        )
-        return [dict(row) for row in await cur.fetchall()]
 
 
 def page_settings(settings: Settings) -> PageSettings:

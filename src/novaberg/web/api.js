@@ -26,3 +26,18 @@ export async function call(method, path, body) {
 export const get = (path) => call("GET", path);
 
 export const enc = encodeURIComponent;
+
+// A file as the raw request body (a character card: PNG or JSON).
+export async function upload(path, file) {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${session.token}`, "Content-Type": file.type || "application/octet-stream" },
+    body: file,
+  });
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    const detail = data && data.detail;
+    throw new Error((detail && (detail.detail || detail.fehler)) || String(res.status));
+  }
+  return data;
+}

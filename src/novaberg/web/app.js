@@ -13,6 +13,7 @@ import * as memory from "./memory.js";
 import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
+import * as cards from "./cards.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -399,7 +400,7 @@ function selectCharacter(id) {
 async function loadCharacters() {
   const picker = $("character-picker");
   let list = [];
-  try { list = await get("/characters"); } catch (err) { list = []; }
+  try { list = (await get("/characters")).characters; } catch (err) { list = []; }
   if (!list.some((c) => c.character_id === state.character)) {
     list.push({ character_id: state.character, name: state.character, beschreibung: "" });
   }
@@ -428,6 +429,11 @@ async function start() {
 
 // ---------- wiring ----------
 
+cards.mount(document.body, $("card-file"), $("card-status"), async (id) => {
+  state.character = id;
+  await loadCharacters();
+  selectCharacter(id);
+});
 emotions.mount($("panel-emotions"));
 memory.mount($("panel-memory"), state.character);
 tasks.mount($("panel-tasks"));

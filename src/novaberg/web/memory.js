@@ -74,10 +74,29 @@ export async function refresh() {
   }
 }
 
+// The server's hybrid search (archive, short- and long-term memory, fused).
+async function search(query) {
+  const list = root.querySelector("[data-role=hits]");
+  try {
+    const found = await get(`/memory/${enc(character)}/search?q=${enc(query)}&limit=10`);
+    list.replaceChildren(...found.hits.map((hit) =>
+      item(hit.text, `${hit.layer} · ${Math.round((hit.score || 0) * 100) / 100}`)));
+    if (!found.hits.length) list.append(item("nichts gefunden"));
+    list.dataset.count = String(found.hits.length);
+  } catch (err) {
+    list.replaceChildren(item(`Suche fehlgeschlagen: ${err.message}`));
+  }
+}
+
 export function mount(element, characterId) {
   root = element;
   character = characterId;
-  root.querySelector("input[type=search]").addEventListener("input", render);
+  const input = root.querySelector("input[type=search]");
+  input.addEventListener("input", render);
+  root.querySelector("[data-role=search-form]").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (input.value.trim()) search(input.value.trim());
+  });
 }
 
 export function setCharacter(characterId) {

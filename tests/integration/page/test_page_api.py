@@ -1,5 +1,5 @@
-"""The page's read endpoints: history paged backwards for the caller's pair only, the
-character list, and the settings panel's facts (model, demo banner, time zone, wheel)."""
+"""The page's read endpoints: history paged backwards for the caller's pair only, and the
+settings panel's facts (model, demo banner, time zone, wheel)."""
 
 from __future__ import annotations
 
@@ -91,9 +91,7 @@ async def test_history_pages_backwards_for_the_callers_pair(
     assert (await client.get("/history/nova", params={"vor": 0})).status_code == 422
 
 
-async def test_characters_and_page_settings(client: httpx.AsyncClient) -> None:
-    listed = (await client.get("/characters")).json()
-    assert {"character_id": "nova", "name": "Nova"}.items() <= listed[0].items()
+async def test_page_settings(client: httpx.AsyncClient) -> None:
     shown = (await client.get("/page/settings")).json()
     assert shown["backend"] == "scripted" and shown["demo_modell"] is False
     assert shown["emotionsrad"]["freude"] == 1 and shown["emotionsrad"]["wut"] == 7
