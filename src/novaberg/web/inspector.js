@@ -34,7 +34,7 @@ function stages(rows) {
       h("td", r.ergebnis));
     table.tBodies[0].append(tr);
   }
-  const scroller = h("div", undefined, { class: "scroll-x" });
+  const scroller = h("div", undefined, { class: "scroll-x", tabindex: "0", role: "region", "aria-label": "Stufen" });
   scroller.append(table);
   s.append(scroller);
   const total = rows.reduce((a, r) => a + (r.dauer_ms || 0), 0);
