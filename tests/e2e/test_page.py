@@ -188,6 +188,10 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
     memory.get_by_role("button", name="Im Gedächtnis suchen").click()
     expect(memory.locator("[data-role=hits]")).to_contain_text("Madrid")
     shoot(page, "panel-memory")
+    memory.get_by_role("button", name="Vergessen: Der Nutzer zieht nach Madrid.").click()
+    expect(memory.get_by_role("status")).to_have_text("vergessen")
+    memory.get_by_label("Suchen").fill("")
+    expect(short_term).not_to_contain_text("Der Nutzer zieht nach Madrid.")
 
     _open_panel(page, "Aufgaben")
     tasks = page.get_by_test_id("panel-tasks")

@@ -5,13 +5,14 @@ Every route is scoped to the caller (`current_user`) and one character, i.e. one
 
 - `GET /memory/{character_id}/session` — session turns (embeddings left out) and summary
 - `GET /memory/{character_id}/short_term` — short-term entries: salience, themes, TTL left
+- `DELETE /memory/{character_id}/short_term/{key}` — forget one short-term entry
 - `GET /memory/{character_id}/long_term` — long-term nodes: weights, last reinforced/used
 - `GET /memory/{character_id}/goals` — the character's goals toward the caller
 - `GET /memory/{character_id}/profiles` — both distilled profiles (user, character)
 - `GET /pipeline/{turn_id}` — the pipeline log of one of the caller's turns
 
-Read-only; nothing here changes memory (reading a panel is not a retrieval, so it does not
-reinforce long-term nodes).
+Reading changes nothing (reading a panel is not a retrieval, so it does not reinforce
+long-term nodes); the one write is forgetting a short-term entry the person points at.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
@@ -90,6 +91,22 @@ async def short_term_view(
             }
         )
     return {"entries": result}
+
+
+@router.delete(
+    "/memory/{character_id}/short_term/{key}",
+    status_code=204,
+    summary="Forget one short-term entry (404 unless it is a live entry of the caller's pair)",
+)
+async def forget_short_term(
+    character_id: CharacterId,
+    key: Annotated[str, Path(min_length=1, max_length=300), NoNul],
+    user_id: User,
+    ctx: Context,
+) -> Response:
+    if not await KzgStore(ctx.redis).delete(_pair(user_id, character_id), key):
+        raise HTTPException(404, detail={"fehler": "nicht_gefunden", "detail": key})
+    return Response(status_code=204)
 
 
 @router.get("/memory/{character_id}/long_term")

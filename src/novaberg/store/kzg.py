@@ -64,6 +64,7 @@ class KzgStore(KzgSearch):
         self._pairs: OrderedDict[Pair, PairCache] = OrderedDict()
         self._create = redis.register_script(lua.CREATE)
         self._forget = redis.register_script(lua.FORGET)
+        self._forget_one = redis.register_script(lua.FORGET_ONE)
         self._members = redis.register_script(lua.MEMBERS)
         self._vectors_script = redis.register_script(lua.VECTORS)
         self._pair_vectors = redis.register_script(lua.PAIR_VECTORS)
@@ -258,6 +259,15 @@ class KzgStore(KzgSearch):
                     )
                 )
         return rows
+
+    async def delete(self, pair: Pair, key: str) -> bool:
+        """Remove one entry of the pair at the person's request, in one step; False when
+        `key` is no live entry of this pair (another pair's key included)."""
+        removed = await self._forget_one(
+            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), key], args=[]
+        )
+        self._vectors.pop(key, None)
+        return int(removed) == 1
 
     async def entries(self, pair: Pair, *, with_ttl: bool = True) -> list[KzgEntry]:
         """Every live entry of a pair, newest first (read APIs and distillation)."""

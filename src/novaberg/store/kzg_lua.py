@@ -76,6 +76,15 @@ if n > 0 then redis.call('INCR', KEYS[2]) end
 return n
 """
 
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry -> 1 if the pair's entry was removed, else 0
+FORGET_ONE = """
+if redis.call('SISMEMBER', KEYS[1], KEYS[3]) == 0 then return 0 end
+redis.call('DEL', KEYS[3])
+redis.call('SREM', KEYS[1], KEYS[3])
+redis.call('INCR', KEYS[2])
+return 1
+"""
+
 # KEYS[1]=index, KEYS[2]=version -> {version, members joined by newline}
 # (one bulk reply: the pure-Python RESP parser is slow on thousands of small replies)
 MEMBERS = """

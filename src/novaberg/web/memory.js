@@ -3,7 +3,7 @@
 // filters what is shown.
 "use strict";
 
-import { enc, get } from "./api.js";
+import { call, enc, get } from "./api.js";
 
 let root = null;
 let character = "";
@@ -22,11 +22,34 @@ function item(text, detail) {
   return li;
 }
 
+// A button that forgets one short-term entry (DELETE /memory/{character}/short_term/{key}).
+function forgetButton(row) {
+  const btn = document.createElement("button");
+  btn.type = "button";
+  btn.className = "small";
+  btn.textContent = "Vergessen";
+  btn.setAttribute("aria-label", `Vergessen: ${row.text}`);
+  btn.addEventListener("click", async () => {
+    try {
+      await call("DELETE", `/memory/${enc(character)}/short_term/${enc(row.key)}`);
+      await refresh();
+      root.querySelector("[data-role=status]").textContent = "vergessen";
+    } catch (err) {
+      root.querySelector("[data-role=status]").textContent = `nicht vergessen: ${err.message}`;
+    }
+  });
+  return btn;
+}
+
 function fill(role, rows, empty) {
   const list = root.querySelector(`[data-role=${role}]`);
   const query = root.querySelector("input[type=search]").value.trim().toLowerCase();
   const shown = rows.filter((r) => !query || r.text.toLowerCase().includes(query));
-  list.replaceChildren(...shown.map((r) => item(r.text, r.detail)));
+  list.replaceChildren(...shown.map((r) => {
+    const li = item(r.text, r.detail);
+    if (r.key) li.append(forgetButton(r));
+    return li;
+  }));
   if (!shown.length) list.append(item(query ? "keine Treffer" : empty));
   list.dataset.count = String(shown.length);
 }
@@ -36,6 +59,7 @@ const pct = (v) => (typeof v === "number" ? `${Math.round(v * 100)} %` : "–");
 function render() {
   if (!root || !data) return;
   fill("short_term", data.short.map((e) => ({
+    key: e.key,
     text: e.inhalt, detail: `Salienz ${pct(e.salienz)}${e.themen.length ? " · " + e.themen.join(", ") : ""}`,
   })), "nichts im Kurzzeitgedächtnis");
   fill("long_term", data.long.map((n) => ({

@@ -143,3 +143,33 @@ async def test_parameters_postgresql_cannot_take_are_a_422(client: httpx.AsyncCl
     assert huge.status_code == 422
     assert "offset" in huge.json()["detail"][0]["loc"]
     assert (await client.get("/memory/nova/long_term", params={"offset": 10})).status_code == 200
+
+
+async def test_forgetting_a_short_term_entry_of_the_callers_pair_only(
+    client: httpx.AsyncClient,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    scripted: ScriptedLLM,
+) -> None:
+    scripted.add("Lissabon", "Der Nutzer mag Lissabon.")
+    short = ShortTermMemory(redis, model, pool=db)
+    mine = await short.store_salience_write(
+        Pair("meister", "luna"),
+        {"salienz_obj": {"salienz": 0.9, "themen": ["Reisen"]}, "segment": "Lissabon!"},
+        "user",
+        "t-lis",
+    )
+    other = await short.store_salience_write(
+        Pair("anna", "luna"),
+        {"salienz_obj": {"salienz": 0.9, "themen": ["Reisen"]}, "segment": "Lissabon?"},
+        "user",
+        "t-lis-anna",
+    )
+    assert mine is not None and other is not None
+    assert (await client.delete(f"/memory/luna/short_term/{other.key}")).status_code == 404
+    assert await redis.exists(other.key), "another pair's entry stays"
+    assert (await client.delete(f"/memory/luna/short_term/{mine.key}")).status_code == 204
+    assert not await redis.exists(mine.key)
+    assert (await client.get("/memory/luna/short_term")).json() == {"entries": []}
+    assert (await client.delete(f"/memory/luna/short_term/{mine.key}")).status_code == 404
