@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from novaberg.api.errors import AUTH, BODY, ErrorOut
-from novaberg.api.fields import NoNul
+from novaberg.api.fields import NO_NUL, NoNul
 from novaberg.api.memory import Context, User
 from novaberg.imports.card_import import CardConflict, import_card
 from novaberg.imports.cards import CardError, read_card
@@ -147,7 +147,9 @@ async def import_chat_export(
     ctx: Context,
     character: Annotated[str, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")],
     pin: Annotated[bool, Query(description="Keep the turns beyond the yearly purge.")] = False,
-    name: Annotated[str, Query(max_length=200, description="The file's name."), NoNul] = "",
+    name: Annotated[
+        str, Query(max_length=200, pattern=NO_NUL, description="The file's name."), NoNul
+    ] = "",
 ) -> dict[str, Any]:
     """Archive the chat export in the body (SillyTavern JSONL, ChatGPT conversations.json,
     plain JSONL). Embedding only, no model call; skipped lines are listed with their line."""

@@ -25,7 +25,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
 from novaberg.api.errors import AUTH, ITEM
-from novaberg.api.fields import MAX_OFFSET, NoNul
+from novaberg.api.fields import MAX_OFFSET, NO_NUL, NoNul
 from novaberg.ei.canon import parse_number
 from novaberg.store import character_profiles, goals, lzg
 from novaberg.store.keys import Pair
@@ -100,7 +100,7 @@ async def short_term_view(
 )
 async def forget_short_term(
     character_id: CharacterId,
-    key: Annotated[str, Path(min_length=1, max_length=300), NoNul],
+    key: Annotated[str, Path(min_length=1, max_length=300, pattern=NO_NUL), NoNul],
     user_id: User,
     ctx: Context,
 ) -> Response:

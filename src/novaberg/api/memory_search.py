@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from novaberg.api.errors import AUTH
-from novaberg.api.fields import NoNul
+from novaberg.api.fields import NO_NUL, NoNul
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.memory.search import SearchOptions, search_memory
 from novaberg.store.keys import Pair
@@ -25,7 +25,7 @@ async def memory_search(
     character_id: CharacterId,
     user_id: User,
     ctx: Context,
-    q: Annotated[str, Query(min_length=1, max_length=QUERY_MAX_CHARS), NoNul],
+    q: Annotated[str, Query(min_length=1, max_length=QUERY_MAX_CHARS, pattern=NO_NUL), NoNul],
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     inaktive: Annotated[bool, Query(description="Include decayed long-term nodes.")] = False,
 ) -> dict[str, Any]:
