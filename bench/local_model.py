@@ -134,7 +134,9 @@ class ReleaseClock:
         self.seconds: float | None = None
 
     def on_stage(self, graph: str, node: str, state: dict[str, Any], ms: float) -> None:
-        if graph == "character" and node == self.release_node and self.seconds is None:
+        from novaberg.graph.contract import release_ready
+
+        if graph == "character" and self.seconds is None and release_ready(state):
             self.seconds = time.perf_counter() - self.started
 
 

@@ -5,7 +5,11 @@ zero latency against embedded Redis and
 PostgreSQL in a temporary home, and reports per turn the wall time, the scripted model's own
 time (`CallStats.model_seconds` for chat calls plus `embed_seconds` for the scripted
 embedder) and their difference — the overhead of graphs, nodes,
-stores and logging. Goal (issue #3): overhead median ≤ 25 ms. The process is set up as
+stores and logging. Goal: `overhead / langgraph_floor` ≤ 3.0, both medians from the same
+run — the floor (a LangGraph run of as many no-op nodes over the same state, run right
+after each turn) moves with the machine's load as the overhead does, so the ratio holds on
+a noisy machine where a fixed number of milliseconds does not. The absolute 25 ms of issue #3 is printed next to
+it. The process is set up as
 `novaberg serve`/`worker` set theirs up: graphs compiled and the startup heap frozen
 before the first turn.
 
@@ -36,7 +40,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 GOAL_MEDIAN_MS = 25.0
-"""Issue #3: overhead ≤ 25 ms median per full turn."""
+"""Issue #3: overhead ≤ 25 ms median per full turn (shown; the ratio below is the goal)."""
+
+GOAL_FLOOR_RATIO = 3.0
+"""Issue 16: median overhead ≤ 3.0 × the median LangGraph floor of the same run."""
 
 TEXTS = [
     "Wie geht's dir?",
@@ -114,6 +121,8 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         calls: list[int] = []
         cpu: list[float] = []
         steps: list[int] = []
+        floor_runs = Floor()
+        floor: list[float] = []
         for index in range(warmup + turns):
             text = TEXTS[index % len(TEXTS)]
             with track_calls() as stats:
@@ -135,6 +144,8 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
             calls.append(stats.calls)
             cpu.append(cpu_ms)
             steps.append(len(result.stages))
+            # the floor right after the turn, so both see the same machine load
+            floor.append(await floor_runs.measure(len(result.stages)))
         assert deps.log is not None
         await deps.log.close()
     finally:
@@ -154,38 +165,47 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         "model_calls": calls,
         "process_cpu_ms": cpu,
         "steps": steps,
-        "langgraph_floor_ms": await _langgraph_floor(round(statistics.median(steps)), turns),
+        "langgraph_floor_ms": floor,
     }
 
 
-async def _langgraph_floor(steps: int, runs: int) -> list[float]:
-    """Wall time of a LangGraph run of `steps` no-op nodes over the same ConversationState:
-    the framework's own floor under the same machine load, measured in the same run."""
-    from langgraph.graph import END, START, StateGraph
+class Floor:
+    """The framework's own floor: a LangGraph of no-op nodes in a line over the same
+    ConversationState, as many as the turn ran nodes (one graph per length, built once)."""
 
-    from novaberg.graph.personality import InternalPersonality, Personality
-    from novaberg.graph.state import ConversationState
+    def __init__(self) -> None:
+        self.graphs: dict[int, Any] = {}
 
-    builder = StateGraph(ConversationState)
-    previous = START
-    for index in range(steps):
+    def graph(self, steps: int) -> Any:
+        if steps not in self.graphs:
+            from langgraph.graph import END, START, StateGraph
 
-        async def node(state: Any, index: int = index) -> dict[str, Any]:
-            return {"node_timings": {f"n{index}": 0.0}}
+            from novaberg.graph.state import ConversationState
 
-        builder.add_node(f"n{index}", node)
-        builder.add_edge(previous, f"n{index}")
-        previous = f"n{index}"
-    builder.add_edge(previous, END)
-    graph = builder.compile()
-    state = {"external": Personality(), "internal": InternalPersonality(), "node_timings": {}}
-    times = []
-    for _ in range(runs):
+            builder = StateGraph(ConversationState)
+            previous = START
+            for index in range(steps):
+
+                async def node(state: Any, index: int = index) -> dict[str, Any]:
+                    return {"node_timings": {f"n{index}": 0.0}}
+
+                builder.add_node(f"n{index}", node)
+                builder.add_edge(previous, f"n{index}")
+                previous = f"n{index}"
+            builder.add_edge(previous, END)
+            self.graphs[steps] = builder.compile()
+        return self.graphs[steps]
+
+    async def measure(self, steps: int) -> float:
+        """Wall time of one run of `steps` no-op nodes."""
+        from novaberg.graph.personality import InternalPersonality, Personality
+
+        graph = self.graph(steps)
+        state = {"external": Personality(), "internal": InternalPersonality(), "node_timings": {}}
         started = time.perf_counter()
-        async for _chunk in graph.astream(dict(state), stream_mode="updates"):
+        async for _chunk in graph.astream(state, stream_mode="updates"):
             pass
-        times.append((time.perf_counter() - started) * 1000)
-    return times
+        return (time.perf_counter() - started) * 1000
 
 
 def _summary(name: str, values: list[float]) -> dict[str, Any]:
@@ -235,6 +255,8 @@ def main() -> int:
         "met": overhead_median <= GOAL_MEDIAN_MS,
         "nodes_per_turn": statistics.median(data["steps"]),
         "overhead_to_langgraph_floor": round(overhead_median / rows[-1]["median_ms"], 2),
+        "goal_floor_ratio": GOAL_FLOOR_RATIO,
+        "floor_ratio_met": overhead_median / rows[-1]["median_ms"] <= GOAL_FLOOR_RATIO,
         "load_average_1m": round(os.getloadavg()[0], 2),
         "cpu_steal_pct": steal,
         "cpus": os.cpu_count(),
@@ -252,8 +274,13 @@ def main() -> int:
         f"hypervisor running other machines on these cores, which slows every figure.)"
     )
     print(
-        f"overhead median {overhead_median:.2f} ms vs goal {GOAL_MEDIAN_MS:.0f} ms: "
-        f"{'met' if verdict['met'] else 'NOT met'} ({data['graphs']}, {data['turns']} turns)"
+        f"overhead / langgraph_floor = {verdict['overhead_to_langgraph_floor']:.2f} vs goal "
+        f"≤ {GOAL_FLOOR_RATIO:.1f}: {'met' if verdict['floor_ratio_met'] else 'NOT met'} "
+        f"({data['graphs']}, {data['turns']} turns)"
+    )
+    print(
+        f"overhead median {overhead_median:.2f} ms vs {GOAL_MEDIAN_MS:.0f} ms (issue #3): "
+        f"{'met' if verdict['met'] else 'NOT met'}"
     )
     return 0
 

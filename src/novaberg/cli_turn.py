@@ -1,8 +1,11 @@
 """`novaberg turn "text"`: one full turn in-process — the developer's window into it.
 
-Runs HumanGraph then CharacterGraph without queues against the configured (or embedded)
-Redis/PostgreSQL and model, and prints every stage with its duration and model calls, the
-answer, both emotions and the tribunal votes.
+Runs HumanGraph and CharacterGraph without queues as the workers run them (the
+CharacterGraph starts once the HumanGraph has stored the user's turn; the HumanGraph's
+salience runs on meanwhile) against the configured (or embedded) Redis/PostgreSQL and
+model, and prints every stage as it ends (both graphs interleaved), where the answer was
+released, the stage table with durations and model calls, the answer, both emotions and
+the tribunal votes.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from novaberg.config import Settings
-from novaberg.wire import FIELD_HUMAN_SALIENCE, FIELD_USER_INTENTIONS
+from novaberg.wire import GRAPH_CHARACTER
 
 console = Console()
 
@@ -55,6 +58,7 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
     from novaberg.agents.deps import GraphDeps
     from novaberg.agents.registry import agent_migrations, discover_agents
     from novaberg.api.context import AppContext
+    from novaberg.graph.contract import release_ready
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.runtime.services import EmbeddedServices
     from novaberg.store.keys import Pair
@@ -71,8 +75,13 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
             deps = GraphDeps(settings, ctx.redis, ctx.pool, ctx.model)
             runtime = GraphRuntime(deps, discover_agents())
 
+            released: list[str] = []
+
             def on_stage(graph: str, node: str, state: dict[str, Any], ms: float) -> None:
                 console.print(f"  [dim]{graph:<9}[/dim] {node:<22} {ms:>9.1f} ms")
+                if graph == GRAPH_CHARACTER and not released and release_ready(state):
+                    released.append(node)
+                    console.print("  [green]── answer released ──[/green]")
 
             console.print(f"[bold]turn[/bold] {user}:{character} — {text!r}")
             try:
@@ -121,8 +130,14 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
             str(note)[:60],
         )
     console.print(stages)
+    released = (
+        f"answer released after {result.released_ms:.0f} ms (at {result.release_node})"
+        if result.released_ms is not None
+        else "[red]no answer released[/red]"
+    )
     console.print(
-        f"HumanGraph {result.human_ms:.0f} ms, CharacterGraph {result.character_ms:.0f} ms"
+        f"HumanGraph {result.human_ms:.0f} ms, CharacterGraph {result.character_ms:.0f} ms; "
+        f"{released}"
     )
     if result.event_payload.get("pfad1_ausfall"):
         console.print(f"[red]path 1 failed:[/red] {result.event_payload['pfad1_ausfall']}")
@@ -137,8 +152,8 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
     if cstate.get("nova_emotion_conflict"):
         console.print("[yellow]emotional conflict between user and Nova[/yellow]")
     console.print(
-        f"salience: user {result.event_payload.get(FIELD_HUMAN_SALIENCE)}, "
-        f"intentions {result.event_payload.get(FIELD_USER_INTENTIONS)}"
+        f"salience: user {result.human_state.get('human_salience')}, "
+        f"intentions {result.human_state.get('user_intentions')}"
     )
 
     votes = cstate.get("tribunal_votes") or []

@@ -49,6 +49,9 @@ FIELD_TURN_ID: Final = "turn_id"
 FIELD_HUMAN_SALIENCE: Final = "salienz_human"
 FIELD_USER_INTENTIONS: Final = "user_intentionen"
 FIELD_PATH1_FAILURE: Final = "pfad1_ausfall"
+FIELD_PATH1_TAIL: Final = "pfad1_nachlauf"
+"""Event payload flag: Path 1's salience results follow (key `pfad1_nachlauf:{turn_id}`)."""
+FIELD_EMOTION_HISTORY: Final = "emotions_verlauf"
 
 # --- graph roles (pipeline_log `quelle`, the role flags of a run) ---------------------------
 

@@ -70,7 +70,8 @@ async def test_both_graphs_with_the_real_model(real_deps: GraphDeps) -> None:
 
     assert "pfad1_ausfall" not in result.event_payload
     assert ("character", RELEASE_NODE) in stages
-    assert stages[-1] == ("character", "dispatcher")
+    # Path 1's tail runs concurrently with the CharacterGraph and may end after it
+    assert [s for s in stages if s[0] == "character"][-1] == ("character", "dispatcher")
     answer = result.response["nachricht"]
     assert isinstance(answer, str) and answer.strip()
     assert result.character_state["tribunal_verdict"] in {"ok", "warnung", "ablehnen"}

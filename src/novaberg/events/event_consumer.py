@@ -2,8 +2,10 @@
 
 Per claimed event (docs/behaviour/events.md#event-consumer): take the model gate without
 blocking the loop, build the state from the event (`event_source`, `event_payload`), stream
-the graph and send `character_stage` per node, send `character_response` the moment
-`perception_assistant` has run, let the post-run finish, then — atomically — enqueue a
+the graph and send `character_stage` per node, send `character_response` the moment the
+answer is decided and `perception_assistant` has perceived exactly its text
+(`contract.release_ready`; a corrected draft's speculative perception never leaves), let
+the post-run finish, then — atomically — enqueue a
 self-trigger (if any, capped at 3) and delete the marker. Every run ends in exactly one
 outcome (a superseded run hands its ids on to the next); a failure after the answer left
 costs nothing but a log line.
@@ -53,7 +55,7 @@ from novaberg.events.model import (
 )
 from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
 from novaberg.events.queues import Claimed, Supersede
-from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE, CharacterTurn
+from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
@@ -232,7 +234,7 @@ class EventConsumer(PairConsumer):
                         await self.queues.refresh_marker(pair, entry.marker)
                     elif await self._supersede(pair, event, entry, window_start, node):
                         return RunEnd(superseded=True)  # (the check refreshed the marker)
-                    if node == RELEASE_NODE and not released:
+                    if not released and release_ready(after):
                         released = await self._release(event, ids, after)
             finally:
                 await _close(stream)

@@ -66,6 +66,7 @@ STAGE_LABELS: dict[str, str] = {
     "perception": "nimmt wahr",
     "enricher": "liest mit",
     "ei_calc": "fühlt nach",
+    "session_turn": "hat gehört",
     "salience": "gewichtet",
     "dispatcher": "merkt sich",
     # CharacterGraph
@@ -74,6 +75,7 @@ STAGE_LABELS: dict[str, str] = {
     "reducer": "sortiert",
     "situation_node": "ordnet die Lage",
     "memory_anchor": "knüpft an",
+    "landscape": "überblickt das Gespräch",
     "router": "überlegt",
     "appointments": "schaut in den Kalender",
     "planner": "plant",

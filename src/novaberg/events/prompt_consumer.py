@@ -4,10 +4,13 @@ Per pair (docs/behaviour/events.md#prompt-consumer): when the pair is idle (no t
 no event waiting) and a model-gate slot can be taken *right now*, the marker is set and the
 front group of utterances (each ≤ 30 s after its predecessor) is cut — no quiet window, no
 waiting. While the gate is busy the utterances simply stay queued, so what arrives meanwhile
-joins the block. The HumanGraph perceives the block as one prompt in that slot; the
-utterance goes to the user's other clients; then the `message` event with a new turn_id and
-all nachrichten_ids is enqueued. The marker stays set: the event consumer takes it over and
-deletes it after the CharacterGraph.
+joins the block. The HumanGraph perceives the block as one prompt in that slot. As soon as
+it has stored the user's session turn (`HUMAN_EVENT_NODE`) the slot is freed, the utterance
+goes to the user's other clients and the `message` event with a new turn_id and all
+nachrichten_ids is enqueued; the HumanGraph's tail (salience, condensing, summary) runs on
+meanwhile and hands its salience to the CharacterGraph through `pfad1_nachlauf`. The marker
+stays set: the event consumer takes it over and deletes it after the CharacterGraph; the tail
+never touches it.
 
 A block may carry the ids of a superseded run (the user wrote on before its
 answer left, events/event_consumer.py): the HumanGraph perceives only the new
@@ -66,6 +69,72 @@ def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedU
         received_at=items[0].received_at,
     )
     return turn, items
+
+
+def _failure_text(exc: BaseException, last_node: str) -> str:
+    return reason_for(exc, f"nach {last_node}")
+
+
+class _Path1:
+    """One block's HumanGraph run as the prompt consumer drives it.
+
+    Until the hand-over (`on_event`, right after the user's turn is stored) the run keeps
+    the turn marker fresh and holds the model-gate slot. At the hand-over the slot is freed
+    (the CharacterGraph takes its own), the utterance goes to the other clients and the
+    event is enqueued together with handing the marker on — from then on the marker belongs
+    to the event consumer, so the tail (salience, condensing, summary) never refreshes it.
+    A failure before the hand-over still sends the event, marked `pfad1_ausfall`."""
+
+    def __init__(
+        self,
+        consumer: PromptConsumer,
+        pair: keys.Pair,
+        entry: Claimed,
+        turn: HumanTurn,
+        items: list[QueuedUtterance],
+        ids: list[str],
+        slot: str,
+    ) -> None:
+        self.consumer = consumer
+        self.pair = pair
+        self.entry = entry
+        self.turn = turn
+        self.items = items
+        self.ids = ids
+        self.slot: str | None = slot
+        self.handed_on = False
+        self.event_failed = False
+
+    async def free_slot(self) -> None:
+        if self.slot is not None:
+            slot, self.slot = self.slot, None
+            await self.consumer.gate.release(slot)
+
+    async def on_node(self, node: str, after: dict[str, Any]) -> None:
+        if not self.handed_on:
+            await self.consumer.queues.refresh_marker(self.pair, self.turn.turn_id)
+        await self.consumer._send_stage(
+            self.pair.user_id,
+            StageMessage(
+                character_id=self.pair.character_id,
+                turn_id=self.turn.turn_id,
+                node=node,
+                label=stage_label(node),
+                graph=GRAPH_HUMAN,
+            ),
+        )
+
+    async def on_event(self, state: dict[str, Any] | None, failure: str | None) -> None:
+        await self.free_slot()
+        self.event_failed = True  # until the event is enqueued
+        consumer = self.consumer
+        await consumer._broadcast(self.turn, self.items)
+        event = consumer._event(
+            self.turn, self.items, self.ids, state, failure, self.entry.carried_rounds
+        )
+        await consumer.queues.finish(self.pair, self.entry, release_marker=False, push=event)
+        self.event_failed = False
+        self.handed_on = True
 
 
 def block_message_ids(entry: Claimed) -> list[str]:
@@ -134,48 +203,23 @@ class PromptConsumer(PairConsumer):
             len(items),
             f", carrying {len(entry.carried)} id(s) of a superseded run" if entry.carried else "",
         )
-        try:
-            final, failure = await self._path1(turn, slot)
-        except Exception as exc:
-            log.exception("path 1 of turn %s crashed outside the graph", turn_id)
-            await self._fail(pair, entry, ids, reason_for(exc, "pfad 1"))
-            return
-        try:
-            await self._broadcast(turn, items)
-            event = self._event(turn, items, ids, final, failure, entry.carried_rounds)
-            await self.queues.finish(pair, entry, release_marker=False, push=event)
-        except Exception as exc:
-            log.exception("turn %s: could not hand on its event", turn_id)
-            await self._fail(pair, entry, ids, reason_for(exc, "ereignis"))
-
-    async def _path1(self, turn: HumanTurn, slot: str) -> tuple[dict[str, Any] | None, str | None]:
-        """Run the HumanGraph in the gate slot, then free it. A failure inside the graph
-        does not end the turn: the event still goes out, marked `pfad1_ausfall`."""
-        final: dict[str, Any] | None = None
-        failure: str | None = None
-        last_node = "start"
+        run = _Path1(self, pair, entry, turn, items, ids, slot)
         try:
             await self.redis.set(
                 keys.last_activity(turn.pair.user_id), turn.received_at, ex=LAST_ACTIVITY_TTL
             )
-            state = self.graphs.human_state(turn)
-            async for node, after in self.graphs.stream_human(state):
-                final, last_node = after, node
-                await self.queues.refresh_marker(turn.pair, turn.turn_id)
-                stage = StageMessage(
-                    character_id=turn.pair.character_id,
-                    turn_id=turn.turn_id,
-                    node=node,
-                    label=stage_label(node),
-                    graph=GRAPH_HUMAN,
-                )
-                await self._send_stage(turn.pair.user_id, stage)
+            await self.graphs.run_human(turn, run.on_node, run.on_event, _failure_text)
         except Exception as exc:
-            failure = reason_for(exc, f"nach {last_node}")
-            log.warning("path 1 of turn %s failed: %s", turn.turn_id, failure, exc_info=True)
+            if run.handed_on:  # the event left; the tail's own failure costs nothing more
+                log.exception("turn %s: path 1 tail failed after the hand-over", turn_id)
+            elif run.event_failed:
+                log.exception("turn %s: could not hand on its event", turn_id)
+                await self._fail(pair, entry, ids, reason_for(exc, "ereignis"))
+            else:
+                log.exception("path 1 of turn %s crashed outside the graph", turn_id)
+                await self._fail(pair, entry, ids, reason_for(exc, "pfad 1"))
         finally:
-            await self.gate.release(slot)
-        return final, failure
+            await run.free_slot()
 
     async def _send_stage(self, user_id: str, stage: StageMessage) -> None:
         await until_redis_back(

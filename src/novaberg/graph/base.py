@@ -162,17 +162,36 @@ def _row(
 class Node:
     """One row of a graph's declaration: a node and where the run goes after it.
 
-    Either `then` (a plain edge; `END` ends the run) or `route` with the `routes` it can
-    name — never both. The first row is the entry node."""
+    Either `then` or `route` with the `routes` it can name — never both. The first row is
+    the entry node.
+
+    - `then="x"`: a plain edge (`END` ends the run); `then=("a", "b")` **fans out**: a and
+      b run concurrently in the next step (LangGraph runs every node a step triggers at
+      once). Branches that are one node long and lead to the same node meet there in one
+      step, so that node runs once.
+    - `barrier=True` makes the node wait for **all** rows whose `then` names it (a
+      LangGraph barrier edge `add_edge([a, b], c)`): it runs once, after the last of them,
+      while other branches go on. Only plain edges may lead to a barrier node — a routed
+      node passes a barrier even when it routes elsewhere.
+    - `defer=True` makes the node the **join** for branches of different or routed length:
+      LangGraph holds a deferred node back until no other node is left to run, then runs it
+      once, however many branches led to it.
+    """
 
     name: str
     fn: NodeFn
-    then: str | None = None
+    then: str | tuple[str, ...] | None = None
     route: Route | None = None
     routes: tuple[str, ...] = ()
+    defer: bool = False
+    barrier: bool = False
 
     def successors(self) -> tuple[str, ...]:
-        return self.routes if self.route is not None else (self.then or END,)
+        if self.route is not None:
+            return self.routes
+        if isinstance(self.then, tuple):
+            return self.then
+        return (self.then or END,)
 
 
 def node_names(table: Sequence[Node]) -> tuple[str, ...]:
@@ -203,6 +222,15 @@ def compile_graph(
     names = set(node_names(table))
     if len(names) != len(table):
         raise ValueError(f"{graph}: a node name is declared twice")
+    barriers: dict[str, list[str]] = {node.name: [] for node in table if node.barrier}
+    for node in table:
+        for successor in node.successors():
+            if successor in barriers:
+                if node.route is not None:
+                    raise ValueError(
+                        f"{graph}: routed node {node.name!r} cannot lead to barrier {successor!r}"
+                    )
+                barriers[successor].append(node.name)
     builder = StateGraph(ConversationState)
     for node in table:
         if (node.then is None) == (node.route is None):
@@ -212,9 +240,15 @@ def compile_graph(
             raise ValueError(f"{graph}: node {node.name!r} leads to undeclared {unknown}")
         fn = node.fn if roles is None else _with_roles(node.fn, roles)
         wrapped: Any = wrap_node(node.name, fn, deps, graph, node.route)
-        builder.add_node(node.name, wrapped, destinations=node.routes or None)
+        builder.add_node(node.name, wrapped, destinations=node.routes or None, defer=node.defer)
         if node.then is not None:
-            builder.add_edge(node.name, node.then)
+            for successor in node.successors():
+                if successor not in barriers:
+                    builder.add_edge(node.name, successor)
+    for name, sources in barriers.items():
+        if not sources:
+            raise ValueError(f"{graph}: no plain edge leads to barrier node {name!r}")
+        builder.add_edge(sources if len(sources) > 1 else sources[0], name)
     builder.add_edge(START, table[0].name)
     return builder.compile()
 

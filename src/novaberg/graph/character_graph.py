@@ -1,26 +1,39 @@
 """CharacterGraph — path 2: the character reads, decides, acts and answers
-(docs/behaviour/graphs.md#character-graph).
+(docs/behaviour/graphs.md#character-graph). Concurrent where nothing depends on each other;
+`R` marks a model round on the critical path of a plain message (bench/critical_path.py):
 
-    db_access → ei_calc → enricher → reducer → situation_node → memory_anchor → router
-    → appointments ─┬─ management → planner ⇄ agent_dispatch
-                    └──────────────────────┐      │ (no agent)
-         conversation_vector ←─────────────┴──────┘
-    → stance_space → composer → responder → thinker → tribunal → evaluate ─┬─ ok | fallback
-        → perception_assistant → ei_calc_persist → salience → imprint → uptake → dispatcher → END
-                                                                           └─ correct → corrector → tribunal (≤ 2)
+    db_access → ei_calc ─┬─ enricher (R2: query rewrite ‖ Path 1's salience) ─┬─ emotional_gravitation → reducer ─┐
+                         │                                                  ├─ landscape → stance_space ─────────┤
+                         │                                                  └─ conversation_vector (deferred) ─┐ │
+                         ├─ situation_node (R2) ─────────────────────── memory_anchor (after reducer too) ─┤ │
+                         └─ router (R2) → appointments ─┬───────────────────────────────────────────────────┤ │
+                                                        └─ planner ⇄ agent_dispatch (agents only) ──────────┤ │
+                                                                           composer (R3, deferred join) ────┤ │
+                                                        conversation_vector's call (R3, same step) ─────────┼─┘
+                                                                       responder (R4, after both) ──────────┘
+    → thinker (fact indicators only) ─┬─ tribunal (R5, 3 judges at once) ─┬─ evaluate
+                                       └─ perception_assistant (R5) ───────┘
+    evaluate ─┬─ ok → [answer released] → ei_calc_persist → salience → imprint → uptake
+              │                             → dispatcher → END
+              ├─ correct → corrector → tribunal ‖ perception_assistant → evaluate (≤ 2 rounds)
+              └─ fallback → perception_assistant (of the fallback text) → [released] → …
 
-A node may not share its name with a state channel, so the nodes whose result has a
-channel of the same name are named for what they do: `situation_node` writes `situation`,
-`stance_space` (the stance space) writes `stance`, `appointments` writes
-`appointment_reading`.
-
-The answer is released when `perception_assistant` has run (`contract.RELEASE_NODE`), on
-both the ok and the fallback edge; the post-run (persist, salience, dispatcher) continues
-and cannot cost the answer.
+The composer and the conversation vector are deferred (`Node.defer`): LangGraph holds them
+back until every other pre-answer branch — including a planner ⇄ agent_dispatch loop of any
+length — has finished, then runs both in the same step, so the vector's free-text call and
+the composer's call are one round. memory_anchor and the responder are barriers
+(`Node.barrier`): each runs once all its plain-edge predecessors have. The landscape (no
+model) gives the stance its cluster before the vector's call.
+perception_assistant runs speculatively on the same text as the tribunal, so an accepted
+answer needs no extra round; the answer leaves at the first node after which
+`contract.release_ready` holds (it compares the perceived text with the text that leaves, so
+a corrected draft's perception never leaves). Everything after the release continues and
+cannot cost the answer.
 
 Every node runs with the CharacterGraph's role flags (`graph/roles.py`) laid over the state
 it reads, so the shared nodes (ei_calc, enricher, perception, salience, dispatcher) pick
-their character variant even for a state built without the runtime.
+their character variant even for a state built without the runtime. Concurrent nodes never
+write the same plain channel (LangGraph would refuse the step).
 """
 
 from __future__ import annotations
@@ -33,7 +46,7 @@ from langgraph.graph import END
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
 from novaberg.graph.base import Node, compile_graph, node_names
-from novaberg.graph.contract import AGENT_NODE, RELEASE_NODE
+from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN, POST_RELEASE_NODE, RELEASE_NODE
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.appointment_reading import appointment_reading
 from novaberg.graph.nodes.composer import composer
@@ -43,9 +56,16 @@ from novaberg.graph.nodes.db_access import db_access
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.ei_calc import ei_calc
 from novaberg.graph.nodes.ei_calc_persist import ei_calc_persist
+from novaberg.graph.nodes.emotional_gravitation import emotional_gravitation
 from novaberg.graph.nodes.enricher import enricher
-from novaberg.graph.nodes.evaluate import MAX_CORRECTIONS, evaluate, route_after_evaluate
+from novaberg.graph.nodes.evaluate import (
+    MAX_CORRECTIONS,
+    evaluate,
+    route_after_evaluate,
+    route_after_perception_assistant,
+)
 from novaberg.graph.nodes.imprint import imprint
+from novaberg.graph.nodes.landscape import landscape
 from novaberg.graph.nodes.memory_anchor import memory_anchor
 from novaberg.graph.nodes.perception import perception
 from novaberg.graph.nodes.planner import planner, route_after_planner
@@ -70,52 +90,68 @@ __all__ = [
     "character_table",
 ]
 
+SPECULATIVE_ROUND: Final = ("tribunal", RELEASE_NODE)
+"""The judges and the speculative perception of the same answer text run at once."""
+
 RECURSION_LIMIT: Final = 80
-"""LangGraph's default of 25 steps is below the longest legal path: 24 nodes, two
-correction rounds (+6) and a planner ⇄ agent loop per agent (+2 each)."""
+"""LangGraph counts steps (concurrent nodes share one). Its default of 25 is too close to
+the longest legal path: about fifteen steps, two correction rounds (+6), a fallback re-read
+(+1) and a planner ⇄ agent loop per agent (+2 each)."""
 
 
 def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
     """The CharacterGraph's declaration: every node, in stage order, and where it leads.
 
-    The routed nodes (router, planner, evaluate) name their successor themselves (see
-    `graph.base.wrap_node`); `routes` lists the nodes they can name."""
+    The routed nodes (router, planner, evaluate, perception_assistant) name their successor
+    themselves (see `graph.base.wrap_node`); `routes` lists the nodes they can name. A
+    tuple `then` fans out; `defer` and `barrier` mark the joins (graph/base.py `Node`)."""
     return (
         Node("db_access", db_access, then="ei_calc"),
-        Node("ei_calc", ei_calc, then="enricher"),
-        Node("enricher", partial(enricher, registry=agents), then="reducer"),
-        Node("reducer", reducer, then="situation_node"),
+        Node("ei_calc", ei_calc, then=("enricher", "situation_node", "router")),
+        Node(
+            "enricher",
+            partial(enricher, registry=agents),
+            then=("emotional_gravitation", "landscape", "conversation_vector"),
+        ),
+        Node("emotional_gravitation", emotional_gravitation, then="reducer"),
+        Node("reducer", reducer, then="memory_anchor"),
         Node("situation_node", situation_node, then="memory_anchor"),
-        Node("memory_anchor", memory_anchor, then="router"),
+        Node("memory_anchor", memory_anchor, then=ANSWER_JOIN, barrier=True),
+        Node("landscape", landscape, then="stance_space"),
+        Node("stance_space", stance_node, then=ANSWER_JOIN),
         Node("router", partial(router, registry=agents), then="appointments"),
         Node(
             "appointments",
             appointment_reading,
             route=route_after_router,
-            routes=("planner", "conversation_vector"),
+            routes=("planner", ANSWER_JOIN),
         ),
         Node(
             "planner",
             partial(planner, registry=agents),
             route=route_after_planner,
-            routes=(AGENT_NODE, "conversation_vector"),
+            routes=(AGENT_NODE, ANSWER_JOIN),
         ),
         Node(AGENT_NODE, partial(agent_dispatch, registry=agents), then="planner"),
-        Node("conversation_vector", conversation_vector, then="stance_space"),
-        Node("stance_space", stance_node, then="composer"),
-        Node("composer", composer, then="responder"),
-        Node("responder", responder, then="thinker"),
-        Node("thinker", thinker, then="tribunal"),
+        Node(ANSWER_JOIN, composer, then="responder", defer=True),
+        Node("conversation_vector", conversation_vector, then="responder", defer=True),
+        Node("responder", responder, then="thinker", barrier=True),
+        Node("thinker", thinker, then=SPECULATIVE_ROUND),
         Node("tribunal", tribunal, then="evaluate"),
         Node(
             "evaluate",
             partial(evaluate, max_corrections=MAX_CORRECTIONS),
             route=route_after_evaluate,
-            routes=(RELEASE_NODE, "corrector"),
+            routes=(POST_RELEASE_NODE, "corrector", RELEASE_NODE),
         ),
-        Node("corrector", corrector, then="tribunal"),
-        Node(RELEASE_NODE, perception, then="ei_calc_persist"),
-        Node("ei_calc_persist", ei_calc_persist, then="salience"),
+        Node("corrector", corrector, then=SPECULATIVE_ROUND),
+        Node(
+            RELEASE_NODE,
+            perception,
+            route=route_after_perception_assistant,
+            routes=("evaluate", POST_RELEASE_NODE),
+        ),
+        Node(POST_RELEASE_NODE, ei_calc_persist, then="salience"),
         Node("salience", salience, then="imprint"),
         Node("imprint", imprint, then="uptake"),
         Node("uptake", uptake, then="dispatcher"),

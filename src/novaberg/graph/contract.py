@@ -18,15 +18,55 @@ from novaberg.store.keys import Pair
 
 __all__ = [
     "AGENT_NODE",
+    "ANSWER_JOIN",
+    "HUMAN_EVENT_NODE",
+    "HUMAN_TAIL_NODE",
+    "POST_RELEASE_NODE",
     "RELEASE_NODE",
     "CharacterTurn",
     "GraphDeps",
     "HumanTurn",
     "TurnGraphs",
+    "release_ready",
 ]
 
 RELEASE_NODE = "perception_assistant"
-"""The node after which the answer is released to the client."""
+"""The node whose perception of the final answer text the release waits for: the answer
+leaves at the first node after which `release_ready` holds (evaluate on ok, or
+perception_assistant itself after a fallback replaced the text)."""
+
+HUMAN_EVENT_NODE = "session_turn"
+"""The HumanGraph node after which the `message` event leaves (the user's session turn is
+stored); the rest of the HumanGraph runs off the answer's path."""
+
+HUMAN_TAIL_NODE = "salience"
+"""The HumanGraph node after which its salience results go to the CharacterGraph
+(`pfad1_nachlauf`, awaited by the CharacterGraph's enricher, graph/nodes/human_tail.py)."""
+
+ANSWER_JOIN = "composer"
+"""The deferred node where the concurrent pre-answer branches meet (character_graph)."""
+
+POST_RELEASE_NODE = "ei_calc_persist"
+"""The first node after the release (the post-release tail nobody waits for)."""
+
+DECISION_OK = "ok"
+DECISION_FALLBACK = "fallback"
+DECISION_CORRECT = "correct"
+"""`evaluate_decision` values."""
+
+RELEASING_DECISIONS = frozenset({DECISION_OK, DECISION_FALLBACK})
+
+
+def release_ready(state: dict[str, Any]) -> bool:
+    """True once the answer may leave: evaluate accepted it (ok or fallback) and
+    perception_assistant has perceived exactly the text that leaves. perception_assistant
+    runs speculatively next to the tribunal; a draft the corrector replaced, or a fallback
+    that replaced the text, fails the comparison, so its perception is never released."""
+    if state.get("evaluate_decision") not in RELEASING_DECISIONS:
+        return False
+    perceived = state.get("perceived_response")
+    return perceived is not None and perceived == (state.get("response") or "")
+
 
 AGENT_NODE = "agent_dispatch"
 """The CharacterGraph node in which task agents act (the event consumer never abandons a
@@ -67,6 +107,17 @@ class TurnGraphs(Protocol):
 
     def stream_human(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Yield `(node_name, state_after_node)` for each HumanGraph node."""
+        ...
+
+    async def run_human(
+        self,
+        turn: HumanTurn,
+        on_node: Any,
+        on_event: Any,
+        failure_text: Any,
+    ) -> dict[str, Any] | None:
+        """Run the HumanGraph; `on_event(state, failure)` hands the turn on once, as soon
+        as the user's turn is stored (`HUMAN_EVENT_NODE`) — the rest runs after it."""
         ...
 
     def human_event_payload(

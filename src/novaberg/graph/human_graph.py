@@ -1,11 +1,16 @@
 """HumanGraph — path 1: the user's utterance is perceived and stored
 (docs/behaviour/graphs.md#human-graph).
 
-    perception → enricher → ei_calc → salience → dispatcher → END
+    perception → enricher → ei_calc → session_turn ⇒ [message event] → salience → dispatcher → END
 
 A straight line without conditional edges; two model calls for a short utterance
-(perception + one salience score). Runs with the role flags `HUMAN_ROLES` (set by
-`GraphRuntime.human_state`).
+(perception + one salience score). The user's session turn is stored by `session_turn`
+(`HUMAN_EVENT_NODE`): what the CharacterGraph needs exists then, so the `message` event
+leaves right after it (graph/runner.py `GraphRuntime.run_human`) and the rest — salience
+(segmentation, scoring), short-term condensing and the session summary in the dispatcher —
+runs off the answer's path. The dispatcher fills the turn's late fields in, so what is
+stored is the same as when the turn was written at the end. Runs with the role flags
+`HUMAN_ROLES` (set by `GraphRuntime.human_state`).
 """
 
 from __future__ import annotations
@@ -14,21 +19,31 @@ from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.base import compile_graph, linear, node_names
+from novaberg.graph.contract import HUMAN_EVENT_NODE, HUMAN_TAIL_NODE
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.ei_calc import ei_calc
 from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.perception import perception
 from novaberg.graph.nodes.salience import salience
+from novaberg.graph.nodes.session_turn import session_turn
 from novaberg.graph.roles import HUMAN_ROLES
 from novaberg.wire import GRAPH_HUMAN
 
-__all__ = ["HUMAN_NODE_NAMES", "HUMAN_ROLES", "HUMAN_TABLE", "build_human_graph"]
+__all__ = [
+    "HUMAN_EVENT_NODE",
+    "HUMAN_NODE_NAMES",
+    "HUMAN_ROLES",
+    "HUMAN_TABLE",
+    "HUMAN_TAIL_NODE",
+    "build_human_graph",
+]
 
 HUMAN_TABLE: Final = linear(
     [
         ("perception", perception),
         ("enricher", enricher),
         ("ei_calc", ei_calc),
+        (HUMAN_EVENT_NODE, session_turn),
         ("salience", salience),
         ("dispatcher", dispatcher),
     ]

@@ -8,6 +8,8 @@ CharacterGraph back to back without queues (the `novaberg turn` command and the 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,18 +19,28 @@ from typing import Annotated, Any, Final, get_origin, get_type_hints
 from novaberg.agents.stimulus import stimulus_origin
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.character_graph import MAX_CORRECTIONS, build_character_graph
-from novaberg.graph.contract import CharacterTurn, GraphDeps, HumanTurn
+from novaberg.graph.contract import (
+    HUMAN_EVENT_NODE,
+    HUMAN_TAIL_NODE,
+    CharacterTurn,
+    GraphDeps,
+    HumanTurn,
+    release_ready,
+)
 from novaberg.graph.human_graph import build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.roles import CHARACTER_ROLES, HUMAN_ROLES
 from novaberg.graph.state import ConversationState
+from novaberg.store.human_tail import publish_tail
 from novaberg.store.keys import Pair
 from novaberg.wire import (
+    FIELD_EMOTION_HISTORY,
     FIELD_HUMAN_SALIENCE,
     FIELD_MESSAGE_IDS,
     FIELD_ORIGIN,
     FIELD_OWN_THOUGHT,
     FIELD_PATH1_FAILURE,
+    FIELD_PATH1_TAIL,
     FIELD_RECEIVED_AT,
     FIELD_TURN_ID,
     FIELD_USER_INTENTIONS,
@@ -40,8 +52,17 @@ from novaberg.wire import (
     SOURCE_USER,
 )
 
+log = logging.getLogger(__name__)
+
 StageCallback = Callable[[str, str, dict[str, Any], float], Awaitable[None] | None]
 """on_stage(graph, node, state_after_node, duration_ms)."""
+
+HumanNodeCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""on_node(node, state_after_node) during a HumanGraph run."""
+HumanEventCallback = Callable[[dict[str, Any] | None, str | None], Awaitable[None]]
+"""on_event(state, failure): hand the turn on (called exactly once per run)."""
+FailureText = Callable[[BaseException, str], str]
+"""failure_text(exc, last_node): how a Path 1 failure is named in `pfad1_ausfall`."""
 
 
 def _fresh_channels() -> dict[str, Any]:
@@ -156,6 +177,57 @@ class GraphRuntime:
     def stream_human(self, state: dict[str, Any]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         return _stream(self.human_graph, state)
 
+    async def run_human(
+        self,
+        turn: HumanTurn,
+        on_node: HumanNodeCallback,
+        on_event: HumanEventCallback,
+        failure_text: FailureText,
+    ) -> dict[str, Any] | None:
+        """Run the HumanGraph for `turn`, handing the turn on as early as it can
+        (docs/behaviour/graphs.md#human-graph).
+
+        `on_event(state, failure)` is called exactly once: right after `HUMAN_EVENT_NODE`
+        (the user's turn is stored), or — when the graph fails before it — with the
+        failure text. The rest of the graph runs after it; after `HUMAN_TAIL_NODE` its
+        salience results are published for the CharacterGraph's enricher (a
+        failure before that publishes the failure, so nobody waits in vain). A failure
+        after the hand-over is logged and returned as part of nothing: the turn already
+        has its event. Exceptions of the callbacks propagate. Returns the last state."""
+        state: dict[str, Any] | None = self.human_state(turn)
+        handed_on = published = False
+        last_node = "start"
+        try:
+            async for node, after in self.stream_human(state or {}):
+                state, last_node = after, node
+                await on_node(node, after)
+                if node == HUMAN_EVENT_NODE:
+                    handed_on = True
+                    await on_event(after, None)
+                elif node == HUMAN_TAIL_NODE and handed_on:
+                    published = True
+                    await publish_tail(self.deps.redis, turn.turn_id, tail_result(after))
+        except Exception as exc:
+            failure = failure_text(exc, last_node)
+            if not handed_on:
+                log.warning("path 1 of turn %s failed: %s", turn.turn_id, failure, exc_info=True)
+                await on_event(state, failure)
+                return state
+            log.error(
+                "path 1 of turn %s failed after its event left (%s); the turn keeps its answer",
+                turn.turn_id,
+                failure,
+                exc_info=True,
+            )
+            if not published:
+                await publish_tail(
+                    self.deps.redis, turn.turn_id, {**tail_result(state or {}), "ausfall": failure}
+                )
+            return state
+        if not handed_on:  # a table without the event node: hand on at the end
+            await on_event(state, None)
+        return state
+
     def human_event_payload(
         self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
     ) -> dict[str, Any]:
@@ -164,13 +236,13 @@ class GraphRuntime:
         state = final_state or {}
         external = state.get("external")
         emotion = external.emotion if isinstance(external, Personality) else None
+        tail_follows = bool(state.get("session_turn_open")) and not failure
         payload: dict[str, Any] = {
             FIELD_TURN_ID: turn.turn_id,
             FIELD_RECEIVED_AT: turn.received_at,
             FIELD_USER_PROMPT: turn.prompt,
             FIELD_ORIGIN: ORIGIN_USER,
             FIELD_HUMAN_SALIENCE: state.get("human_salience"),
-            FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
             "current_emotion": emotion.emotion if emotion else None,
             "current_arousal": emotion.arousal if emotion else None,
             "gespraechs_modus": emotion.mode if emotion else None,
@@ -180,8 +252,13 @@ class GraphRuntime:
             "beziehungs_dynamik": emotion.relationship_dynamic if emotion else None,
             "emotions_vektor": emotion.emotions_vector if emotion else None,
             "prompt_thema": emotion.prompt_topic if emotion else None,
+            FIELD_EMOTION_HISTORY: list(state.get("emotion_history") or []),
             FIELD_MESSAGE_IDS: list(turn.message_ids),
         }
+        if tail_follows:  # salience runs on: its results reach the CharacterGraph later
+            payload[FIELD_PATH1_TAIL] = True
+        else:
+            payload[FIELD_USER_INTENTIONS] = list(state.get("user_intentions") or [])
         if failure:
             payload[FIELD_PATH1_FAILURE] = failure
         return payload
@@ -216,7 +293,13 @@ class GraphRuntime:
         return _stream(self.character_graph, state)
 
     def response_payload(self, state: dict[str, Any]) -> dict[str, Any]:
-        """`character_response` fields from the state after the release node."""
+        """`character_response` fields from the state at the release
+        (docs/behaviour/events.md#release): the 23 payload fields of the documented list
+        (`typ` is the 24th, set by the message model) plus `tribunal_verdict`,
+        `user_emotion` and `user_arousal`. `emotion`, `arousal` and `emotions_vektor` are
+        Nova's (the chat page shows them; `nova_*` repeat them under their own names);
+        `sprach_stil`, `beziehungs_dynamik`, `intent`, `tone`, `gespraechs_modus` and
+        `emotions_verlauf` are the user's, as perceived by Path 1."""
         internal = state.get("internal")
         emotion = internal.emotion if isinstance(internal, Personality) else None
         external = state.get("external")
@@ -229,18 +312,39 @@ class GraphRuntime:
                 payload.get(FIELD_MESSAGE_IDS) or state.get("message_ids") or []
             ),
             FIELD_ORIGIN: stimulus_origin(state),
+            "modell": state.get("model"),
+            "token_total": state.get("token_total"),
             "emotion": emotion.emotion if emotion else None,
             "arousal": emotion.arousal if emotion else None,
             "emotions_vektor": emotion.emotions_vector if emotion else None,
-            "nova_emotion_konflikt": state.get("nova_emotion_conflict"),
+            FIELD_EMOTION_HISTORY: payload.get(FIELD_EMOTION_HISTORY),
+            "sprach_stil": user.language_style if user else None,
+            "beziehungs_dynamik": user.relationship_dynamic if user else None,
+            "nova_emotion": emotion.emotion if emotion else None,
+            "nova_arousal": emotion.arousal if emotion else None,
             "nova_emotions_verlauf": state.get("nova_emotion_history"),
+            "nova_emotions_vektor": emotion.emotions_vector if emotion else None,
+            "nova_emotion_konflikt": state.get("nova_emotion_conflict"),
+            "intent": user.intent if user else None,
+            "tone": user.tone if user else None,
+            "gespraechs_modus": user.mode if user else None,
+            FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
+            "momentum": state.get("momentum"),
+            "gespraechsvektor": state.get("conversation_hypothesis"),
             "tribunal_verdict": state.get("tribunal_verdict"),
-            "modell": state.get("model"),
-            "token_total": state.get("token_total"),
             "user_emotion": user.emotion if user else None,
             "user_arousal": user.arousal if user else None,
-            FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
         }
+
+
+def tail_result(state: dict[str, Any]) -> dict[str, Any]:
+    """What Path 1's salience found, for the CharacterGraph (nodes/human_tail.py)."""
+    failure = state.get("salience_failure")
+    return {
+        FIELD_HUMAN_SALIENCE: state.get("human_salience"),
+        FIELD_USER_INTENTIONS: list(state.get("user_intentions") or []),
+        **({"ausfall": failure} if failure else {}),
+    }
 
 
 # --- in-process turn (CLI, bench) ---------------------------------------------------------
@@ -248,7 +352,10 @@ class GraphRuntime:
 
 @dataclass
 class TurnResult:
-    """Everything one in-process turn produced."""
+    """Everything one in-process turn produced.
+
+    `released_ms`: from the start of the HumanGraph to the node after which the answer
+    left (`contract.release_ready`) — what the user waits; None if it never left."""
 
     turn_id: str
     human_state: dict[str, Any] = field(default_factory=dict)
@@ -258,6 +365,8 @@ class TurnResult:
     stages: list[tuple[str, str, float]] = field(default_factory=list)
     human_ms: float = 0.0
     character_ms: float = 0.0
+    released_ms: float | None = None
+    release_node: str | None = None
 
 
 async def _emit(on_stage: StageCallback | None, *args: Any) -> None:
@@ -268,6 +377,10 @@ async def _emit(on_stage: StageCallback | None, *args: Any) -> None:
         await result
 
 
+def _failure_text(exc: BaseException, last_node: str) -> str:
+    return f"{type(exc).__name__}: {exc} (nach {last_node})"
+
+
 async def run_turn_inprocess(
     runtime: GraphRuntime,
     pair: Pair,
@@ -276,11 +389,14 @@ async def run_turn_inprocess(
     *,
     with_character: bool = True,
 ) -> TurnResult:
-    """HumanGraph then CharacterGraph for one utterance, without queues.
+    """HumanGraph then CharacterGraph for one utterance, without queues — timed as the
+    workers run them: the CharacterGraph starts when the HumanGraph hands the turn on
+    (after `HUMAN_EVENT_NODE`) while the HumanGraph's tail runs on concurrently.
 
-    `on_stage(graph, node, state, ms)` is called after every node. A HumanGraph failure is
-    carried into the event payload as `pfad1_ausfall` (as the prompt consumer does); a
-    CharacterGraph failure propagates.
+    `on_stage(graph, node, state, ms)` is called after every node. A HumanGraph failure
+    before the hand-over is carried into the event payload as `pfad1_ausfall` (as the
+    prompt consumer does); a CharacterGraph failure propagates (after the HumanGraph's tail
+    has finished).
     """
     turn_id = uuid.uuid4().hex
     human_turn = HumanTurn(
@@ -291,24 +407,44 @@ async def run_turn_inprocess(
         received_at=runtime.deps.clock(),
     )
     result = TurnResult(turn_id=turn_id)
-    initial = runtime.human_state(human_turn)
-    state: dict[str, Any] | None = initial
-    failure = None
+    handed_on = asyncio.Event()
     started = time.perf_counter()
-    try:
-        async for node, after in runtime.stream_human(initial):
-            state = after
-            ms = float((after.get("node_timings") or {}).get(node, 0.0))
-            result.stages.append((GRAPH_HUMAN, node, ms))
-            await _emit(on_stage, GRAPH_HUMAN, node, after, ms)
-    except Exception as exc:
-        failure = f"{type(exc).__name__}: {exc}"
-    result.human_ms = (time.perf_counter() - started) * 1000
-    result.human_state = state or {}
-    result.event_payload = runtime.human_event_payload(human_turn, state, failure)
-    if not with_character:
-        return result
 
+    async def on_node(node: str, after: dict[str, Any]) -> None:
+        ms = float((after.get("node_timings") or {}).get(node, 0.0))
+        result.stages.append((GRAPH_HUMAN, node, ms))
+        await _emit(on_stage, GRAPH_HUMAN, node, after, ms)
+
+    async def on_event(state: dict[str, Any] | None, failure: str | None) -> None:
+        result.event_payload = runtime.human_event_payload(human_turn, state, failure)
+        handed_on.set()
+
+    async def human() -> None:
+        try:
+            final = await runtime.run_human(human_turn, on_node, on_event, _failure_text)
+            result.human_state = final or {}
+        finally:
+            result.human_ms = (time.perf_counter() - started) * 1000
+            handed_on.set()
+
+    human_task = asyncio.create_task(human(), name=f"inprocess-path1:{turn_id}")
+    try:
+        await handed_on.wait()
+        if with_character and result.event_payload:
+            await _character(runtime, pair, turn_id, result, on_stage, started)
+    finally:
+        await human_task
+    return result
+
+
+async def _character(
+    runtime: GraphRuntime,
+    pair: Pair,
+    turn_id: str,
+    result: TurnResult,
+    on_stage: StageCallback | None,
+    turn_started: float,
+) -> None:
     character_turn = CharacterTurn(
         pair=pair, turn_id=turn_id, event_source=SOURCE_USER, event_payload=result.event_payload
     )
@@ -318,8 +454,12 @@ async def run_turn_inprocess(
         cstate = after
         ms = float((after.get("node_timings") or {}).get(node, 0.0))
         result.stages.append((GRAPH_CHARACTER, node, ms))
+        if result.released_ms is None and release_ready(after):
+            result.released_ms = (time.perf_counter() - turn_started) * 1000
+            result.release_node = node
+            result.response = runtime.response_payload(after)
         await _emit(on_stage, GRAPH_CHARACTER, node, after, ms)
     result.character_ms = (time.perf_counter() - started) * 1000
     result.character_state = cstate
-    result.response = runtime.response_payload(cstate)
-    return result
+    if result.released_ms is None:
+        result.response = runtime.response_payload(cstate)

@@ -77,6 +77,7 @@ class ConversationState(TypedDict, total=False):
     long_term_resonance: dict[str, Any]
     short_term_hits: list[dict[str, Any]]
     web_context: str  # search context: the composer's web search of the stimulus (needs_web)
+    gravitation_points: list[dict[str, Any]]  # memories pulling Nova's emotion (enricher)
 
     # --- reducer -----------------------------------------------------------------
     memory_entries: list[Any]
@@ -153,9 +154,13 @@ class ConversationState(TypedDict, total=False):
     evaluate_decision: str  # "ok" | "fallback" | "correct"
     node_annotations: Annotated[list[str], operator.add]
 
+    # --- perception_assistant (docs/behaviour/nodes.md#perception) -----------------------
+    perceived_response: str  # the answer text perception_assistant read (release rule)
+
     # --- salience (docs/behaviour/nodes.md#salience) --------------------------------------
     human_salience: float | None
     salience_failure: str | None
+    human_tail_failure: str | None  # Path 1's salience results did not arrive (enricher)
 
     # --- uptake (docs/behaviour/nodes.md#uptake) ------------------------------------------
     uptake_offers: list[dict[str, Any]]  # open questions offered this turn {id, frage, quelle}
@@ -163,6 +168,7 @@ class ConversationState(TypedDict, total=False):
     # --- dispatcher (docs/behaviour/nodes.md#dispatcher) ----------------------------------
     session_turn_core: str
     session_turn_written: bool
+    session_turn_open: bool  # the user turn is stored; intentionen/kern follow (HumanGraph)
 
     # --- bookkeeping ---------------------------------------------------------------------
     node_timings: Annotated[dict[str, float], _merge_dicts]

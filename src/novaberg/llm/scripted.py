@@ -7,6 +7,11 @@ the first whose `match` regex is found in the whole prompt text (and whose
 structured call gets a schema-valid object derived from the prompt's hash and a
 chat call a short deterministic sentence — the same prompt always gives the
 same answer.
+
+A rule with neither `output` nor `fault` only *delays*: its `latency_ms` is added and
+the call goes on to the next matching rule (or the default answer). So one rule
+`[{"match": ".", "latency_ms": 400}]` in front makes every call take 400 ms without
+changing any answer — how the benches measure rounds of model latency.
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ class Rule:
         if self.schema is not None and self.schema != schema_name:
             return False
         return self._regex.search(text) is not None
+
+    def delays_only(self) -> bool:
+        """A rule without output and fault: it adds its latency, another rule answers."""
+        return self.output is None and self.fault is None
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Rule:
@@ -102,9 +111,20 @@ class ScriptedLLM(TextBackend):
         max_tokens: int | None,
     ) -> Completion:
         text = prompt_text(messages)
-        rule = next((r for r in self.rules if r.applies(text, schema_name)), None)
+        delay = 0.0
+        rule: Rule | None = None
+        for candidate in self.rules:
+            if not candidate.applies(text, schema_name):
+                continue
+            if candidate.delays_only():
+                candidate.used += 1
+                delay += candidate.latency_ms
+                continue
+            rule = candidate
+            break
         self.calls.append({"role": str(role), "schema": schema_name, "prompt": text, "rule": rule})
         latency = rule.latency_ms if rule and rule.latency_ms else self.default_latency_ms
+        latency += delay
         if latency:
             await asyncio.sleep(latency / 1000)
         if rule is None:

@@ -102,6 +102,16 @@ def turn_outcome(turn_id: str) -> str:
     return f"turn_ausgang:{turn_id}"
 
 
+def human_tail(turn_id: str) -> str:
+    """Path 1's salience results of a turn, handed to its CharacterGraph (a one-item
+    list: pushed by the HumanGraph's tail, popped by the CharacterGraph's enricher)."""
+    return f"pfad1_nachlauf:{turn_id}"
+
+
+HUMAN_TAIL_TTL = 3_600
+"""An unread tail result expires after an hour."""
+
+
 # --- delivery ---------------------------------------------------------------------
 
 

@@ -4,7 +4,10 @@
 A turn is a JSON dict (`rolle`, `inhalt`, `zeit`, `intentionen`, `emotion`, `arousal`, `modus`,
 `kern`, `emotions_vektor`, `sprach_stil`, `beziehungs_dynamik`, `tone`, `herkunft`, plus
 `themen`/`embedding` on user turns and `turn_id`/`nachrichten_ids`). The dispatcher is the
-**only** writer and writes each turn complete, in one step.
+**only** writer and writes each turn complete, in one step — except the HumanGraph's user
+turn, which is stored as soon as the CharacterGraph needs it and gets the two fields that
+come later (`intentionen` from salience, `kern` from condensing) filled in by
+`complete_turn` (docs/behaviour/graphs.md#human-graph).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, Final
 
 import orjson
 import redis.asyncio as aioredis
+from redis.exceptions import WatchError
 
 from novaberg.store import keys
 from novaberg.store.keys import Pair
@@ -47,6 +51,58 @@ async def append_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -
         pipe.expire(key, keys.SESSION_TTL)
         length, _ = await pipe.execute()
     return int(length)
+
+
+COMPLETE_RETRIES: Final = 5
+"""Optimistic retries of `complete_turn` when another writer touched the session."""
+
+COMPLETE_WINDOW: Final = 8
+"""`complete_turn` reads the newest 8 turns first (the whole session only if needed)."""
+
+
+async def complete_turn(
+    redis: aioredis.Redis, pair: Pair, turn_id: str, role: str, fields: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Set `fields` on the stored turn of `turn_id` with `role` (newest first) and return
+    the completed turn; None if it is not (or no longer) in the session. WATCH/MULTI, so a
+    concurrent append or summary trim is never overwritten."""
+    key = keys.session_turns(pair)
+    for _ in range(COMPLETE_RETRIES):
+        async with redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(key)
+                # the turn was appended moments ago: look at the newest turns first
+                start = max(0, int(await pipe.llen(key)) - COMPLETE_WINDOW)
+                index, turn = _find_turn(await pipe.lrange(key, start, -1), turn_id, role)
+                if turn is None and start > 0:
+                    start = 0
+                    index, turn = _find_turn(await pipe.lrange(key, 0, -1), turn_id, role)
+                index += start
+                if turn is None:
+                    await pipe.unwatch()
+                    return None
+                turn.update(fields)
+                pipe.multi()
+                pipe.lset(key, index, _dumps(turn))
+                await pipe.execute()
+                return turn
+            except WatchError:
+                continue
+    log.error("session %s: turn %s not completed after %d tries", pair, turn_id, COMPLETE_RETRIES)
+    return None
+
+
+def _find_turn(raw: list[Any], turn_id: str, role: str) -> tuple[int, dict[str, Any] | None]:
+    for index in range(len(raw) - 1, -1, -1):
+        if turn_id not in str(raw[index]):  # skip decoding turns that cannot match
+            continue
+        try:
+            turn = _loads(str(raw[index]))
+        except _DECODE_ERRORS:
+            continue
+        if isinstance(turn, dict) and turn.get("turn_id") == turn_id and turn.get("rolle") == role:
+            return index, turn
+    return -1, None
 
 
 async def read_turns(

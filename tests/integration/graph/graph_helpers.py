@@ -35,3 +35,23 @@ def script_human(scripted: ScriptedLLM, *, score: Any = None, perception: Any = 
         ".*", perception if perception is not None else PERCEPTION_OK, schema="PerceptionResult"
     )
     scripted.add(".*", score if score is not None else SCORE_OK, schema="SalienceScore")
+
+
+Step = str | frozenset[str]
+
+
+def in_steps(nodes: list[str], template: list[Step]) -> list[Step | None]:
+    """`nodes` (in the order they finished) regrouped like `template`: a set in the
+    template stands for nodes that run concurrently in one LangGraph step (their finishing
+    order varies) and takes as many nodes as it has. Compare the result with the template."""
+    grouped: list[Step | None] = []
+    index = 0
+    for item in template:
+        if isinstance(item, str):
+            grouped.append(nodes[index] if index < len(nodes) else None)
+            index += 1
+        else:
+            grouped.append(frozenset(nodes[index : index + len(item)]))
+            index += len(item)
+    grouped.extend(nodes[index:])
+    return grouped

@@ -12,10 +12,16 @@ import json
 import uuid
 from typing import Any
 
-from graph_helpers import script_human
+from graph_helpers import PERCEPTION_OK, Step, in_steps, script_human
 
 from novaberg.agents.pending import store_pending
-from novaberg.graph.contract import RELEASE_NODE, CharacterTurn, GraphDeps, HumanTurn
+from novaberg.graph.contract import (
+    RELEASE_NODE,
+    CharacterTurn,
+    GraphDeps,
+    HumanTurn,
+    release_ready,
+)
 from novaberg.graph.nodes.evaluate import FALLBACK_DE
 from novaberg.graph.nodes.thinker import UNSURE_SUFFIX
 from novaberg.graph.runner import GraphRuntime
@@ -28,34 +34,45 @@ from novaberg.store.session import read_turns
 PAIR = Pair("meister", "nova")
 NOW = 1_790_000_000.0  # graph conftest's FIXED_NOW
 
-MAIN_PATH = [
+PRE_ANSWER: frozenset[str] = frozenset({"enricher", "situation_node", "router"})
+"""The branches after ei_calc, concurrently (their finishing order varies)."""
+AFTER_ENRICHER = frozenset({"emotional_gravitation", "landscape", "appointments"})
+BEFORE_ANCHOR = frozenset({"reducer", "stance_space"})
+CONTENT = frozenset({"composer", "conversation_vector"})
+"""The two deferred nodes, run together once every other branch has finished."""
+JUDGED = frozenset({"tribunal", RELEASE_NODE})
+"""The tribunal and the speculative perception of the same answer."""
+REJUDGED = frozenset({"tribunal", RELEASE_NODE})
+"""After a correction: the judges and the perception of the corrected text."""
+
+MAIN_PATH: list[Step] = [
     "db_access",
     "ei_calc",
-    "enricher",
-    "reducer",
-    "situation_node",
+    PRE_ANSWER,
+    AFTER_ENRICHER,
+    BEFORE_ANCHOR,
     "memory_anchor",
-    "router",
-    "appointments",
-    "conversation_vector",
-    "stance_space",
-    "composer",
+    CONTENT,
     "responder",
     "thinker",
-    "tribunal",
+    JUDGED,
     "evaluate",
-    RELEASE_NODE,
     "ei_calc_persist",
     "salience",
     "imprint",
     "uptake",
     "dispatcher",
 ]
+"""A plain turn, step by step (a set: nodes of one concurrent step)."""
 
-TRIBUNAL = MAIN_PATH.index("tribunal")
-BEFORE_PLANNER = MAIN_PATH[: MAIN_PATH.index("conversation_vector")]
-AFTER_PLANNER = MAIN_PATH[MAIN_PATH.index("conversation_vector") :]
-"""The planner runs after the appointment reading, before the conversation vector."""
+WITH_PLANNER: list[Step] = [
+    *MAIN_PATH[:4],
+    BEFORE_ANCHOR | {"planner"},
+    *MAIN_PATH[5:],
+]
+"""The appointment reading handed over to the planner, which ran next to the reducer."""
+
+EVALUATE = MAIN_PATH.index("evaluate")
 
 ANSWER = "Mir geht's gut, danke der Nachfrage!"
 RESPONDER = r"Antworte kurz und natürlich"
@@ -136,6 +153,8 @@ async def run_human(runtime: GraphRuntime, turn: HumanTurn) -> dict[str, Any]:
 
 AFTER: dict[str, dict[str, Any]] = {}
 """State after each node of the last `run_character` (last occurrence per node)."""
+RELEASED: dict[str, Any] = {}
+"""Where the last `run_character` released its answer: node, payload, position."""
 
 
 async def run_character(
@@ -147,9 +166,14 @@ async def run_character(
     nodes: list[str] = []
     final: dict[str, Any] = {}
     AFTER.clear()
+    RELEASED.clear()
     async for node, state in runtime.stream_character(runtime.character_state(turn)):
         nodes.append(node)
         AFTER[node] = copy.deepcopy(state)
+        if not RELEASED and release_ready(state):  # as the event consumer decides
+            RELEASED.update(
+                node=node, response=runtime.response_payload(state), position=len(nodes)
+            )
         final = state
     return nodes, final
 
@@ -170,8 +194,11 @@ async def test_simple_chat_main_path(
     script_character(scripted)
     nodes, final, payload = await user_turn(runtime, "Wie geht's dir?")
 
-    assert nodes == MAIN_PATH
+    assert in_steps(nodes, MAIN_PATH) == MAIN_PATH
     assert final["response"] == ANSWER
+    # released right after evaluate: the perception ran next to the judges, no extra round
+    assert RELEASED["node"] == "evaluate" and RELEASED["response"]["nachricht"] == ANSWER
+    assert RELEASED["response"]["emotion"] == "zufriedenheit"
     assert final["tribunal_verdict"] == "ok"
     assert final["evaluate_decision"] == "ok"
     assert final["correction_round"] == 0 and final["max_corrections"] == 2
@@ -206,7 +233,7 @@ async def test_simple_chat_main_path(
     await deps.log.flush()  # type: ignore[union-attr]
     logged = await read_turn(deps.pool, payload["turn_id"])
     rows = [r for r in logged if r["quelle"] == "character" and r["art"] != "turn_roh"]
-    assert [r["node"] for r in rows] == MAIN_PATH
+    assert in_steps([r["node"] for r in rows], MAIN_PATH) == MAIN_PATH
     assert all(r["ergebnis"] == "ok" for r in rows)
     # and the raw turn, once, kept when the rest of the log ages out
     (raw,) = [r for r in logged if r["art"] == "turn_roh"]
@@ -256,11 +283,20 @@ async def test_tribunal_rejection_corrected_in_round_one(
     reject_all(scripted, r"Antwort: Du bist doch selbst schuld")
     nodes, final, _ = await user_turn(runtime, "Mir geht es schlecht.")
 
-    assert nodes == [
-        *MAIN_PATH[:TRIBUNAL],
-        "tribunal", "evaluate", "corrector", "tribunal", "evaluate",
-        *MAIN_PATH[TRIBUNAL + 2 :],
-    ]  # fmt: skip
+    expected = [
+        *MAIN_PATH[: EVALUATE + 1],
+        "corrector",
+        REJUDGED,
+        "evaluate",
+        *MAIN_PATH[EVALUATE + 1 :],
+    ]
+    assert in_steps(nodes, expected) == expected
+    # the draft was perceived next to the judges, the corrected text again: released is
+    # the perception of the corrected text
+    perceived = [c for c in scripted.calls if c["schema"] == "PerceptionResult"][1:]
+    assert [("Du bist doch selbst schuld" in c["prompt"]) for c in perceived] == [True, False]
+    assert RELEASED["node"] == "evaluate" and RELEASED["position"] == nodes.index("corrector") + 4
+    assert RELEASED["response"]["nachricht"] == "Korrigierte freundliche Antwort."
     assert final["response"] == "Korrigierte freundliche Antwort."
     assert final["correction_round"] == 1 and final["max_corrections"] == 2
     assert final["tribunal_verdict"] == "ok" and final["evaluate_decision"] == "ok"
@@ -281,14 +317,17 @@ async def test_two_rejections_end_in_the_neutral_fallback(
     reject_all(scripted, ".*")
     nodes, final, _ = await user_turn(runtime, "Was soll ich tun?")
 
-    loop = ["tribunal", "evaluate", "corrector"] * 2 + ["tribunal", "evaluate"]
-    assert nodes == [*MAIN_PATH[:TRIBUNAL], *loop, *MAIN_PATH[TRIBUNAL + 2 :]]
+    loop: list[Step] = ["corrector", REJUDGED, "evaluate"] * 2
+    expected = [*MAIN_PATH[: EVALUATE + 1], *loop, RELEASE_NODE, *MAIN_PATH[EVALUATE + 1 :]]
+    assert in_steps(nodes, expected) == expected  # the fallback text is perceived anew
     assert final["evaluate_decision"] == "fallback"
     assert final["tribunal_verdict"] == "ablehnen"
     assert final["correction_round"] == 2 and final["max_corrections"] == 2
     assert final["response"] == FALLBACK_DE
-    # the fallback is released and stored like any answer
+    # the fallback is perceived, then released and stored like any answer
     assert AFTER[RELEASE_NODE]["response"] == FALLBACK_DE
+    assert RELEASED["node"] == RELEASE_NODE and RELEASED["response"]["nachricht"] == FALLBACK_DE
+    assert AFTER[RELEASE_NODE]["perceived_response"] == FALLBACK_DE
     (_, assistant) = await read_turns(deps.redis, PAIR)
     assert assistant["inhalt"] == FALLBACK_DE
 
@@ -322,7 +361,7 @@ async def test_unreadable_judge_is_a_logged_failure_not_an_ok(
     assert "psychologe: kein lesbares Urteil (unlesbar)" in final["tribunal_summary"]
     assert any("psychologe gave no readable verdict" in r.message for r in caplog.records)
     # one failure next to two oks still passes (a failure counts as warnung, not ok)
-    assert final["tribunal_verdict"] == "ok" and nodes == MAIN_PATH
+    assert final["tribunal_verdict"] == "ok" and in_steps(nodes, MAIN_PATH) == MAIN_PATH
     await deps.log.flush()  # type: ignore[union-attr]
     (row,) = [r for r in await read_turn(deps.pool, payload["turn_id"]) if r["node"] == "tribunal"]
     assert row["inhalt"]["ausfaelle"] == ["psychologe: unlesbar"]
@@ -395,7 +434,7 @@ async def test_thinker_double_failure_requests_a_retry_run(
         "nachrichten_ids": turn.message_ids,
         "thinker_unsicher_retry": True,
     }
-    assert nodes == MAIN_PATH  # the answer (with the admission) still goes out
+    assert in_steps(nodes, MAIN_PATH) == MAIN_PATH  # the answer (with the admission) goes out
     # the payload is a valid `continue` event as the event consumer will build it
     from novaberg.events.model import build_event
 
@@ -485,7 +524,7 @@ async def test_character_source_copies_internal_to_external_without_empathy(
     assert f"[EIGENER GEDANKE]\n{IMPULSE['eigener_gedanke']}" in call["prompt"]
     assert "Der Meister mag Tee." not in call["prompt"]
     assert "Niemand hat dir gerade etwas geschrieben." in call["prompt"]
-    assert nodes == MAIN_PATH
+    assert in_steps(nodes, MAIN_PATH) == MAIN_PATH
     assert final["response"] == "Mir geht der Umzug nicht aus dem Kopf."
 
 
@@ -562,7 +601,7 @@ async def test_pending_question_resumes_without_a_model_call_and_hands_back(
     assert AFTER["router"]["management_action"] == "resume"
     assert AFTER["router"]["needs_memory"] is True and AFTER["router"]["momentum"] == "mid"
     # no agent registered: the planner hands back to the conversation path cleanly
-    assert nodes == [*BEFORE_PLANNER, "planner", *AFTER_PLANNER]
+    assert in_steps(nodes, WITH_PLANNER) == WITH_PLANNER
     assert final["management_action"] == ""
     assert final["response"] == ANSWER
     assert await deps.redis.exists(keys.pending_agent(PAIR.user_id))  # nobody consumed it
@@ -579,7 +618,7 @@ async def test_impulse_leaves_a_pending_question_untouched(
     nodes, _ = await run_character(runtime, {**IMPULSE, "turn_id": uuid.uuid4().hex}, "character")
     assert "RouterDecision" in [c["schema"] for c in scripted.calls]
     assert AFTER["router"]["management_action"] == ""
-    assert nodes == MAIN_PATH
+    assert in_steps(nodes, MAIN_PATH) == MAIN_PATH
     raw = await deps.redis.get(keys.pending_agent(PAIR.user_id))
     assert json.loads(raw)["rueckfrage"] == "Welche Liste?"
 
@@ -603,7 +642,7 @@ async def test_router_management_without_agents_forces_mid_and_hands_back(
     assert AFTER["router"]["management_action"] == "agent"
     assert AFTER["router"]["management_target"] == "notizen"
     assert AFTER["router"]["momentum"] == "mid"  # management forces low → mid
-    assert nodes == [*BEFORE_PLANNER, "planner", *AFTER_PLANNER]
+    assert in_steps(nodes, WITH_PLANNER) == WITH_PLANNER
     assert final["management_action"] == "" and final["response"] == ANSWER
 
 
@@ -618,4 +657,35 @@ async def test_unreadable_router_output_gives_defaults_and_is_marked(
     assert final["needs_memory"] is False and final["needs_web"] is False
     assert final["momentum"] == "mid" and final["management_action"] == ""
     assert final["management_target_type"] == "titel" and final["timeline_query"] == {}
-    assert nodes == MAIN_PATH
+    assert in_steps(nodes, MAIN_PATH) == MAIN_PATH
+
+
+# --- emotional gravitation --------------------------------------------------------------------
+
+
+async def test_a_sad_memory_near_the_turn_pulls_novas_emotion(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Turn 1 stores a sad short-term memory; turn 2 says the same: the enricher finds it as
+    a gravity point and emotional_gravitation pulls traurigkeit into Nova's history."""
+    sad = {**PERCEPTION_OK, "emotional": {"emotion": "traurigkeit", "arousal": 0.8}}
+    script_human(scripted, perception=sad)
+    script_character(scripted)
+    text = "Mein Hund Bello ist gestern gestorben."
+    # condensing keeps the words, so the memory's embedding is close to the same words
+    scripted.add(r"Verdichte die Äußerung des Nutzers", "Sein Hund Bello ist gestern gestorben.")
+    await user_turn(runtime, text)
+    _, final, _ = await user_turn(runtime, text)
+
+    points = AFTER["enricher"]["gravitation_points"]
+    assert points and points[0]["quelle"] == "kzg" and points[0]["emotion"] == "traurigkeit"
+    assert points[0]["gravitation"] >= 0.40
+    before = {e["emotion"]: e["gewicht"] for e in AFTER["ei_calc"]["nova_emotion_history"]}
+    after = {
+        e["emotion"]: e["gewicht"] for e in AFTER["emotional_gravitation"]["nova_emotion_history"]
+    }
+    assert after["traurigkeit"] > before.get("traurigkeit", 0.0)
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, final["turn_id"])
+    (row,) = [r for r in rows if r["node"] == "emotional_gravitation"]
+    assert row["inhalt"]["punkte"] == len(points) and row["modell_aufrufe"] == 0

@@ -64,7 +64,7 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     script_human(scripted)
     turn = _turn(SHORT)
     nodes, final = await _run(runtime, turn)
-    assert nodes == ["perception", "enricher", "ei_calc", "salience", "dispatcher"]
+    assert nodes == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]
 
     # perception + one salience score (short text, one segment) in the graph's own nodes,
     # then the short-term memory condenses the accepted segment (a chat call) in the dispatcher
@@ -108,7 +108,8 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     node_rows = [r for r in rows if r["art"] == "node"]
     assert [r["node"] for r in node_rows] == nodes
     assert {r["node"]: r["modell_aufrufe"] for r in node_rows} == {
-        "perception": 1, "enricher": 0, "ei_calc": 0, "salience": 1, "dispatcher": 1,
+        "perception": 1, "enricher": 0, "ei_calc": 0, "session_turn": 0, "salience": 1,
+        "dispatcher": 1,
     }  # fmt: skip
     assert all(r["ergebnis"] == "ok" and r["dauer_ms"] is not None for r in node_rows)
     assert all(r["quelle"] == "human" for r in node_rows)
@@ -245,7 +246,7 @@ async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
     await deps.redis.set(kzg_index(PAIR), "kein Set")  # WRONGTYPE for the create script
     turn = _turn(SHORT)
     nodes, final = await _run(runtime, turn)
-    assert nodes == ["perception", "enricher", "ei_calc", "salience", "dispatcher"]
+    assert nodes == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]
     (stored,) = await read_turns(deps.redis, PAIR)
     assert stored["inhalt"] == SHORT and stored["turn_id"] == turn.turn_id
     assert final["session_turn_written"] is True

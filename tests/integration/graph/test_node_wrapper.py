@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any, Literal
 
@@ -140,3 +141,59 @@ def test_the_runtime_compiles_every_agent_subgraph_once(deps: GraphDeps) -> None
     for agent in runtime.registry.all().values():
         assert agent._compiled is not None and agent._compiled[0] is deps, agent.name
         assert agent.compiled(deps) is agent._compiled[1]  # reused, not built again
+
+
+def _recorder(name: str, ran: list[str], seconds: float = 0.0, loops: int = 0) -> Any:
+    """A node that waits `seconds`, records its start, appends to node_annotations and
+    (with `loops`) routes back to itself that many times, then to `join`."""
+
+    async def node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        ran.append(name)
+        await asyncio.sleep(seconds)
+        return {"node_annotations": [name]}
+
+    return node
+
+
+async def test_fan_out_runs_branches_at_once_and_joins_run_once(deps: GraphDeps) -> None:
+    """start fans out to a slow one-node branch, a two-node chain and a routed loop; the
+    barrier node waits for both plain branches, the deferred join for everything and
+    runs once."""
+    ran: list[str] = []
+    laps = {"n": 0}
+
+    def route_loop(state: ConversationState) -> str:
+        laps["n"] += 1
+        return "loop" if laps["n"] < 3 else "join"
+
+    table = (
+        Node("start", _recorder("start", ran), then=("slow", "chain1", "loop")),
+        Node("slow", _recorder("slow", ran, 0.2), then="both"),
+        Node("chain1", _recorder("chain1", ran), then="chain2"),
+        Node("chain2", _recorder("chain2", ran), then="both"),
+        Node("both", _recorder("both", ran), then="join", barrier=True),
+        Node("loop", _recorder("loop", ran), route=route_loop, routes=("loop", "join")),
+        Node("join", _recorder("join", ran), then="end", defer=True),
+        Node("end", _recorder("end", ran), then="__end__"),
+    )
+    final = await compile_graph(table, deps, "character").ainvoke(dict(STATE))
+    assert ran.count("both") == 1 and ran.count("join") == 1 and ran.count("loop") == 3
+    # the slow branch did not hold the chain or the loop back, the barrier waited for it
+    assert ran.index("chain2") < ran.index("both") and ran.index("loop") < ran.index("both")
+    assert ran[-2:] == ["join", "end"]
+    assert sorted(final["node_annotations"]) == sorted(ran)
+
+
+def test_a_routed_node_cannot_lead_to_a_barrier(deps: GraphDeps) -> None:
+    async def noop(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+        return {}
+
+    with pytest.raises(ValueError, match="barrier"):
+        compile_graph(
+            (
+                Node("a", noop, route=lambda s: "b", routes=("b",)),
+                Node("b", noop, then="__end__", barrier=True),
+            ),
+            deps,
+            "character",
+        )

@@ -34,3 +34,30 @@ def test_numbered_view_last_five_pairs_newest_highest() -> None:
     assert view[-1].startswith("[10] NOVA: antwort 6 ")
     assert len(view[-1]) == len("[10] NOVA: ") + 100
     assert session.numbered_view([]) == ""
+
+
+async def test_complete_turn_sets_late_fields_on_the_right_turn(redis) -> None:  # type: ignore[no-untyped-def]
+    """The user turn of `t0` gets its late fields in place, wherever it is in the session;
+    the assistant turn of the same id and every other turn stay as they were."""
+    await session.append_turn(redis, PAIR, {"rolle": "user", "inhalt": "alt", "turn_id": "t0"})
+    await session.append_turn(redis, PAIR, {"rolle": "assistant", "inhalt": "a", "turn_id": "t0"})
+    for i in range(1, 12):  # push t0 beyond the window of newest turns read first
+        await session.append_turn(
+            redis, PAIR, {"rolle": "user", "inhalt": f"u{i}", "turn_id": f"t{i}"}
+        )
+    done = await session.complete_turn(
+        redis, PAIR, "t0", "user", {"intentionen": ["x"], "kern": "k"}
+    )
+    assert done == {
+        "rolle": "user",
+        "inhalt": "alt",
+        "turn_id": "t0",
+        "intentionen": ["x"],
+        "kern": "k",
+    }
+    turns = await session.read_turns(redis, PAIR)
+    assert turns[0] == done and turns[1] == {"rolle": "assistant", "inhalt": "a", "turn_id": "t0"}
+    assert [t["inhalt"] for t in turns[2:]] == [f"u{i}" for i in range(1, 12)]
+    newest = await session.complete_turn(redis, PAIR, "t11", "user", {"kern": "neu"})
+    assert newest is not None and (await session.read_turns(redis, PAIR))[-1]["kern"] == "neu"
+    assert await session.complete_turn(redis, PAIR, "fehlt", "user", {"kern": "k"}) is None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_helpers import PERCEPTION_OK, script_human
+from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
 
-from novaberg.graph.contract import RELEASE_NODE, GraphDeps
+from novaberg.graph.contract import RELEASE_NODE, GraphDeps, HumanTurn
 from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store.keys import Pair
@@ -42,10 +42,12 @@ async def test_full_turn_writes_both_session_turns_and_reports_stages(
 
     result = await run_turn_inprocess(runtime, PAIR, "Wie geht's dir?", on_stage)
     assert "pfad1_ausfall" not in result.event_payload
-    assert seen[:5] == [
-        ("human", n) for n in ("perception", "enricher", "ei_calc", "salience", "dispatcher")
-    ]
-    assert ("character", RELEASE_NODE) in seen and seen[-1] == ("character", "dispatcher")
+    human = [node for graph, node in seen if graph == "human"]
+    assert human == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]
+    # the CharacterGraph starts once the user's turn is stored (the rest of path 1 runs on)
+    assert seen[:4] == [("human", n) for n in ("perception", "enricher", "ei_calc", "session_turn")]
+    assert ("character", RELEASE_NODE) in seen and ("character", "dispatcher") in seen
+    assert result.released_ms is not None and result.release_node == "evaluate"
 
     user_turn, nova_turn = await read_turns(deps.redis, PAIR)
     assert (user_turn["rolle"], user_turn["inhalt"]) == ("user", "Wie geht's dir?")
@@ -63,7 +65,7 @@ async def test_full_turn_writes_both_session_turns_and_reports_stages(
 
     await deps.log.flush()  # type: ignore[union-attr]
     rows = [r for r in await read_turn(deps.pool, result.turn_id) if r["art"] == "node"]
-    assert [(r["quelle"], r["node"]) for r in rows] == seen
+    assert sorted((r["quelle"], r["node"]) for r in rows) == sorted(seen)
     assert all(r["ergebnis"] == "ok" for r in rows)
 
 
@@ -108,3 +110,82 @@ async def test_a_healthy_first_turn_logs_no_error(
     assert any("empty emotion history" in r.getMessage() for r in caplog.records), (
         "the first turn takes the empty-history path this test is about"
     )
+
+
+# --- the HumanGraph hands on early; its tail stores the same and reaches the answer ---------
+
+
+async def test_path_one_hands_on_after_the_session_turn_and_its_tail_still_arrives(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Salience is slow here: the CharacterGraph starts before it finished, the answer still
+    carries salience's intentions (through the enricher), and the stored user turn ends up
+    with them and its kern, as when the turn was written at the end of Path 1."""
+    script_human(scripted)
+    script_main_path(scripted)
+    scripted.add(".*", SCORE_OK, schema="SalienceScore", latency_ms=400)
+    seen: list[tuple[str, str]] = []
+    result = await run_turn_inprocess(
+        runtime, PAIR, "Ich ziehe nach Köln!", lambda g, n, s, ms: seen.append((g, n))
+    )
+    assert seen.index(("character", "db_access")) < seen.index(("human", "salience"))
+    assert result.event_payload["pfad1_nachlauf"] is True
+    assert result.event_payload["salienz_human"] is None
+    assert "user_intentionen" not in result.event_payload  # the session's older ones
+    assert result.response["user_intentionen"] == SCORE_OK["intentionen"]
+    assert result.character_state["human_salience"] == 0.8
+    assert result.character_state.get("human_tail_failure") is None
+
+    user_turn, nova_turn = await read_turns(deps.redis, PAIR)
+    assert user_turn["intentionen"] == SCORE_OK["intentionen"]
+    assert user_turn["kern"] == result.human_state["session_turn_core"] != ""
+    assert nova_turn["intentionen"] == SCORE_OK["intentionen"]
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, result.turn_id)
+    (enricher,) = [r for r in rows if r["node"] == "enricher" and r["quelle"] == "character"]
+    assert enricher["inhalt"]["pfad1_nachlauf"]["salienz_human"] == 0.8
+
+
+async def test_the_stored_user_turn_is_the_same_as_when_path_one_ran_to_its_end(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """The session holds the same user turn whether the dispatcher writes it whole (the
+    table without `session_turn`) or `session_turn` stores it early and the dispatcher
+    completes it."""
+    from novaberg.graph.base import compile_graph, linear
+    from novaberg.graph.human_graph import HUMAN_TABLE
+    from novaberg.graph.runner import _stream
+    from novaberg.store.keys import session_turns
+    from novaberg.wire import GRAPH_HUMAN
+
+    script_human(scripted)
+    result = await run_turn_inprocess(runtime, PAIR, "Ich ziehe nach Köln!", with_character=False)
+    (early,) = await read_turns(deps.redis, PAIR)
+    await deps.redis.delete(session_turns(PAIR))
+
+    whole = linear([(n.name, n.fn) for n in HUMAN_TABLE if n.name != "session_turn"])
+    graph = compile_graph(whole, deps, GRAPH_HUMAN)
+    state = runtime.human_state(
+        HumanTurn(PAIR, result.turn_id, "Ich ziehe nach Köln!", ["m"], deps.clock())
+    )
+    async for _ in _stream(graph, {**state, "message_ids": early["nachrichten_ids"]}):
+        pass
+    (late,) = await read_turns(deps.redis, PAIR)
+    assert early == late
+
+
+async def test_a_tail_that_never_arrives_is_a_visible_gap(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM, monkeypatch: Any
+) -> None:
+    from novaberg.graph.nodes import human_tail  # the module the enricher awaits it with
+
+    monkeypatch.setattr(human_tail, "HUMAN_TAIL_TIMEOUT_S", 0.2)
+    script_human(scripted)
+    script_main_path(scripted)
+    scripted.add(".*", SCORE_OK, schema="SalienceScore", latency_ms=1500)
+    result = await run_turn_inprocess(runtime, PAIR, "Ich ziehe nach Köln!")
+    assert result.response["nachricht"]  # the answer still leaves
+    assert result.character_state["human_salience"] is None
+    assert result.character_state["human_tail_failure"] == "zeitueberschreitung"
+    (user_turn, _) = await read_turns(deps.redis, PAIR)
+    assert user_turn["intentionen"] == SCORE_OK["intentionen"]  # Path 1 still completed it

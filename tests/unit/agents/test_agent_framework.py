@@ -15,7 +15,7 @@ from novaberg.agents.markers import session_marker
 from novaberg.agents.pending import has_pending, pending_question, store_pending
 from novaberg.agents.registry import AgentRegistry, agent_migrations, discover_agents
 from novaberg.agents.task_block import build_task_block
-from novaberg.graph.contract import GraphDeps
+from novaberg.graph.contract import ANSWER_JOIN, GraphDeps
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.planner import planner, route_after_planner
 from novaberg.graph.state import ConversationState
@@ -34,14 +34,14 @@ def build_loop(deps: GraphDeps, registry: AgentRegistry) -> Any:
     graph.add_node("planner", partial(planner, deps=deps, registry=registry))
     graph.add_node("agent_dispatch", partial(agent_dispatch, deps=deps, registry=registry))
 
-    async def conversation_vector(state: ConversationState) -> dict[str, Any]:
+    async def join(state: ConversationState) -> dict[str, Any]:
         return {}
 
-    graph.add_node("conversation_vector", conversation_vector)
+    graph.add_node(ANSWER_JOIN, join)
     graph.add_edge(START, "planner")
     graph.add_conditional_edges("planner", route_after_planner)
     graph.add_edge("agent_dispatch", "planner")
-    graph.add_edge("conversation_vector", END)
+    graph.add_edge(ANSWER_JOIN, END)
     return graph.compile()
 
 
@@ -140,7 +140,7 @@ async def test_planner_without_agents_hands_back(deps: GraphDeps) -> None:
 
 async def test_planner_no_action_is_noop(deps: GraphDeps) -> None:
     assert await planner(turn("hi", action=""), deps, fake_registry()) == {"agent_name": ""}
-    assert route_after_planner({"agent_name": ""}) == "conversation_vector"
+    assert route_after_planner({"agent_name": ""}) == ANSWER_JOIN
     assert route_after_planner({"agent_name": "echo"}) == "agent_dispatch"
 
 

@@ -147,7 +147,9 @@ def test_evaluate_decision(verdict: str, rounds: int, decision: str) -> None:
 
 def test_route_after_evaluate() -> None:
     assert route_after_evaluate({"evaluate_decision": "correct"}) == "corrector"
-    assert route_after_evaluate({"evaluate_decision": "ok"}) == "perception_assistant"
+    # ok: perception_assistant already read this text next to the tribunal → post-release
+    assert route_after_evaluate({"evaluate_decision": "ok"}) == "ei_calc_persist"
+    # fallback: the text was replaced → perceived anew before it leaves
     assert route_after_evaluate({"evaluate_decision": "fallback"}) == "perception_assistant"
 
 

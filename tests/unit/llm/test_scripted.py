@@ -153,6 +153,29 @@ async def test_latency_delays_the_answer() -> None:
     assert time.perf_counter() - started >= 0.08
 
 
+async def test_a_delay_only_rule_keeps_every_answer_valid() -> None:
+    """`[{"match": ".", "latency_ms": L}]` delays every call and changes no answer: a
+    structured call still gets a schema-valid object, a later rule still answers."""
+    (delay,) = load_rules_from([{"match": ".", "latency_ms": 60}])
+    llm = ScriptedLLM([delay, Rule(match="Wetter", output="Es regnet.")])
+    started = time.perf_counter()
+    analysis = await llm.structured(CHAT, ask("Analysiere das"), Analysis)
+    assert time.perf_counter() - started >= 0.06
+    assert isinstance(analysis, Analysis) and 2 <= len(analysis.items) <= 4
+    assert llm.calls[-1]["rule"] is None  # answered by the default, not by "null"
+    started = time.perf_counter()
+    assert await llm.chat(CHAT, ask("Wie ist das Wetter?")) == "Es regnet."
+    assert time.perf_counter() - started >= 0.06
+    assert delay.used == 2
+    # the same as the default answer without the delay rule
+    plain = ScriptedLLM([Rule(match="Wetter", output="Es regnet.")])
+    assert await plain.structured(CHAT, ask("Analysiere das"), Analysis) == analysis
+
+
+def load_rules_from(raw: list[dict[str, object]]) -> list[Rule]:
+    return [Rule.from_dict(item) for item in raw]
+
+
 async def test_faults() -> None:
     llm = ScriptedLLM(
         [

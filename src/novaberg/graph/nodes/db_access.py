@@ -18,9 +18,10 @@ Loads who is talking before anything is computed:
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 - `system_prompt`: for a character imported from a card, the card's system prompt,
   description, personality, scenario and example dialogue (`persona_from_rows`).
-- the session turns (`raw_turns`), the session summary (`session_summary`) and the
-  character's active goals toward the user (`geladene_ziele`), read with the rest: ei_calc
-  and the enricher after this node need them.
+- the session turns (`raw_turns`, and `session_turns` without Nova's impulse turns), the
+  session summary (`session_summary`) and the character's active goals toward the user
+  (`geladene_ziele`), read with the rest: ei_calc, the enricher and the branches that run
+  next to it (router, situation) need them.
 
 Everything is read in two concurrent round trips, one pipeline to Redis and one to
 PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
@@ -46,6 +47,7 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_arousal, stimulus_is_own_thought
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
+from novaberg.graph.nodes.enricher import without_impulses
 from novaberg.graph.personality import (
     Character,
     Emotion,
@@ -277,8 +279,8 @@ class RedisReads:
 
 async def _read_redis(deps: GraphDeps, pair: Pair) -> RedisReads:
     """Nova's stored state, the session turns and the session summary in one round trip
-    (ei_calc and the enricher after this node need the latter two; only the dispatcher
-    writes them, at the end of a run, so they cannot go stale within it)."""
+    (ei_calc and the enricher after this node need the latter two; within a run only the
+    current user turn's late fields may still be filled in by Path 1's tail)."""
     pipe = deps.redis.pipeline(transaction=False)
     pipe.hgetall(keys.nova_state(pair))
     pipe.lrange(keys.session_turns(pair), 0, -1)
@@ -337,6 +339,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "character_name": tables["name"],
         "system_prompt": tables["persona"],
         "raw_turns": reads.turns,
+        "session_turns": without_impulses(reads.turns),
         "session_summary": reads.summary,
         "loaded_goals": tables["ziele"],
         "user_weight": tables[USER_WEIGHT_COLUMN],

@@ -50,7 +50,7 @@ from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.conversation_vector import save_turn_trace
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
-from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn
+from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn, complete_turn
 from novaberg.wire import EI_ROLE_USER, FIELD_MESSAGE_IDS, GRAPH_AGENT, GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
@@ -256,6 +256,36 @@ async def write_drive_snapshot(state: ConversationState, deps: GraphDeps, pair: 
     await deps.redis.set(keys.drive_snapshot(pair), orjson.dumps(snapshot, default=str))
 
 
+async def complete_open_turn(
+    state: ConversationState, deps: GraphDeps, pair: Pair
+) -> tuple[dict[str, Any], int | BaseException | None]:
+    """The user turn the HumanGraph stored early (nodes/session_turn.py): set its two late
+    fields — `intentionen` (salience's) and `kern` (condensing's) — in place, summarise the
+    session, and archive the completed turn. Returns the log summary and the archive id (or
+    the archive's failure)."""
+    late = {
+        "intentionen": list(state.get("user_intentions") or []),
+        "kern": state.get("session_turn_core") or "",
+    }
+    stored = await complete_turn(deps.redis, pair, str(state.get("turn_id")), ROLE_USER, late)
+    if stored is None:
+        log.error(
+            "dispatcher: the stored user turn of %s is gone; intentionen/kern not set",
+            state.get("turn_id"),
+        )
+    summary: dict[str, Any] = {"rolle": ROLE_USER, "vervollstaendigt": stored is not None}
+    summarised = await summarise_session(deps.redis, deps.model, pair)
+    if summarised is not None:
+        summary["zusammenfassung"] = str(summarised.action)
+    archived: int | BaseException | None = None
+    if stored is not None:
+        try:
+            archived = await archive_session_turn(state, deps, pair, stored)
+        except Exception as exc:  # reported like the archive of a turn written here
+            archived = exc
+    return summary, archived
+
+
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     """The `turn_roh` row of an answered turn: stimulus, answer, both emotions, origin
     and the composer's content when there was one, kept forever when the rest of pipeline_log ages out."""
@@ -314,18 +344,36 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     if outcome.session_turn_kern:
         update["session_turn_core"] = outcome.session_turn_kern
     merged = cast(ConversationState, {**state, **update})
-    turn = None if state.get("session_turn_written") else build_session_turn(merged, deps.clock())
-    # the write log, the session, the archive and the drive snapshot are independent: all round trips at once,
-    # and a failure of one is raised only once the others have finished (never left running)
-    logged, written, archived, snapshot = await asyncio.gather(
-        record_pending_writes(
-            state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
-        ),
-        write_session_turn(turn, deps, pair),
-        archive_session_turn(merged, deps, pair, turn),
-        write_drive_snapshot(state, deps, pair),
-        return_exceptions=True,
+    log_job = record_pending_writes(
+        state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
     )
+    turn: dict[str, Any] | None = None
+    written: Any
+    archived: Any
+    if state.get("session_turn_open"):  # stored early by the HumanGraph: complete it
+        logged, completed, snapshot = await asyncio.gather(
+            log_job,
+            complete_open_turn(merged, deps, pair),
+            write_drive_snapshot(state, deps, pair),
+            return_exceptions=True,
+        )
+        written, archived = completed, None
+        if not isinstance(completed, BaseException):
+            written, archived = completed
+        turn = {}  # a turn exists (for the archive summary below)
+    else:
+        if not state.get("session_turn_written"):
+            turn = build_session_turn(merged, deps.clock())
+        # the write log, the session, the archive and the drive snapshot are independent:
+        # all round trips at once, and a failure of one is raised only once the others
+        # have finished (never left running)
+        logged, written, archived, snapshot = await asyncio.gather(
+            log_job,
+            write_session_turn(turn, deps, pair),
+            archive_session_turn(merged, deps, pair, turn),
+            write_drive_snapshot(state, deps, pair),
+            return_exceptions=True,
+        )
     for result in (logged, written, snapshot):
         if isinstance(result, BaseException):
             raise result
@@ -335,6 +383,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     session_turn = cast(dict[str, Any] | None, written)
     if session_turn is not None:
         update["session_turn_written"] = True
+        update["session_turn_open"] = False
         record_raw_turn(state, deps)
     trace = await persist_trace(state, deps, pair)
     summary: dict[str, Any] = {

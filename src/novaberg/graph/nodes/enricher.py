@@ -9,7 +9,10 @@ Two variants, chosen by `graph_role`:
   turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
   `memory_entries_raw` (short- and long-term memory resonance; the hybrid search's archived
   turns older than the session and long-term nodes sharing a rare word; the session summary
-  and the recent turns). The payload's `user_intentionen` wins over the session's.
+  and the recent turns). The payload's `user_intentionen` wins over the session's, and
+  Path 1's salience results (`graph/nodes/human_tail.py`: its intentions and
+  `salienz_human`, awaited alongside the embedding and the rewrite when the event
+  announces them) win over both — before the search key is formed.
 
 The full variant searches memory with a *search key*, not the raw stimulus: the query
 rewrite (`graph/query_rewrite.py`, one model line from the second turn on, run while the
@@ -23,8 +26,9 @@ hybrid search's recall keeps the raw stimulus (its rare words). With a registry
 A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
 session, its summary and the goals are read here unless an earlier node of this run
 already loaded them into `raw_turns` / `session_summary` / `geladene_ziele` (db_access
-does in the CharacterGraph, together with its own reads; only the dispatcher writes the
-session, at the end of a run, so they cannot be stale).
+does in the CharacterGraph, together with its own reads; the session is written only by
+the HumanGraph, before the event, and by the dispatcher after the release — only the
+current user turn's `intentionen`/`kern` may still be filled in meanwhile).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_text
 from novaberg.ei.goals import GoalActivation, activate_goals, search_key
 from novaberg.ei.landscape import DEFAULT_CLUSTER, known_cluster
+from novaberg.graph.nodes.emotional_gravitation import gravity_points
+from novaberg.graph.nodes.human_tail import path1_tail
 from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
@@ -228,8 +234,9 @@ async def enricher(
     turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
     text = stimulus_text(state)
     full = state.get("graph_role") != GRAPH_HUMAN
-    # goals, summary, cluster and the rewrite do not need the embedding: all run at once
-    embedding, goals, session_summary, cluster, rewritten = await asyncio.gather(
+    # goals, summary, cluster, the rewrite and Path 1's salience do not need the
+    # embedding: all run at once
+    embedding, goals, session_summary, cluster, rewritten, tail = await asyncio.gather(
         _embed(deps, text),
         _goals(state, deps, pair),
         _summary(state, deps, pair) if full else _nothing(""),
@@ -237,6 +244,7 @@ async def enricher(
         rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
         if full
         else _nothing(SearchText(text, "")),
+        path1_tail(state, deps) if full else _nothing({}),
     )
     if embedding is None:
         goals = []  # nothing to activate them against
@@ -253,6 +261,8 @@ async def enricher(
                 if isinstance(payload_intentions, list)
                 else last_user_intentions(turns)
             )
+            if "user_intentions" in tail:  # Path 1's salience of this very turn
+                intentions = list(tail["user_intentions"])
             search_vector, shifted = shifted_key(search_vector, activation, cluster, intentions)
     found: MemoryResonance | None = None
     hooked: list[dict[str, Any]] = []
@@ -285,6 +295,9 @@ async def enricher(
     payload = state.get("event_payload") or {}
     if isinstance(payload.get(FIELD_USER_INTENTIONS), list):
         update["user_intentions"] = [str(item) for item in payload[FIELD_USER_INTENTIONS]]
+    if tail:  # Path 1's salience ran after the hand-over: its results win
+        summary["pfad1_nachlauf"] = tail.pop("_log", {})
+        update.update(tail)
     session_turns = without_impulses(turns)
     entries = session_memory_entries(session_summary, session_turns)
     update.update(
@@ -300,6 +313,10 @@ async def enricher(
         entries = [*found.entries(), *entries]
         update["short_term_hits"] = found.short_term
         update["long_term_resonance"] = found.long_term.as_state()
+        update["gravitation_points"] = gravity_points(
+            found.short_term, update["long_term_resonance"]["erinnerungen"], deps.clock()
+        )
+        summary["gravitationspunkte"] = len(update["gravitation_points"])
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
         summary["gesucht"] = len(found.recalled)

@@ -28,7 +28,14 @@ from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import StimulusError, stimulus_text
-from novaberg.graph.contract import RELEASE_NODE
+from novaberg.graph.contract import (
+    DECISION_CORRECT,
+    DECISION_FALLBACK,
+    DECISION_OK,
+    POST_RELEASE_NODE,
+    RELEASE_NODE,
+    RELEASING_DECISIONS,
+)
 from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
 from novaberg.graph.state import ConversationState
 from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
@@ -49,12 +56,8 @@ FALLBACK_EN: Final = (
 )
 """The same answer for a user who writes English (module docstring)."""
 
-DECISION_OK: Final = "ok"
-DECISION_FALLBACK: Final = "fallback"
-DECISION_CORRECT: Final = "correct"
-"""`evaluate_entscheidung` values."""
-
-NEXT_RELEASE: Final = RELEASE_NODE
+NEXT_RELEASE: Final = POST_RELEASE_NODE
+NEXT_REPERCEIVE: Final = RELEASE_NODE
 NEXT_CORRECT: Final = "corrector"
 """Targets of `route_after_evaluate` (node names in character_graph)."""
 
@@ -236,7 +239,20 @@ async def evaluate(
 
 
 def route_after_evaluate(state: ConversationState) -> str:
-    """Conditional edge: `corrector` on correct, else `perception_assistant` (ok, fallback)."""
-    if state.get("evaluate_decision") == DECISION_CORRECT:
+    """`corrector` on correct; on ok the answer is out (perception_assistant read this very
+    text next to the tribunal) and the post-release tail follows; on fallback the text was
+    replaced, so perception_assistant reads the fallback before it leaves."""
+    decision = state.get("evaluate_decision")
+    if decision == DECISION_CORRECT:
         return NEXT_CORRECT
+    if decision == DECISION_FALLBACK:
+        return NEXT_REPERCEIVE
     return NEXT_RELEASE
+
+
+def route_after_perception_assistant(state: ConversationState) -> str:
+    """Next to the tribunal (no decision on this text yet) → evaluate; after a fallback
+    (the decision is made and this was the re-read) → the post-release tail."""
+    if state.get("evaluate_decision") in RELEASING_DECISIONS:
+        return NEXT_RELEASE
+    return "evaluate"

@@ -177,10 +177,17 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         raise ValueError(f"unknown perception_role {role!r}")
 
     summary: dict[str, Any] = {"rolle": role, "zeichen": len(text)}
+    # which answer text this perception is of: the release rule compares it with the
+    # text about to leave (graph/contract.py release_ready)
+    perceived = {"perceived_response": text} if role == PERCEIVE_ASSISTANT else {}
     if not text.strip():
         log.warning("perception(%s): empty text; fallbacks used", role)
         summary["ausfall"] = "leerer_text"
-        return {channel: apply_perception(target, PerceptionResult()), "_log": summary}
+        return {
+            channel: apply_perception(target, PerceptionResult()),
+            **perceived,
+            "_log": summary,
+        }
 
     turns, loaded = await _turns(state, deps)
     handed_on = {"raw_turns": turns} if loaded else {}
@@ -223,4 +230,4 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         intent=updated.emotion.intent,
         modus=updated.emotion.mode,
     )
-    return {channel: updated, **handed_on, "_log": summary}
+    return {channel: updated, **handed_on, **perceived, "_log": summary}

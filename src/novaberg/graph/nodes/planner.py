@@ -1,8 +1,8 @@
 """Planner node: picks the task agent for this turn, or ends the agent loop.
 
 Wiring (docs/behaviour/nodes.md#planner):
-`router → (management_action ? planner : conversation_vector)`,
-`planner → route_after_planner → agent_dispatch | conversation_vector`,
+`router → (management_action ? planner : the pre-answer join)`,
+`planner → route_after_planner → agent_dispatch | the pre-answer join`,
 `agent_dispatch → planner`. Every agent runs at most once per turn: the second
 planner pass sees the agent's result and ends the loop with the task block
 (without the guard a re-asked question recursed to the graph's recursion limit).
@@ -20,6 +20,7 @@ from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.agents.task_block import build_task_block
+from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)
@@ -93,4 +94,4 @@ async def planner(
 
 def route_after_planner(state: ConversationState) -> str:
     """Conditional edge after the planner."""
-    return "agent_dispatch" if state.get("agent_name") else "conversation_vector"
+    return AGENT_NODE if state.get("agent_name") else ANSWER_JOIN

@@ -32,6 +32,7 @@ from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
+from novaberg.graph.contract import ANSWER_JOIN
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
@@ -56,7 +57,8 @@ AGENT_GRAPH_SUITABILITY: Final = "user"
 """The CharacterGraph dispatches the user agents (`graph_suitability` "user")."""
 
 NEXT_PLANNER: Final = "planner"
-NEXT_CONVERSATION: Final = "conversation_vector"
+NEXT_CONVERSATION: Final = ANSWER_JOIN
+"""No management: the router's branch ends at the pre-answer join."""
 
 
 class TimelineQuery(BaseModel):
@@ -194,5 +196,5 @@ async def router(
 
 
 def route_after_router(state: ConversationState) -> str:
-    """Conditional edge: management (agent or resume) → planner, else conversation vector."""
+    """Conditional edge: management (agent or resume) → planner, else the pre-answer join."""
     return NEXT_PLANNER if state.get("management_action") else NEXT_CONVERSATION

@@ -1,0 +1,204 @@
+"""Sequential model rounds before the answer is released, and model calls per turn.
+
+Every model call takes the same latency L (the scripted model with one delay-only rule in
+front, `{"match": ".", "latency_ms": L}`; embeddings take no latency). A turn's *rounds*
+are the time from the start of the HumanGraph to the node after which the answer leaves
+(`contract.release_ready`), divided by L: how many model calls the user waits for one after
+the other. Baseline in the same run: every measured turn is paired with the same turn at
+L = 0 (the graphs' own time, no model wait); `model_rounds` = (t_L − t_0) / L counts the
+model rounds alone, `rounds` = t_L / L includes the graphs' own time. Turns run in-process as the workers run them (`run_turn_inprocess`: the
+CharacterGraph starts when the HumanGraph hands the turn on, the HumanGraph's tail runs
+on). Plain messages on the main path: no task agent, the tribunal approves.
+
+Goal (issue 16): median ≤ 5.0 sequential model rounds (`model_rounds`) with every node
+in; `rounds` is printed next to it. L defaults to 1 s, the order of a local model's call:
+the graphs' own time (tens to a hundred milliseconds on a loaded machine,
+`turn_overhead.py`) then adds about a tenth of a round to `rounds`.
+
+The critical path of a plain message (the nodes the answer waits for, in order):
+
+- R1 `perception` (HumanGraph): the CharacterGraph needs the perceived utterance in the
+  session. Then `session_turn` stores it (no model) and the event leaves; salience
+  (segmentation, scoring), condensing and the session summary run off the path.
+- `db_access` → `ei_calc` (no model): Nova's state and emotion, which every branch reads.
+- R2, concurrently: `router` (what to do), `conversation_vector` (the conversation's
+  hypothesis), the enricher branch (embedding and memory reads, no model call of its own;
+  it takes Path 1's salience — one call, running since the hand-over —, then
+  `emotional_gravitation` → `reducer`). Nothing here reads another branch's result.
+- R3 `responder` (the join: it needs memory, routing and hypothesis). `thinker` makes no
+  call on a plain message (no fact indicators).
+- R4 `tribunal` (three judges at once) ‖ `perception_assistant` on the same text;
+  `evaluate` accepts → released.
+- After the release (nobody waits): ei_calc_persist → salience → dispatcher.
+
+Nodes other sessions add (situation, composer, …) extend R2/R3 as planned in
+docs/architecture.md; the figure printed is for the nodes in the graph as it is.
+
+    .venv/bin/python bench/critical_path.py [--turns 7] [--latency-ms 1000]
+
+Prints one JSON line per turn, then the median with the goal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from turn_overhead import MAIN_PATH_RULES, TEXTS
+
+GOAL_ROUNDS = 5.0
+"""Issue 16: ≤ 5.0 sequential model rounds before release, with every node in."""
+
+
+class ReleaseClock:
+    """When the answer left: the first CharacterGraph node after which `release_ready`
+    holds (or, for a graph without that rule, the release node itself)."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.seconds: float | None = None
+        self.node: str | None = None
+
+    def on_stage(self, graph: str, node: str, state: dict[str, Any], ms: float) -> None:
+        if graph != "character" or self.seconds is not None:
+            return
+        if _released(node, state):
+            self.seconds = time.perf_counter() - self.started
+            self.node = node
+
+
+def _released(node: str, state: dict[str, Any]) -> bool:
+    from novaberg.graph import contract
+
+    ready = getattr(contract, "release_ready", None)
+    if ready is not None:
+        return bool(ready(state))
+    return node == contract.RELEASE_NODE  # before the concurrent topology
+
+
+async def _bench(home: Path, turns: int, warmup: int, latency_ms: float) -> list[dict[str, Any]]:
+    from novaberg.agents.registry import agent_migrations, discover_agents
+    from novaberg.config import load_settings
+    from novaberg.graph.contract import GraphDeps
+    from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.llm.accounting import track_calls
+    from novaberg.llm.layer import ModelLayer
+    from novaberg.llm.scripted import Rule, ScriptedEmbedder, ScriptedLLM
+    from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.keys import Pair
+    from novaberg.store.postgres import create_pool
+    from novaberg.store.redis_client import create_redis
+
+    settings = load_settings(home=home, llm="scripted", embed="scripted", pixie=False)
+    services = EmbeddedServices(settings, extra_migrations=agent_migrations())
+    endpoints = await asyncio.to_thread(services.start)
+    redis = create_redis(endpoints.redis_url)
+    pool = await create_pool(endpoints.database_url)
+    records: list[dict[str, Any]] = []
+    try:
+        delay = Rule.from_dict({"match": ".", "latency_ms": latency_ms})
+        rules = [delay, *(Rule.from_dict(rule) for rule in MAIN_PATH_RULES)]
+        model = ModelLayer(ScriptedLLM(rules), ScriptedEmbedder(settings.embed_dim))
+        deps = GraphDeps(settings, redis, pool, model)
+        runtime = GraphRuntime(deps, discover_agents()).compile()
+
+        async def turn(pair: Any, text: str, latency: float) -> tuple[Any, ReleaseClock, Any]:
+            delay.latency_ms = latency
+            clock = ReleaseClock(time.perf_counter())
+            with track_calls() as stats:
+                result = await run_turn_inprocess(runtime, pair, text, clock.on_stage)
+            if result.event_payload.get("pfad1_ausfall"):
+                raise RuntimeError(f"path 1 failed: {result.event_payload['pfad1_ausfall']}")
+            return result, clock, stats
+
+        for index in range(warmup + turns):
+            text = TEXTS[index % len(TEXTS)]
+            # the same turn without model latency (its own pair, the same history length)
+            _, base, _ = await turn(Pair("bench0", settings.character), text, 0.0)
+            started = time.perf_counter()
+            _, clock, stats = await turn(Pair("bench", settings.character), text, latency_ms)
+            if index < warmup:
+                continue
+            released, floor = clock.seconds, base.seconds
+            record = {
+                "turn": index - warmup + 1,
+                "rounds": None if released is None else round(released * 1000 / latency_ms, 2),
+                "model_rounds": None
+                if released is None or floor is None
+                else round((released - floor) * 1000 / latency_ms, 2),
+                "released_after_ms": None if released is None else round(released * 1000, 1),
+                "released_at_l0_ms": None if floor is None else round(floor * 1000, 1),
+                "released_at": clock.node,
+                "model_calls": stats.calls,
+                "wall_ms": round((time.perf_counter() - started) * 1000, 1),
+            }
+            records.append(record)
+            print(json.dumps(record), flush=True)
+        assert deps.log is not None
+        await deps.log.close()
+    finally:
+        await pool.close()
+        await redis.aclose()
+        await asyncio.to_thread(services.stop)
+    return records
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--latency-ms", type=float, default=1000.0)
+    args = parser.parse_args()
+    if args.turns < 5:
+        parser.error("--turns must be ≥ 5 (the figure is a median over ≥ 5 turns)")
+
+    home = Path(tempfile.mkdtemp(prefix="novaberg-critical-"))
+    try:
+        records = asyncio.run(_bench(home, args.turns, args.warmup, args.latency_ms))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    rounds = [r["rounds"] for r in records if r["rounds"] is not None]
+    net = [r["model_rounds"] for r in records if r["model_rounds"] is not None]
+    missing = len(records) - len(net)
+    complete = bool(net) and not missing
+    median_net = round(statistics.median(net), 2) if complete else None
+    median_raw = round(statistics.median(rounds), 2) if complete else None
+    verdict = {
+        "metric": "critical_path",
+        "model_rounds_median": median_net,
+        "rounds_median": median_raw,
+        "goal_model_rounds": GOAL_ROUNDS,
+        "met": median_net is not None and median_net <= GOAL_ROUNDS,
+        "model_calls_per_turn": statistics.median(r["model_calls"] for r in records),
+        "latency_ms": args.latency_ms,
+        "turns": len(records),
+        "turns_without_release": missing,
+    }
+    print(json.dumps(verdict))
+    if median_net is None:
+        shown = "none (a turn released no answer)"
+    else:
+        shown = f"{median_net:.2f} (with the graphs' own time {median_raw:.2f})"
+    print(
+        f"sequential model rounds before release: median {shown} vs goal "
+        f"{GOAL_ROUNDS:.1f} — {'met' if verdict['met'] else 'NOT met'}; model calls per turn "
+        f"{verdict['model_calls_per_turn']} (L = {args.latency_ms:.0f} ms, {len(records)} "
+        f"turns, each paired with the same turn at L = 0)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

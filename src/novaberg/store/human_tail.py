@@ -1,0 +1,44 @@
+"""Path 1's late results for its CharacterGraph (docs/behaviour/graphs.md#human-graph).
+
+The HumanGraph hands its turn on as soon as the user's session turn is stored; salience
+(segmentation, scoring) goes on meanwhile. What it finds — `salienz_human` and the user's
+intentions — is pushed to `pfad1_nachlauf:{turn_id}` and popped by the CharacterGraph's
+`human_tail` node, which blocks on it only for as long as the tail is still running.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+
+from novaberg.store import keys
+
+log = logging.getLogger(__name__)
+
+
+async def publish_tail(redis: aioredis.Redis, turn_id: str, result: dict[str, Any]) -> None:
+    """Hand Path 1's salience results of `turn_id` to its CharacterGraph."""
+    key = keys.human_tail(turn_id)
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.rpush(key, orjson.dumps(result).decode("utf-8"))
+        pipe.expire(key, keys.HUMAN_TAIL_TTL)
+        await pipe.execute()
+
+
+async def await_tail(
+    redis: aioredis.Redis, turn_id: str, timeout_s: float
+) -> dict[str, Any] | None:
+    """The results of `turn_id`'s Path 1 tail, waiting at most `timeout_s`; None if they
+    did not come (or were unreadable, logged)."""
+    popped = await redis.blpop([keys.human_tail(turn_id)], timeout=timeout_s)
+    if popped is None:
+        return None
+    try:
+        value = orjson.loads(popped[1])
+    except orjson.JSONDecodeError:
+        log.error("pfad1_nachlauf of turn %s unreadable: %.120r", turn_id, popped[1])
+        return None
+    return value if isinstance(value, dict) else None
