@@ -674,6 +674,7 @@ async def test_a_sad_memory_near_the_turn_pulls_novas_emotion(
     text = "Mein Hund Bello ist gestern gestorben."
     # condensing keeps the words, so the memory's embedding is close to the same words
     scripted.add(r"Verdichte die Äußerung des Nutzers", "Sein Hund Bello ist gestern gestorben.")
+    scripted.add(r"als eigenständige Suchanfrage", text)  # the rewrite keeps the words too
     await user_turn(runtime, text)
     _, final, _ = await user_turn(runtime, text)
 

@@ -67,7 +67,16 @@ def test_routes_of_evaluate_and_the_speculative_perception() -> None:
 
 def test_the_character_table_fans_out_and_joins() -> None:
     table = {node.name: node for node in character_table(AgentRegistry())}
-    assert table["ei_calc"].successors() == ("enricher", "router", "conversation_vector")
+    assert table["ei_calc"].successors() == ("enricher", "situation_node", "router")
+    assert table["enricher"].successors() == (
+        "emotional_gravitation",
+        "landscape",
+        "conversation_vector",
+    )
+    assert [name for name, node in table.items() if node.barrier] == [
+        "memory_anchor",
+        "responder",
+    ]
     assert set(table["thinker"].successors()) == {"tribunal", RELEASE_NODE}
     assert set(table["corrector"].successors()) == {"tribunal", RELEASE_NODE}
     # the composer (the join of the pre-answer branches) and the vector run deferred,
@@ -77,12 +86,11 @@ def test_the_character_table_fans_out_and_joins() -> None:
         "composer",
         "conversation_vector",
     ]
-    assert [name for name, node in table.items() if node.barrier] == ["responder"]
     assert table["composer"].successors() == table["conversation_vector"].successors()
-    assert table["reducer"].successors() == (ANSWER_JOIN,)
-    assert ANSWER_JOIN in table["router"].successors()
+    assert table["memory_anchor"].successors() == (ANSWER_JOIN,)
+    assert table["stance_space"].successors() == (ANSWER_JOIN,)
+    assert ANSWER_JOIN in table["appointments"].successors()
     assert ANSWER_JOIN in table["planner"].successors()
-    assert table["enricher"].successors() == ("emotional_gravitation",)
 
 
 def test_the_human_graph_hands_on_after_the_session_turn() -> None:
