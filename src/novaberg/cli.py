@@ -1,5 +1,5 @@
 """The `novaberg` command: `serve`, `api`, `worker`, `user`, `chat`, `turn`, `memory`,
-`import`, `doctor`, `version`."""
+`import`, `pixie`, `doctor`, `version`."""
 
 from __future__ import annotations
 
@@ -279,6 +279,15 @@ def _register_import() -> None:
 
 
 _register_import()
+
+
+def _register_pixie() -> None:
+    from novaberg.cli_pixie import pixie_app
+
+    app.add_typer(pixie_app, name="pixie")
+
+
+_register_pixie()
 
 
 def main() -> None:

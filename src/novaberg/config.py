@@ -167,6 +167,24 @@ class Settings(BaseSettings):
         description="Run the background jobs (memory promotion, decay, distillation); "
         "appointment reminders run either way.",
     )
+    pixie_llm_interval: float = Field(
+        default=120.0, gt=0, description="Seconds between heartbeats of Pixie's model lane."
+    )
+    pixie_cpu_interval: float = Field(
+        default=30.0, gt=0, description="Seconds between heartbeats of Pixie's cpu lane."
+    )
+    impulse_silence: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds of silence after the user's last message before Nova may "
+        "say something on her own.",
+    )
+    quiet_hours: str = Field(
+        default="22:00-08:00",
+        pattern=r"^(|([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d)$",
+        description="Default quiet hours of new users (HH:MM-HH:MM in the user's zone; "
+        "empty = none): no impulse is delivered inside them.",
+    )
     log_level: str = Field(default="INFO", description="Python log level.")
 
     # per-user limits (README "Limits"): generous for people, a wall for floods

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from browser_kit import ServerThread, serve_settings
+from browser_kit import ServerThread, open_page, serve_settings
 from playwright.sync_api import Browser, Page, expect
 
 from novaberg.runtime.services import Endpoints
@@ -92,3 +92,50 @@ def test_page_without_local_token_asks_for_one(
         tab.goto(f"http://127.0.0.1:{settings.port}")
         expect(tab.locator("#login")).to_be_visible()
         assert server.app.state.chat.page_token is None
+
+
+def test_novas_own_thought_after_a_sad_message_is_shown_as_hers(
+    endpoints: Endpoints, tmp_path: Path, browser: Browser
+) -> None:
+    """Through the served app with impulses on (waits shortened): a greeting, a sad
+    message, silence — and Nova writes on her own, coloured and labelled as her thought."""
+    import json
+    import time
+
+    import redis as sync_redis
+    from impulse_script import GREETING, IMPULSE_ANSWER, RULES, SAD, stance_fields
+
+    from novaberg.store import keys
+
+    rules = tmp_path / "impulse-rules.json"
+    rules.write_text(json.dumps(RULES), encoding="utf-8")
+    settings = serve_settings(
+        tmp_path,
+        endpoints,
+        script=rules,
+        pixie=True,
+        impulse_silence=2,
+        quiet_hours="",
+        pixie_cpu_interval=1,
+        pixie_llm_interval=1,
+    )
+    with ServerThread(settings, endpoints) as served:
+        page = open_page(browser, served.url)
+        _write(page, GREETING)
+        expect(page.locator(".msg.nova")).to_have_count(1)
+        _write(page, SAD)
+        expect(page.locator(".msg.nova")).to_have_count(2)
+        # a warm stance, fixed so the closeness gate does not depend on the scripted
+        # model's landscape (the stance node wrote its own in these turns)
+        with sync_redis.Redis.from_url(endpoints.redis_url) as client:
+            pair = keys.Pair(settings.default_user, "nova")
+            client.hset(keys.stance(pair), mapping=stance_fields(time.time()))
+        thought = page.locator(".msg.nova.impulse")
+        expect(thought).to_have_count(1, timeout=60_000)
+        expect(thought).to_contain_text(IMPULSE_ANSWER)
+        expect(thought.locator(".badge")).to_contain_text("eigener Gedanke")
+        colour = thought.evaluate("el => getComputedStyle(el).backgroundColor")
+        plain = page.locator(".msg.nova:not(.impulse)").first.evaluate(
+            "el => getComputedStyle(el).backgroundColor"
+        )
+        assert colour != plain, "coloured unlike an answer"

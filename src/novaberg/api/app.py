@@ -23,6 +23,7 @@ from novaberg.api import (
     errors,
     health,
     imports_api,
+    impulses_api,
     memory,
     memory_search,
     openai_door,
@@ -47,6 +48,7 @@ ROUTERS: list[APIRouter] = [
     imports_api.router,
     openai_door.router,
     page_api.router,
+    impulses_api.router,
 ]
 """Every router the app serves, in order."""
 

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 
+import redis.asyncio as aioredis
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from novaberg.api.auth import websocket_user
@@ -27,10 +28,14 @@ from novaberg.events.delivery import (
     Connection,
     TooManyConnections,
 )
+from novaberg.store import keys
 
 log = logging.getLogger(__name__)
 
 router = APIRouter()
+
+PRESENCE_REFRESH = 5.0
+"""Seconds between refreshes of a connected user's presence mark (it lives 20 s)."""
 
 
 @router.websocket("/ws")
@@ -61,11 +66,12 @@ async def delivery_socket(
         return
     pump = asyncio.create_task(hub.pump(conn), name=f"ws-pump:{user_id}")
     reader = asyncio.create_task(_read_until_closed(websocket), name=f"ws-read:{user_id}")
+    present = asyncio.create_task(_keep_present(hub.redis, user_id), name=f"ws-here:{user_id}")
     try:
         await asyncio.wait({pump, reader}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         hub.detach(conn)
-        for task in (pump, reader):
+        for task in (pump, reader, present):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -89,6 +95,19 @@ def _query_problem(since: str | None, client_id: str | None) -> str | None:
     if client_id is not None and not 1 <= len(client_id) <= 64:
         return "client_id: 1-64 Zeichen"
     return None
+
+
+async def _keep_present(redis: aioredis.Redis, user_id: str) -> None:
+    """While the socket is open, mark the user as connected (`verbunden:{u}`), so impulse
+    delivery — in whichever worker — knows someone would hear Nova."""
+    while True:
+        try:
+            await redis.set(keys.presence(user_id), "1", ex=keys.PRESENCE_TTL)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("presence mark of %s not refreshed", user_id, exc_info=True)
+        await asyncio.sleep(PRESENCE_REFRESH)
 
 
 async def _read_until_closed(websocket: WebSocket) -> None:

@@ -293,12 +293,14 @@ def impulse_event(
     trigger_turn_id: str | None,
     extra: dict[str, Any] | None = None,
     event_id: str | None = None,
+    turn_id: str | None = None,
 ) -> Event:
     """The event a Pixie impulse creates: a new turn, no user_prompt.
-    `event_id` is given where a retry must count as a duplicate (reminders)."""
+    `event_id` (and `turn_id`) are given where a retry must count as a duplicate
+    (reminders, stack entries)."""
     payload = dict(extra or {})
     payload.update(
-        turn_id=new_id(),
+        turn_id=turn_id or new_id(),
         eigener_gedanke=thought,
         reiz_herkunft=ORIGIN_OWN_THOUGHT,
         gedanke_arousal=thought_arousal,

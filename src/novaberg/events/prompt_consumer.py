@@ -205,9 +205,12 @@ class PromptConsumer(PairConsumer):
         )
         run = _Path1(self, pair, entry, turn, items, ids, slot)
         try:
-            await self.redis.set(
-                keys.last_activity(turn.pair.user_id), turn.received_at, ex=LAST_ACTIVITY_TTL
-            )
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.set(
+                    keys.last_activity(turn.pair.user_id), turn.received_at, ex=LAST_ACTIVITY_TTL
+                )
+                pipe.delete(keys.impulse_burst(turn.pair))  # the user answered: burst over
+                await pipe.execute()
             await self.graphs.run_human(turn, run.on_node, run.on_event, _failure_text)
         except Exception as exc:
             if run.handed_on:  # the event left; the tail's own failure costs nothing more

@@ -147,12 +147,28 @@ class Worker:
             reminders = reminder_loop(deps, self.graphs.agent_graph, self._stop)
             self._tasks.append(asyncio.create_task(reminders, name="reminders"))
             if deps.settings.pixie:
-                from novaberg.pixie.jobs import build_scheduler
+                from novaberg.events.impulses import ImpulseDelivery
+                from novaberg.pixie.jobs import build_scheduler, lane_periods
 
+                periods = lane_periods(deps.settings)
                 scheduler = build_scheduler(
-                    deps.redis, deps.pool, deps.model, gate=self.gate, worker_id=self.worker_id
+                    deps.redis,
+                    deps.pool,
+                    deps.model,
+                    gate=self.gate,
+                    worker_id=self.worker_id,
+                    character=deps.settings.character,
+                    periods=periods,
                 )
-                self._tasks.append(asyncio.create_task(scheduler.run(self._stop), name="pixie"))
+                self._tasks.append(
+                    asyncio.create_task(scheduler.run(self._stop, periods), name="pixie")
+                )
+                impulses = ImpulseDelivery(
+                    deps, self.graphs.agent_graph, self.gate, worker_id=self.worker_id
+                )
+                self._tasks.append(
+                    asyncio.create_task(impulses.run(self._stop), name="impulse-delivery")
+                )
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:

@@ -6,6 +6,9 @@
 | synapsen_decay | 0.2 / daily | cpu | embedding of archived turns stored without vectors |
 | ziel_decay | 0.2 / daily | cpu | none |
 | charakter | 0.3 / 600 s | llm | structured, per dirty pair |
+
+plus the impulse jobs of pixie/impulse_jobs.py (nachfragen, recherche, wiedervorlage,
+schatten_decay).
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import Any
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.config import Settings
 from novaberg.llm.gate import ModelGate
 from novaberg.memory.archive import fill_missing_vectors, purge_expired
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
 from novaberg.memory.long_term import LongTermMemory
+from novaberg.pixie.impulse_jobs import impulse_jobs
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
 from novaberg.store.kzg import KzgStore
@@ -78,7 +83,9 @@ async def character_job(ctx: JobContext) -> Mapping[str, Any]:
     )
 
 
-def default_jobs() -> list[Job]:
+def default_jobs(periods: Mapping[str, float] | None = None) -> list[Job]:
+    """Every job; the queue-fed impulse jobs take their lane's heartbeat as interval."""
+    lanes = {LANE_CPU: 30.0, LANE_LLM: 120.0, **(periods or {})}
     return [
         Job(
             "synapsen_promotion",
@@ -98,7 +105,13 @@ def default_jobs() -> list[Job]:
         ),
         Job("ziel_decay", 0.2, DAY, goal_decay_job, LANE_CPU, "motivation decay of goals"),
         Job("charakter", 0.3, 600, character_job, LANE_LLM, "distil the five profile layers"),
+        *impulse_jobs(lanes[LANE_CPU], lanes[LANE_LLM]),
     ]
+
+
+def lane_periods(settings: Settings) -> dict[str, float]:
+    """Heartbeat per lane from NOVABERG_PIXIE_LLM_INTERVAL / NOVABERG_PIXIE_CPU_INTERVAL."""
+    return {LANE_LLM: settings.pixie_llm_interval, LANE_CPU: settings.pixie_cpu_interval}
 
 
 def build_scheduler(
@@ -109,8 +122,11 @@ def build_scheduler(
     gate: ModelGate | None = None,
     clock: Callable[[], float] = time.time,
     worker_id: str | None = None,
+    character: str = "nova",
+    periods: Mapping[str, float] | None = None,
 ) -> Scheduler:
     """The Pixie scheduler with its jobs. Start it (when `settings.pixie` is on) with
     `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it."""
     context = JobContext(redis, pool, model, clock=clock, gate=gate, worker_id=worker_id)
-    return Scheduler(context, default_jobs())
+    context.services["character"] = character
+    return Scheduler(context, default_jobs(periods))

@@ -8,7 +8,7 @@ the same plan. A cycle (`tick`) of a lane:
 1. does nothing while `pixie:paused` exists (the pause switch);
 2. takes the lane lock `pixie:running:{lane}` (SET NX, 600 s), so only one worker runs a
    lane's job at a time;
-3. ranks the due jobs by base priority + min(2.0, 0.5 × hours overdue) (ageing) and runs
+3. ranks the due jobs (a queue-fed job only when its queue holds work) by base priority + min(2.0, 0.5 × hours overdue) (ageing) and runs
    only the winner;
 4. on success sets next_run = now + interval; on failure retries after `retry_delay`, and
    after `max_attempts` failures in a row records the job in the failed list
@@ -110,6 +110,9 @@ class Job:
     lane: str = LANE_CPU
     description: str = ""
     max_attempts: int = MAX_ATTEMPTS
+    ready: Callable[[JobContext], Awaitable[bool]] | None = None
+    """For jobs fed by a queue: False = nothing to do, so the job does not compete (a
+    frequent job with an empty queue would otherwise win every cycle)."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,8 @@ class Scheduler:
             next_run = float(raw) if raw is not None else now
             if next_run > now:
                 continue
+            if job.ready is not None and not await job.ready(self.context):
+                continue
             overdue = now - next_run
             due.append(Candidate(job, effective_priority(job.priority, overdue), overdue / 3600))
         due.sort(key=lambda c: (-c.effective_priority, c.job.name))
@@ -226,6 +231,14 @@ class Scheduler:
                 return await self._run(due[0])
         finally:
             await self.leases.release(lock, token)
+
+    async def run_now(self, name: str) -> TickResult:
+        """Run one job at once, due or not (the operator's `novaberg pixie run`); it is
+        recorded and rescheduled like any run."""
+        job = self.jobs.get(name)
+        if job is None:
+            raise KeyError(f"unknown job {name!r}; known: {sorted(self.jobs)}")
+        return await self._run(Candidate(job, job.priority, 0.0))
 
     async def _run(self, winner: Candidate) -> TickResult:
         job = winner.job

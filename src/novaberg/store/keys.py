@@ -249,6 +249,53 @@ def pixie_failed() -> str:
     return "pixie:gescheitert"
 
 
+# --- impulses: Nova acting on her own (docs/behaviour/pixie.md#impulses) ---------
+
+IMPULSE_BURST_TTL = 3_600
+"""The burst count (impulses without a reply) is forgotten after an hour."""
+
+PRESENCE_TTL = 20
+"""A user counts as connected while an API process refreshed this mark recently."""
+
+MOMENTUM_TTL = 300
+"""The last run's momentum is a trigger for five minutes."""
+
+
+def stance(pair: Pair) -> str:
+    """Hash the stance node writes (naehe, initiative, zeit, ...); delivery reads it."""
+    return f"haltung:{pair}"
+
+
+def impulse_stack(pair: Pair) -> str:
+    """Hash entry id → JSON: what Nova might say on her own to this pair."""
+    return f"shadow_stack:{pair}"
+
+
+def impulse_stack_pairs() -> str:
+    """Set of pairs whose stack may hold entries, so delivery need not SCAN."""
+    return "shadow_stack_paare"
+
+
+def impulse_burst(pair: Pair) -> str:
+    """Impulses delivered since the user last wrote (reset by a user message)."""
+    return f"shadow_burst_count:{pair}"
+
+
+def impulse_claim(pair: Pair) -> str:
+    """Lease while one worker turns a stack entry into an impulse for the pair."""
+    return f"impuls_laeuft:{pair}"
+
+
+def presence(user_id: str) -> str:
+    """Set while the user has a WebSocket open on some API process."""
+    return f"verbunden:{user_id}"
+
+
+def momentum(pair: Pair) -> str:
+    """low/mid/high of the pair's last character run."""
+    return f"momentum:{pair}"
+
+
 # --- model gate, wire name graph_run_lock (docs/behaviour/llm.md#model-gate) ---
 
 

@@ -217,8 +217,15 @@ async def test_default_jobs_promote_decay_and_distil(
     assert stored is not None and stored.promotion_queued
     scheduler = Scheduler(context, default_jobs())
     await scheduler.register()
-    ran = [(await scheduler.tick(LANE_CPU)).job for _ in range(3)]
-    assert ran == ["synapsen_promotion", "synapsen_decay", "ziel_decay"]
+    ran = [(await scheduler.tick(LANE_CPU)).job for _ in range(5)]
+    # nachfragen has no shadow task, so it does not compete
+    assert ran == [
+        "synapsen_promotion",
+        "wiedervorlage",
+        "schatten_decay",
+        "synapsen_decay",
+        "ziel_decay",
+    ]
     assert (await scheduler.tick(LANE_LLM)).job == "charakter"
     async with db.connection() as conn:
         node = await (await conn.execute("SELECT inhalt FROM lzg_knoten")).fetchone()
@@ -228,4 +235,4 @@ async def test_default_jobs_promote_decay_and_distil(
     assert link is not None and link["turn_id"] == "turn-1" and link["lzg_id"] is not None
     assert profile["n"] == 2
     assert await redis.exists(keys.profile_dirty(pair)) == 0
-    assert [r["ergebnis"] for r in await log_rows(db)] == ["ok"] * 4
+    assert [r["ergebnis"] for r in await log_rows(db)] == ["ok"] * 6

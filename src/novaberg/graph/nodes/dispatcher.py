@@ -15,6 +15,7 @@
 - Writes the drive snapshot `drive:short_term:{u}:{c}` after every CharacterGraph run
   (`{conversation_vector, activated_goals, gravity_term, timestamp}`, goals without their
   vectors): the goal panel's view of the last turn.
+- Runs the delegation trigger (graph/nodes/delegation.py): shadow tasks for Pixie.
 
 The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
@@ -36,6 +37,7 @@ from psycopg.types.json import Jsonb
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
+from novaberg.graph.nodes.delegation import delegate
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.archive import archive_live_turn
@@ -406,4 +408,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     }
     if session_turn is not None and "zusammenfassung" in session_turn:
         summary["session_zusammenfassung"] = session_turn.pop("zusammenfassung")
+    shadow_tasks = await delegate(state, deps)
+    if shadow_tasks:
+        summary["shadow_auftrag"] = [{"id": i, "push": how} for i, how in shadow_tasks]
     return {**update, "_log": summary}

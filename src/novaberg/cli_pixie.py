@@ -1,0 +1,175 @@
+"""`novaberg pixie status` and `novaberg pixie run JOB [--user U --character C]`: the
+operator's view of and hand on the background jobs and Nova's impulses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from novaberg.config import Settings
+
+console = Console()
+T = TypeVar("T")
+
+pixie_app = typer.Typer(help="Background jobs and Nova's impulses.", no_args_is_help=True)
+
+
+def _load() -> Settings:
+    from novaberg.config import SettingsError, load_settings
+    from novaberg.llm.factory import check_backend_settings
+
+    try:
+        settings = load_settings()
+        check_backend_settings(settings)
+    except SettingsError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    return settings
+
+
+async def _with_stores(settings: Settings, work: Callable[[Any, Any], Awaitable[T]]) -> T:
+    from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.postgres import create_pool
+    from novaberg.store.redis_client import create_redis
+
+    services = EmbeddedServices(settings)
+    endpoints = await asyncio.to_thread(services.start)
+    try:
+        redis = create_redis(endpoints.redis_url)
+        pool = await create_pool(endpoints.database_url, max_size=2)
+        try:
+            return await work(redis, pool)
+        finally:
+            await pool.close()
+            await redis.aclose()
+    finally:
+        await asyncio.to_thread(services.stop)
+
+
+async def status_report(redis: Any, pool: Any) -> dict[str, Any]:
+    """Lanes and jobs (schedule, last run), failures, stack and queue sizes per pair."""
+    from novaberg.pixie.jobs import default_jobs
+    from novaberg.store import impulse_stack, keys, shadow_queue
+
+    jobs = []
+    for job in default_jobs():
+        schedule = await redis.hgetall(keys.pixie_schedule(job.name))
+        async with pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT erstellt_am, ergebnis, dauer_ms FROM hintergrund_log WHERE job = %s"
+                " ORDER BY id DESC LIMIT 1",
+                (job.name,),
+            )
+            last = await cur.fetchone()
+        jobs.append(
+            {
+                "job": job.name,
+                "lane": job.lane,
+                "priority": job.priority,
+                "interval": job.interval,
+                "next_run": schedule.get("next_run"),
+                "versuche": schedule.get("versuche"),
+                "letzter_lauf": last["erstellt_am"].isoformat() if last else None,
+                "ergebnis": last["ergebnis"] if last else None,
+            }
+        )
+    lanes = {}
+    for lane in sorted({j["lane"] for j in jobs}):
+        lanes[lane] = {"laeuft": bool(await redis.exists(keys.pixie_running(lane)))}
+    failures = [json.loads(r) for r in await redis.lrange(keys.pixie_failed(), 0, 9)]
+    pairs: dict[str, dict[str, int]] = {}
+    for pair in await impulse_stack.pairs(redis):
+        pairs.setdefault(str(pair), {"stapel": 0, "warteschlange": 0})[
+            "stapel"
+        ] = await impulse_stack.size(redis, pair)
+    for (user_id, character_id), count in (await shadow_queue.sizes(pool)).items():
+        key = f"{user_id}:{character_id}"
+        pairs.setdefault(key, {"stapel": 0, "warteschlange": 0})["warteschlange"] = count
+    return {
+        "pausiert": bool(await redis.exists(keys.pixie_paused())),
+        "lanes": lanes,
+        "jobs": jobs,
+        "gescheitert": failures,
+        "paare": pairs,
+    }
+
+
+@pixie_app.command("status")
+def status_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Lanes, last runs, failures, stack and queue sizes per pair."""
+    settings = _load()
+    report = asyncio.run(_with_stores(settings, status_report))
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, default=str))
+        return
+    console.print(
+        f"pixie {'paused' if report['pausiert'] else 'active'}; lanes: "
+        + ", ".join(f"{k} {'busy' if v['laeuft'] else 'idle'}" for k, v in report["lanes"].items())
+    )
+    table = Table(title="jobs")
+    for column in ("job", "lane", "priority", "interval s", "last run", "result", "attempts"):
+        table.add_column(column)
+    for job in report["jobs"]:
+        table.add_row(
+            job["job"],
+            job["lane"],
+            f"{job['priority']:.2f}",
+            f"{job['interval']:.0f}",
+            str(job["letzter_lauf"] or "-"),
+            str(job["ergebnis"] or "-"),
+            str(job["versuche"] or 0),
+        )
+    console.print(table)
+    pairs = Table(title="impulses per pair")
+    for column in ("pair", "stack", "shadow queue"):
+        pairs.add_column(column)
+    for pair, sizes in sorted(report["paare"].items()):
+        pairs.add_row(pair, str(sizes["stapel"]), str(sizes["warteschlange"]))
+    console.print(pairs if report["paare"] else "no impulses queued")
+    for failure in report["gescheitert"]:
+        console.print(f"[red]failed[/red] {failure}")
+
+
+@pixie_app.command("run")
+def run_command(
+    job: Annotated[str, typer.Argument(help="Job name, e.g. nachfragen, recherche.")],
+    user: Annotated[str | None, typer.Option(help="Only this user's tasks.")] = None,
+    character: Annotated[str | None, typer.Option(help="Only this character's tasks.")] = None,
+) -> None:
+    """Run one job now (due or not); prints its result."""
+    settings = _load()
+
+    async def work(redis: Any, pool: Any) -> Any:
+        from novaberg.llm.factory import build_model_layer
+        from novaberg.pixie.jobs import build_scheduler
+
+        scheduler = build_scheduler(
+            redis, pool, build_model_layer(settings), character=settings.character
+        )
+        scheduler.context.services["scope"] = (user, character)
+        await scheduler.register()
+        try:
+            return await scheduler.run_now(job)
+        except KeyError as exc:
+            console.print(f"[red]{exc.args[0]}[/red]")
+            raise typer.Exit(2) from None
+
+    result = asyncio.run(_with_stores(settings, work))
+    typer.echo(
+        json.dumps(
+            {"job": result.job, "status": result.status, "detail": result.detail,
+             "fehler": result.error},
+            ensure_ascii=False,
+            default=str,
+        )
+    )  # fmt: skip
+    if result.status != "ran":
+        raise typer.Exit(1)

@@ -1,0 +1,123 @@
+"""The dispatcher's delegation trigger: what Nova sets herself to do after a turn
+(docs/behaviour/nodes.md#delegation-trigger).
+
+After a character run that answered the user (never an impulse, never the AgentGraph):
+- **delegation**: the user's emotion vector is under pressure (absturz/spirale/einbruch),
+  or the turn's intentions ask for knowledge or help → a `delegation` task on the shadow
+  queue (Pixie routes it: nachfragen under pressure, else recherche);
+- **commitment**: Nova's answer promises to come back ("ich schau mal nach und melde mich")
+  → a `recherche` task naming this turn (`bezug_id`), so the result arrives later as an
+  impulse whose `ausloeser_turn_id` is this turn;
+- the run's momentum is kept for five minutes (`momentum:{u}:{c}`: low momentum lets
+  delivery fire before the silence has run out).
+Failures are logged; they never touch the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_is_own_thought
+from novaberg.ei.vectors import PRESSURE_VECTORS
+from novaberg.graph.personality import Personality
+from novaberg.graph.state import ConversationState
+from novaberg.store import keys, shadow_queue
+from novaberg.store.keys import Pair
+from novaberg.store.shadow_queue import TASK_DELEGATION, TASK_RESEARCH, ShadowTask
+from novaberg.wire import GRAPH_CHARACTER
+
+log = logging.getLogger(__name__)
+
+DELEGATING_INTENTIONS: Final = frozenset(
+    {
+        "information_erfragen",
+        "recherche_vertiefen",
+        "gemeinsam_eruieren",
+        "hilferuf",
+        "emotionaler_ausdruck",
+    }
+)
+"""Intentions that make a turn worth thinking about afterwards."""
+
+COMMITMENT: Final = re.compile(
+    r"\b(ich\s+(schau|schaue|guck|gucke|seh|sehe)\s+(mal\s+)?nach"
+    r"|ich\s+melde\s+mich"
+    r"|ich\s+(finde|find)\s+(das\s+|es\s+)?(mal\s+)?heraus"
+    r"|ich\s+(recherchiere|informiere\s+mich)"
+    r"|ich\s+komme?\s+(darauf\s+)?zur[üu]ck)",
+    re.IGNORECASE,
+)
+"""Phrases by which Nova's answer commits her to come back with something."""
+
+
+def commits(response: str) -> bool:
+    return bool(COMMITMENT.search(response or ""))
+
+
+def _topic(state: ConversationState, external: Personality) -> str:
+    topic = (external.emotion.prompt_topic or "").strip()
+    if topic and topic != "allgemein":
+        return topic
+    prompt = " ".join((state.get("user_prompt") or "").split())
+    return prompt[:60] or "gespräch"
+
+
+def tasks_for(state: ConversationState) -> list[ShadowTask]:
+    """The shadow tasks this run sets (pure)."""
+    if state.get("graph_role") != GRAPH_CHARACTER or stimulus_is_own_thought(state):
+        return []
+    user_id, character_id = state["user_id"], state["character_id"]
+    if user_id == character_id:
+        return []
+    external = state.get("external") or Personality()
+    emotion = external.emotion
+    topic = _topic(state, external)
+    context = (state.get("user_prompt") or "")[:2000]
+    intentions = [str(i) for i in state.get("user_intentions") or []]
+    common: dict[str, Any] = {
+        "user_id": user_id,
+        "character_id": character_id,
+        "topic": topic,
+        "context": context,
+        "intentions": intentions,
+        "emotion": emotion.emotion,
+        "mode": emotion.mode,
+        "arousal": emotion.arousal if 0.0 <= emotion.arousal <= 1.0 else None,
+        "reference_id": state.get("turn_id"),
+    }
+    found: list[ShadowTask] = []
+    pressure = emotion.emotions_vector in PRESSURE_VECTORS
+    asked = sorted(DELEGATING_INTENTIONS.intersection(intentions))
+    if pressure or asked:
+        why = f"emotionsvektor {emotion.emotions_vector}" if pressure else f"intentionen {asked}"
+        found.append(ShadowTask(task=TASK_DELEGATION, reason=why, **common))
+    response = state.get("response") or ""
+    if commits(response):
+        found.append(
+            ShadowTask(
+                task=TASK_RESEARCH,
+                reason=f"zusage: {COMMITMENT.search(response).group(0)}",  # type: ignore[union-attr]
+                salience=0.8,
+                **common,
+            )
+        )
+    return found
+
+
+async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int, str]]:
+    """Push this run's shadow tasks and keep its momentum; never raises."""
+    pushed: list[tuple[int, str]] = []
+    try:
+        if state.get("graph_role") == GRAPH_CHARACTER and state.get("momentum"):
+            pair = Pair(state["user_id"], state["character_id"])
+            await deps.redis.set(keys.momentum(pair), str(state["momentum"]), ex=keys.MOMENTUM_TTL)
+        now = datetime.fromtimestamp(deps.clock(), UTC)
+        for task in tasks_for(state):
+            pushed.append(await shadow_queue.push(deps.pool, task, now))
+    except Exception:
+        log.exception("delegation trigger of turn %s failed", state.get("turn_id"))
+    return pushed

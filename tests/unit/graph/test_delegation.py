@@ -1,0 +1,80 @@
+"""The dispatcher's delegation trigger: which shadow tasks a run sets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from novaberg.graph.nodes.delegation import commits, tasks_for
+from novaberg.graph.personality import Emotion, Personality
+
+
+def state(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "user_id": "anna",
+        "character_id": "nova",
+        "turn_id": "t-1",
+        "graph_role": "character",
+        "user_prompt": "Mein Vater hatte einen Schlaganfall.",
+        "event_payload": {"reiz_herkunft": "nutzer_turn"},
+        "external": Personality(
+            emotion=Emotion(emotion="traurigkeit", emotions_vector="plateau", prompt_topic="Vater")
+        ),
+        "user_intentions": [],
+        "response": "Das tut mir leid.",
+    }
+    base.update(overrides)
+    return base
+
+
+def test_a_plain_turn_sets_no_task() -> None:
+    assert tasks_for(state()) == []
+
+
+def test_pressure_delegates_with_the_turn_as_reference() -> None:
+    pressed = state(
+        external=Personality(
+            emotion=Emotion(emotion="traurigkeit", emotions_vector="absturz", prompt_topic="Vater")
+        )
+    )
+    [task] = tasks_for(pressed)
+    assert (task.task, task.topic, task.reference_id) == ("delegation", "Vater", "t-1")
+    assert "absturz" in task.reason and task.emotion == "traurigkeit"
+
+
+def test_asking_intentions_delegate() -> None:
+    [task] = tasks_for(state(user_intentions=["information_erfragen", "smalltalk"]))
+    assert task.task == "delegation" and "information_erfragen" in task.reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Ich schau mal nach und melde mich.",
+        "Gute Frage — ich finde das heraus.",
+        "Ich komme darauf zurück, versprochen.",
+    ],
+)
+def test_a_commitment_sets_a_research_task_naming_the_turn(answer: str) -> None:
+    assert commits(answer)
+    [task] = tasks_for(state(response=answer))
+    assert (task.task, task.reference_id) == ("recherche", "t-1")
+    assert task.reason.startswith("zusage:")
+
+
+def test_no_commitment_in_ordinary_answers() -> None:
+    assert not commits("Ich melde dich gern beim Kurs an.")
+    assert not commits("Schau doch mal nach, ob es regnet.")
+    assert not commits("Das klingt schwer. Wie geht es dir damit?")
+
+
+def test_impulses_and_the_agent_graph_set_nothing() -> None:
+    commitment = "Ich schau mal nach und melde mich."
+    impulse = state(
+        response=commitment,
+        user_prompt="",
+        event_payload={"reiz_herkunft": "eigener_impuls"},
+    )
+    assert tasks_for(impulse) == []
+    assert tasks_for(state(response=commitment, graph_role="agent")) == []
