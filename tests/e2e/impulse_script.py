@@ -78,6 +78,5 @@ ENV: dict[str, str] = {
 
 
 def stance_fields(now: float) -> dict[str, str]:
-    """What the stance node writes for a warm conversation in which Nova may lead (the
-    node lands separately; until then the test stands in for it)."""
+    """The stance hash of a warm conversation in which Nova may lead."""
     return {"gerechnet": "1", "naehe": "0.6", "initiative": "1", "zeit": repr(now)}

@@ -261,11 +261,6 @@ MOMENTUM_TTL = 300
 """The last run's momentum is a trigger for five minutes."""
 
 
-def stance(pair: Pair) -> str:
-    """Hash the stance node writes (naehe, initiative, zeit, ...); delivery reads it."""
-    return f"haltung:{pair}"
-
-
 def impulse_stack(pair: Pair) -> str:
     """Hash entry id → JSON: what Nova might say on her own to this pair."""
     return f"shadow_stack:{pair}"
