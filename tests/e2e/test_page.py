@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -70,6 +71,22 @@ def _seed_history(served: ServerThread, count: int) -> None:
             )
 
 
+def _recorded_turns(served: ServerThread, expected: int, timeout: float = 30.0) -> int:
+    """Wait until the dispatcher, which runs after the answer is released, has recorded
+    `expected` answered turns: a reload right after the answer would race it."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(served.endpoints.database_url) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT count(*) FROM pipeline_log WHERE art = %s AND user_id = %s",
+                (ART_RAW_TURN, served.user),
+            ).fetchone()
+            count = int(row[0]) if row else 0
+            if count >= expected or time.monotonic() > deadline:
+                return count
+            time.sleep(0.1)
+
+
 def test_history_survives_a_reload_and_pages_backwards(
     browser: Browser, served: ServerThread, shoot: Shoot
 ) -> None:
@@ -80,6 +97,7 @@ def test_history_survives_a_reload_and_pages_backwards(
     _answered(page, 31)
     expect(page.locator(".msg.nova strong").last).to_have_text("dir")  # markdown rendered
     expect(page.locator(".msg.user .text").last).to_have_text("Ich ziehe nach **Madrid**")
+    assert _recorded_turns(served, 36) == 36, "today's answered turn was recorded"
 
     page.reload()
     expect(page.locator("#connection")).to_have_text("verbunden")

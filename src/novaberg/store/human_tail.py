@@ -9,7 +9,8 @@ intentions — is pushed to `pfad1_nachlauf:{turn_id}` and popped by the Charact
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from typing import Any, Final
 
 import orjson
 import redis.asyncio as aioredis
@@ -17,6 +18,9 @@ import redis.asyncio as aioredis
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
+
+BLOCK_SLICE_S: Final = 2.0
+"""Longest single BLPOP, well under any client socket timeout."""
 
 
 async def publish_tail(redis: aioredis.Redis, turn_id: str, result: dict[str, Any]) -> None:
@@ -33,9 +37,16 @@ async def await_tail(
 ) -> dict[str, Any] | None:
     """The results of `turn_id`'s Path 1 tail, waiting at most `timeout_s`; None if they
     did not come (or were unreadable, logged)."""
-    popped = await redis.blpop([keys.human_tail(turn_id)], timeout=timeout_s)
-    if popped is None:
-        return None
+    key = keys.human_tail(turn_id)
+    deadline = time.monotonic() + timeout_s
+    popped = None
+    while popped is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        # Short blocking reads: the client's socket timeout (redis-py's default is 5 s)
+        # would end one long BLPOP with a TimeoutError while Path 1 is still scoring.
+        popped = await redis.blpop([key], timeout=min(remaining, BLOCK_SLICE_S))
     try:
         value = orjson.loads(popped[1])
     except orjson.JSONDecodeError:
