@@ -20,7 +20,7 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 BLOCK_SLICE_S: Final = 2.0
-"""Longest single BLPOP, well under any client socket timeout."""
+"""Longest single BLPOP, well under the client's socket timeout (`SOCKET_TIMEOUT_S`)."""
 
 
 async def publish_tail(redis: aioredis.Redis, turn_id: str, result: dict[str, Any]) -> None:
@@ -44,8 +44,8 @@ async def await_tail(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return None
-        # Short blocking reads: the client's socket timeout (redis-py's default is 5 s)
-        # would end one long BLPOP with a TimeoutError while Path 1 is still scoring.
+        # Short blocking reads: the client's socket timeout (SOCKET_TIMEOUT_S) would end
+        # one long BLPOP with a TimeoutError while Path 1 is still scoring.
         popped = await redis.blpop([key], timeout=min(remaining, BLOCK_SLICE_S))
     try:
         value = orjson.loads(popped[1])
