@@ -83,14 +83,23 @@ async def status_report(redis: Any, pool: Any) -> dict[str, Any]:
     for lane in sorted({j["lane"] for j in jobs}):
         lanes[lane] = {"laeuft": bool(await redis.exists(keys.pixie_running(lane)))}
     failures = [json.loads(r) for r in await redis.lrange(keys.pixie_failed(), 0, 9)]
-    pairs: dict[str, dict[str, int]] = {}
+    pairs: dict[str, dict[str, Any]] = {}
+
+    def row(key: str) -> dict[str, Any]:
+        return pairs.setdefault(key, {"stapel": 0, "warteschlange": 0, "geparkt": []})
+
     for pair in await impulse_stack.pairs(redis):
-        pairs.setdefault(str(pair), {"stapel": 0, "warteschlange": 0})[
-            "stapel"
-        ] = await impulse_stack.size(redis, pair)
+        row(str(pair))["stapel"] = await impulse_stack.size(redis, pair)
     for (user_id, character_id), count in (await shadow_queue.sizes(pool)).items():
-        key = f"{user_id}:{character_id}"
-        pairs.setdefault(key, {"stapel": 0, "warteschlange": 0})["warteschlange"] = count
+        row(f"{user_id}:{character_id}")["warteschlange"] = count
+    for pair in await impulse_stack.parked_pairs(redis):
+        found = await impulse_stack.parked(redis, pair)
+        if found:
+            row(str(pair))["geparkt"] = [
+                {"id": p.get("id"), "aufgabe": p.get("aufgabe"), "thema": p.get("thema"),
+                 "versuche": p.get("versuche"), "grund": p.get("grund_geparkt")}
+                for p in found
+            ]  # fmt: skip
     return {
         "pausiert": bool(await redis.exists(keys.pixie_paused())),
         "lanes": lanes,
@@ -129,11 +138,19 @@ def status_command(
         )
     console.print(table)
     pairs = Table(title="impulses per pair")
-    for column in ("pair", "stack", "shadow queue"):
+    for column in ("pair", "stack", "shadow queue", "parked"):
         pairs.add_column(column)
     for pair, sizes in sorted(report["paare"].items()):
-        pairs.add_row(pair, str(sizes["stapel"]), str(sizes["warteschlange"]))
+        pairs.add_row(
+            pair, str(sizes["stapel"]), str(sizes["warteschlange"]), str(len(sizes["geparkt"]))
+        )
     console.print(pairs if report["paare"] else "no impulses queued")
+    for pair, sizes in sorted(report["paare"].items()):
+        for item in sizes["geparkt"]:
+            console.print(
+                f"[yellow]parked[/yellow] {pair} {item['id']} ({item['aufgabe']}, "
+                f"{item['thema']}) after {item['versuche']} attempts: {item['grund']}"
+            )
     for failure in report["gescheitert"]:
         console.print(f"[red]failed[/red] {failure}")
 
@@ -150,9 +167,14 @@ def run_command(
     async def work(redis: Any, pool: Any) -> Any:
         from novaberg.llm.factory import build_model_layer
         from novaberg.pixie.jobs import build_scheduler
+        from novaberg.websearch import provider_from_settings
 
         scheduler = build_scheduler(
-            redis, pool, build_model_layer(settings), character=settings.character
+            redis,
+            pool,
+            build_model_layer(settings),
+            character=settings.character,
+            web=provider_from_settings(settings),
         )
         scheduler.context.services["scope"] = (user, character)
         await scheduler.register()

@@ -12,6 +12,7 @@ Every call is scoped to the token's user.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any, Final, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -145,6 +146,15 @@ async def list_impulses(
         {**e.public(), "warum": e.grund or e.aufgabe}
         for e in await impulse_stack.entries(ctx.redis, pair)
     ]
+    failed = await impulse_stack.failures(ctx.redis, pair)
+    for item in stack:
+        failure = failed.get(item["id"])
+        if failure is not None:
+            item["fehlversuche"] = asdict(failure)
+    parked = [
+        {**item, "warum": item.get("grund") or item.get("aufgabe")}
+        for item in await impulse_stack.parked(ctx.redis, pair)
+    ]
     tasks = [_task_view(r) for r in await shadow_queue.for_pair(ctx.pool, user_id, character)]
     async with ctx.pool.connection() as conn:
         cur = await conn.execute(
@@ -157,6 +167,7 @@ async def list_impulses(
     return {
         "einstellungen": await _settings(ctx, user_id, character),
         "stapel": stack,
+        "geparkt": parked,
         "warteschlange": tasks,
         "protokoll": log_rows,
     }
@@ -172,7 +183,9 @@ async def dismiss_impulse(
             ctx.pool, user_id, character, int(entry_id[len(TASK_PREFIX) :])
         )
     else:
-        found = await impulse_stack.remove(ctx.redis, Pair(user_id, character), [entry_id]) == 1
+        pair = Pair(user_id, character)
+        found = await impulse_stack.remove(ctx.redis, pair, [entry_id]) == 1
+        found = found or await impulse_stack.dismiss_parked(ctx.redis, pair, entry_id)
     if not found:
         raise HTTPException(404, detail={"fehler": "nicht_gefunden", "detail": entry_id})
     return Response(status_code=204)

@@ -86,6 +86,8 @@ class Snapshot:
     delivered_today: int
     stack: Sequence[StackEntry]
     silence_needed: float
+    waiting: int = 0
+    """Entries left out of `stack` while they back off after a failed delivery."""
     last_activity: float | None = None
     momentum: str | None = None
     turn_running: bool = False
@@ -217,7 +219,14 @@ def evaluate(snap: Snapshot) -> Decision:
             settings.per_day,
             snap.delivered_today < settings.per_day,
         ),
-        Gate("stapel", len(snap.stack), 1, len(snap.stack) >= 1),
+        Gate(
+            "stapel",
+            len(snap.stack)
+            if not snap.waiting
+            else {"eintraege": len(snap.stack), "warten_nach_fehler": snap.waiting},
+            1,
+            len(snap.stack) >= 1,
+        ),
         Gate(
             "ausloeser",
             {

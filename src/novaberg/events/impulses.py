@@ -19,7 +19,11 @@ minute). When all gates are open:
 4. only then the entry and its near-duplicates (cos ≥ 0.60) leave the stack and the burst
    count goes up.
 
-A worker that dies before step 3 leaves the entry on the stack (it is delivered later). One
+A delivery that raises (AgentGraph or queueing) counts a failure of the entry: it waits
+30 s, then 120 s, and the third failure parks it off the stack with its reason
+(store/impulse_stack.py). A worker that dies before step 3 leaves the entry on the stack
+(it is delivered later); the AgentGraph stores the thought's memory once per turn id, so
+forming it again adds no second memory. One
 that dies between 3 and 4 leaves the entry too: while its event waits the `turn_laeuft`
 gate holds; once the event consumer handled it (`event_erledigt:{id}`), the next delivery
 only clears the entry; and should it queue the event again anyway, the event consumer
@@ -91,8 +95,9 @@ def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
 
 class ImpulseDelivery:
     """Checks pairs and delivers impulses. `clock` is injectable; tests never sleep.
-    `after_push` is called between queueing the event and clearing the stack (tests use it
-    to stop a worker exactly there)."""
+    `after_push` is called between queueing the event and clearing the stack, `after_thought`
+    between the AgentGraph and the queueing (tests use them to stop a worker exactly
+    there)."""
 
     def __init__(
         self,
@@ -103,6 +108,7 @@ class ImpulseDelivery:
         worker_id: str | None = None,
         clock: Callable[[], float] | None = None,
         after_push: Callable[[], Awaitable[None]] | None = None,
+        after_thought: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.deps = deps
         self.redis = deps.redis
@@ -112,6 +118,7 @@ class ImpulseDelivery:
         self.worker_id = worker_id or uuid.uuid4().hex[:12]
         self.clock = clock or deps.clock
         self.after_push = after_push
+        self.after_thought = after_thought
         self.leases = Leases(self.redis)
         self._last_logged: dict[str, tuple[str, float]] = {}
 
@@ -135,6 +142,10 @@ class ImpulseDelivery:
             pipe.get(keys.impulse_burst(pair))
             pipe.hgetall(keys.stance(pair))
             last, momentum, running, waiting, burst, stance = await pipe.execute()
+        stack = await impulse_stack.entries(self.redis, pair)
+        backing_off = impulse_stack.waiting(
+            stack, await impulse_stack.failures(self.redis, pair), now
+        )
         turns = await read_turns(self.redis, pair)
         user_turns = [t for t in turns if t.get("rolle") == ROLE_USER]
         last_user = user_turns[-1] if user_turns else {}
@@ -143,7 +154,8 @@ class ImpulseDelivery:
             now=now,
             settings=prefs,
             delivered_today=await self.delivered_today(pair, now, prefs.zone),
-            stack=await impulse_stack.entries(self.redis, pair),
+            stack=[e for e in stack if e.id not in backing_off],
+            waiting=len(backing_off),
             silence_needed=settings.impulse_silence,
             last_activity=float(last) if last is not None else None,
             momentum=str(momentum) if momentum else None,
@@ -213,9 +225,18 @@ class ImpulseDelivery:
         except UserSpoke:
             return await self._held(pair, snap.now, decision, "nutzer hat geschrieben")
         except Exception as exc:
-            log.exception("impulse %s for %s not delivered; it stays on the stack", entry.id, pair)
+            why = f"{type(exc).__name__}: {exc}"
+            failure = await impulse_stack.record_failure(self.redis, pair, entry, why, snap.now)
+            log.exception(
+                "impulse %s for %s not delivered (attempt %d); %s",
+                entry.id,
+                pair,
+                failure.versuche,
+                "parked" if failure.versuche >= impulse_stack.MAX_DELIVERY_ATTEMPTS
+                else "it stays on the stack",
+            )  # fmt: skip
             return await self._held(
-                pair, snap.now, decision, f"{type(exc).__name__}: {exc}", DELIVERY_ERROR
+                pair, snap.now, decision, f"{why} (versuch {failure.versuche})", DELIVERY_ERROR
             )
         finally:
             if slot is not None and self.gate is not None:
@@ -249,6 +270,8 @@ class ImpulseDelivery:
             log.warning("impulse %s for %s was delivered before; clearing it", entry.id, pair)
         else:
             await run_agent_graph(self.agent_graph, pair, turn_id, entry.inhalt, entry.arousal)
+            if self.after_thought is not None:
+                await self.after_thought()
             latest = await self.redis.get(keys.last_activity(pair.user_id))
             if latest is not None and (seen_activity is None or float(latest) > seen_activity):
                 raise UserSpoke  # the user wrote while the thought formed: theirs goes first

@@ -159,6 +159,7 @@ class Worker:
                     worker_id=self.worker_id,
                     character=deps.settings.character,
                     periods=periods,
+                    web=deps.web,
                 )
                 self._tasks.append(
                     asyncio.create_task(scheduler.run(self._stop, periods), name="pixie")

@@ -58,6 +58,9 @@ CREATE: Final = "create"
 """The PendingWrite this layer carries out: {target: "kzg", action: "create"}
 (docs/behaviour/graphs.md#pending-writes)."""
 
+ALREADY_STORED: Final = "schon_gespeichert"
+"""A write's result when its turn had stored its memory before (a repeated run)."""
+
 
 class PendingWrite(TypedDict):
     """A write a node plans and the dispatcher carries out
@@ -119,10 +122,14 @@ async def store_kzg_writes(
     promotions: bool = True,
     character_name: str | None = None,
     link_turns: bool = True,
+    once_per_turn: bool = False,
 ) -> KzgWriteOutcome:
     """Carry out every `kzg` create write; other writes are left to their managers.
 
-    `link_turns=False`: the caller writes the `verbindung` rows of `outcome.stored`."""
+    `link_turns=False`: the caller writes the `verbindung` rows of `outcome.stored`.
+    `once_per_turn=True`: when the pair already holds an entry of `turn_id` from the same
+    side (the run is a repeat: an impulse formed again after a crash or after the user
+    wrote first), nothing is stored again and each write is `schon_gespeichert`."""
     memory = ShortTermMemory(
         redis,
         model,
@@ -133,6 +140,14 @@ async def store_kzg_writes(
         promotions=promotions,
     )
     outcome = KzgWriteOutcome()
+    if once_per_turn and turn_id:
+        earlier = await memory.store.keys_of_turn(pair, turn_id, observer)
+        if earlier:
+            log.info("kzg %s: turn %s stored %s before; not again", pair, turn_id, earlier)
+            outcome.results = [
+                ALREADY_STORED if w.get("target") == KZG_TARGET else "nicht_kzg" for w in writes
+            ]
+            return outcome
     best: StoredEntry | None = None
     for write in writes:
         if write.get("target") != KZG_TARGET or write.get("action") != CREATE:

@@ -6,7 +6,9 @@ docs/behaviour/memory.md#decay).
   embedded and compared with every node of the pair, inactive ones included. Cosine ≥ 0.82
   reinforces an active node (roh + 0.1, edges recomputed) or half-reactivates an inactive
   one; otherwise a new node with two directed edges to every candidate a layer joins it
-  to. No chat-model call. The short-term hash is kept.
+  to. No chat-model call. The short-term hash is kept. Knowledge that *came back* (a node
+  reinforced or reactivated) is pushed to the shadow queue as a `wissen_rueckweg` task
+  (topic = the entry's first theme), so Pixie may turn it into something Nova says.
 - `spreading_read(...)`: the enricher's `lzg_resonanz` — 3 anchors at cosine ≥ 0.40, spread
   along the strongest outgoing edges by cluster depth, ranked by gewicht_decay × shell ×
   Plutchik ring factor, top 3 with paths. Returned nodes are marked as retrieved (abrufe,
@@ -40,7 +42,7 @@ from novaberg.llm.base import LLM
 from novaberg.memory import edges
 from novaberg.memory.context import SOURCE_LONG_TERM, ContextEntry
 from novaberg.memory.curve import LONG_TERM_CAP, long_term_weight
-from novaberg.store import keys, lzg
+from novaberg.store import keys, lzg, shadow_queue
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 
@@ -53,6 +55,9 @@ REINFORCEMENT_BOOST: Final = 0.1
 """gewicht_roh += 0.1 on a match with an active node."""
 
 REACTIVATION_BOOST: Final = 0.1
+
+CAME_BACK: Final = frozenset({"verstaerkt", "reaktiviert"})
+"""Promotion outcomes that met known knowledge again: they feed `wissen_rueckweg`."""
 """An inactive match comes back half: gewicht_decay = (absolut + 0.1) / 2."""
 
 DECAY_RATE_PER_DAY: Final = 0.0015
@@ -292,6 +297,8 @@ class LongTermMemory:
         except _AlreadyPromoted:
             return PromotionOutcome("schon_befoerdert", key)
         await self.redis.set(keys.profile_dirty(pair), "1")
+        if outcome.action in CAME_BACK:
+            await self._feed_back(pair, fields, outcome, now)
         log.info(
             "promotion %s: %s node %s (cos %s, %d edges)",
             key,
@@ -301,6 +308,35 @@ class LongTermMemory:
             outcome.edges,
         )
         return outcome
+
+    async def _feed_back(
+        self,
+        pair: Pair,
+        fields: Mapping[str, str],
+        outcome: PromotionOutcome,
+        now: datetime,
+    ) -> None:
+        """Push the knowledge that came back as a `wissen_rueckweg` shadow task; a failure
+        is logged (the promotion stands)."""
+        themes = [t.strip() for t in (fields.get("themen") or "").split(",") if t.strip()]
+        content = " ".join(fields["inhalt"].split())
+        arousal = parse_number(fields.get("arousal"))
+        task = shadow_queue.ShadowTask(
+            user_id=pair.user_id,
+            character_id=pair.character_id,
+            task=shadow_queue.TASK_KNOWLEDGE_BACK,
+            topic=themes[0] if themes else content[:60],
+            context=content,
+            reason=f"befoerderung {outcome.action}: knoten {outcome.node_id}",
+            emotion=fields.get("emotion") or None,
+            mode=fields.get("modus") or None,
+            arousal=arousal if arousal is not None and 0.0 <= arousal <= 1.0 else None,
+            reference_id=fields.get("turn_id") or None,
+        )
+        try:
+            await shadow_queue.push(self.pool, task, now)
+        except Exception as exc:
+            log.error("promotion %s: wissen_rueckweg not queued: %s", outcome.key, exc)
 
     async def _carry(
         self,

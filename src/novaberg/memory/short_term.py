@@ -71,6 +71,9 @@ INTAKE_SOURCE: Final = "gemessen"
 PROMOTION_TASK: Final = "lzg_promotion"
 """`aufgabe` of a promotion job in `queue:{u}`."""
 
+FIELD_SOURCE: Final = "quelle"
+"""Entry field naming where a memory of Nova's own came from (e.g. `recherche`)."""
+
 OBSERVER_USER: Final = "user"
 OBSERVER_ASSISTANT: Final = "assistant"
 
@@ -265,6 +268,55 @@ class ShortTermMemory:
             },
         )
         return StoredEntry(key, kern, curved, intake, queued, tuple(reinforced))
+
+    async def store_own_note(
+        self,
+        pair: Pair,
+        text: str,
+        themes: Sequence[str],
+        *,
+        origin: str,
+        intake: float,
+        turn_id: str | None = None,
+    ) -> StoredEntry:
+        """A memory of Nova's own that is already condensed (her research note): stored
+        from her side (`beobachter` assistant) without a condensing call, `quelle` and
+        `salienz_eingang_herkunft` naming where it came from. Once per `turn_id`: when the
+        pair already holds Nova's entry of that id (a job repeated after a crash), that
+        entry is returned and nothing is stored."""
+        kern = _clean_kern(text)
+        if not kern:
+            raise ValueError("an own note needs a text")
+        if turn_id:
+            earlier = await self.store.keys_of_turn(pair, turn_id, OBSERVER_ASSISTANT)
+            if earlier:
+                return StoredEntry(earlier[0], kern, curve.salience(intake, 1), intake, False)
+        themes = [str(t).strip() for t in themes if str(t).strip()]
+        vector = (await self.model.embed([embed_text(themes, kern)]))[0]
+        now = self.clock()
+        curved = curve.salience(intake, 1)
+        obj = {"themen": themes, "gedaechtnistyp": DEFAULT_MEMORY_TYPE}
+        fields = self._fields(
+            pair, obj, OBSERVER_ASSISTANT, themes, kern, intake, curved, now, None
+        )
+        fields["salienz_eingang_herkunft"] = origin
+        fields[FIELD_SOURCE] = origin
+        if turn_id:
+            fields["turn_id"] = turn_id
+        key, _ = await self.store.create_matching(
+            pair,
+            fields,
+            vector,
+            ttl_seconds=curve.ttl_seconds(curved),
+            epoch_ms=int(now * 1000),
+            themes=None,
+            flag=keys.profile_dirty(pair),
+        )
+        queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
+        self._note(
+            pair, turn_id, "db_write", {"key": key, "quelle": origin, "salienz": round(curved, 5)}
+        )
+        return StoredEntry(key, kern, curved, intake, queued)
 
     async def _resolve_entities(
         self, pair: Pair, obj: Mapping[str, Any], turn_id: str | None

@@ -4,12 +4,16 @@
 | job | priority / interval | lane | takes | model |
 |---|---|---|---|---|
 | `nachfragen` | 0.6 / cpu heartbeat | cpu | best `nachfragen` task, or `delegation` while the user's vector is absturz/spirale/einbruch | one embedding |
-| `recherche` | 0.5 / llm heartbeat | llm | best `recherche` task, or `delegation` otherwise | one chat call, embeddings |
+| `recherche` | 0.5 / llm heartbeat | llm | best `recherche` task, or `delegation` otherwise | ≤ 3 search rounds + structured calls (provider) or one chat call; embeddings |
+| `wissensluecken` | 0.35 / llm heartbeat | llm | best `wissensluecken` task (a question Nova could not answer) | as `recherche` |
+| `wissen_rueckweg` | 0.4 / cpu heartbeat | cpu | best `wissen_rueckweg` task (knowledge the promotion brought back) | one embedding |
 | `wiedervorlage` | 0.5 / 12 h | cpu | due `wiedervorlage_am` of timeline entries and notes (snoozed 7 days) | embeddings |
 | `schatten_decay` | 0.2 / daily | cpu | decays the shadow queue, purges the gate log after 30 days | none |
 
-The two queue-fed jobs compete only while a task of theirs waits, then on every
-heartbeat of their lane. Each run handles one task (the best) so a lane is never
+The queue-fed jobs compete only while a task of theirs waits, then on every
+heartbeat of their lane. Research (`recherche`, `wissensluecken`) goes through the search
+provider in `ctx.services["web"]` (pixie/research.py) and also stores a short-term memory
+of Nova's, marked as her research. Each run handles one task (the best) so a lane is never
 blocked for long; a task that
 failed three times is deleted (store/shadow_queue.py). `pixie run JOB --user U
 --character C` limits a run to one pair (`ctx.services["scope"]`).
@@ -17,25 +21,29 @@ failed three times is deleted (store/shadow_queue.py). `pixie run JOB --user U
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from novaberg.config import Role
 from novaberg.ei.vectors import PRESSURE_VECTORS
-from novaberg.llm.base import Message
+from novaberg.memory.bridge import kzg_store_for
+from novaberg.memory.short_term import ShortTermMemory
+from novaberg.pixie.research import NO_PROVIDER_MARK, research
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
 from novaberg.store import impulse_stack, shadow_queue
 from novaberg.store.impulse_stack import StackEntry, embed_text
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
 from novaberg.store.session import ROLE_USER, read_turns
 from novaberg.store.shadow_queue import (
     TASK_DELEGATION,
     TASK_FOLLOW_UP,
+    TASK_KNOWLEDGE_BACK,
+    TASK_KNOWLEDGE_GAP,
     TASK_RESEARCH,
     TASK_RESUBMISSION,
 )
+
+__all__ = ["NO_PROVIDER_MARK", "impulse_jobs", "route"]
 
 DAY: Final = 86_400
 SNOOZE: Final = timedelta(days=7)
@@ -44,15 +52,14 @@ SNOOZE: Final = timedelta(days=7)
 GATE_LOG_DAYS: Final = 30
 """Days the impulse gate log is kept."""
 
-NO_PROVIDER_MARK: Final = "(aus Gedächtnis und eigenem Wissen, ohne Websuche)"
-"""How a research result without a search provider is marked as such."""
+RESEARCH_SALIENCE: Final = 0.7
+"""Intake salience of the short-term memory a research stores (Nova's side)."""
 
-RESEARCH_SYSTEM: Final = (
-    "Du bist Nova und denkst im Hintergrund über ein Thema aus einem Gespräch nach. "
-    "Es gibt keine Websuche: nutze nur die Erinnerungen unten und dein eigenes Wissen, "
-    "und sage ehrlich, wo du unsicher bist. Antworte in höchstens drei Sätzen, als Notiz "
-    "an dich selbst, was du dem Menschen dazu sagen könntest."
-)
+MEMORY_ORIGIN: Final = "recherche"
+"""`quelle` of that memory: Nova's own research."""
+
+GAP_LEAD: Final = "Vorhin wusste ich keine Antwort darauf. "
+"""How a worked knowledge gap's entry begins."""
 
 
 def _scope(ctx: JobContext) -> tuple[str | None, str | None]:
@@ -150,32 +157,38 @@ async def follow_up_job(ctx: JobContext) -> Mapping[str, Any]:
     }
 
 
-async def research_job(ctx: JobContext) -> Mapping[str, Any]:
-    """≤ 3 memory lookups (no search provider on this server) and one model call, marked
-    as coming from memory and the model's own knowledge."""
-    found = await _next_task(ctx, TASK_RESEARCH)
+async def _own_memory(
+    ctx: JobContext, pair: Pair, row: Mapping[str, Any], task: str, text: str
+) -> str:
+    """Nova's short-term memory of what she found, marked as her research; once per task
+    row (`{task}-{id}`), so a run repeated after a crash stores no second one."""
+    memory = ShortTermMemory(
+        ctx.redis, ctx.model, pool=ctx.pool, store=kzg_store_for(ctx.redis), clock=ctx.clock
+    )
+    async with ctx.model_slot():
+        stored = await memory.store_own_note(
+            pair,
+            text,
+            [str(row["thema"])],
+            origin=MEMORY_ORIGIN,
+            intake=RESEARCH_SALIENCE,
+            turn_id=f"{task}-{row['id']}",
+        )
+    return stored.key
+
+
+async def _research_task(ctx: JobContext, wanted: str, lead: str = "") -> Mapping[str, Any]:
+    """Research the best task routed to `wanted`: a stack entry and a memory of Nova's."""
+    found = await _next_task(ctx, wanted)
     if found is None:
         return {"aufgaben": 0}
     row, user = found
     pair = Pair(row["user_id"], row["character_id"])
     try:
-        query = f"{row['thema']} {row.get('kontext') or ''}".strip()
-        vector = await _embed(ctx, query)
-        hits = await KzgStore(ctx.redis).nearest(pair, vector, 3)
-        memories = [h.fields.get("inhalt", "") for h in hits if h.fields.get("inhalt")]
-        prompt = f"Thema: {row['thema']}\nAnlass: {row.get('kontext') or '-'}\nErinnerungen:\n" + (
-            "\n".join(f"- {m}" for m in memories) or "- keine"
-        )
-        messages: Sequence[Message] = [
-            {"role": "system", "content": RESEARCH_SYSTEM},
-            {"role": "user", "content": prompt},
-        ]
-        async with ctx.model_slot():
-            note = (await ctx.model.chat(Role.BACKGROUND, messages, max_tokens=200)).strip()
-        if not note:
-            raise RuntimeError("the model returned no research note")
-        text = f"Recherche zu „{row['thema']}“ {NO_PROVIDER_MARK}: {note}"
-        entry = await _entry_from(ctx, row, TASK_RESEARCH, text, user)
+        note = await research(ctx, pair, str(row["thema"]), str(row.get("kontext") or ""))
+        text = f"{lead}{note.text(str(row['thema']))}"
+        entry = await _entry_from(ctx, row, wanted, text, user)
+        key = await _own_memory(ctx, pair, row, wanted, text)
         await impulse_stack.push(ctx.redis, pair, entry)
     except Exception:
         await shadow_queue.failed(ctx.pool, row["id"])
@@ -185,8 +198,53 @@ async def research_job(ctx: JobContext) -> Mapping[str, Any]:
         "user_id": pair.user_id,
         "auftrag": row["id"],
         "eintrag": entry.id,
-        "quelle": "gedaechtnis+modellwissen",
-        "erinnerungen": len(memories),
+        "gedaechtnis": key,
+        "quelle": note.source,
+        "suchrunden": len(note.queries),
+        "adressen": note.urls[:5],
+        "erinnerungen": note.memories,
+    }
+
+
+async def research_job(ctx: JobContext) -> Mapping[str, Any]:
+    """≤ 3 search rounds through the search provider, or memory and the model's own
+    knowledge (marked as such) without one (pixie/research.py)."""
+    return await _research_task(ctx, TASK_RESEARCH)
+
+
+async def knowledge_gap_job(ctx: JobContext) -> Mapping[str, Any]:
+    """A question Nova could not answer is researched like a `recherche` task; the entry
+    says that she did not know before."""
+    return await _research_task(ctx, TASK_KNOWLEDGE_GAP, GAP_LEAD)
+
+
+def returned_thought(row: Mapping[str, Any]) -> str:
+    known = " ".join(str(row.get("kontext") or "").split())[:300]
+    return f"Mir ist „{row['thema']}“ wieder eingefallen" + (f": {known}" if known else ".")
+
+
+async def knowledge_back_job(ctx: JobContext) -> Mapping[str, Any]:
+    """Knowledge the promotion brought back becomes a stack entry (no chat call), unless
+    the stack already holds a near-duplicate (cos ≥ 0.60)."""
+    found = await _next_task(ctx, TASK_KNOWLEDGE_BACK)
+    if found is None:
+        return {"aufgaben": 0}
+    row, user = found
+    pair = Pair(row["user_id"], row["character_id"])
+    try:
+        entry = await _entry_from(ctx, row, TASK_KNOWLEDGE_BACK, returned_thought(row), user)
+        known = impulse_stack.near_duplicates(entry, await impulse_stack.entries(ctx.redis, pair))
+        if len(known) == 1:
+            await impulse_stack.push(ctx.redis, pair, entry)
+    except Exception:
+        await shadow_queue.failed(ctx.pool, row["id"])
+        raise
+    await shadow_queue.done(ctx.pool, row["id"])
+    return {
+        "user_id": pair.user_id,
+        "auftrag": row["id"],
+        "eintrag": entry.id if len(known) == 1 else None,
+        "schon_im_stapel": known[1:],
     }
 
 
@@ -264,6 +322,14 @@ async def _research_ready(ctx: JobContext) -> bool:
     return await shadow_queue.any_active(ctx.pool, [TASK_RESEARCH, TASK_DELEGATION])
 
 
+async def _gap_ready(ctx: JobContext) -> bool:
+    return await shadow_queue.any_active(ctx.pool, [TASK_KNOWLEDGE_GAP])
+
+
+async def _back_ready(ctx: JobContext) -> bool:
+    return await shadow_queue.any_active(ctx.pool, [TASK_KNOWLEDGE_BACK])
+
+
 def impulse_jobs(cpu_interval: float = 30.0, llm_interval: float = 120.0) -> list[Job]:
     """The queue-fed jobs run on every heartbeat of their lane while tasks wait."""
     return [
@@ -284,6 +350,24 @@ def impulse_jobs(cpu_interval: float = 30.0, llm_interval: float = 120.0) -> lis
             LANE_LLM,
             "research a shadow task",
             ready=_research_ready,
+        ),
+        Job(
+            "wissensluecken",
+            0.35,
+            llm_interval,
+            knowledge_gap_job,
+            LANE_LLM,
+            "research a question Nova could not answer",
+            ready=_gap_ready,
+        ),
+        Job(
+            "wissen_rueckweg",
+            0.4,
+            cpu_interval,
+            knowledge_back_job,
+            LANE_CPU,
+            "knowledge the promotion brought back",
+            ready=_back_ready,
         ),
         Job("wiedervorlage", 0.5, 12 * 3600, resubmission_job, LANE_CPU, "due resubmissions"),
         Job("schatten_decay", 0.2, DAY, shadow_decay_job, LANE_CPU, "shadow queue decay"),

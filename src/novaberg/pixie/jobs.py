@@ -7,8 +7,8 @@
 | ziel_decay | 0.2 / daily | cpu | none |
 | charakter | 0.3 / 600 s | llm | structured, per dirty pair |
 
-plus the impulse jobs of pixie/impulse_jobs.py (nachfragen, recherche, wiedervorlage,
-schatten_decay).
+plus the impulse jobs of pixie/impulse_jobs.py (nachfragen, recherche, wissensluecken,
+wissen_rueckweg, wiedervorlage, schatten_decay).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from novaberg.pixie.impulse_jobs import impulse_jobs
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
 from novaberg.store.kzg import KzgStore
+from novaberg.websearch import WebSearchProvider
 
 DAY: int = 86_400
 
@@ -124,9 +125,13 @@ def build_scheduler(
     worker_id: str | None = None,
     character: str = "nova",
     periods: Mapping[str, float] | None = None,
+    web: WebSearchProvider | None = None,
 ) -> Scheduler:
     """The Pixie scheduler with its jobs. Start it (when `settings.pixie` is on) with
-    `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it."""
+    `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it. `web` is
+    the search provider research uses (None: memory and own knowledge)."""
     context = JobContext(redis, pool, model, clock=clock, gate=gate, worker_id=worker_id)
     context.services["character"] = character
+    if web is not None:
+        context.services["web"] = web
     return Scheduler(context, default_jobs(periods))

@@ -5,6 +5,12 @@ A Redis hash, entry id → JSON `{id, aufgabe, thema, inhalt, grund, erstellt, e
 intentionen, emotion, modus, salienz, arousal, ausloeser_turn_id}`. Jobs push entries;
 only delivery takes them off, and only after the impulse event was queued (then the entry
 and every entry with cosine ≥ 0.60 to it leave together); a person may dismiss one.
+
+A delivery that fails (the AgentGraph or the queueing raised) is counted per entry in
+`shadow_stack_fehler:{u}:{c}`; the entry waits 30 s, then 120 s before the next try, and
+the third failure parks it: it moves to `shadow_stack_geparkt:{u}:{c}` with the reason,
+where delivery never looks, `GET /impulses` and `novaberg pixie status` show it, and a
+person may dismiss it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,12 @@ from novaberg.store.keys import Pair
 
 NEAR_DUPLICATE: Final = 0.60
 """Entries this similar to a delivered one leave the stack with it."""
+
+MAX_DELIVERY_ATTEMPTS: Final = 3
+"""Failed deliveries after which an entry is parked."""
+
+RETRY_BACKOFF: Final = (30.0, 120.0)
+"""Seconds an entry waits after its first and second failed delivery."""
 
 
 @dataclass(frozen=True)
@@ -105,9 +117,92 @@ async def entries(redis: aioredis.Redis, pair: Pair) -> list[StackEntry]:
 
 
 async def remove(redis: aioredis.Redis, pair: Pair, ids: Sequence[str]) -> int:
+    """Take entries off the stack (their failure counts go with them)."""
     if not ids:
         return 0
-    return int(await redis.hdel(keys.impulse_stack(pair), *ids))
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.hdel(keys.impulse_stack(pair), *ids)
+        pipe.hdel(keys.impulse_failures(pair), *ids)
+        removed, _ = await pipe.execute()
+    return int(removed)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Failed deliveries of one entry so far; it may be tried again at `naechster_versuch`."""
+
+    versuche: int
+    grund: str
+    naechster_versuch: float
+
+    def wire(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+
+async def failures(redis: aioredis.Redis, pair: Pair) -> dict[str, Failure]:
+    """Entry id → its failures (unreadable records are skipped)."""
+    found: dict[str, Failure] = {}
+    for entry_id, raw in (await redis.hgetall(keys.impulse_failures(pair))).items():
+        try:
+            found[str(entry_id)] = Failure(**json.loads(raw))
+        except (ValueError, TypeError):
+            continue
+    return found
+
+
+def waiting(stack: Sequence[StackEntry], failed: dict[str, Failure], now: float) -> set[str]:
+    """Ids of entries still in their backoff after a failed delivery (pure)."""
+    return {e.id for e in stack if e.id in failed and failed[e.id].naechster_versuch > now}
+
+
+async def record_failure(
+    redis: aioredis.Redis, pair: Pair, entry: StackEntry, reason: str, now: float
+) -> Failure:
+    """Count a failed delivery of `entry`: back off, or park it at the third failure.
+    Callers hold the pair's delivery lease, so the read-modify-write does not race."""
+    earlier = (await failures(redis, pair)).get(entry.id)
+    attempts = (earlier.versuche if earlier else 0) + 1
+    if attempts >= MAX_DELIVERY_ATTEMPTS:
+        failure = Failure(attempts, reason[:300], 0.0)
+        parked = {**asdict(entry), "versuche": attempts, "grund_geparkt": reason[:300],
+                  "geparkt_am": now}  # fmt: skip
+        async with redis.pipeline(transaction=True) as pipe:
+            pipe.hset(keys.impulse_parked(pair), entry.id, json.dumps(parked, ensure_ascii=False))
+            pipe.sadd(keys.impulse_parked_pairs(), str(pair))
+            pipe.hdel(keys.impulse_stack(pair), entry.id)
+            pipe.hdel(keys.impulse_failures(pair), entry.id)
+            await pipe.execute()
+        return failure
+    failure = Failure(attempts, reason[:300], now + RETRY_BACKOFF[attempts - 1])
+    await redis.hset(keys.impulse_failures(pair), entry.id, failure.wire())
+    return failure
+
+
+async def parked(redis: aioredis.Redis, pair: Pair) -> list[dict[str, Any]]:
+    """The pair's parked entries (without embeddings), oldest first."""
+    found = []
+    for raw in (await redis.hgetall(keys.impulse_parked(pair))).values():
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            continue
+        item.pop("embedding", None)
+        found.append(item)
+    found.sort(key=lambda item: (item.get("geparkt_am") or 0, item.get("id") or ""))
+    return found
+
+
+async def parked_pairs(redis: aioredis.Redis) -> list[Pair]:
+    found = []
+    for member in await redis.smembers(keys.impulse_parked_pairs()):
+        user_id, _, character_id = str(member).partition(":")
+        if user_id and character_id:
+            found.append(Pair(user_id, character_id))
+    return sorted(found, key=str)
+
+
+async def dismiss_parked(redis: aioredis.Redis, pair: Pair, entry_id: str) -> bool:
+    return int(await redis.hdel(keys.impulse_parked(pair), entry_id)) == 1
 
 
 def near_duplicates(entry: StackEntry, others: Sequence[StackEntry]) -> list[str]:

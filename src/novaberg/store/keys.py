@@ -271,6 +271,21 @@ def impulse_stack_pairs() -> str:
     return "shadow_stack_paare"
 
 
+def impulse_failures(pair: Pair) -> str:
+    """Hash entry id → JSON {versuche, grund, naechster_versuch}: failed deliveries."""
+    return f"shadow_stack_fehler:{pair}"
+
+
+def impulse_parked(pair: Pair) -> str:
+    """Hash entry id → JSON: entries taken off the stack after repeated failed deliveries."""
+    return f"shadow_stack_geparkt:{pair}"
+
+
+def impulse_parked_pairs() -> str:
+    """Set of pairs that may have parked entries (operator status)."""
+    return "shadow_stack_geparkt_paare"
+
+
 def impulse_burst(pair: Pair) -> str:
     """Impulses delivered since the user last wrote (reset by a user message)."""
     return f"shadow_burst_count:{pair}"

@@ -260,6 +260,12 @@ class KzgStore(KzgSearch):
                 )
         return rows
 
+    async def keys_of_turn(self, pair: Pair, turn_id: str, observer: str) -> list[str]:
+        """Live entries of the pair written in `turn_id` from `observer`'s side (what makes a
+        repeated run's memory write idempotent)."""
+        rows = await self.field_rows(pair, ("turn_id", "beobachter"))
+        return [key for key, (turn, seen_by) in rows if turn == turn_id and seen_by == observer]
+
     async def delete(self, pair: Pair, key: str) -> bool:
         """Remove one entry of the pair at the person's request, in one step; False when
         `key` is no live entry of this pair (another pair's key included)."""

@@ -61,8 +61,10 @@ def test_run_one_job_for_one_pair_then_status(seeded: None, cli_env: None) -> No
     status = runner.invoke(app, ["pixie", "status", "--json"])
     assert status.exit_code == 0, status.output
     report = json.loads(status.output.strip().splitlines()[-1])
-    assert report["paare"]["bert:nova"] == {"stapel": 1, "warteschlange": 0}
-    assert report["paare"]["anna:nova"] == {"stapel": 0, "warteschlange": 1}, "only bert's ran"
+    assert report["paare"]["bert:nova"] == {"stapel": 1, "warteschlange": 0, "geparkt": []}
+    assert report["paare"]["anna:nova"] == {"stapel": 0, "warteschlange": 1, "geparkt": []}, (
+        "only bert's ran"
+    )
     jobs = {j["job"]: j for j in report["jobs"]}
     assert jobs["nachfragen"]["ergebnis"] == "ok" and jobs["nachfragen"]["lane"] == "cpu"
     assert set(report["lanes"]) == {"cpu", "llm"}

@@ -8,6 +8,9 @@ After a character run that answered the user (never an impulse, never the AgentG
 - **commitment**: Nova's answer promises to come back ("ich schau mal nach und melde mich")
   → a `recherche` task naming this turn (`bezug_id`), so the result arrives later as an
   impulse whose `ausloeser_turn_id` is this turn;
+- **knowledge gap**: Nova's answer admits she does not know ("das weiß ich nicht", "da
+  bin ich mir nicht sicher", "keine Ahnung") or the thinker's fact check failed → a
+  `wissensluecken` task (not next to a commitment, which already researches the turn);
 - the run's momentum is kept for five minutes (`momentum:{u}:{c}`: low momentum lets
   delivery fire before the silence has run out).
 Failures are logged; they never touch the turn.
@@ -27,7 +30,12 @@ from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys, shadow_queue
 from novaberg.store.keys import Pair
-from novaberg.store.shadow_queue import TASK_DELEGATION, TASK_RESEARCH, ShadowTask
+from novaberg.store.shadow_queue import (
+    TASK_DELEGATION,
+    TASK_KNOWLEDGE_GAP,
+    TASK_RESEARCH,
+    ShadowTask,
+)
 from novaberg.wire import GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
@@ -52,6 +60,33 @@ COMMITMENT: Final = re.compile(
     re.IGNORECASE,
 )
 """Phrases by which Nova's answer commits her to come back with something."""
+
+
+NOT_KNOWN: Final = re.compile(
+    r"\b(wei(ß|ss)\s+ich\s+(leider\s+)?(auch\s+)?nicht"
+    r"|ich\s+wei(ß|ss)\s+(es\s+|das\s+)?(leider\s+)?nicht"
+    r"|(bin\s+ich\s+mir|ich\s+bin\s+mir)\s+(da\s+)?(nicht|un)\s*sicher"
+    r"|keine\s+ahnung"
+    r"|kann\s+ich\s+(dir\s+)?(leider\s+)?nicht\s+(sicher\s+)?sagen"
+    r"|da\s+muss\s+ich\s+passen)",
+    re.IGNORECASE,
+)
+"""Phrases by which Nova's answer admits a gap in her knowledge."""
+
+THINKER_FAILED: Final = frozenset({"ausfall", "ausfall_im_retry"})
+"""`thinker_result` values of a fact check that found nothing usable."""
+
+GAP_SALIENCE: Final = 0.6
+
+
+def knowledge_gap(state: ConversationState) -> str | None:
+    """Why this answer shows a gap in Nova's knowledge, or None (pure)."""
+    found = NOT_KNOWN.search(state.get("response") or "")
+    if found:
+        return f"nicht gewusst: {found.group(0)}"
+    if state.get("thinker_result") in THINKER_FAILED:
+        return f"faktencheck: {state.get('thinker_result')}"
+    return None
 
 
 def commits(response: str) -> bool:
@@ -105,6 +140,12 @@ def tasks_for(state: ConversationState) -> list[ShadowTask]:
                 **common,
             )
         )
+    else:
+        gap = knowledge_gap(state)
+        if gap is not None:
+            found.append(
+                ShadowTask(task=TASK_KNOWLEDGE_GAP, reason=gap, salience=GAP_SALIENCE, **common)
+            )
     return found
 
 

@@ -178,7 +178,9 @@ async def _insert(deps: GraphDeps, *batches: tuple[str, list[tuple[Any, ...]]]) 
 async def store_writes(
     state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
 ) -> KzgWriteOutcome:
-    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory."""
+    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory. An
+    AgentGraph run stores its thought once per turn id (`impuls-{entry}`): a thought formed
+    again (after a crash, or after the user wrote first) finds its memory and adds none."""
     if not writes:
         return KzgWriteOutcome()
     return await store_kzg_writes(
@@ -195,6 +197,7 @@ async def store_writes(
         pipeline_log=deps.log,
         promotions=deps.settings.pixie,
         link_turns=False,  # written with the pending-writes log, one round trip
+        once_per_turn=state.get("graph_role") == GRAPH_AGENT,
     )
 
 

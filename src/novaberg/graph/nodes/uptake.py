@@ -5,8 +5,9 @@ A measuring instrument without effect on the answer. It runs after the release, 
 embedding call is not part of the wait, and reads the answer after the last correction.
 
 - **Offers** come from the `uptake_offers` channel: a list of open questions
-  (`{"id", "frage", "quelle"}`) some earlier node offered the turn (today none does on
-  its own; the knowledge-gap work fills it).
+  (`{"id", "frage", "quelle"}`) some earlier node offered the turn, and the pair's open
+  knowledge questions (`offers` below: graph/knowledge_gaps.py adds the knowledge gaps and
+  the knowledge that came back, read when the node runs).
 - **Judgement:** the answer and every offered question are embedded in one call; the best
   cosine at or above `UPTAKE_COSINE` is taken up. No offers → no call.
 - **One row per answered turn** in `offene_fragen_aufgriff` (offered count, taken up or
@@ -80,8 +81,13 @@ def unregister_uptake_hook(hook: UptakeHook) -> None:
 
 def offered_questions(state: ConversationState) -> list[OpenQuestion]:
     """The turn's offers, unusable items (no question text) dropped."""
+    return questions_from(state.get("uptake_offers") or [])
+
+
+def questions_from(items: list[Any]) -> list[OpenQuestion]:
+    """Offer items (`{id, frage, quelle}` or a bare string) as questions; unusable ones dropped."""
     found: list[OpenQuestion] = []
-    for item in state.get("uptake_offers") or []:
+    for item in items:
         if isinstance(item, str):
             item = {"frage": item}
         text = " ".join(str(item.get("frage") or "").split()) if isinstance(item, dict) else ""
@@ -111,8 +117,41 @@ def judge(answer: list[float], questions: list[list[float]], offers: list[OpenQu
     return Uptake(len(offers), taken, round(best, 4))
 
 
-async def judge_uptake(state: ConversationState, deps: GraphDeps) -> Uptake:
-    offers = offered_questions(state)
+OfferSource = Callable[[GraphDeps, Pair], Awaitable[list[dict[str, Any]]]]
+_SOURCES: list[OfferSource] = []
+
+
+def register_offer_source(source: OfferSource) -> None:
+    """Offer the questions `source(deps, pair)` returns to every answered turn."""
+    if source not in _SOURCES:
+        _SOURCES.append(source)
+
+
+def unregister_offer_source(source: OfferSource) -> None:
+    if source in _SOURCES:
+        _SOURCES.remove(source)
+
+
+async def all_offers(state: ConversationState, deps: GraphDeps) -> list[OpenQuestion]:
+    """The channel's offers and every registered source's, each id once. A failing source
+    is logged and offers nothing."""
+    found = offered_questions(state)
+    pair = Pair(state["user_id"], state["character_id"])
+    for source in list(_SOURCES):
+        try:
+            extra = await source(deps, pair)
+        except Exception:
+            log.exception("uptake: offer source %r failed", source)
+            continue
+        seen = {q.id for q in found if q.id is not None}
+        found += [q for q in questions_from(extra) if q.id is None or q.id not in seen]
+    return found
+
+
+async def judge_uptake(
+    state: ConversationState, deps: GraphDeps, offered: list[OpenQuestion] | None = None
+) -> Uptake:
+    offers = offered_questions(state) if offered is None else offered
     answer = (state.get("response") or "").strip()
     if not offers or not answer:
         return Uptake(len(offers), None, None)
@@ -127,7 +166,7 @@ async def uptake(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge the uptake, write the turn's row, tell the hooks."""
     if not (state.get("response") or "").strip():
         return {"_log": {"uebersprungen": "keine_antwort"}}
-    result = await judge_uptake(state, deps)
+    result = await judge_uptake(state, deps, await all_offers(state, deps))
     taken = result.taken
     async with deps.pool.connection() as conn:
         await conn.execute(
