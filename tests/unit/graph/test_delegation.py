@@ -78,3 +78,35 @@ def test_impulses_and_the_agent_graph_set_nothing() -> None:
     )
     assert tasks_for(impulse) == []
     assert tasks_for(state(response=commitment, graph_role="agent")) == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Das weiß ich leider nicht.",
+        "Hm, da bin ich mir nicht sicher.",
+        "Keine Ahnung, ehrlich gesagt.",
+        "Wie hoch genau? Das kann ich dir nicht sagen.",
+    ],
+)
+def test_an_answer_admitting_a_gap_sets_a_knowledge_gap_task(answer: str) -> None:
+    [task] = tasks_for(state(response=answer))
+    assert (task.task, task.topic, task.reference_id) == ("wissensluecken", "Vater", "t-1")
+    assert task.reason.startswith("nicht gewusst:")
+    assert task.context == "Mein Vater hatte einen Schlaganfall."
+
+
+def test_a_failed_fact_check_is_a_knowledge_gap() -> None:
+    [task] = tasks_for(state(thinker_result="ausfall"))
+    assert task.task == "wissensluecken" and task.reason == "faktencheck: ausfall"
+    assert tasks_for(state(thinker_result="ok")) == []
+
+
+def test_a_commitment_covers_the_gap_it_admits() -> None:
+    [task] = tasks_for(state(response="Das weiß ich nicht, aber ich schau mal nach."))
+    assert task.task == "recherche"
+
+
+def test_ordinary_answers_admit_no_gap() -> None:
+    for answer in ("Ich weiß, dass es schwer ist.", "Sicher, gern!", "Weißt du noch, damals?"):
+        assert tasks_for(state(response=answer)) == [], answer

@@ -1,0 +1,74 @@
+"""Knowledge gaps through the real CharacterGraph: an answer admitting one leaves a
+`wissensluecken` task; later turns are offered it (and the stack entries made of gaps) and
+the answer that takes one up closes it (uptake hook)."""
+
+from __future__ import annotations
+
+from graph_helpers import script_human
+from test_character_graph import PAIR, script_character, user_turn
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.knowledge_gaps import open_questions, task_question
+from novaberg.graph.runner import GraphRuntime
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store import impulse_stack, shadow_queue
+from novaberg.store.impulse_stack import StackEntry
+
+QUESTION = "Wie hoch ist eigentlich der Mount Everest?"
+
+
+async def _uptake_rows(deps: GraphDeps) -> list[dict]:  # type: ignore[type-arg]
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT angeboten, aufgegriffen, frage_id, cosinus FROM offene_fragen_aufgriff"
+            " ORDER BY id"
+        )
+        return list(await cur.fetchall())
+
+
+async def _gaps(deps: GraphDeps) -> list[dict]:  # type: ignore[type-arg]
+    rows = await shadow_queue.for_pair(deps.pool, PAIR.user_id, PAIR.character_id)
+    return [r for r in rows if r["aufgabe"] == "wissensluecken"]
+
+
+async def test_a_gap_admitted_is_offered_and_closed_when_an_answer_takes_it_up(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer="Das weiß ich leider nicht genau.")
+    _, _, payload = await user_turn(runtime, QUESTION)
+    [gap] = await _gaps(deps)
+    assert gap["kontext"] == QUESTION and gap["bezug_id"] == payload["turn_id"]
+    assert gap["grund"].startswith("nicht gewusst:")
+
+    # an unrelated answer: offered, not taken up, the gap stays
+    script_character(scripted, answer="Erzähl mir lieber von deinem Wochenende!")
+    await user_turn(runtime, "Egal. Was machst du so?")
+    first = (await _uptake_rows(deps))[-1]
+    assert first["angeboten"] == 1 and first["aufgegriffen"] is False
+    assert len(await _gaps(deps)) == 1
+
+    # the answer takes the open question up: the hook closes the task
+    script_character(scripted, answer=task_question(gap))
+    await user_turn(runtime, "Und, weißt du es inzwischen?")
+    taken = (await _uptake_rows(deps))[-1]
+    assert taken["aufgegriffen"] is True and taken["frage_id"] == f"auftrag-{gap['id']}"
+    assert await _gaps(deps) == []
+
+
+async def test_stack_entries_of_gaps_are_offered_and_leave_when_taken_up(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    vector = (await deps.model.embed(["Everest"]))[0]
+    gap = StackEntry("wissensluecken", "Everest", "Der Mount Everest ist 8849 Meter hoch.", vector)
+    other = StackEntry("nachfragen", "Streit", "Wie geht es mit dem Streit?", vector)
+    await impulse_stack.push(deps.redis, PAIR, gap)
+    await impulse_stack.push(deps.redis, PAIR, other)
+    offers = await open_questions(deps, PAIR)
+    assert [o["id"] for o in offers] == [f"stapel-{gap.id}"], "only knowledge entries"
+
+    script_human(scripted)
+    script_character(scripted, answer="Everest: Der Mount Everest ist 8849 Meter hoch.")
+    await user_turn(runtime, QUESTION)
+    left = [e.id for e in await impulse_stack.entries(deps.redis, PAIR)]
+    assert left == [other.id], "the conversation covered it: no impulse needed"
