@@ -5,9 +5,10 @@ A measuring instrument without effect on the answer. It runs after the release, 
 embedding call is not part of the wait, and reads the answer after the last correction.
 
 - **Offers** come from the `uptake_offers` channel: a list of open questions
-  (`{"id", "frage", "quelle"}`) some earlier node offered the turn, and the pair's open
-  knowledge questions (`offers` below: graph/knowledge_gaps.py adds the knowledge gaps and
-  the knowledge that came back, read when the node runs).
+  (`{"id", "frage", "quelle"}`) some earlier node offered the turn, and those of every
+  source registered with `register_offer_source` (the CharacterGraph registers
+  graph/knowledge_gaps.py: the pair's knowledge gaps and knowledge that came back), read
+  when the node runs.
 - **Judgement:** the answer and every offered question are embedded in one call; the best
   cosine at or above `UPTAKE_COSINE` is taken up. No offers → no call.
 - **One row per answered turn** in `offene_fragen_aufgriff` (offered count, taken up or
