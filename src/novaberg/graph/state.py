@@ -66,6 +66,8 @@ class ConversationState(TypedDict, total=False):
     user_intentions: list[str]
     prompt_embedding: list[float] | None
     loaded_goals: list[dict[str, Any]]  # active goals with embeddings, read by db_access
+    loaded_wheel: dict[str, Any]  # {row: stance's charakter_hash row or None}, by db_access
+    loaded_appointments: dict[str, Any]  # {von, bis, rows}: the proactive window, by db_access
     activated_goals: list[dict[str, Any]]
     goal_vectors: dict[int, list[float]]
     gravitation_term: float

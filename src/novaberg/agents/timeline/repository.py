@@ -9,7 +9,7 @@ deactivated and a new row (with `vorgaenger_id`) is inserted, in one transaction
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -162,16 +162,19 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+IN_RANGE_SQL: Final = (
+    f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+    " AND event_time >= %s AND event_time < %s ORDER BY event_time"
+)
+"""`in_range`'s query (params: user_id, start, end); db_access batches it with its reads."""
+
+
 async def in_range(
     pool: AsyncConnectionPool, user_id: str, start: datetime, end: datetime
 ) -> list[dict[str, Any]]:
     """Active entries with start ≤ event_time < end, earliest first."""
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
-            " AND event_time >= %s AND event_time < %s ORDER BY event_time",
-            (user_id, start, end),
-        )
+        cur = await conn.execute(IN_RANGE_SQL, (user_id, start, end))
         return cast(list[dict[str, Any]], await cur.fetchall())
 
 

@@ -8,6 +8,8 @@ writes `appointment_reading` for the content stage, which shows it as `[TERMINE]
 Nova knows tomorrow's appointment without the timeline agent being routed. A read error
 sets `failed` and is logged at ERROR; an unreadable router question is logged and read
 as the proactive window. Routing after this node is the router's (`route_after_router`).
+The proactive window is what most turns read: db_access reads it with its own reads
+(`loaded_appointments`), so this node only goes to the database for another window.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ async def appointment_reading(state: ConversationState, deps: GraphDeps) -> dict
         )
     user_id = state.get("user_id", "")
     reading = Reading(window)
+    loaded = state.get("loaded_appointments")
     try:
         if window.kind == KIND_SEARCH or window.start is None or window.end is None:
             rows = await repository.by_title(deps.pool, user_id, window.search)
+        elif loaded is not None and (loaded["von"], loaded["bis"]) == (window.start, window.end):
+            rows = list(loaded["rows"])  # db_access read this very window with its reads
         else:
             rows = await repository.in_range(deps.pool, user_id, window.start, window.end)
     except psycopg.Error as exc:

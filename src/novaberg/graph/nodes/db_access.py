@@ -22,6 +22,10 @@ Loads who is talking before anything is computed:
   session summary (`session_summary`) and the character's active goals toward the user
   (`geladene_ziele`), read with the rest: ei_calc, the enricher and the branches that run
   next to it (router, situation) need them.
+- for later nodes, so they need no round trip of their own: the stance's row of
+  `charakter_hash` (`loaded_wheel`) and the appointments of the proactive window
+  (`loaded_appointments`, the window the appointment reading reads unless the router
+  asked for another). A failed read leaves the channel unset: that node reads itself.
 
 Everything is read in two concurrent round trips, one pipeline to Redis and one to
 PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
@@ -36,6 +40,7 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 import psycopg
@@ -45,9 +50,12 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.agents import rule_store
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_arousal, stimulus_is_own_thought
+from novaberg.agents.timeline import repository as timeline_repository
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
+from novaberg.graph.appointments import Window, proactive_window
 from novaberg.graph.nodes.enricher import without_impulses
+from novaberg.graph.nodes.stance import WHEEL_SQL
 from novaberg.graph.personality import (
     Character,
     Emotion,
@@ -223,9 +231,10 @@ def mirror(internal: InternalPersonality) -> Personality:
 
 
 async def _read_tables(
-    pool: AsyncConnectionPool, pair: Pair, *, with_user_profile: bool
+    pool: AsyncConnectionPool, pair: Pair, *, with_user_profile: bool, window: Window
 ) -> tuple[dict[str, Any], list[str]]:
-    """Profiles, identities, directives and the display name in one round trip.
+    """Profiles, identities, directives, the display name, the goals, the persona, the
+    stance's wheel row and the appointments of the proactive `window` in one round trip.
 
     Returns (values by part, names of the parts that could not be read).
     """
@@ -239,6 +248,12 @@ async def _read_tables(
         ),
         "ziele": (activation_goals_from_rows, None),  # None: the enricher reads them itself
         "persona": (lambda rows: persona_from_rows(rows, pair.user_id), ""),
+        # None: the node after the router (appointments) or the stance reads it itself
+        "rad": (lambda rows: {"row": rows[0] if rows else None}, None),
+        "termine": (
+            lambda rows: {"von": window.start, "bis": window.end, "rows": rows},
+            None,
+        ),
     }
     queries = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
@@ -247,6 +262,8 @@ async def _read_tables(
         (NAME_SQL, (pair.character_id,)),
         activation_query(pair),
         (PERSONA_SQL, (pair.character_id,)),
+        (WHEEL_SQL, (pair.character_id, pair.user_id)),
+        (timeline_repository.IN_RANGE_SQL, (pair.user_id, window.start, window.end)),
     ]
     if with_user_profile:
         parsers["profil_nutzer"] = (profile_from_rows, Character())
@@ -303,9 +320,11 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     impulse = stimulus_is_own_thought(state)
     level = stimulus_arousal(state) if impulse else None
 
+    tz = deps.settings.tz
+    window = proactive_window(datetime.fromtimestamp(deps.clock(), tz=tz), tz)
     reads, (tables, failures) = await asyncio.gather(
         _read_redis(deps, pair),
-        _read_tables(deps.pool, pair, with_user_profile=is_user_turn),
+        _read_tables(deps.pool, pair, with_user_profile=is_user_turn, window=window),
     )
     reload = reload_nova_state(
         reads.nova_state, deps.clock(), is_user_turn, own_thought_arousal=level
@@ -342,6 +361,8 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "session_turns": without_impulses(reads.turns),
         "session_summary": reads.summary,
         "loaded_goals": tables["ziele"],
+        **({"loaded_wheel": tables["rad"]} if tables["rad"] is not None else {}),
+        **({"loaded_appointments": tables["termine"]} if tables["termine"] is not None else {}),
         "user_weight": tables[USER_WEIGHT_COLUMN],
         "thought_level": gedanke_level,
         "_log": {

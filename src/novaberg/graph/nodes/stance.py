@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any, Final
 
 import psycopg
@@ -49,11 +50,9 @@ REASON_WHEEL: Final = "rad_unlesbar"
 """`grund` values of the haltung hash."""
 
 
-async def read_wheel_row(deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
-    """(wheel JSON or None, initiative offset or 0). No row → (None, 0)."""
-    async with deps.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(WHEEL_SQL, (pair.character_id, pair.user_id))
-        row = await cur.fetchone()
+def wheel_from_row(row: Mapping[str, Any] | None) -> tuple[Any, float]:
+    """(wheel JSON or None, initiative offset or 0) of a `WHEEL_SQL` row; no row → (None, 0).
+    Raises ValueError for wheel text that is no JSON."""
     if row is None:
         return None, 0.0
     wheel = row["nutzer_gewichtung_rad"]
@@ -61,6 +60,22 @@ async def read_wheel_row(deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
         wheel = json.loads(wheel)
     offset = parse_number(row["initiative_versatz"])
     return wheel, offset if offset is not None else 0.0
+
+
+async def read_wheel_row(deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
+    """(wheel JSON or None, initiative offset or 0). No row → (None, 0)."""
+    async with deps.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(WHEEL_SQL, (pair.character_id, pair.user_id))
+        row = await cur.fetchone()
+    return wheel_from_row(row)
+
+
+async def _wheel(state: ConversationState, deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
+    """The wheel row db_access read with its other reads, else read here."""
+    loaded = state.get("loaded_wheel")
+    if loaded is not None:
+        return wheel_from_row(loaded.get("row"))
+    return await read_wheel_row(deps, pair)
 
 
 def stance_hash(
@@ -121,7 +136,7 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
             REASON_NO_CLUSTER, f"no landscape cluster in gv_detail: {detail.get('cluster')!r}"
         )
     try:
-        wheel, offset = await read_wheel_row(deps, pair)
+        wheel, offset = await _wheel(state, deps, pair)
     except (psycopg.Error, ValueError) as exc:
         return await fail(REASON_READ_FAILED, f"charakter_hash unreadable: {exc}")
     try:
