@@ -13,8 +13,8 @@
                                                                        responder (R4, after both) ──────────┘
     → thinker (fact indicators only) ─┬─ tribunal (R5, 3 judges at once) ─┬─ evaluate
                                        └─ perception_assistant (R5) ───────┘
-    evaluate ─┬─ ok → [answer released] → ei_calc_persist → salience → imprint → uptake
-              │                             → dispatcher → END
+    evaluate ─┬─ ok → [answer released] → ei_calc_persist ─┬─ salience → imprint ─┬─ dispatcher → END
+              │                                                └─ uptake ─────────────┘
               ├─ correct → corrector → tribunal ‖ perception_assistant → evaluate (≤ 2 rounds)
               └─ fallback → perception_assistant (of the fallback text) → [released] → …
 
@@ -28,7 +28,8 @@ perception_assistant runs speculatively on the same text as the tribunal, so an 
 answer needs no extra round; the answer leaves at the first node after which
 `contract.release_ready` holds (it compares the perceived text with the text that leaves, so
 a corrected draft's perception never leaves). Everything after the release continues and
-cannot cost the answer.
+cannot cost the answer; there, too, what does not depend on each other runs at once (the
+uptake next to salience and imprint; the dispatcher, a barrier, after both).
 
 Every node runs with the CharacterGraph's role flags (`graph/roles.py`) laid over the state
 it reads, so the shared nodes (ei_calc, enricher, perception, salience, dispatcher) pick
@@ -152,11 +153,11 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
             route=route_after_perception_assistant,
             routes=("evaluate", POST_RELEASE_NODE),
         ),
-        Node(POST_RELEASE_NODE, ei_calc_persist, then="salience"),
+        Node(POST_RELEASE_NODE, ei_calc_persist, then=("salience", "uptake")),
         Node("salience", salience, then="imprint"),
-        Node("imprint", imprint, then="uptake"),
+        Node("imprint", imprint, then="dispatcher"),
         Node("uptake", uptake, then="dispatcher"),
-        Node("dispatcher", dispatcher, then=END),
+        Node("dispatcher", dispatcher, then=END, barrier=True),
     )
 
 

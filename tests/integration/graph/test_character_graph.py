@@ -42,6 +42,8 @@ CONTENT = frozenset({"composer", "conversation_vector"})
 """The two deferred nodes, run together once every other branch has finished."""
 JUDGED = frozenset({"tribunal", RELEASE_NODE})
 """The tribunal and the speculative perception of the same answer."""
+POST_RELEASE = frozenset({"salience", "uptake"})
+"""After ei_calc_persist: the answer's salience and the uptake at once."""
 REJUDGED = frozenset({"tribunal", RELEASE_NODE})
 """After a correction: the judges and the perception of the corrected text."""
 
@@ -58,9 +60,8 @@ MAIN_PATH: list[Step] = [
     JUDGED,
     "evaluate",
     "ei_calc_persist",
-    "salience",
+    POST_RELEASE,
     "imprint",
-    "uptake",
     "dispatcher",
 ]
 """A plain turn, step by step (a set: nodes of one concurrent step)."""

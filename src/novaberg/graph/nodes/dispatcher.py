@@ -330,10 +330,56 @@ async def persist_trace(state: ConversationState, deps: GraphDeps, pair: Pair) -
     )
 
 
+async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
+    """The writes that need nothing the memory writes produce — the drive snapshot and the
+    conversation vector's trace — at once; returns the trace's keys. A failure is raised
+    once both have finished."""
+    snapshot, trace = await asyncio.gather(
+        write_drive_snapshot(state, deps, pair),
+        persist_trace(state, deps, pair),
+        return_exceptions=True,
+    )
+    for result in (snapshot, trace):
+        if isinstance(result, BaseException):
+            raise result
+    return cast(list[str], trace)
+
+
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Store the run's memories, then write the session turn (once, complete)."""
-    update: dict[str, Any] = {}
+    """Store the run's memories, then write the session turn (once, complete).
+
+    What does not depend on the memory writes (the snapshot, the trace and — for a turn
+    written here — its archive row, which does not carry the `kern`) runs alongside them:
+    the node costs its longest chain of round trips, not their sum. The delegation
+    trigger runs last, once the turn is in the session."""
     pair = Pair(state["user_id"], state["character_id"])
+    side = asyncio.ensure_future(_side_writes(state, deps, pair))
+    turn: dict[str, Any] | None = None
+    archive_job: asyncio.Future[int | None] | None = None
+    if not state.get("session_turn_open"):
+        if not state.get("session_turn_written"):
+            # built now; the kern of the memory writes below is filled in before it is written
+            turn = build_session_turn(state, deps.clock())
+        archive_job = asyncio.ensure_future(archive_session_turn(state, deps, pair, turn))
+    try:
+        return await _store_and_write(state, deps, pair, side, turn, archive_job)
+    except BaseException:
+        started = [job for job in (side, archive_job) if job is not None and not job.done()]
+        if started:  # never leave a write running behind a failed or cancelled node
+            await asyncio.wait(started)
+        raise
+
+
+async def _store_and_write(
+    state: ConversationState,
+    deps: GraphDeps,
+    pair: Pair,
+    side: asyncio.Future[list[str]],
+    turn: dict[str, Any] | None,
+    archive_job: asyncio.Future[int | None] | None,
+) -> dict[str, Any]:
+    """The dispatcher's memory writes and session write, joined with its early jobs."""
+    update: dict[str, Any] = {}
 
     writes = list(state.get("pending_writes") or [])
     try:
@@ -348,49 +394,45 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         outcome = KzgWriteOutcome(results=[WRITE_FAILED] * len(writes))
     if outcome.session_turn_kern:
         update["session_turn_core"] = outcome.session_turn_kern
+        if turn is not None:
+            turn["kern"] = outcome.session_turn_kern
     merged = cast(ConversationState, {**state, **update})
     log_job = record_pending_writes(
         state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
     )
-    turn: dict[str, Any] | None = None
     written: Any
     archived: Any
-    if state.get("session_turn_open"):  # stored early by the HumanGraph: complete it
-        logged, completed, snapshot = await asyncio.gather(
-            log_job,
-            complete_open_turn(merged, deps, pair),
-            write_drive_snapshot(state, deps, pair),
-            return_exceptions=True,
+    if archive_job is None:  # stored early by the HumanGraph: complete it
+        logged, completed, sides = await asyncio.gather(
+            log_job, complete_open_turn(merged, deps, pair), side, return_exceptions=True
         )
         written, archived = completed, None
         if not isinstance(completed, BaseException):
             written, archived = completed
         turn = {}  # a turn exists (for the archive summary below)
     else:
-        if not state.get("session_turn_written"):
-            turn = build_session_turn(merged, deps.clock())
-        # the write log, the session, the archive and the drive snapshot are independent:
-        # all round trips at once, and a failure of one is raised only once the others
-        # have finished (never left running)
-        logged, written, archived, snapshot = await asyncio.gather(
+        # the write log, the session and the side writes are independent: all round trips
+        # at once, and a failure of one is raised only once the others have finished
+        # (never left running)
+        logged, written, archived, sides = await asyncio.gather(
             log_job,
             write_session_turn(turn, deps, pair),
-            archive_session_turn(merged, deps, pair, turn),
-            write_drive_snapshot(state, deps, pair),
+            archive_job,
+            side,
             return_exceptions=True,
         )
-    for result in (logged, written, snapshot):
+    for result in (logged, written, sides):
         if isinstance(result, BaseException):
             raise result
     if isinstance(archived, BaseException):
         log.error("dispatcher: turn %s not archived: %s", state.get("turn_id"), archived)
     recorded = cast(int, logged)
     session_turn = cast(dict[str, Any] | None, written)
+    trace = cast(list[str], sides)
     if session_turn is not None:
         update["session_turn_written"] = True
         update["session_turn_open"] = False
         record_raw_turn(state, deps)
-    trace = await persist_trace(state, deps, pair)
     summary: dict[str, Any] = {
         "pending_writes": (
             {
