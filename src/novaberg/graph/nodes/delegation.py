@@ -11,7 +11,8 @@ After a character run that answered the user (never an impulse, never the AgentG
 - **knowledge gap**: Nova's answer admits she does not know ("das weiß ich nicht", "da
   bin ich mir nicht sicher", "keine Ahnung") or the thinker's fact check failed → a
   `wissensluecken` task (not next to a commitment, which already researches the turn);
-- the run's momentum is kept for five minutes (`momentum:{u}:{c}`: low momentum lets
+- the run's momentum is kept for five minutes (`keep_momentum`, which the dispatcher runs with
+  its other early writes; `momentum:{u}:{c}`: low momentum lets
   delivery fire before the silence has run out).
 Failures are logged; they never touch the turn.
 """
@@ -149,13 +150,20 @@ def tasks_for(state: ConversationState) -> list[ShadowTask]:
     return found
 
 
-async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int, str]]:
-    """Push this run's shadow tasks and keep its momentum; never raises."""
-    pushed: list[tuple[int, str]] = []
+async def keep_momentum(state: ConversationState, deps: GraphDeps) -> None:
+    """Keep a character run's momentum for five minutes; never raises."""
     try:
         if state.get("graph_role") == GRAPH_CHARACTER and state.get("momentum"):
             pair = Pair(state["user_id"], state["character_id"])
             await deps.redis.set(keys.momentum(pair), str(state["momentum"]), ex=keys.MOMENTUM_TTL)
+    except Exception:
+        log.exception("momentum of turn %s not kept", state.get("turn_id"))
+
+
+async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int, str]]:
+    """Push this run's shadow tasks (the momentum is `keep_momentum`'s); never raises."""
+    pushed: list[tuple[int, str]] = []
+    try:
         now = datetime.fromtimestamp(deps.clock(), UTC)
         for task in tasks_for(state):
             pushed.append(await shadow_queue.push(deps.pool, task, now))

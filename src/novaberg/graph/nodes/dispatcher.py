@@ -37,7 +37,7 @@ from psycopg.types.json import Jsonb
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
-from novaberg.graph.nodes.delegation import delegate
+from novaberg.graph.nodes.delegation import delegate, keep_momentum
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.archive import archive_live_turn
@@ -331,12 +331,13 @@ async def persist_trace(state: ConversationState, deps: GraphDeps, pair: Pair) -
 
 
 async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
-    """The writes that need nothing the memory writes produce — the drive snapshot and the
-    conversation vector's trace — at once; returns the trace's keys. A failure is raised
+    """The writes that need nothing the memory writes produce — the drive snapshot, the
+    conversation vector's trace and the momentum — at once; returns the trace's keys. A failure is raised
     once both have finished."""
-    snapshot, trace = await asyncio.gather(
+    snapshot, trace, _ = await asyncio.gather(
         write_drive_snapshot(state, deps, pair),
         persist_trace(state, deps, pair),
+        keep_momentum(state, deps),
         return_exceptions=True,
     )
     for result in (snapshot, trace):
