@@ -66,6 +66,7 @@ class KzgStore(KzgSearch):
         self._forget = redis.register_script(lua.FORGET)
         self._forget_one = redis.register_script(lua.FORGET_ONE)
         self._members = redis.register_script(lua.MEMBERS)
+        self._field_rows = redis.register_script(lua.FIELD_ROWS)
         self._vectors_script = redis.register_script(lua.VECTORS)
         self._pair_vectors = redis.register_script(lua.PAIR_VECTORS)
         self._hits = redis.register_script(lua.HITS)
@@ -237,27 +238,18 @@ class KzgStore(KzgSearch):
     async def field_rows(
         self, pair: Pair, names: Sequence[str]
     ) -> list[tuple[str, list[str | None]]]:
-        """(key, values of `names`) of every live entry of a pair, in one pipelined round
-        trip without the vectors (the entity magnets read two fields of each)."""
-        members = sorted(await self.members(pair), key=key_ms)
-        if not members:
+        """(key, values of `names`) of every live entry of a pair, oldest first, without the
+        vectors (the entity magnets read two fields of each): one script call, so the
+        pair's size costs the server a loop, not the client a command per entry."""
+        if not names:
             return []
-        pipe = self.redis.pipeline(transaction=False)
-        for key in members:
-            pipe.hmget(key, list(names))
-        raw = await pipe.execute()
-        rows: list[tuple[str, list[str | None]]] = []
-        for key, values in zip(members, raw, strict=True):
-            if values and any(v is not None for v in values):
-                rows.append(
-                    (
-                        key,
-                        [
-                            v.decode("utf-8", "replace") if isinstance(v, bytes) else v
-                            for v in values
-                        ],
-                    )
-                )
+        flat = await self._field_rows(keys=[keys.kzg_index(pair)], args=list(names))
+        width = len(names) + 1
+        rows = [
+            (_text(flat[at]), [None if v is None else _text(v) for v in flat[at + 1 : at + width]])
+            for at in range(0, len(flat), width)
+        ]
+        rows.sort(key=lambda row: key_ms(row[0]))
         return rows
 
     async def keys_of_turn(self, pair: Pair, turn_id: str, observer: str) -> list[str]:
@@ -332,3 +324,7 @@ class KzgStore(KzgSearch):
             else:
                 legacy.append(ThemeRow(row[0], row[2], row[1], None))
         return matched, legacy
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

@@ -91,6 +91,24 @@ MEMBERS = """
 return {redis.call('GET', KEYS[2]) or '0', table.concat(redis.call('SMEMBERS', KEYS[1]), '\\n')}
 """
 
+# KEYS[1]=index; ARGV=field names -> flat {key, value per field, key, ...} of the pair's
+# entries holding at least one of the fields (a missing field is nil)
+FIELD_ROWS = """
+local out = {}
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local values = redis.call('HMGET', k, unpack(ARGV))
+  local any = false
+  for _, v in ipairs(values) do
+    if v then any = true end
+  end
+  if any then
+    out[#out + 1] = k
+    for i = 1, #ARGV do out[#out + 1] = values[i] end
+  end
+end
+return out
+"""
+
 # KEYS=entry keys; ARGV[1]=expected byte length ->
 # {concatenated vectors of the good keys, cjson [missing indices], cjson [other-size indices]}
 VECTORS = """
