@@ -18,7 +18,6 @@ from typing import Any, Final
 
 import orjson
 import redis.asyncio as aioredis
-from redis.exceptions import WatchError
 
 from novaberg.store import keys
 from novaberg.store.keys import Pair
@@ -60,44 +59,83 @@ COMPLETE_WINDOW: Final = 8
 """`complete_turn` reads the newest 8 turns first (the whole session only if needed)."""
 
 
+_FIND_LUA: Final = """
+local len = redis.call('LLEN', KEYS[1])
+local function scan(first)
+  local out = {}
+  local items = redis.call('LRANGE', KEYS[1], first, -1)
+  for i = #items, 1, -1 do
+    if string.find(items[i], ARGV[1], 1, true) then
+      out[#out + 1] = first + i - 1
+      out[#out + 1] = items[i]
+    end
+  end
+  return out
+end
+local first = math.max(0, len - tonumber(ARGV[2]))
+local found = scan(first)
+if #found == 0 and first > 0 then found = scan(0) end
+table.insert(found, 1, len)
+return found
+"""
+"""KEYS[1]=turns; ARGV[1]=turn id, ARGV[2]=window → {length, index, item, index, item, …}
+of the items whose text holds the turn id, newest first: in the newest `window` items, or
+in the whole list when those hold none."""
+
+_SWAP_LUA: Final = """
+if redis.call('LINDEX', KEYS[1], ARGV[1]) ~= ARGV[2] then return -1 end
+redis.call('LSET', KEYS[1], ARGV[1], ARGV[3])
+return redis.call('LLEN', KEYS[1])
+"""
+"""KEYS[1]=turns; ARGV[1]=index, ARGV[2]=the item read there, ARGV[3]=its replacement →
+the list length after the write, or -1 when the item there is not the one read any more
+(a summary trim moved it): compare and set, so no concurrent write is overwritten."""
+
+
 async def complete_turn(
     redis: aioredis.Redis, pair: Pair, turn_id: str, role: str, fields: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Set `fields` on the stored turn of `turn_id` with `role` (newest first) and return
-    the completed turn; None if it is not (or no longer) in the session. WATCH/MULTI, so a
-    concurrent append or summary trim is never overwritten."""
+    the completed turn; None if it is not (or no longer) in the session."""
+    turn, _ = await complete_turn_counted(redis, pair, turn_id, role, fields)
+    return turn
+
+
+async def complete_turn_counted(
+    redis: aioredis.Redis, pair: Pair, turn_id: str, role: str, fields: dict[str, Any]
+) -> tuple[dict[str, Any] | None, int | None]:
+    """`complete_turn`, plus the session's length after the write (None with no turn), which
+    spares the summary step its LLEN. Two script calls: find the turn, then compare and set
+    it — a concurrent append or summary trim is never overwritten (a trim that moved the
+    turn makes the set fail, and it is found again)."""
     key = keys.session_turns(pair)
+    find = redis.register_script(_FIND_LUA)
+    swap = redis.register_script(_SWAP_LUA)
     for _ in range(COMPLETE_RETRIES):
-        async with redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(key)
-                # the turn was appended moments ago: look at the newest turns first
-                start = max(0, int(await pipe.llen(key)) - COMPLETE_WINDOW)
-                index, turn = _find_turn(await pipe.lrange(key, start, -1), turn_id, role)
-                if turn is None and start > 0:
-                    start = 0
-                    index, turn = _find_turn(await pipe.lrange(key, 0, -1), turn_id, role)
-                index += start
-                if turn is None:
-                    await pipe.unwatch()
-                    return None
-                turn.update(fields)
-                pipe.multi()
-                pipe.lset(key, index, _dumps(turn))
-                await pipe.execute()
-                return turn
-            except WatchError:
-                continue
+        # the turn was appended moments ago: the newest turns are looked at first
+        found = await find(keys=[key], args=[turn_id, COMPLETE_WINDOW])
+        indices = [int(index) for index in found[1::2]]
+        index, turn = _find_turn(found[2::2], turn_id, role)
+        if turn is None:
+            return None, None
+        raw = found[2::2][index]
+        turn.update(fields)
+        length = int(await swap(keys=[key], args=[indices[index], raw, _dumps(turn)]))
+        if length >= 0:
+            return turn, length
     log.error("session %s: turn %s not completed after %d tries", pair, turn_id, COMPLETE_RETRIES)
-    return None
+    return None, None
 
 
 def _find_turn(raw: list[Any], turn_id: str, role: str) -> tuple[int, dict[str, Any] | None]:
-    for index in range(len(raw) - 1, -1, -1):
-        if turn_id not in str(raw[index]):  # skip decoding turns that cannot match
+    """(position in `raw`, decoded turn) of the first item that is the turn of `turn_id`
+    with `role`; `raw` is newest first."""
+    for index, item in enumerate(raw):
+        text = item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+        if turn_id not in text:  # skip decoding turns that cannot match
             continue
         try:
-            turn = _loads(str(raw[index]))
+            turn = _loads(text)
         except _DECODE_ERRORS:
             continue
         if isinstance(turn, dict) and turn.get("turn_id") == turn_id and turn.get("rolle") == role:

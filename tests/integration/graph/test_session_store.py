@@ -61,3 +61,43 @@ async def test_complete_turn_sets_late_fields_on_the_right_turn(redis) -> None: 
     newest = await session.complete_turn(redis, PAIR, "t11", "user", {"kern": "neu"})
     assert newest is not None and (await session.read_turns(redis, PAIR))[-1]["kern"] == "neu"
     assert await session.complete_turn(redis, PAIR, "fehlt", "user", {"kern": "k"}) is None
+
+
+async def test_complete_turn_counted_survives_a_trim_and_returns_the_length(redis) -> None:  # type: ignore[no-untyped-def]
+    """A summary trim between finding the turn and setting it moves the turn: the set
+    must not write over the turn now at that index; the turn is found again and completed,
+    and the session's length after the write comes back (the summary step's LLEN)."""
+    for i in range(4):
+        await session.append_turn(
+            redis, PAIR, {"rolle": "user", "inhalt": f"u{i}", "turn_id": f"t{i}"}
+        )
+    attempts: list[int] = []
+
+    class TrimmingRedis:
+        """The real client; before the first set, the summary trims the oldest turn."""
+
+        def __init__(self, inner):  # type: ignore[no-untyped-def]
+            self.inner = inner
+
+        def register_script(self, text):  # type: ignore[no-untyped-def]
+            script = self.inner.register_script(text)
+            if text != session._SWAP_LUA:
+                return script
+
+            async def call(keys, args):  # type: ignore[no-untyped-def]
+                if not attempts:
+                    await self.inner.ltrim(keys[0], 1, -1)
+                attempts.append(int(args[0]))
+                return await script(keys=keys, args=args)
+
+            return call
+
+    done, length = await session.complete_turn_counted(
+        TrimmingRedis(redis), PAIR, "t2", "user", {"kern": "k"}
+    )
+    assert done is not None and done["kern"] == "k"
+    assert attempts == [2, 1], "the first set saw the trimmed list, failed and found it again"
+    turns = await session.read_turns(redis, PAIR)
+    assert [t["inhalt"] for t in turns] == ["u1", "u2", "u3"]
+    assert turns[1]["kern"] == "k" and "kern" not in turns[0] and "kern" not in turns[2]
+    assert length == 3 == await redis.llen(keys.session_turns(PAIR))

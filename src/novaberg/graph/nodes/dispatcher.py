@@ -52,7 +52,12 @@ from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.conversation_vector import save_turn_trace
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
-from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, append_turn, complete_turn
+from novaberg.store.session import (
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    append_turn,
+    complete_turn_counted,
+)
 from novaberg.wire import EI_ROLE_USER, FIELD_MESSAGE_IDS, GRAPH_AGENT, GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
@@ -272,14 +277,16 @@ async def complete_open_turn(
         "intentionen": list(state.get("user_intentions") or []),
         "kern": state.get("session_turn_core") or "",
     }
-    stored = await complete_turn(deps.redis, pair, str(state.get("turn_id")), ROLE_USER, late)
+    stored, length = await complete_turn_counted(
+        deps.redis, pair, str(state.get("turn_id")), ROLE_USER, late
+    )
     if stored is None:
         log.error(
             "dispatcher: the stored user turn of %s is gone; intentionen/kern not set",
             state.get("turn_id"),
         )
     summary: dict[str, Any] = {"rolle": ROLE_USER, "vervollstaendigt": stored is not None}
-    summarised = await summarise_session(deps.redis, deps.model, pair)
+    summarised = await summarise_session(deps.redis, deps.model, pair, length=length)
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
     archived: int | BaseException | None = None
