@@ -378,6 +378,15 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         raise
 
 
+async def _session_then_delegate(
+    state: ConversationState, deps: GraphDeps, pair: Pair, turn: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, list[tuple[int, str]] | None]:
+    """Write the session turn, then run the delegation trigger (its tasks may read the
+    session); the trigger is skipped when the write failed (it raises)."""
+    written = await write_session_turn(turn, deps, pair)
+    return written, await delegate(state, deps)
+
+
 async def _store_and_write(
     state: ConversationState,
     deps: GraphDeps,
@@ -414,6 +423,7 @@ async def _store_and_write(
         logged, completed, sides = await asyncio.gather(
             log_job, complete_open_turn(merged, deps, pair), side, return_exceptions=True
         )
+        shadow_tasks = None  # delegated below, once the turn is complete
         written, archived = completed, None
         if not isinstance(completed, BaseException):
             written, archived = completed
@@ -422,13 +432,14 @@ async def _store_and_write(
         # the write log, the session and the side writes are independent: all round trips
         # at once, and a failure of one is raised only once the others have finished
         # (never left running)
-        logged, written, archived, sides = await asyncio.gather(
+        logged, session, archived, sides = await asyncio.gather(
             log_job,
-            write_session_turn(turn, deps, pair),
+            _session_then_delegate(state, deps, pair, turn),
             archive_job,
             side,
             return_exceptions=True,
         )
+        written, shadow_tasks = (session, None) if isinstance(session, BaseException) else session
     for result in (logged, written, sides):
         if isinstance(result, BaseException):
             raise result
@@ -461,7 +472,8 @@ async def _store_and_write(
     }
     if session_turn is not None and "zusammenfassung" in session_turn:
         summary["session_zusammenfassung"] = session_turn.pop("zusammenfassung")
-    shadow_tasks = await delegate(state, deps)
+    if shadow_tasks is None:
+        shadow_tasks = await delegate(state, deps)
     if shadow_tasks:
         summary["shadow_auftrag"] = [{"id": i, "push": how} for i, how in shadow_tasks]
     return {**update, "_log": summary}
