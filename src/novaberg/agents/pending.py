@@ -58,7 +58,11 @@ async def store_pending(
 
 async def pending_question(redis: aioredis.Redis, user_id: str) -> dict[str, Any] | None:
     """The open question, or None. An unreadable value is logged and reported as None."""
-    raw = await redis.get(keys.pending_agent(user_id))
+    return pending_from_raw(await redis.get(keys.pending_agent(user_id)), user_id)
+
+
+def pending_from_raw(raw: Any, user_id: str) -> dict[str, Any] | None:
+    """`pending_question` of the stored value `raw` (read by the caller, e.g. with others)."""
     if raw is None:
         return None
     try:

@@ -68,6 +68,9 @@ class ConversationState(TypedDict, total=False):
     loaded_goals: list[dict[str, Any]]  # active goals with embeddings, read by db_access
     loaded_wheel: dict[str, Any]  # {row: stance's charakter_hash row or None}, by db_access
     loaded_appointments: dict[str, Any]  # {von, bis, rows}: the proactive window, by db_access
+    loaded_pending: dict[str, Any]  # {raw}: the stored pending agent question, by db_access
+    loaded_situation: dict[str, Any]  # {stand, vorher, anlass}: stored bubbles, by db_access
+    loaded_detail: dict[str, Any]  # {raw}: the stored gv:detail, by db_access
     activated_goals: list[dict[str, Any]]
     goal_vectors: dict[int, list[float]]
     gravitation_term: float

@@ -58,6 +58,11 @@ async def load_detail(redis: aioredis.Redis, pair: Pair) -> dict[str, Any] | Non
     except RedisError as exc:
         log.error("gv:detail of %s unreadable: %s", pair, exc)
         return None
+    return detail_from_raw(raw, pair)
+
+
+def detail_from_raw(raw: Any, pair: Pair) -> dict[str, Any] | None:
+    """`load_detail` of the stored value `raw` (read by the caller, e.g. with others)."""
     if not raw:
         return None
     try:

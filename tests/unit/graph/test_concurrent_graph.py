@@ -76,7 +76,12 @@ def test_the_character_table_fans_out_and_joins() -> None:
     assert [name for name, node in table.items() if node.barrier] == [
         "memory_anchor",
         "responder",
+        "dispatcher",
     ]
+    # after the release: the uptake next to salience → imprint; the dispatcher after both
+    assert table["ei_calc_persist"].successors() == ("salience", "uptake")
+    assert table["salience"].successors() == ("imprint",)
+    assert table["imprint"].successors() == table["uptake"].successors() == ("dispatcher",)
     assert set(table["thinker"].successors()) == {"tribunal", RELEASE_NODE}
     assert set(table["corrector"].successors()) == {"tribunal", RELEASE_NODE}
     # the composer (the join of the pre-answer branches) and the vector run deferred,

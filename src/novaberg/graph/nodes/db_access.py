@@ -25,7 +25,10 @@ Loads who is talking before anything is computed:
 - for later nodes, so they need no round trip of their own: the stance's row of
   `charakter_hash` (`loaded_wheel`) and the appointments of the proactive window
   (`loaded_appointments`, the window the appointment reading reads unless the router
-  asked for another). A failed read leaves the channel unset: that node reads itself.
+  asked for another) — a failed read leaves the channel unset: that node reads itself —
+  and, with the Redis reads, the router's pending agent question (`loaded_pending`), the
+  situation node's stored bubble (`loaded_situation`) and the last `gv:detail`
+  (`loaded_detail`), each as stored: its reader decodes it.
 
 Everything is read in two concurrent round trips, one pipeline to Redis and one to
 PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
@@ -55,6 +58,7 @@ from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
 from novaberg.graph.appointments import Window, proactive_window
 from novaberg.graph.nodes.enricher import without_impulses
+from novaberg.graph.nodes.situation import TRIGGER_FIELD
 from novaberg.graph.nodes.stance import WHEEL_SQL
 from novaberg.graph.personality import (
     Character,
@@ -292,21 +296,37 @@ class RedisReads:
     nova_state: dict[str, str]
     turns: list[dict[str, Any]]
     summary: str
+    pending: dict[str, Any]
+    """{raw}: the router's pending agent question, as stored."""
+    situation: dict[str, Any]
+    """{stand, vorher}: the situation node's stored bubble and the trigger's, as stored."""
+    detail: dict[str, Any]
+    """{raw}: the last turn's `gv:detail` (the enricher's landscape cluster), as stored."""
 
 
-async def _read_redis(deps: GraphDeps, pair: Pair) -> RedisReads:
+async def _read_redis(deps: GraphDeps, pair: Pair, trigger: str | None) -> RedisReads:
     """Nova's stored state, the session turns and the session summary in one round trip
     (ei_calc and the enricher after this node need the latter two; within a run only the
-    current user turn's late fields may still be filled in by Path 1's tail)."""
+    current user turn's late fields may still be filled in by Path 1's tail), and with
+    them what the router, the situation node and the enricher would each read alone (no
+    node before them writes it)."""
     pipe = deps.redis.pipeline(transaction=False)
     pipe.hgetall(keys.nova_state(pair))
     pipe.lrange(keys.session_turns(pair), 0, -1)
     pipe.get(keys.session_summary(pair))
-    stored, raw_turns, summary = await pipe.execute()
+    pipe.get(keys.pending_agent(pair.user_id))
+    pipe.get(keys.situation(pair))
+    pipe.get(keys.hypothesis_detail(pair))
+    if trigger:
+        pipe.hget(keys.situation_history(pair), trigger)
+    stored, raw_turns, summary, pending, situation, detail, *then = await pipe.execute()
     return RedisReads(
         nova_state.as_strings(stored or {}),
         decode_turns(raw_turns or [], pair),
         str(summary) if summary else "",
+        {"raw": pending},
+        {"stand": situation, "vorher": then[0] if then else None, "anlass": trigger},
+        {"raw": detail},
     )
 
 
@@ -322,8 +342,9 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
 
     tz = deps.settings.tz
     window = proactive_window(datetime.fromtimestamp(deps.clock(), tz=tz), tz)
+    trigger = (state.get("event_payload") or {}).get(TRIGGER_FIELD) if impulse else None
     reads, (tables, failures) = await asyncio.gather(
-        _read_redis(deps, pair),
+        _read_redis(deps, pair, str(trigger) if trigger else None),
         _read_tables(deps.pool, pair, with_user_profile=is_user_turn, window=window),
     )
     reload = reload_nova_state(
@@ -361,6 +382,9 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "session_turns": without_impulses(reads.turns),
         "session_summary": reads.summary,
         "loaded_goals": tables["ziele"],
+        "loaded_pending": reads.pending,
+        "loaded_situation": reads.situation,
+        "loaded_detail": reads.detail,
         **({"loaded_wheel": tables["rad"]} if tables["rad"] is not None else {}),
         **({"loaded_appointments": tables["termine"]} if tables["termine"] is not None else {}),
         "user_weight": tables[USER_WEIGHT_COLUMN],

@@ -49,7 +49,7 @@ from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
-from novaberg.store.conversation_vector import load_detail
+from novaberg.store.conversation_vector import detail_from_raw, load_detail
 from novaberg.store.goals import load_activation_goals
 from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
@@ -206,9 +206,13 @@ async def hook_entries(
     return entries, {name: None if found is None else len(found) for name, found in results}
 
 
-async def stored_cluster(deps: GraphDeps, pair: Pair) -> str:
-    """The landscape cluster the last turn stored in gv:detail, else paradox."""
-    detail = await load_detail(deps.redis, pair)
+async def stored_cluster(deps: GraphDeps, pair: Pair, loaded: dict[str, Any] | None = None) -> str:
+    """The landscape cluster the last turn stored in gv:detail (as db_access read it, else
+    read here), else paradox."""
+    if loaded is not None:
+        detail = detail_from_raw(loaded.get("raw"), pair)
+    else:
+        detail = await load_detail(deps.redis, pair)
     return known_cluster((detail or {}).get("cluster")) or DEFAULT_CLUSTER
 
 
@@ -240,7 +244,9 @@ async def enricher(
         _embed(deps, text),
         _goals(state, deps, pair),
         _summary(state, deps, pair) if full else _nothing(""),
-        stored_cluster(deps, pair) if full else _nothing(DEFAULT_CLUSTER),
+        stored_cluster(deps, pair, state.get("loaded_detail"))
+        if full
+        else _nothing(DEFAULT_CLUSTER),
         rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
         if full
         else _nothing(SearchText(text, "")),

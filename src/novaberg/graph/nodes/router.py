@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.pending import pending_question
+from novaberg.agents.pending import pending_from_raw, pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
@@ -158,7 +158,12 @@ async def router(
     """Set the routing channels (see the module docstring)."""
     own_thought = stimulus_is_own_thought(state)
     if not own_thought:
-        pending = await pending_question(deps.redis, state.get("user_id", ""))
+        loaded = state.get("loaded_pending")
+        pending = (
+            pending_from_raw(loaded["raw"], state.get("user_id", ""))
+            if loaded is not None
+            else await pending_question(deps.redis, state.get("user_id", ""))
+        )
         if pending is not None:
             update = resume_update()
             update["_log"] = {"weg": "resume", "agent": pending.get("agent_name")}

@@ -263,7 +263,12 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
     payload = state.get("event_payload") or {}
     trigger = payload.get(TRIGGER_FIELD) if impulse else None
     trigger = str(trigger) if trigger else None
-    stored, then = await _load(deps, pair, trigger)
+    loaded = state.get("loaded_situation")
+    if loaded is not None and loaded.get("anlass") == trigger:  # db_access read them
+        stored = _decode(loaded.get("stand"))
+        then = _decode(loaded.get("vorher")) if trigger else None
+    else:
+        stored, then = await _load(deps, pair, trigger)
     previous = stored or clean_situation({})
     utterance = stimulus_text(state)
 

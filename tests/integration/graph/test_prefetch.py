@@ -1,0 +1,128 @@
+"""db_access reads, with its own reads, what later nodes would each read alone (the stance's
+wheel row, the proactive window's appointments, the router's pending question, the stored
+situation, the last gv:detail), and those nodes use it instead of another round trip —
+real Redis and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from test_understanding import NOW, set_wheel
+
+from novaberg.agents.timeline import repository
+from novaberg.graph.appointments import proactive_window
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.appointment_reading import appointment_reading
+from novaberg.graph.nodes.db_access import db_access
+from novaberg.graph.nodes.enricher import stored_cluster
+from novaberg.graph.nodes.router import router
+from novaberg.graph.nodes.situation import situation_node
+from novaberg.graph.nodes.stance import stance_node
+from novaberg.store import keys
+from novaberg.store.keys import Pair
+
+PAIR = Pair("meister", "nova")
+
+
+def _state(**extra: Any) -> Any:
+    return {
+        "user_id": PAIR.user_id,
+        "character_id": PAIR.character_id,
+        "turn_id": "t-vorab",
+        "event_source": "character",
+        "event_payload": {},
+        "graph_role": "character",
+        **extra,
+    }
+
+
+async def _dentist(deps: GraphDeps) -> None:
+    now = datetime.fromtimestamp(NOW, tz=deps.settings.tz)
+    await repository.insert(
+        deps.pool,
+        PAIR.user_id,
+        title="Zahnarzt Dr. Weber",
+        event_time=(now + timedelta(days=1)).replace(hour=10, minute=0),
+        event_type="termin",
+        details="",
+        precision="minute",
+        now=now,
+    )
+
+
+async def test_db_access_reads_what_later_nodes_need(deps: GraphDeps) -> None:
+    await set_wheel(deps, {"distanz": 1.0}, offset=-0.5)
+    await _dentist(deps)
+    await deps.redis.set(keys.pending_agent(PAIR.user_id), json.dumps({"agent_name": "x"}))
+    await deps.redis.set(keys.situation(PAIR), json.dumps({"gegenstand": "Umzug"}))
+    await deps.redis.set(keys.hypothesis_detail(PAIR), json.dumps({"cluster": "bier"}))
+
+    update = await db_access(_state(), deps)
+
+    wheel_row = update["loaded_wheel"]["row"]
+    assert wheel_row["nutzer_gewichtung_rad"] == {"distanz": 1.0}
+    assert float(wheel_row["initiative_versatz"]) == -0.5
+    appointments = update["loaded_appointments"]
+    window = proactive_window(datetime.fromtimestamp(NOW, tz=deps.settings.tz), deps.settings.tz)
+    assert (appointments["von"], appointments["bis"]) == (window.start, window.end)
+    assert [row["title"] for row in appointments["rows"]] == ["Zahnarzt Dr. Weber"]
+    assert json.loads(update["loaded_pending"]["raw"]) == {"agent_name": "x"}
+    assert json.loads(update["loaded_situation"]["stand"])["gegenstand"] == "Umzug"
+    assert json.loads(update["loaded_detail"]["raw"]) == {"cluster": "bier"}
+    assert update["_log"]["ausfaelle"] == []
+
+
+async def test_the_appointment_reading_takes_db_access_rows_for_the_same_window(
+    deps: GraphDeps,
+) -> None:
+    """Rows handed over for the proactive window are shown as they are (the database holds
+    none here); for another window the node reads the timeline itself."""
+    tz = deps.settings.tz
+    window = proactive_window(datetime.fromtimestamp(NOW, tz=tz), tz)
+    row = {
+        "id": 7,
+        "title": "Nur vorab gelesen",
+        "event_time": window.start + timedelta(hours=9),
+        "event_type": "termin",
+        "details": "",
+        "precision": "minute",
+    }
+    loaded = {"von": window.start, "bis": window.end, "rows": [row]}
+    update = await appointment_reading(_state(loaded_appointments=loaded), deps)
+    assert [t["titel"] for t in update["appointment_reading"]["termine"]] == ["Nur vorab gelesen"]
+
+    other = {"von": window.start - timedelta(days=1), "bis": window.end, "rows": [row]}
+    update = await appointment_reading(_state(loaded_appointments=other), deps)
+    assert update["appointment_reading"]["termine"] == []  # read: the timeline is empty
+
+
+async def test_the_stance_router_situation_and_enricher_use_what_db_access_read(
+    deps: GraphDeps,
+) -> None:
+    """Each reads the handed-over value, not Redis/PostgreSQL (which hold nothing here)."""
+    wheel = {"row": {"nutzer_gewichtung_rad": {"distanz": 1.0}, "initiative_versatz": -1.0}}
+    update = await stance_node(
+        _state(loaded_wheel=wheel, hypothesis_detail={"cluster": "bier"}), deps
+    )
+    assert update["stance"]["details"]["naehe"]["art"] == "uebersteuerung"
+    assert update["stance"]["initiative"] is False
+
+    pending = {"raw": json.dumps({"agent_name": "timeline", "parameter": {}})}
+    update = await router(_state(user_prompt="ja", loaded_pending=pending), deps)
+    assert update["_log"] == {"weg": "resume", "agent": "timeline"}
+
+    bubble = {"stand": None, "vorher": json.dumps({"gegenstand": "Umzug"}), "anlass": "t-0"}
+    update = await situation_node(
+        _state(
+            own_thought="Wie lief der Umzug?",
+            event_payload={"reiz_herkunft": "eigener_impuls", "ausloeser_turn_id": "t-0"},
+            loaded_situation=bubble,
+        ),
+        deps,
+    )
+    assert update["situation_bridge"]["gefunden"] is True
+
+    assert await stored_cluster(deps, PAIR, {"raw": json.dumps({"cluster": "bier"})}) == "bier"
+    assert await stored_cluster(deps, PAIR) == "paradox"  # nothing stored, read here
