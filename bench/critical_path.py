@@ -29,7 +29,8 @@ The critical path of a plain message (the nodes the answer waits for, in order):
   call on a plain message (no fact indicators).
 - R4 `tribunal` (three judges at once) ‖ `perception_assistant` on the same text;
   `evaluate` accepts → released.
-- After the release (nobody waits): ei_calc_persist → salience → dispatcher.
+- After the release (nobody waits): ei_calc_persist → salience ‖ uptake → imprint →
+  dispatcher.
 
 Nodes other sessions add (situation, composer, …) extend R2/R3 as planned in
 docs/architecture.md; the figure printed is for the nodes in the graph as it is.

@@ -18,6 +18,13 @@ before the first turn.
 Prints one JSON line per measured quantity, then a short table. `process_cpu` (this
 process's CPU time per turn) is reported too: on a shared machine the wall-clock overhead
 moves with other processes' load, the CPU time much less.
+
+What the overhead is made of (profiles in bench/README.md, "Turn overhead"): about a
+quarter is LangGraph's own stepping, much of the rest is the turn's round trips to
+Redis and PostgreSQL — each costs client CPU and, on a loaded machine, a wake-up of the
+server process — which the floor (no-op nodes, no I/O) does not have. So the ratio
+grows with the machine's load even where the code does not change; the round trips per
+turn and `process_cpu` are the steadier figures.
 """
 
 from __future__ import annotations
