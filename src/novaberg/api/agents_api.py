@@ -117,6 +117,7 @@ class TimelineCreate(BaseModel):
 
 class TimelineUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    title: Title | None = None
     event_time: EventTime | None = None
     details: Details | None = None
     precision: Literal["minute", "day"] | None = None
@@ -269,7 +270,7 @@ async def update_timeline_entry(
         ctx.pool,
         user_id,
         entry_id,
-        title=row["title"],
+        title=body.title or row["title"],
         event_time=body.event_time or row["event_time"],
         event_type=row["event_type"],
         details=row["details"] if body.details is None else body.details,

@@ -6,13 +6,19 @@ Every route is scoped to the caller (`current_user`) and one character, i.e. one
 - `GET /memory/{character_id}/session` — session turns (embeddings left out) and summary
 - `GET /memory/{character_id}/short_term` — short-term entries: salience, themes, TTL left
 - `DELETE /memory/{character_id}/short_term/{key}` — forget one short-term entry
+- `PATCH /memory/{character_id}/short_term/{key}` — correct its text (re-embedded)
 - `GET /memory/{character_id}/long_term` — long-term nodes: weights, last reinforced/used
+- `DELETE /memory/{character_id}/long_term/{id}` — delete one node for good (tombstoned)
+- `PATCH /memory/{character_id}/long_term/{id}` — correct its text (re-embedded)
 - `GET /memory/{character_id}/goals` — the character's goals toward the caller
 - `GET /memory/{character_id}/profiles` — both distilled profiles (user, character)
 - `GET /pipeline/{turn_id}` — the pipeline log of one of the caller's turns
 
 Reading changes nothing (reading a panel is not a retrieval, so it does not reinforce
-long-term nodes); the one write is forgetting a short-term entry the person points at.
+long-term nodes); the writes are the person's own: forgetting or correcting an entry they
+point at (docs/behaviour/memory.md#correcting-and-deleting). Goals and profiles are read
+only: the character job distils both from the memory again, so an edit there would not last;
+correcting or deleting the memory they rest on marks the profiles for re-distillation.
 """
 
 from __future__ import annotations
@@ -21,15 +27,19 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
+from pydantic import BaseModel, ConfigDict
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
-from novaberg.api.errors import AUTH, ITEM
-from novaberg.api.fields import MAX_OFFSET, NO_NUL, NoNul
+from novaberg.api.errors import AUTH, BODY, ITEM
+from novaberg.api.fields import MAX_OFFSET, NO_NUL, MemoryText, NoNul
 from novaberg.ei.canon import parse_number
+from novaberg.memory.long_term import LongTermMemory
+from novaberg.memory.short_term import ShortTermMemory
 from novaberg.store import character_profiles, goals, lzg
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg_codec import CORRECTED_FIELD
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_summary, read_turns
 
@@ -43,8 +53,65 @@ SESSION_HIDDEN: Final = frozenset({"embedding"})
 """Turn fields not sent to clients (large and meaningless to read)."""
 
 
+EntryKey = Annotated[str, Path(min_length=1, max_length=300, pattern=NO_NUL), NoNul]
+NodeId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+
+
+class Correction(BaseModel):
+    """The text a memory should say instead (trimmed; blank is a 422)."""
+
+    model_config = ConfigDict(extra="forbid")
+    inhalt: MemoryText
+
+
 def _pair(user_id: str, character_id: str) -> Pair:
     return Pair(user_id, character_id)
+
+
+def _not_found(what: str | int) -> HTTPException:
+    return HTTPException(404, detail={"fehler": "nicht_gefunden", "detail": str(what)})
+
+
+def _short_term_row(key: str, f: dict[str, str], ttl_ms: int | None) -> dict[str, Any]:
+    return {
+        "key": key,
+        "inhalt": f.get("inhalt", ""),
+        "beobachter": f.get("beobachter", ""),
+        "themen": [t.strip() for t in f.get("themen", "").split(",") if t.strip()],
+        "salienz": parse_number(f.get("salienz")),
+        "salienz_eingang": parse_number(f.get("salienz_eingang")),
+        "haeufigkeit": int(parse_number(f.get("haeufigkeit")) or 0),
+        "dimension": f.get("dimension", ""),
+        "gedaechtnistyp": f.get("gedaechtnistyp", ""),
+        "emotion": f.get("emotion", ""),
+        "erstellt_am": parse_number(f.get("erstellt_am")),
+        "befoerderung_am": parse_number(f.get("befoerderung_am")),
+        "korrigiert_am": parse_number(f.get(CORRECTED_FIELD)),
+        "turn_id": f.get("turn_id") or None,
+        "ttl_s": None if ttl_ms is None or ttl_ms < 0 else ttl_ms / 1000,
+    }
+
+
+def _long_term_row(r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "inhalt": r["inhalt"],
+        "beobachter": r["beobachter"],
+        "dimension": r["dimension"],
+        "themen": r["themen"],
+        "emotion": r["emotion"],
+        "gewicht_roh": r["gewicht_roh"],
+        "gewicht_absolut": r["gewicht_absolut"],
+        "gewicht_decay": r["gewicht_decay"],
+        "haeufigkeit": r["haeufigkeit"],
+        "abrufe": r["abrufe"],
+        "aktiv": r["aktiv"],
+        "erstellt_am": r["erstellt_am"],
+        "verstaerkt_am": r["verstaerkt_am"],
+        "abgerufen_am": r["abgerufen_am"],
+        "korrigiert_am": r["korrigiert_am"],
+        "kanten": r.get("kanten"),
+    }
 
 
 @router.get("/memory/{character_id}/session")
@@ -70,26 +137,7 @@ async def short_term_view(
 ) -> dict[str, Any]:
     """Live short-term entries, newest first, with salience, themes and seconds to expiry."""
     entries = await KzgStore(ctx.redis).entries(_pair(user_id, character_id))
-    result = []
-    for entry in entries:
-        f = entry.fields
-        result.append(
-            {
-                "key": entry.key,
-                "inhalt": f.get("inhalt", ""),
-                "beobachter": f.get("beobachter", ""),
-                "themen": [t.strip() for t in f.get("themen", "").split(",") if t.strip()],
-                "salienz": parse_number(f.get("salienz")),
-                "salienz_eingang": parse_number(f.get("salienz_eingang")),
-                "haeufigkeit": int(parse_number(f.get("haeufigkeit")) or 0),
-                "dimension": f.get("dimension", ""),
-                "gedaechtnistyp": f.get("gedaechtnistyp", ""),
-                "emotion": f.get("emotion", ""),
-                "erstellt_am": parse_number(f.get("erstellt_am")),
-                "befoerderung_am": parse_number(f.get("befoerderung_am")),
-                "ttl_s": None if entry.ttl_ms is None or entry.ttl_ms < 0 else entry.ttl_ms / 1000,
-            }
-        )
+    result = [_short_term_row(e.key, e.fields, e.ttl_ms) for e in entries]
     return {"entries": result}
 
 
@@ -100,13 +148,37 @@ async def short_term_view(
 )
 async def forget_short_term(
     character_id: CharacterId,
-    key: Annotated[str, Path(min_length=1, max_length=300, pattern=NO_NUL), NoNul],
+    key: EntryKey,
     user_id: User,
     ctx: Context,
 ) -> Response:
     if not await KzgStore(ctx.redis).delete(_pair(user_id, character_id), key):
-        raise HTTPException(404, detail={"fehler": "nicht_gefunden", "detail": key})
+        raise _not_found(key)
     return Response(status_code=204)
+
+
+@router.patch(
+    "/memory/{character_id}/short_term/{key}",
+    responses=BODY,
+    summary="Correct one short-term entry's text (re-embedded; key, TTL, provenance stay)",
+)
+async def correct_short_term(
+    character_id: CharacterId,
+    key: EntryKey,
+    body: Correction,
+    user_id: User,
+    ctx: Context,
+) -> dict[str, Any]:
+    """The corrected entry, stamped `korrigiert_am`; 404 unless a live entry of the pair."""
+    pair = _pair(user_id, character_id)
+    store = KzgStore(ctx.redis)
+    memory = ShortTermMemory(ctx.redis, ctx.model, store=store, promotions=False)
+    if not await memory.correct(pair, key, body.inhalt):
+        raise _not_found(key)
+    entry = await store.get(key)
+    if entry is None:  # expired right after the correction
+        raise _not_found(key)
+    return _short_term_row(key, entry.fields, int(await ctx.redis.pttl(key)))
 
 
 @router.get("/memory/{character_id}/long_term")
@@ -125,28 +197,46 @@ async def long_term_view(
             conn, pair, include_inactive=inaktive, limit=limit, offset=offset
         )
         counts = await lzg.count_nodes(conn, pair)
-    nodes = [
-        {
-            "id": r["id"],
-            "inhalt": r["inhalt"],
-            "beobachter": r["beobachter"],
-            "dimension": r["dimension"],
-            "themen": r["themen"],
-            "emotion": r["emotion"],
-            "gewicht_roh": r["gewicht_roh"],
-            "gewicht_absolut": r["gewicht_absolut"],
-            "gewicht_decay": r["gewicht_decay"],
-            "haeufigkeit": r["haeufigkeit"],
-            "abrufe": r["abrufe"],
-            "aktiv": r["aktiv"],
-            "erstellt_am": r["erstellt_am"],
-            "verstaerkt_am": r["verstaerkt_am"],
-            "abgerufen_am": r["abgerufen_am"],
-            "kanten": r["kanten"],
-        }
-        for r in rows
-    ]
-    return {"nodes": nodes, "anzahl": counts}
+    return {"nodes": [_long_term_row(r) for r in rows], "anzahl": counts}
+
+
+@router.delete(
+    "/memory/{character_id}/long_term/{node_id}",
+    status_code=204,
+    summary="Delete one long-term node for good (404 unless it is a node of the caller's pair)",
+)
+async def delete_long_term(
+    character_id: CharacterId,
+    node_id: NodeId,
+    user_id: User,
+    ctx: Context,
+) -> Response:
+    """The node and its edges go; its source keys are tombstoned so no promotion or import
+    brings it back, and their live short-term entries are forgotten with it."""
+    memory = LongTermMemory(ctx.pool, ctx.redis, ctx.model)
+    if await memory.delete(_pair(user_id, character_id), node_id) is None:
+        raise _not_found(node_id)
+    return Response(status_code=204)
+
+
+@router.patch(
+    "/memory/{character_id}/long_term/{node_id}",
+    responses=BODY,
+    summary="Correct one long-term node's text (re-embedded; weights, edges, provenance stay)",
+)
+async def correct_long_term(
+    character_id: CharacterId,
+    node_id: NodeId,
+    body: Correction,
+    user_id: User,
+    ctx: Context,
+) -> dict[str, Any]:
+    """The corrected node, stamped `korrigiert_am`; 404 unless a node of the caller's pair."""
+    memory = LongTermMemory(ctx.pool, ctx.redis, ctx.model)
+    node = await memory.correct(_pair(user_id, character_id), node_id, body.inhalt)
+    if node is None:
+        raise _not_found(node_id)
+    return _long_term_row(node)
 
 
 @router.get("/memory/{character_id}/goals")

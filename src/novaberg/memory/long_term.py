@@ -15,6 +15,10 @@ docs/behaviour/memory.md#decay).
   abgerufen_am), the reinforcement on use: decay measures from the last use.
 - `decay(now)`: Ebbinghaus decay of active nodes and deactivation below 0.1, plus the
   pipeline_log retention (365 d, `turn_roh` kept).
+- `delete(pair, id)` / `correct(pair, id, text)`: the person's own edits
+  (docs/behaviour/memory.md#correcting-and-deleting). A deleted node is gone with its
+  edges, its source keys are tombstoned (never promoted or imported again) and their live
+  short-term entries forgotten too; a corrected node is re-embedded in place.
 
 Edge candidates are bounded so promotion stays fast at any size: the 50 nearest active nodes
 (embedding layer), up to 200 sharing a theme or an entity, up to 50 on the timeline.
@@ -45,6 +49,7 @@ from novaberg.memory.curve import LONG_TERM_CAP, long_term_weight
 from novaberg.store import keys, lzg, shadow_queue
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg_codec import CORRECTED_FIELD
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +164,7 @@ class _AlreadyPromoted(Exception):
 
 @dataclass(frozen=True, slots=True)
 class PromotionOutcome:
-    """action: neu | verstaerkt | reaktiviert | schon_befoerdert | verfallen."""
+    """action: neu | verstaerkt | reaktiviert | schon_befoerdert | verfallen | geloescht."""
 
     action: str
     key: str
@@ -286,7 +291,11 @@ class LongTermMemory:
             fields.get("character_id") or str(job["character_id"]),
         )
         async with self.pool.connection() as conn:
-            done = await lzg.promoted_to(conn, key)
+            deleted = await lzg.deleted_key(conn, key)
+            done = None if deleted is not None else await lzg.promoted_to(conn, key)
+        if deleted is not None:
+            log.info("promotion: %s belonged to deleted node %s; dropped", key, deleted)
+            return PromotionOutcome("geloescht", key, None)
         if done is not None:
             return PromotionOutcome("schon_befoerdert", key, done)
         async with slot():
@@ -406,6 +415,7 @@ class LongTermMemory:
             raise ValueError(f"short-term entry {key} has no readable salienz")
         absolute = long_term_weight(raw)
         created = parse_number(fields.get("erstellt_am"))
+        corrected = parse_number(fields.get(CORRECTED_FIELD))
         timeline_id = parse_number(fields.get("timeline_id"))
         node = {
             "kzg_quell_key": key,
@@ -434,9 +444,10 @@ class LongTermMemory:
             "sprach_stil": fields.get("sprach_stil") or "",
             "beziehungs_dynamik": fields.get("beziehungs_dynamik") or "",
             "tone": fields.get("tone") or "",
+            "korrigiert_am": _dt(corrected) if corrected is not None else None,
         }
         node_id = await lzg.insert_node(conn, node)
-        if node_id is None:  # a concurrent promotion of the same key won
+        if node_id is None:  # a concurrent promotion of the same key won, or it was deleted
             existing = await lzg.node_by_source(conn, key)
             return PromotionOutcome("schon_befoerdert", key, existing["id"] if existing else None)
         stored = await lzg.get_node(conn, node_id)
@@ -631,6 +642,37 @@ class LongTermMemory:
         """Record a use of these nodes (reinforcement on retrieval)."""
         async with self.pool.connection() as conn:
             return await lzg.mark_retrieved(conn, node_ids, _dt(self.clock()))
+
+    # --- the person's edits ---------------------------------------------------------
+
+    async def delete(self, pair: Pair, node_id: int) -> list[str] | None:
+        """Delete one of the pair's nodes for good; the tombstoned short-term keys, or None
+        when the pair has no such node. Live short-term entries among those keys are the
+        same memory and are forgotten too; the profiles are marked for re-distillation."""
+        async with self.pool.connection() as conn, conn.transaction():
+            source = await lzg.delete_node(conn, pair, node_id)
+        if source is None:
+            return None
+        for key in source:
+            await self.kzg.delete(pair, key)
+        await self.redis.set(keys.profile_dirty(pair), "1")
+        log.info(
+            "lzg %s: node %s deleted by the person (%d source keys)", pair, node_id, len(source)
+        )
+        return source
+
+    async def correct(self, pair: Pair, node_id: int, text: str) -> dict[str, Any] | None:
+        """Replace a node's text with the person's and re-embed it; the node, or None when
+        the pair has no such node. Weights, edges and provenance stay."""
+        async with self.pool.connection() as conn:
+            if await lzg.get_node_of(conn, pair, node_id) is None:
+                return None
+        vector = (await self.model.embed([text]))[0]
+        async with self.pool.connection() as conn:
+            node = await lzg.correct_node(conn, pair, node_id, text, vector, _dt(self.clock()))
+        if node is not None:
+            await self.redis.set(keys.profile_dirty(pair), "1")
+        return node
 
     # --- decay ----------------------------------------------------------------------
 

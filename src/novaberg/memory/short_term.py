@@ -42,6 +42,7 @@ from novaberg.store.entities import ids_field, ids_of_field, resolve_entities
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 from novaberg.store.kzg_codec import (
+    CORRECTED_FIELD,
     FIELD_THEMES_NORM,
     KzgHit,
     ThemeRow,
@@ -430,6 +431,23 @@ class ShortTermMemory:
             for (row, intake, entry_themes), frequency in zip(found, frequencies, strict=True)
             if frequency is not None
         ]
+
+    # --- the person's correction ----------------------------------------------------
+
+    async def correct(self, pair: Pair, key: str, text: str) -> bool:
+        """Replace an entry's `inhalt` with the person's text, re-embedded the way a new
+        entry is ("Thema: … Aussage: …"), stamped `korrigiert_am`; key, TTL, salience and
+        provenance (turn, observer) stay. False when `key` is no live entry of the pair."""
+        entry = await self.store.get(key)
+        if entry is None:
+            return False
+        themes = [t.strip() for t in entry.fields.get("themen", "").split(",") if t.strip()]
+        vector = (await self.model.embed([embed_text(themes, text)]))[0]
+        fields = {"inhalt": text, CORRECTED_FIELD: repr(self.clock())}
+        if not await self.store.correct(pair, key, fields, vector):
+            return False
+        await self.redis.set(keys.profile_dirty(pair), "1")
+        return True
 
     # --- retrieval ------------------------------------------------------------------
 

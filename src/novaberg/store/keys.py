@@ -205,6 +205,12 @@ def kzg_index_version(pair: Pair) -> str:
     return f"kzg_index_version:{pair}"
 
 
+def kzg_reembedded(pair: Pair) -> str:
+    """Counter bumped whenever an entry of the pair gets a new embedding (a correction), so
+    readers drop the vectors they cached for the pair's keys."""
+    return f"kzg_umbettung:{pair}"
+
+
 def promotion_queue(user_id: str) -> str:
     return f"queue:{user_id}"
 

@@ -6,9 +6,10 @@ embedded Valkey has no RediSearch, so a set `kzg_index:{u}:{c}` lists a pair's k
 search is an exact cosine over the pair's vectors with numpy. Entries expire by TTL only;
 the index is pruned lazily whenever a listed key turns out to be gone.
 
-Embeddings never change after creation, so vectors are cached per process; the cache is
-only a shortcut for fetching, every hit is re-read from Redis, in the same script call that
-checks the cache is still current.
+Vectors are cached per process; the cache is only a shortcut for fetching, every hit is
+re-read from Redis, in the same script call that checks the cache is still current. An
+embedding changes only when the person corrects an entry (`correct`), which bumps a per-pair
+counter that makes every process refetch the pair's vectors.
 
 Every Redis round trip costs this CPU-bound process noticeable client time, so the usual
 paths are one script call each: a search, a create (with the profile flag and the
@@ -65,6 +66,7 @@ class KzgStore(KzgSearch):
         self._create = redis.register_script(lua.CREATE)
         self._forget = redis.register_script(lua.FORGET)
         self._forget_one = redis.register_script(lua.FORGET_ONE)
+        self._correct = redis.register_script(lua.CORRECT)
         self._members = redis.register_script(lua.MEMBERS)
         self._field_rows = redis.register_script(lua.FIELD_ROWS)
         self._vectors_script = redis.register_script(lua.VECTORS)
@@ -216,11 +218,11 @@ class KzgStore(KzgSearch):
     async def members(self, pair: Pair) -> set[str]:
         return (await self._members_versioned(pair))[1]
 
-    async def _members_versioned(self, pair: Pair) -> tuple[str, set[str]]:
-        version, joined = await self._members(
-            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair)]
+    async def _members_versioned(self, pair: Pair) -> tuple[str, set[str], str]:
+        version, joined, reembedded = await self._members(
+            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), keys.kzg_reembedded(pair)]
         )
-        return str(version), {m for m in str(joined).split("\n") if m}
+        return str(version), {m for m in str(joined).split("\n") if m}, str(reembedded)
 
     async def _version(self, pair: Pair) -> str:
         return str(await self.redis.get(keys.kzg_index_version(pair)) or "0")
@@ -266,6 +268,29 @@ class KzgStore(KzgSearch):
         )
         self._vectors.pop(key, None)
         return int(removed) == 1
+
+    async def correct(
+        self,
+        pair: Pair,
+        key: str,
+        fields: Mapping[str, Any],
+        vector: Sequence[float] | np.ndarray,
+    ) -> bool:
+        """Overwrite fields and the embedding of one live entry of the pair in one step (key,
+        TTL and every other field stay); False when `key` is no live entry of this pair."""
+        payload = flat_fields({**fields, FIELD_EMBEDDING: encode_vector(vector)})
+        done = await self._correct(
+            keys=[
+                keys.kzg_index(pair),
+                keys.kzg_index_version(pair),
+                keys.kzg_reembedded(pair),
+                key,
+            ],
+            args=[INDEX_TTL, *payload],
+        )
+        self._vectors.pop(key, None)
+        self._pairs.pop(pair, None)
+        return int(done) == 1
 
     async def entries(self, pair: Pair, *, with_ttl: bool = True) -> list[KzgEntry]:
         """Every live entry of a pair, newest first (read APIs and distillation)."""

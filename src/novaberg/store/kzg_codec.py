@@ -17,6 +17,9 @@ FIELD_EMBEDDING: Final = "embedding"
 FIELD_PROMOTION: Final = "befoerderung_am"
 """Epoch seconds the entry was queued for promotion; makes the push happen once."""
 
+CORRECTED_FIELD: Final = "korrigiert_am"
+"""Epoch seconds the person last corrected the entry's text (absent: never corrected)."""
+
 FIELD_THEMES_NORM: Final = "themen_norm"
 """The entry's themes already normalised by the writer, as `themes_field` builds them, so a
 script can match themes without lowercasing (Lua's `string.lower` is ASCII-only). Not part of

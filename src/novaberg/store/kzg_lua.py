@@ -85,10 +85,25 @@ redis.call('INCR', KEYS[2])
 return 1
 """
 
-# KEYS[1]=index, KEYS[2]=version -> {version, members joined by newline}
-# (one bulk reply: the pure-Python RESP parser is slow on thousands of small replies)
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=re-embedding counter -> {version, members joined
+# by newline, counter} (one bulk reply: the pure-Python RESP parser is slow on thousands of
+# small replies)
 MEMBERS = """
-return {redis.call('GET', KEYS[2]) or '0', table.concat(redis.call('SMEMBERS', KEYS[1]), '\\n')}
+return {redis.call('GET', KEYS[2]) or '0', table.concat(redis.call('SMEMBERS', KEYS[1]), '\\n'),
+        redis.call('GET', KEYS[3]) or '0'}
+"""
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=re-embedding counter, KEYS[4]=entry;
+# ARGV[1]=index ttl s, ARGV[2..]=field/value pairs -> 1 if the pair's live entry was updated,
+# else 0. The entry keeps its key and TTL; both counters move so every cache refetches.
+CORRECT = """
+if redis.call('SISMEMBER', KEYS[1], KEYS[4]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
+redis.call('HSET', KEYS[4], unpack(ARGV, 2))
+redis.call('INCR', KEYS[2])
+redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[1]))
+return 1
 """
 
 # KEYS[1]=index; ARGV=field names -> flat {key, value per field, key, ...} of the pair's
@@ -127,8 +142,9 @@ end
 return {table.concat(parts), cjson.encode(missing), cjson.encode(other)}
 """
 
-# KEYS[1]=index, KEYS[2]=version; ARGV[1]=expected byte length -> {version, good keys joined
-# by newline, their concatenated vectors, cjson [missing keys], cjson [other-size keys]}
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=re-embedding counter; ARGV[1]=expected byte length
+# -> {version, good keys joined by newline, their concatenated vectors, cjson [missing keys],
+# cjson [other-size keys], counter}
 PAIR_VECTORS = """
 local parts, good, missing, other = {}, {}, {}, {}
 local size = tonumber(ARGV[1])
@@ -144,7 +160,7 @@ for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 return {redis.call('GET', KEYS[2]) or '0', table.concat(good, '\\n'), table.concat(parts),
-        cjson.encode(missing), cjson.encode(other)}
+        cjson.encode(missing), cjson.encode(other), redis.call('GET', KEYS[3]) or '0'}
 """
 
 # KEYS[1]=version, KEYS[2..]=entries -> {version, then per entry its flat field/value list

@@ -1,9 +1,11 @@
 """Exact nearest-neighbour search over a pair's short-term vectors, with a process cache.
 
 The embedded Valkey has no RediSearch, so search is an exact cosine over the pair's vectors
-with numpy. Embeddings never change after creation, so the vectors are cached per process;
-the cache is only a shortcut for fetching: every hit is re-read from Redis in the same
-script call that checks the cache is still current (the index version).
+with numpy. The vectors are cached per process; the cache is only a shortcut for fetching:
+every hit is re-read from Redis in the same script call that checks the cache is still
+current (the index version). An embedding changes only by a person's correction, which
+also bumps the pair's re-embedding counter: a cache built under another counter refetches
+every vector of the pair.
 
 `KzgSearch` is the search half of `KzgStore` (store/kzg.py), which supplies the Redis
 client, the scripts and the index bookkeeping it declares.
@@ -53,6 +55,7 @@ class PairCache:
     version: str
     keys: list[str]
     matrix: np.ndarray  # rows L2-normalised, float32
+    reembedded: str = "0"  # the pair's re-embedding counter the vectors were read under
 
 
 class KzgSearch:
@@ -69,7 +72,7 @@ class KzgSearch:
     async def forget(self, pair: Pair, gone: Sequence[str]) -> None:
         raise NotImplementedError
 
-    async def _members_versioned(self, pair: Pair) -> tuple[str, set[str]]:
+    async def _members_versioned(self, pair: Pair) -> tuple[str, set[str], str]:
         raise NotImplementedError
 
     async def _version(self, pair: Pair) -> str:
@@ -148,9 +151,14 @@ class KzgSearch:
         cached = self._pairs.get(pair)
         block: np.ndarray | None = None
         if cached is None:  # first search of this pair: everything in one reply
-            version, members, fetched, gone, other, block = await self._fetch_pair(pair, dim)
+            version, members, fetched, gone, other, block, reembedded = await self._fetch_pair(
+                pair, dim
+            )
         else:  # only the vectors this process has not seen yet
-            version, members = await self._members_versioned(pair)
+            version, members, reembedded = await self._members_versioned(pair)
+            if reembedded != cached.reembedded:  # a correction: no cached vector is trusted
+                for key in cached.keys:
+                    self._vectors.pop(key, None)
             wanted = sorted(k for k in members if k not in self._vectors)
             fetched, gone, other = await self._fetch_vectors(wanted, dim)
         if not members:
@@ -189,7 +197,7 @@ class KzgSearch:
             matrix = np.vstack(vectors).astype(np.float32, copy=False)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        entry = PairCache(version, rows, matrix / norms)
+        entry = PairCache(version, rows, matrix / norms, reembedded)
         if self.cache_vectors:
             self._pairs[pair] = entry
             self._pairs.move_to_end(pair)
@@ -201,15 +209,15 @@ class KzgSearch:
 
     async def _fetch_pair(
         self, pair: Pair, dim: int
-    ) -> tuple[str, set[str], dict[str, np.ndarray], list[str], list[str], np.ndarray | None]:
+    ) -> tuple[str, set[str], dict[str, np.ndarray], list[str], list[str], np.ndarray | None, str]:
         """(version, members, vectors, missing keys, other-dimension keys, the vectors as one
-        matrix in the order of `vectors`) in one script call."""
+        matrix in the order of `vectors`, re-embedding counter) in one script call."""
         raw = await self._binary_script(
             self._pair_vectors,
-            [keys.kzg_index(pair), keys.kzg_index_version(pair)],
+            [keys.kzg_index(pair), keys.kzg_index_version(pair), keys.kzg_reembedded(pair)],
             [dim * DTYPE.itemsize],
         )
-        version, joined, blob, lost, odd = raw
+        version, joined, blob, lost, odd, reembedded = raw
         good = [k for k in joined.decode("utf-8").split("\n") if k]
         missing = [str(k) for k in as_list(lost)]
         other = [str(k) for k in as_list(odd)]
@@ -219,7 +227,15 @@ class KzgSearch:
             matrix = np.frombuffer(blob, dtype=DTYPE).reshape(len(good), dim)
             found = {key: matrix[row] for row, key in enumerate(good)}
         members = set(good) | set(missing) | set(other)
-        return version.decode("utf-8"), members, found, missing, other, matrix
+        return (
+            version.decode("utf-8"),
+            members,
+            found,
+            missing,
+            other,
+            matrix,
+            reembedded.decode("utf-8"),
+        )
 
     async def _fetch_vectors(
         self, wanted: Sequence[str], dim: int

@@ -47,7 +47,7 @@ NODE_COLUMNS: Final = (
     " k.erstellt_am, k.verstaerkt_am, k.abgerufen_am, k.decay_am, k.kzg_erstellt_am, k.themen,"
     " k.gedaechtnistyp, k.entitaet_ids, k.timeline_id, k.emotion, k.arousal,"
     " k.emotions_vektor, k.intentionen, k.modus, k.sprach_stil, k.beziehungs_dynamik, k.tone,"
-    " t.precision AS timeline_praezision, t.event_time AS timeline_zeit"
+    " k.korrigiert_am, t.precision AS timeline_praezision, t.event_time AS timeline_zeit"
 )
 """Every node column except the embedding, plus its timeline anchor (edge layer 4)."""
 
@@ -80,6 +80,7 @@ INSERT_COLUMNS: Final = (
     "sprach_stil",
     "beziehungs_dynamik",
     "tone",
+    "korrigiert_am",
     "sprache",
 )
 
@@ -99,7 +100,8 @@ async def set_search_params(conn: AsyncConnection[Any], ef_search: int = EF_SEAR
 
 
 async def insert_node(conn: AsyncConnection[Any], node: Mapping[str, Any]) -> int | None:
-    """Insert a node; None if a node for this `kzg_quell_key` already exists."""
+    """Insert a node; None if a node for this `kzg_quell_key` already exists or the person
+    deleted the node made from it (`lzg_geloescht`)."""
     values = [node.get(col) for col in INSERT_COLUMNS]
     values[INSERT_COLUMNS.index("embedding")] = as_vector(node["embedding"])
     values[INSERT_COLUMNS.index("sprache")] = node.get("sprache") or text_config(node["inhalt"])
@@ -107,9 +109,10 @@ async def insert_node(conn: AsyncConnection[Any], node: Mapping[str, Any]) -> in
         "%s::regconfig" if col == "sprache" else "%s" for col in INSERT_COLUMNS
     )
     cur = await conn.execute(
-        f"INSERT INTO lzg_knoten ({', '.join(INSERT_COLUMNS)}) VALUES ({placeholders})"
+        f"INSERT INTO lzg_knoten ({', '.join(INSERT_COLUMNS)}) SELECT {placeholders}"
+        " WHERE NOT EXISTS (SELECT 1 FROM lzg_geloescht WHERE kzg_key = %s)"
         " ON CONFLICT (kzg_quell_key) DO NOTHING RETURNING id",
-        values,
+        [*values, node.get("kzg_quell_key")],
     )
     row = await cur.fetchone()
     return None if row is None else int(row["id"])
@@ -133,6 +136,69 @@ async def promoted_to(conn: AsyncConnection[Any], kzg_key: str) -> int | None:
     return None if row is None else int(row["lzg_id"])
 
 
+async def deleted_key(conn: AsyncConnection[Any], kzg_key: str) -> int | None:
+    """The id of the deleted node a short-term key belonged to, if the person deleted it."""
+    cur = await conn.execute("SELECT lzg_id FROM lzg_geloescht WHERE kzg_key = %s", (kzg_key,))
+    row = await cur.fetchone()
+    return None if row is None else int(row["lzg_id"])
+
+
+async def delete_node(conn: AsyncConnection[Any], pair: Pair, node_id: int) -> list[str] | None:
+    """Delete one node of the pair for good and tombstone every short-term key it was made
+    from or reinforced by; the keys, or None when the pair has no such node. Its edges go
+    with it (ON DELETE CASCADE); `verbindung.lzg_id` becomes NULL. Call in a transaction."""
+    cur = await conn.execute(
+        "SELECT kzg_quell_key FROM lzg_knoten"
+        " WHERE id = %s AND user_id = %s AND character_id = %s FOR UPDATE",
+        (node_id, pair.user_id, pair.character_id),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    cur = await conn.execute("SELECT kzg_key FROM lzg_befoerderung WHERE lzg_id = %s", (node_id,))
+    found = {str(r["kzg_key"]) for r in await cur.fetchall()}
+    if row["kzg_quell_key"]:
+        found.add(str(row["kzg_quell_key"]))
+    source = sorted(found)
+    if source:
+        async with conn.cursor() as tomb:
+            await tomb.executemany(
+                "INSERT INTO lzg_geloescht (kzg_key, lzg_id, user_id, character_id)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (kzg_key) DO NOTHING",
+                [(key, node_id, pair.user_id, pair.character_id) for key in source],
+            )
+    await conn.execute("DELETE FROM lzg_knoten WHERE id = %s", (node_id,))
+    return source
+
+
+async def correct_node(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    node_id: int,
+    inhalt: str,
+    vector: Sequence[float] | np.ndarray,
+    now: datetime,
+) -> dict[str, Any] | None:
+    """Replace a node's text and embedding with the person's correction (weights, edges and
+    provenance stay); the updated node, or None when the pair has no such node."""
+    cur = await conn.execute(
+        "UPDATE lzg_knoten SET inhalt = %s, embedding = %s, sprache = %s::regconfig,"
+        " korrigiert_am = %s WHERE id = %s AND user_id = %s AND character_id = %s RETURNING id",
+        (
+            inhalt,
+            as_vector(vector),
+            text_config(inhalt),
+            now,
+            node_id,
+            pair.user_id,
+            pair.character_id,
+        ),
+    )
+    if await cur.fetchone() is None:
+        return None
+    return await get_node(conn, node_id)
+
+
 async def record_promotion(
     conn: AsyncConnection[Any], kzg_key: str, node_id: int, action: str
 ) -> bool:
@@ -147,6 +213,17 @@ async def record_promotion(
 
 async def get_node(conn: AsyncConnection[Any], node_id: int) -> dict[str, Any] | None:
     cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = %s", (node_id,))
+    return await cur.fetchone()
+
+
+async def get_node_of(
+    conn: AsyncConnection[Any], pair: Pair, node_id: int
+) -> dict[str, Any] | None:
+    """A node by id if it belongs to the pair (another pair's node is None)."""
+    cur = await conn.execute(
+        f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = %s AND k.user_id = %s AND k.character_id = %s",
+        (node_id, pair.user_id, pair.character_id),
+    )
     return await cur.fetchone()
 
 

@@ -1,9 +1,12 @@
 // The memory panel: short-term entries, long-term nodes, goals and both profiles of the
 // current pair (GET /memory/{character}/...), reloaded after every answer; the search box
-// filters what is shown.
+// filters what is shown. Short- and long-term entries can be corrected in place (PATCH) or
+// forgotten (DELETE); goals and profiles are distilled again from the memory, so they are
+// shown, not edited.
 "use strict";
 
 import { call, enc, get } from "./api.js";
+import { editButton, editInline, editing } from "./inline_edit.js";
 
 let root = null;
 let character = "";
@@ -22,7 +25,9 @@ function item(text, detail) {
   return li;
 }
 
-// A button that forgets one short-term entry (DELETE /memory/{character}/short_term/{key}).
+const status = (text) => { root.querySelector("[data-role=status]").textContent = text; };
+
+// A button that forgets one entry (DELETE /memory/{character}/{layer}/{key or id}).
 function forgetButton(row) {
   const btn = document.createElement("button");
   btn.type = "button";
@@ -31,14 +36,32 @@ function forgetButton(row) {
   btn.setAttribute("aria-label", `Vergessen: ${row.text}`);
   btn.addEventListener("click", async () => {
     try {
-      await call("DELETE", `/memory/${enc(character)}/short_term/${enc(row.key)}`);
+      await call("DELETE", `/memory/${enc(character)}/${row.layer}/${enc(row.key)}`);
       await refresh();
-      root.querySelector("[data-role=status]").textContent = "vergessen";
+      status("vergessen");
     } catch (err) {
-      root.querySelector("[data-role=status]").textContent = `nicht vergessen: ${err.message}`;
+      status(`nicht vergessen: ${err.message}`);
     }
   });
   return btn;
+}
+
+// Correcting an entry in place: PATCH with the new text, then the lists reload.
+function correctButton(li, row) {
+  let saved = false;
+  return editButton(row.text, () => editInline(li, {
+    label: `Korrigieren: ${row.text}`,
+    fields: [{ name: "inhalt", label: "Richtiger Text", value: row.text, maxLength: 2000 }],
+    save: async ({ inhalt }) => {
+      await call("PATCH", `/memory/${enc(character)}/${row.layer}/${enc(row.key)}`, { inhalt });
+      saved = true;
+    },
+    onClose: async () => {
+      if (!saved) return;
+      await refresh();
+      status("korrigiert");
+    },
+  }));
 }
 
 function fill(role, rows, empty) {
@@ -47,7 +70,16 @@ function fill(role, rows, empty) {
   const shown = rows.filter((r) => !query || r.text.toLowerCase().includes(query));
   list.replaceChildren(...shown.map((r) => {
     const li = item(r.text, r.detail);
-    if (r.key) li.append(forgetButton(r));
+    if (r.key) {
+      li.dataset.key = String(r.key);
+      if (r.corrected) {
+        const mark = document.createElement("span");
+        mark.className = "mark";
+        mark.textContent = "korrigiert";
+        li.append(" ", mark);
+      }
+      li.append(correctButton(li, r), forgetButton(r));
+    }
     return li;
   }));
   if (!shown.length) list.append(item(query ? "keine Treffer" : empty));
@@ -57,12 +89,13 @@ function fill(role, rows, empty) {
 const pct = (v) => (typeof v === "number" ? `${Math.round(v * 100)} %` : "–");
 
 function render() {
-  if (!root || !data) return;
+  if (!root || !data || editing()) return;
   fill("short_term", data.short.map((e) => ({
-    key: e.key,
+    key: e.key, layer: "short_term", corrected: Boolean(e.korrigiert_am),
     text: e.inhalt, detail: `Salienz ${pct(e.salienz)}${e.themen.length ? " · " + e.themen.join(", ") : ""}`,
   })), "nichts im Kurzzeitgedächtnis");
   fill("long_term", data.long.map((n) => ({
+    key: n.id, layer: "long_term", corrected: Boolean(n.korrigiert_am),
     text: n.inhalt, detail: `Gewicht ${pct(n.gewicht_decay)} · ${n.abrufe} Abrufe`,
   })), "nichts im Langzeitgedächtnis");
   fill("goals", data.goals.map((g) => ({
@@ -82,7 +115,7 @@ function render() {
 }
 
 export async function refresh() {
-  if (!root || !character) return;
+  if (!root || !character || editing()) return;
   const base = `/memory/${enc(character)}`;
   try {
     const [short, long, goals, profiles] = await Promise.all([

@@ -1,9 +1,11 @@
-// The tasks panel: what the task agents keep for the person (GET/POST/DELETE /agents/...):
-// notes and lists, appointments, directives and Nova's identity. Each list can be added to
-// and cleaned up here; it reloads after every answer, since an agent may have changed it.
+// The tasks panel: what the task agents keep for the person (GET/POST/PATCH/DELETE
+// /agents/...): notes and lists, appointments, directives and Nova's identity. Each list can
+// be added to, edited in place and cleaned up here; it reloads after every answer, since an
+// agent may have changed it (not while an entry is being edited).
 "use strict";
 
 import { call, get } from "./api.js";
+import { editButton, editInline, editing } from "./inline_edit.js";
 
 let root = null;
 
@@ -12,24 +14,46 @@ const KINDS = {
     path: "/agents/notes",
     show: (n) => [`${n.name}${n.text ? ": " + n.text : ""}`, n.typ],
     body: (f) => ({ name: f.name.value, text: f.text.value, typ: f.typ.value }),
+    edit: (n) => [
+      { name: "name", label: "Name", value: n.name, maxLength: 200 },
+      { name: "text", label: "Text", value: n.text, required: false, maxLength: 20000 },
+    ],
+    patch: (v) => ({ name: v.name, text: v.text }),
     empty: "keine Notizen",
   },
   timeline: {
     path: "/agents/timeline",
     show: (e) => [`${e.datum_lokal} ${e.title}`, e.event_type],
     body: (f) => ({ title: f.title.value, event_time: isoWithOffset(f.when.value) }),
+    edit: (e) => [
+      { name: "title", label: "Titel", value: e.title, maxLength: 200 },
+      { name: "when", label: "Wann", value: localInput(e.event_time), type: "datetime-local" },
+      { name: "details", label: "Details", value: e.details, required: false, maxLength: 2000 },
+    ],
+    patch: (v, e) => ({
+      title: v.title,
+      details: v.details,
+      ...(v.when !== localInput(e.event_time) ? { event_time: isoWithOffset(v.when) } : {}),
+    }),
     empty: "keine Termine in den nächsten zwei Wochen",
   },
   directives: {
     path: "/agents/directives",
     show: (r) => [r.anweisung, r.kontext || ""],
     body: (f) => ({ anweisung: f.anweisung.value }),
+    edit: (r) => [
+      { name: "anweisung", label: "Anweisung", value: r.anweisung, maxLength: 500 },
+      { name: "kontext", label: "Kontext", value: r.kontext || "", required: false, maxLength: 500 },
+    ],
+    patch: (v) => ({ anweisung: v.anweisung, kontext: v.kontext || null }),
     empty: "keine Direktiven",
   },
   identity: {
     path: "/agents/identity",
     show: (r) => [r.anweisung, ""],
     body: (f) => ({ anweisung: f.anweisung.value }),
+    edit: (r) => [{ name: "anweisung", label: "Anweisung", value: r.anweisung, maxLength: 500 }],
+    patch: (v) => ({ anweisung: v.anweisung }),
     empty: "keine Identitätsanweisungen",
   },
 };
@@ -41,6 +65,13 @@ export function isoWithOffset(local) {
   const sign = off >= 0 ? "+" : "-";
   const pad = (n) => String(Math.floor(Math.abs(n))).padStart(2, "0");
   return `${local.length === 16 ? local + ":00" : local}${sign}${pad(off / 60)}:${pad(off % 60)}`;
+}
+
+// An ISO time as a datetime-local value in this device's zone ("2031-05-02T10:00").
+export function localInput(iso) {
+  const d = new Date(iso);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 function status(text) {
@@ -75,7 +106,22 @@ async function load(kind) {
         await load(kind);
       } catch (err) { status(`nicht entfernt: ${err.message}`); }
     });
-    li.append(del);
+    let saved = false;
+    const edit = editButton(text, () => editInline(li, {
+      label: `Bearbeiten: ${text}`,
+      fields: kindOf.edit(row),
+      save: async (values) => {
+        await call("PATCH", `${kindOf.path}/${row.id}`, kindOf.patch(values, row));
+        saved = true;
+      },
+      onClose: async () => {
+        if (!saved) return;
+        await load(kind);
+        status("geändert");
+      },
+    }));
+    li.dataset.id = String(row.id);
+    li.append(edit, del);
     list.append(li);
   }
   if (!rows.length) {
@@ -87,7 +133,7 @@ async function load(kind) {
 }
 
 export async function refresh() {
-  if (!root) return;
+  if (!root || editing()) return;
   try {
     await Promise.all(Object.keys(KINDS).map(load));
     root.dataset.loaded = String(Date.now());
