@@ -7,7 +7,9 @@ editing states. Screenshots land in artifacts/screenshots/."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import psycopg
 import pytest
@@ -18,6 +20,8 @@ pytestmark = pytest.mark.browser
 
 Shoot = Callable[[Page, str], Path]
 DIM = 384
+LOCAL_INPUT = "%Y-%m-%dT%H:%M"  # a datetime-local field's value
+LISTED = "%d.%m.%Y %H:%M"  # an appointment's `datum_lokal`
 
 
 def _write(tab: Page, text: str) -> None:
@@ -91,7 +95,7 @@ def test_memories_are_corrected_and_forgotten_in_place(
     field.fill("   ")
     field.press("Enter")
     error = form.get_by_role("alert")
-    expect(error).to_contain_text("nicht gespeichert")
+    expect(error).to_have_text("nicht gespeichert: ein Feld ist leer oder ungültig")
     expect(field).to_have_attribute("aria-invalid", "true")
     shoot(page, "memory-refused")
     _no_serious(page, "edit/memory-refused")
@@ -144,9 +148,13 @@ def test_notes_and_appointments_are_edited_in_place(
     expect(notes.locator("ul")).to_contain_text("Umzugsliste: Kisten")
     timeline = tasks.locator("[data-kind=timeline]")
     timeline.get_by_label("Titel").fill("Besichtigung")
-    timeline.get_by_label("Wann").fill("2031-05-02T10:00")
+    # within the listed window (the next two weeks), in the server's zone
+    today = datetime.now(ZoneInfo(served.settings.timezone)).replace(second=0, microsecond=0)
+    first = (today + timedelta(days=1)).replace(hour=10, minute=0)
+    later = (today + timedelta(days=2)).replace(hour=11, minute=30)
+    timeline.get_by_label("Wann").fill(first.strftime(LOCAL_INPUT))
     timeline.get_by_role("button", name="Termin anlegen").click()
-    expect(timeline.locator("ul")).to_contain_text("02.05.2031")
+    expect(timeline.locator("ul")).to_contain_text(first.strftime(LISTED))
 
     # the note: Escape cancels, Enter saves both fields
     note = notes.locator("ul li", has_text="Umzugsliste")
@@ -167,17 +175,18 @@ def test_notes_and_appointments_are_edited_in_place(
 
     # the appointment: a new title and time; a blank title is refused with the reason
     entry = timeline.locator("ul li", has_text="Besichtigung")
-    form = _edit(entry, "02.05.2031 10:00 Besichtigung")
-    expect(form.get_by_label("Wann")).to_have_value("2031-05-02T10:00")
+    form = _edit(entry, f"{first.strftime(LISTED)} Besichtigung")
+    expect(form.get_by_label("Wann")).to_have_value(first.strftime(LOCAL_INPUT))
     form.get_by_label("Titel").fill(" ")
     form.get_by_label("Titel").press("Enter")
     expect(form.get_by_role("alert")).to_contain_text("nicht gespeichert")
     shoot(page, "appointment-refused")
     _no_serious(page, "edit/appointment-refused")
     form.get_by_label("Titel").fill("Wohnungsbesichtigung")
-    form.get_by_label("Wann").fill("2031-05-03T11:30")
+    form.get_by_label("Wann").fill(later.strftime(LOCAL_INPUT))
     form.get_by_label("Titel").press("Enter")
-    expect(timeline.locator("ul")).to_contain_text("03.05.2031 11:30 Wohnungsbesichtigung")
+    moved = f"{later.strftime(LISTED)} Wohnungsbesichtigung"
+    expect(timeline.locator("ul")).to_contain_text(moved)
     expect(timeline.locator("ul li")).to_have_count(1)  # replaced, not added
     shoot(page, "tasks-edited")
 
@@ -185,5 +194,5 @@ def test_notes_and_appointments_are_edited_in_place(
     expect(page.locator("#connection")).to_have_text("verbunden")
     _open_panel(page, "Aufgaben")
     expect(notes.locator("ul")).to_contain_text("Packliste: Kisten, Klebeband")
-    expect(timeline.locator("ul")).to_contain_text("03.05.2031 11:30 Wohnungsbesichtigung")
-    expect(timeline.locator("ul")).not_to_contain_text("Besichtigung 02")
+    expect(timeline.locator("ul")).to_contain_text(moved)
+    expect(timeline.locator("ul li")).to_have_count(1)

@@ -5,6 +5,13 @@
 
 let open = 0;
 
+// The server's refusal in words a person can act on.
+function reason(err) {
+  if (err.status === 422) return "ein Feld ist leer oder ungültig";
+  if (err.status === 404) return "nicht mehr vorhanden (inzwischen vergessen oder geändert)";
+  return err.message;
+}
+
 // Whether an entry is being edited (a panel reloading now would throw the typing away).
 export const editing = () => open > 0;
 
@@ -74,7 +81,7 @@ export function editInline(li, { fields, save, onClose, label }) {
       await save(values);
       close();
     } catch (err) {
-      error.textContent = `nicht gespeichert: ${err.message}`;
+      error.textContent = `nicht gespeichert: ${reason(err)}`;
       for (const i of inputs) i.setAttribute("aria-invalid", "true");
       inputs[0].focus();
     } finally {
