@@ -188,6 +188,16 @@ def test_notes_and_appointments_are_edited_in_place(
     moved = f"{later.strftime(LISTED)} Wohnungsbesichtigung"
     expect(timeline.locator("ul")).to_contain_text(moved)
     expect(timeline.locator("ul li")).to_have_count(1)  # replaced, not added
+
+    # a directive: its text replaced (a new row, the old one deactivated)
+    directives = tasks.locator("[data-kind=directives]")
+    directives.get_by_label("Anweisung").fill("Den Nutzer siezen")
+    directives.get_by_role("button", name="Direktive hinzufügen").click()
+    form = _edit(directives.locator("ul li", has_text="siezen"), "Den Nutzer siezen")
+    form.get_by_label("Anweisung").fill("Den Nutzer duzen")
+    form.get_by_label("Anweisung").press("Enter")
+    expect(directives.locator("ul")).to_contain_text("Den Nutzer duzen")
+    expect(directives.locator("ul")).not_to_contain_text("siezen")
     shoot(page, "tasks-edited")
 
     page.reload()
@@ -196,3 +206,5 @@ def test_notes_and_appointments_are_edited_in_place(
     expect(notes.locator("ul")).to_contain_text("Packliste: Kisten, Klebeband")
     expect(timeline.locator("ul")).to_contain_text(moved)
     expect(timeline.locator("ul li")).to_have_count(1)
+    expect(directives.locator("ul li")).to_have_count(1)
+    expect(directives.locator("ul")).to_contain_text("Den Nutzer duzen")

@@ -86,7 +86,14 @@ async def test_timeline_bitemporal_patch(client: httpx.AsyncClient) -> None:
     )
     new = moved.json()
     assert new["id"] != old["id"] and new["vorgaenger_id"] == old["id"]
+    assert new["title"] == "Zahnarzt", "a change of time keeps the title"
     assert (await client.get(f"/agents/timeline/{old['id']}")).json()["aktiv"] is False
+    blank = await client.patch(f"/agents/timeline/{new['id']}", json={"title": "  "})
+    assert blank.status_code == 422
+    renamed = await client.patch(f"/agents/timeline/{new['id']}", json={"title": " Kieferchirurg "})
+    assert renamed.status_code == 200
+    new = renamed.json()
+    assert new["title"] == "Kieferchirurg" and new["datum_lokal"] == "07.08.2030 14:00"
     listed = await client.get(
         "/agents/timeline",
         params={"von": "2030-08-01T00:00:00+00:00", "bis": "2030-08-31T00:00:00+00:00"},
