@@ -38,6 +38,12 @@ BODY: dict[int | str, dict[str, Any]] = {
     408: _doc("zeitueberschreitung: the body did not arrive in time"),
     413: _doc("zu_gross: the body is over 1 MiB"),
 }
+EMBEDDING: dict[int | str, dict[str, Any]] = {
+    503: _doc(
+        "nicht_bereit: the server is still starting / modell_nicht_erreichbar: the new text "
+        "could not be embedded; nothing was changed"
+    )
+}
 ITEM: dict[int | str, dict[str, Any]] = {404: _doc("nicht_gefunden: no such item of the caller")}
 CONFLICT: dict[int | str, dict[str, Any]] = {
     409: _doc("archiviert / inaktiv / zu_viele_anweisungen / limit_erreicht")

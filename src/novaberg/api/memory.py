@@ -31,9 +31,10 @@ from pydantic import BaseModel, ConfigDict
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
-from novaberg.api.errors import AUTH, BODY, ITEM
+from novaberg.api.errors import AUTH, BODY, EMBEDDING, ITEM
 from novaberg.api.fields import MAX_OFFSET, NO_NUL, MemoryText, NoNul
 from novaberg.ei.canon import parse_number
+from novaberg.llm.errors import ModelError
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory
 from novaberg.store import character_profiles, goals, lzg
@@ -70,6 +71,14 @@ def _pair(user_id: str, character_id: str) -> Pair:
 
 def _not_found(what: str | int) -> HTTPException:
     return HTTPException(404, detail={"fehler": "nicht_gefunden", "detail": str(what)})
+
+
+def _unembedded(exc: ModelError) -> HTTPException:
+    """A correction whose text could not be embedded changes nothing (a text under its old
+    vector would be found by what it no longer says)."""
+    return HTTPException(
+        503, detail={"fehler": "modell_nicht_erreichbar", "detail": f"{type(exc).__name__}"}
+    )
 
 
 def _short_term_row(key: str, f: dict[str, str], ttl_ms: int | None) -> dict[str, Any]:
@@ -159,7 +168,7 @@ async def forget_short_term(
 
 @router.patch(
     "/memory/{character_id}/short_term/{key}",
-    responses=BODY,
+    responses={**BODY, **EMBEDDING},
     summary="Correct one short-term entry's text (re-embedded; key, TTL, provenance stay)",
 )
 async def correct_short_term(
@@ -173,7 +182,11 @@ async def correct_short_term(
     pair = _pair(user_id, character_id)
     store = KzgStore(ctx.redis)
     memory = ShortTermMemory(ctx.redis, ctx.model, store=store, promotions=False)
-    if not await memory.correct(pair, key, body.inhalt):
+    try:
+        corrected = await memory.correct(pair, key, body.inhalt)
+    except ModelError as exc:
+        raise _unembedded(exc) from exc
+    if not corrected:
         raise _not_found(key)
     entry = await store.get(key)
     if entry is None:  # expired right after the correction
@@ -221,7 +234,7 @@ async def delete_long_term(
 
 @router.patch(
     "/memory/{character_id}/long_term/{node_id}",
-    responses=BODY,
+    responses={**BODY, **EMBEDDING},
     summary="Correct one long-term node's text (re-embedded; weights, edges, provenance stay)",
 )
 async def correct_long_term(
@@ -233,7 +246,10 @@ async def correct_long_term(
 ) -> dict[str, Any]:
     """The corrected node, stamped `korrigiert_am`; 404 unless a node of the caller's pair."""
     memory = LongTermMemory(ctx.pool, ctx.redis, ctx.model)
-    node = await memory.correct(_pair(user_id, character_id), node_id, body.inhalt)
+    try:
+        node = await memory.correct(_pair(user_id, character_id), node_id, body.inhalt)
+    except ModelError as exc:
+        raise _unembedded(exc) from exc
     if node is None:
         raise _not_found(node_id)
     return _long_term_row(node)

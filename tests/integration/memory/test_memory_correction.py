@@ -4,6 +4,7 @@ keys, an import of the same key, spreading activation)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import httpx
@@ -13,6 +14,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 from test_memory_api import client  # noqa: F401  (the fixture)
 
+from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.memory.long_term import LongTermMemory
@@ -355,3 +357,34 @@ async def test_a_deleted_node_does_not_come_back(
     # the spreading read from the neighbour finds no path to it any more
     after = await memory.spreading_read(PAIR, anchor, "glut", mark_retrieved=False)
     assert [m.knoten_id for m in after.erinnerungen] == [kept]
+
+
+class GoneEmbedder(ScriptedEmbedder):
+    """An embedding server that does not answer."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise ModelUnavailable("embedding server gone")
+
+
+async def test_a_correction_that_cannot_be_embedded_changes_nothing(
+    client: httpx.AsyncClient,  # noqa: F811
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    scripted: ScriptedLLM,
+) -> None:
+    stored, node_id = await promoted(
+        redis, db, model, scripted, "Madrid!", "Der Nutzer zieht nach Madrid."
+    )
+    model.embedder = GoneEmbedder(384)  # the API's model layer is this one
+    for url in (f"/memory/nova/short_term/{stored.key}", f"/memory/nova/long_term/{node_id}"):
+        answer = await client.patch(url, json={"inhalt": "Der Nutzer zieht nach Lissabon."})
+        assert answer.status_code == 503
+        assert answer.json()["detail"]["fehler"] == "modell_nicht_erreichbar"
+    entry = await KzgStore(redis).get(stored.key)
+    assert entry is not None and entry.fields["inhalt"] == "Der Nutzer zieht nach Madrid."
+    assert "korrigiert_am" not in entry.fields
+    async with db.connection() as conn:
+        node = await lzg.get_node(conn, node_id)
+    assert node is not None and node["inhalt"] == "Der Nutzer zieht nach Madrid."
+    assert node["korrigiert_am"] is None
