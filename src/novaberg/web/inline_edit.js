@@ -26,7 +26,7 @@ export function editInline(li, { fields, save, onClose, label }) {
   const inputs = fields.map((f) => {
     const wrap = document.createElement("label");
     const caption = document.createElement("span");
-    caption.className = "sr-only";
+    caption.className = "caption";
     caption.textContent = f.label;
     const input = document.createElement("input");
     input.type = f.type || "text";
