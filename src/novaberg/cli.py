@@ -122,6 +122,7 @@ async def _run_worker(settings: Settings) -> None:
     from novaberg.events.worker import Worker, close_graphs, graph_runtime
     from novaberg.runtime.heap import freeze_startup_heap
     from novaberg.runtime.services import EmbeddedServices
+    from novaberg.store.failed_turns import FailedTurnLog
 
     services = EmbeddedServices(settings)
     endpoints = await asyncio.to_thread(services.start)
@@ -135,7 +136,7 @@ async def _run_worker(settings: Settings) -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
-            runner = Worker(ctx.redis, graphs, ctx.gate)
+            runner = Worker(ctx.redis, graphs, ctx.gate, failures=FailedTurnLog(ctx.pool))
             await runner.start()
             try:
                 await stop.wait()

@@ -44,6 +44,7 @@ from novaberg.events.intake import (
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
+from novaberg.store.failed_turns import FailedTurnLog
 from novaberg.store.users import issue_token, known_characters, register_token, user_for_token
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         except ImportError as exc:
             log.error("consumers not started: the graphs are not available (%s)", exc)
         else:
-            worker = Worker(ctx.redis, graphs, ctx.gate)
+            worker = Worker(ctx.redis, graphs, ctx.gate, failures=FailedTurnLog(ctx.pool))
             await worker.start()
     app.state.token_cache = tokens
     app.state.chat = ChatServices(

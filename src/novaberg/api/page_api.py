@@ -1,7 +1,8 @@
 """Read endpoints the chat page needs beyond memory and agents (docs/behaviour/web.md#the-page):
 
 - `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
-  devices (the answered turns the dispatcher recorded for good)
+  devices: the answered turns the dispatcher recorded for good, and the failed ones with
+  their reason and the texts to send again
 - `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
   and the emotion wheel the page draws its radar with
 
@@ -24,6 +25,7 @@ from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
 from novaberg.llm.local import BUNDLED_NAME
 from novaberg.store.conversation_history import read_history
 from novaberg.store.keys import Pair
+from novaberg.store.pipeline_log import ART_FAILED_TURN
 from novaberg.wire import ORIGIN_USER
 
 router = APIRouter(tags=["page"], responses={**AUTH})
@@ -46,8 +48,13 @@ class HistoryEntry(BaseModel):
     turn_id: str | None
     zeit: float = Field(description="When the answer was recorded (epoch seconds).")
     eingabe: str = Field(description="What the turn reacted to: the user's text or own thought.")
-    nachricht: str = Field(description="The character's answer.")
+    nachricht: str = Field(description='The character\'s answer ("" for a failed turn).')
     reiz_herkunft: str
+    gescheitert: bool = Field(default=False, description="The turn ended without an answer.")
+    grund: str | None = Field(default=None, description="Why it failed (`turn_gescheitert`).")
+    eingaben: list[str] = Field(
+        default_factory=list, description="A failed turn's texts, one per utterance: to resend."
+    )
     emotion: str | None
     arousal: float | None
     user_emotion: str | None
@@ -78,11 +85,29 @@ def _text(value: Any) -> str | None:
 
 
 def history_entry(row: dict[str, Any]) -> HistoryEntry:
-    """One `turn_roh` row as the page shows it; missing emotions stay null."""
+    """One `turn_roh` or `turn_gescheitert` row as the page shows it; missing emotions stay
+    null."""
     inhalt = row.get("inhalt") or {}
+    created: datetime = row["erstellt_am"]
+    if row.get("art") == ART_FAILED_TURN:
+        texts = [t for t in inhalt.get("eingaben") or [] if isinstance(t, str)]
+        return HistoryEntry(
+            id=row["id"],
+            turn_id=row.get("turn_id"),
+            zeit=created.timestamp(),
+            eingabe=str(inhalt.get("user_prompt") or ""),
+            nachricht="",
+            reiz_herkunft=ORIGIN_USER,
+            gescheitert=True,
+            grund=str(inhalt.get("grund") or ""),
+            eingaben=texts,
+            emotion=None,
+            arousal=None,
+            user_emotion=None,
+            user_arousal=None,
+        )
     nova = inhalt.get("nova_emotion") or {}
     user = inhalt.get("user_emotion") or {}
-    created: datetime = row["erstellt_am"]
     return HistoryEntry(
         id=row["id"],
         turn_id=row.get("turn_id"),
@@ -107,8 +132,8 @@ async def history(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = HISTORY_PAGE,
 ) -> HistoryPage:
-    """The caller's answered turns with this character, newest page first, each page oldest
-    first. Failed turns are not part of it (they were never answered)."""
+    """The caller's turns with this character, newest page first, each page oldest first:
+    answered ones, and failed ones (`gescheitert`, with `grund` and `eingaben`)."""
     rows = await read_history(ctx.pool, Pair(user_id, character_id), before_id=vor, limit=limit + 1)
     page = rows[:limit]
     return HistoryPage(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import redis.asyncio as aioredis
 
 from novaberg.events.delivery import Delivery
-from novaberg.events.outcomes import Outcomes
+from novaberg.events.outcomes import FailureRecorder, Outcomes
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
@@ -43,6 +43,7 @@ class PairConsumer:
         worker_id: str,
         delivery: Delivery | None = None,
         poll_interval: float = POLL_INTERVAL,
+        failures: FailureRecorder | None = None,
     ) -> None:
         self.redis = redis
         self.graphs = graphs
@@ -50,7 +51,7 @@ class PairConsumer:
         self.worker_id = worker_id
         self.queues = TurnQueues(redis, worker_id)
         self.delivery = delivery or Delivery(redis)
-        self.outcomes = Outcomes(redis, self.delivery)
+        self.outcomes = Outcomes(redis, self.delivery, failures)
         self.poll_interval = poll_interval
         self._running: dict[keys.Pair, asyncio.Task[None]] = {}
         self._owned: dict[keys.Pair, str] = {}

@@ -62,6 +62,7 @@ from novaberg.store.retry import until_redis_back
 from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
+    FIELD_USER_PROMPT,
     GRAPH_CHARACTER,
     KIND_CONTINUE,
     KIND_MESSAGE,
@@ -384,6 +385,7 @@ class EventConsumer(PairConsumer):
             event.trigger_count,
             event.message_ids,
             reason,
+            event_prompts(event.payload),
         )
 
     async def _reject(self, pair: keys.Pair, entry: Claimed, problem: str) -> None:
@@ -396,10 +398,13 @@ class EventConsumer(PairConsumer):
 
     async def _fail_raw(self, pair: keys.Pair, entry: Claimed, reason: str) -> None:
         """Fail an event we may not be able to parse: report whatever ids it names."""
-        turn_id, ids, count = raw_identity(entry.data.get("raw", ""))
+        raw = str(entry.data.get("raw", ""))
+        turn_id, ids, count = raw_identity(raw)
         if turn_id is None:
             return
-        await self.outcomes.fail(pair.user_id, pair.character_id, turn_id, count, ids, reason)
+        await self.outcomes.fail(
+            pair.user_id, pair.character_id, turn_id, count, ids, reason, raw_prompts(raw)
+        )
 
 
 async def _close(stream: AsyncIterator[Any]) -> None:
@@ -428,3 +433,19 @@ def raw_identity(raw: str) -> tuple[str | None, list[str], int]:
         )
     except (ValueError, AttributeError, TypeError):
         return None, [], 0
+
+
+def event_prompts(payload: dict[str, Any]) -> list[str]:
+    """The user's text a user event carries (for a failure kept in the history)."""
+    prompt = payload.get(FIELD_USER_PROMPT)
+    return [prompt] if isinstance(prompt, str) and prompt else []
+
+
+def raw_prompts(raw: str) -> list[str]:
+    """`event_prompts` of a raw event that may not parse."""
+    try:
+        data = json.loads(raw)
+        payload = data.get("payload") or {}
+        return event_prompts(payload) if data.get("source") == SOURCE_USER else []
+    except (ValueError, AttributeError, TypeError):
+        return []

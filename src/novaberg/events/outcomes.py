@@ -17,7 +17,8 @@ worker ends it once Redis answers again (events/worker.py, "Redis outages").
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
@@ -79,10 +80,30 @@ def reason_for(exc: BaseException, where: str | None = None) -> str:
     return text[:REASON_MAX]
 
 
+class FailureRecorder(Protocol):
+    """Keeps a failed user turn for the conversation history (store/failed_turns.py)."""
+
+    async def record(
+        self,
+        user_id: str,
+        character_id: str,
+        turn_id: str,
+        message_ids: Sequence[str],
+        reason: str,
+        prompts: Sequence[str],
+    ) -> None: ...
+
+
 class Outcomes:
-    def __init__(self, redis: aioredis.Redis, delivery: Delivery | None = None) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        delivery: Delivery | None = None,
+        failures: FailureRecorder | None = None,
+    ) -> None:
         self.redis = redis
         self.delivery = delivery or Delivery(redis)
+        self.failures = failures
 
     async def respond(
         self,
@@ -120,8 +141,11 @@ class Outcomes:
         trigger_count: int,
         message_ids: list[str],
         reason: str,
+        prompts: Sequence[str] = (),
     ) -> int:
-        """Report a run without an answer; return its seq (0 = already had an outcome)."""
+        """Report a run without an answer; return its seq (0 = already had an outcome).
+        A sent failure that names the user's ids is kept with `prompts` (their texts) for
+        the history, so a page loaded later can show it and send the texts again."""
         message = FailedMessage(
             character_id=character_id,
             turn_id=turn_id,
@@ -138,6 +162,10 @@ class Outcomes:
                 reason,
                 message_ids,
             )
+            if self.failures is not None and message_ids:
+                await self.failures.record(
+                    user_id, character_id, turn_id, message_ids, message.reason, prompts
+                )
         else:
             log.info(
                 "failure of turn %s/%d not sent: it already had an outcome", turn_id, trigger_count

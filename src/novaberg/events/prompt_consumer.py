@@ -149,6 +149,17 @@ def block_message_ids(entry: Claimed) -> list[str]:
     return ids
 
 
+def block_prompts(entry: Claimed) -> list[str]:
+    """Best-effort texts of a block's readable items (for a failure kept in the history)."""
+    prompts: list[str] = []
+    for raw in entry.data.get("items", []):
+        try:
+            prompts.append(QueuedUtterance.model_validate_json(raw).text)
+        except ValueError:
+            continue
+    return prompts
+
+
 class PromptConsumer(PairConsumer):
     label = "prompt consumer"
 
@@ -286,7 +297,13 @@ class PromptConsumer(PairConsumer):
         housekeeping ends it once Redis is back."""
         try:
             await self.outcomes.fail(
-                pair.user_id, pair.character_id, str(entry.data["turn_id"]), 0, ids, reason
+                pair.user_id,
+                pair.character_id,
+                str(entry.data["turn_id"]),
+                0,
+                ids,
+                reason,
+                block_prompts(entry),
             )
             await self.queues.finish(pair, entry, release_marker=True)
         except Exception:

@@ -38,15 +38,22 @@ import os
 import socket
 import time
 import uuid
+from typing import Any
 
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import Settings
 from novaberg.events.delivery import Delivery
-from novaberg.events.event_consumer import EventConsumer, raw_identity
-from novaberg.events.outcomes import RUN_STRANDED, WORKER_DIED, WORKER_STOPPED, Outcomes
-from novaberg.events.prompt_consumer import PromptConsumer, block_message_ids
+from novaberg.events.event_consumer import EventConsumer, raw_identity, raw_prompts
+from novaberg.events.outcomes import (
+    RUN_STRANDED,
+    WORKER_DIED,
+    WORKER_STOPPED,
+    FailureRecorder,
+    Outcomes,
+)
+from novaberg.events.prompt_consumer import PromptConsumer, block_message_ids, block_prompts
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
@@ -101,6 +108,7 @@ class Worker:
         heartbeat_ttl: float = HEARTBEAT_TTL,
         poll_interval: float | None = None,
         drain_seconds: float = DRAIN_SECONDS,
+        failures: FailureRecorder | None = None,
     ) -> None:
         self.redis = redis
         self.graphs = graphs
@@ -110,15 +118,13 @@ class Worker:
         self.heartbeat_ttl = heartbeat_ttl
         self.drain_seconds = drain_seconds
         self.delivery = Delivery(redis)
-        self.outcomes = Outcomes(redis, self.delivery)
+        self.outcomes = Outcomes(redis, self.delivery, failures)
         self.queues = TurnQueues(redis, self.worker_id)
-        poll = {} if poll_interval is None else {"poll_interval": poll_interval}
-        self.prompts = PromptConsumer(
-            redis, graphs, gate, worker_id=self.worker_id, delivery=self.delivery, **poll
-        )
-        self.events = EventConsumer(
-            redis, graphs, gate, worker_id=self.worker_id, delivery=self.delivery, **poll
-        )
+        shared: dict[str, Any] = {"delivery": self.delivery, "failures": failures}
+        if poll_interval is not None:
+            shared["poll_interval"] = poll_interval
+        self.prompts = PromptConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
+        self.events = EventConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat: asyncio.Task[None] | None = None
@@ -347,15 +353,20 @@ class Worker:
                 lambda: self.redis.lrem(self.queues.processing, 1, entry.raw), "dropping an entry"
             )
             return
+        prompts: list[str] = []
         if entry.kind == "block":
             turn_id, ids, count = str(entry.data.get("turn_id", "")), block_message_ids(entry), 0
+            prompts = block_prompts(entry)
         else:
             maybe_turn, ids, count = raw_identity(str(entry.data.get("raw", "")))
             turn_id = maybe_turn or ""
+            prompts = raw_prompts(str(entry.data.get("raw", "")))
         if turn_id and await self.outcomes.decided(turn_id, count):
             log.warning("turn %s of %s: answer had left; its post-run was lost", turn_id, pair)
         elif turn_id:
-            await self.outcomes.fail(pair.user_id, pair.character_id, turn_id, count, ids, reason)
+            await self.outcomes.fail(
+                pair.user_id, pair.character_id, turn_id, count, ids, reason, prompts
+            )
         await self.queues.finish(pair, entry, release_marker=True)
 
 

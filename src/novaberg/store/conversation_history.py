@@ -1,5 +1,6 @@
 """The conversation history of a pair: its answered turns as the dispatcher recorded them
-(`pipeline_log` rows of `art = 'turn_roh'`, kept when older log rows are purged).
+(`pipeline_log` rows of `art = 'turn_roh'`) and its failed turns (`turn_gescheitert`,
+store/failed_turns.py), both kept when older log rows are purged.
 
 Read newest first by row id, so a client pages backwards with the smallest id it has
 (`before_id`) and never sees a row twice while new turns arrive.
@@ -12,13 +13,16 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.store.keys import Pair
-from novaberg.store.pipeline_log import ART_RAW_TURN
+from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
 
 _SQL = (
-    "SELECT id, erstellt_am, turn_id, inhalt FROM pipeline_log"
-    " WHERE art = %s AND user_id = %s AND character_id = %s AND id < %s"
+    "SELECT id, erstellt_am, turn_id, art, inhalt FROM pipeline_log"
+    f" WHERE art IN ('{ART_RAW_TURN}', '{ART_FAILED_TURN}')"
+    " AND user_id = %s AND character_id = %s AND id < %s"
     " ORDER BY id DESC LIMIT %s"
 )
+"""The arts are literals, not parameters: the planner matches them with the partial index
+(migration 013) also in a generic plan."""
 
 NO_CURSOR = 2**63 - 1
 """`before_id` of the first page: above every bigserial id."""
@@ -27,10 +31,8 @@ NO_CURSOR = 2**63 - 1
 async def read_history(
     pool: AsyncConnectionPool, pair: Pair, *, before_id: int | None, limit: int
 ) -> list[dict[str, Any]]:
-    """Up to `limit` answered turns of `pair` with an id below `before_id`, newest first."""
+    """Up to `limit` answered or failed turns of `pair` below `before_id`, newest first."""
     cursor = NO_CURSOR if before_id is None else before_id
     async with pool.connection() as conn:
-        cur = await conn.execute(
-            _SQL, (ART_RAW_TURN, pair.user_id, pair.character_id, cursor, limit)
-        )
+        cur = await conn.execute(_SQL, (pair.user_id, pair.character_id, cursor, limit))
         return [dict(row) for row in await cur.fetchall()]

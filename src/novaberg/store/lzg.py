@@ -19,7 +19,7 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
-from novaberg.store.pipeline_log import ART_RAW_TURN
+from novaberg.store.pipeline_log import HISTORY_ARTS
 from novaberg.store.text_search import QueryTerms, text_config
 
 EF_SEARCH: Final = 100
@@ -563,9 +563,11 @@ async def link_turn(conn: AsyncConnection[Any], kzg_key: str, node_id: int) -> N
 
 
 async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> int:
-    """Delete pipeline_log rows older than `before`, except `turn_roh` (kept forever)."""
+    """Delete pipeline_log rows older than `before`, except the conversation history
+    (answered and failed turns, kept forever)."""
     cur = await conn.execute(
-        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> %s", (before, ART_RAW_TURN)
+        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> ALL(%s)",
+        (before, list(HISTORY_ARTS)),
     )
     return cur.rowcount
 

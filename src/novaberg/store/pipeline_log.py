@@ -39,6 +39,12 @@ ART_NODE: Final = "node"
 ART_RAW_TURN: Final = "turn_roh"
 """`art` of an answered turn's raw record (the dispatcher); kept when older rows are purged."""
 
+ART_FAILED_TURN: Final = "turn_gescheitert"
+"""`art` of a user's turn that ended without an answer (store/failed_turns.py); kept too."""
+
+HISTORY_ARTS: Final = (ART_RAW_TURN, ART_FAILED_TURN)
+"""The rows of the conversation history, never purged."""
+
 RESULT_OK: Final = "ok"
 RESULT_FAILED: Final = "fehler"
 """`ergebnis` of a node row: the node returned, or it raised."""

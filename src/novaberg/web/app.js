@@ -137,6 +137,10 @@ function historyNodes(entries) {
   const frag = document.createDocumentFragment();
   for (const e of entries) {
     if (e.turn_id && state.shownTurns.has(e.turn_id)) continue; // already shown live
+    if (e.gescheitert) {
+      frag.append(failedEntry(e));
+      continue;
+    }
     if (e.reiz_herkunft !== IMPULSE && e.eingabe) {
       frag.append(bubble("user history", e.eingabe, e.zeit));
     }
@@ -145,6 +149,15 @@ function historyNodes(entries) {
     frag.append(li);
   }
   return frag;
+}
+
+// A turn that ended without an answer, as recorded: the texts, the reason, a retry.
+function failedEntry(e) {
+  const li = bubble("user history failed", e.eingabe || "(Text nicht gespeichert)", e.zeit);
+  li.dataset.failedTurn = e.turn_id || "";
+  note(li, `keine Antwort: ${e.grund}`);
+  if (e.eingaben && e.eingaben.length) addRetry(li, e.eingaben);
+  return li;
 }
 
 async function loadOlder(first = false) {

