@@ -100,3 +100,75 @@ def test_a_failed_turn_is_kept_and_can_be_sent_again(
     assert _rows(breaking, ART_RAW_TURN, 1) == 1, "the resent turn was answered and recorded"
     shoot(page, "failed-turn-resent")
     assert not _serious(found), found
+
+
+def test_impulse_settings_are_edited_in_the_page(
+    page: Page, served: ServerThread, shoot: Shoot
+) -> None:
+    _open_panel(page, "Einstellungen")
+    form = page.get_by_test_id("panel-settings").locator("[data-role=impulse-form]")
+    allowed = form.get_by_label("Nova darf von sich aus schreiben")
+    per_day = form.get_by_label("Höchstens pro Tag")
+    quiet = form.get_by_label("Ruhezeit")
+    zone = form.get_by_label("Zeitzone")
+    expect(allowed).to_be_checked()  # the defaults, from GET /settings
+    expect(per_day).to_have_value("3")
+    expect(quiet).to_have_value(served.settings.quiet_hours)
+    expect(zone).to_have_value(served.settings.timezone)
+
+    # keyboard only: Space toggles, Tab moves on, Enter saves
+    allowed.focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    expect(per_day).to_be_focused()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("5")
+    page.keyboard.press("Tab")
+    expect(quiet).to_be_focused()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("25:00-07:00")  # no such hour: the API refuses it (422)
+    page.keyboard.press("Enter")
+    error = form.get_by_role("alert")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("Ruhezeit")
+    expect(quiet).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_role("status")).to_have_text("nicht gespeichert")
+    serious = {"error": _serious(run_axe(page, "impulse-settings-error"))}
+    shoot(page, "impulse-settings-error")
+
+    quiet.focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("22:30-06:45")
+    page.keyboard.press("Tab")
+    expect(zone).to_be_focused()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Mars/Olympus")  # unknown zone: refused as well
+    page.keyboard.press("Enter")
+    expect(error).to_contain_text("Zeitzone")
+    expect(zone).to_have_attribute("aria-invalid", "true")
+    expect(quiet).not_to_have_attribute("aria-invalid", "true")
+
+    zone.focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Europe/Lisbon")
+    page.keyboard.press("Enter")
+    expect(form.get_by_role("status")).to_have_text("gespeichert")
+    expect(error).to_be_hidden()
+    with psycopg.connect(served.endpoints.database_url) as conn:
+        row = conn.execute(
+            "SELECT impulse, ruhezeit, zeitzone, pro_tag FROM impuls_einstellungen"
+            " WHERE user_id = %s AND character_id = 'nova'",
+            (served.user,),
+        ).fetchone()
+    assert row == (False, "22:30-06:45", "Europe/Lisbon", 5), row
+
+    page.reload()
+    expect(page.locator("#connection")).to_have_text("verbunden")
+    _open_panel(page, "Einstellungen")
+    expect(allowed).not_to_be_checked()
+    expect(per_day).to_have_value("5")
+    expect(quiet).to_have_value("22:30-06:45")
+    expect(zone).to_have_value("Europe/Lisbon")
+    serious["saved"] = _serious(run_axe(page, "impulse-settings-saved"))
+    shoot(page, "impulse-settings-saved")
+    assert not any(serious.values()), serious

@@ -406,6 +406,7 @@ function selectCharacter(id) {
   state.shownTurns.clear();
   emotions.reset();
   memory.setCharacter(id);
+  settings.setCharacter(id);
   state.history = new History(id);
   loadOlder(true);
 }
@@ -436,6 +437,7 @@ async function start() {
     .then((s) => emotions.setWheel(s.emotionsrad, s.sektoren))
     .catch((err) => showError(`Einstellungen nicht geladen: ${err.message}`));
   memory.setCharacter(state.character);
+  settings.setCharacter(state.character);
   state.history = new History(state.character);
   await loadOlder(true);
 }
@@ -451,6 +453,7 @@ emotions.mount($("panel-emotions"));
 memory.mount($("panel-memory"), state.character);
 tasks.mount($("panel-tasks"));
 inspector.mount($("turn-inspector"));
+settings.mount($("panel-settings"));
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
