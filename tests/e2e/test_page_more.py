@@ -16,6 +16,7 @@ import pytest
 from browser_kit import RULES, ServerThread, open_page, run_axe, serve_settings
 from playwright.sync_api import Browser, Page, expect
 
+from novaberg.api.page_api import DEMO_HINT
 from novaberg.runtime.services import Endpoints
 from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
 
@@ -172,3 +173,34 @@ def test_impulse_settings_are_edited_in_the_page(
     serious["saved"] = _serious(run_axe(page, "impulse-settings-saved"))
     shoot(page, "impulse-settings-saved")
     assert not any(serious.values()), serious
+
+
+@pytest.mark.model
+def test_the_demo_model_shows_its_banner(
+    browser: Browser, tmp_path: Path, endpoints: Endpoints, shoot: Shoot
+) -> None:
+    """The bundled tiny model answers: the banner says so with the one line that connects
+    a real model; with another backend (scripted here) there is no banner."""
+    settings = serve_settings(tmp_path, endpoints, llm="local", llm_timeout=120)
+    with ServerThread(settings, endpoints) as server:
+        page = open_page(browser, server.url)
+        banner = page.locator("#demo-banner")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text("Demo-Modell – verbinde ein echtes")
+        line = banner.locator("code")
+        expect(line).to_have_text(DEMO_HINT)
+        assert "\n" not in line.inner_text(), "one line"
+        _open_panel(page, "Einstellungen")
+        expect(page.locator("[data-role=model]")).to_contain_text("(local)")
+        serious = _serious(run_axe(page, "demo-banner"))
+        shoot(page, "demo-banner")
+        page.context.close()
+    assert not serious, serious
+
+    other = tmp_path / "scripted"
+    other.mkdir()
+    with ServerThread(serve_settings(other, endpoints), endpoints) as server:
+        page = open_page(browser, server.url)
+        expect(page.locator("[data-role=model]")).to_have_text("scripted (scripted)")
+        expect(page.locator("#demo-banner")).to_be_hidden()
+        page.context.close()
