@@ -195,6 +195,7 @@ def card_command(
     console.print(
         f"character {report['character_id']!r} ({report['name']}) {state}; "
         f"{report['lore_neu']} of {report['lore']} lorebook entries stored for {user_id}"
+        + ("; its picture is the avatar" if report["avatar"] else "")
     )
 
 

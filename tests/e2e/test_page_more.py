@@ -6,7 +6,10 @@ serious violations in these states; screenshots land in artifacts/screenshots/."
 from __future__ import annotations
 
 import json
+import re
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -204,3 +207,71 @@ def test_the_demo_model_shows_its_banner(
         expect(page.locator("[data-role=model]")).to_have_text("scripted (scripted)")
         expect(page.locator("#demo-banner")).to_be_hidden()
         page.context.close()
+
+
+def _fetch(url: str, token: str | None) -> tuple[int, str, bytes]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers)) as res:
+            return res.status, res.headers.get("Content-Type", ""), res.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Content-Type", ""), exc.read()
+
+
+def test_a_card_picture_becomes_the_avatar_in_the_picker(
+    page: Page, served: ServerThread, shoot: Shoot, card_png: Callable[..., bytes]
+) -> None:
+    card = {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {"name": "Ylva Bildtest", "description": "Eine Malerin.", "first_mes": "Hej."},
+    }
+    avatars = page.locator("#character-avatars")
+    nova = avatars.get_by_role("button", name="Nova", exact=True)
+    expect(nova.locator(".initial")).to_have_text("N")  # no picture: a generated initial
+    expect(nova).to_have_attribute("aria-pressed", "true")
+    picker = page.get_by_test_id("character-picker")
+    try:
+        page.set_input_files(
+            "#card-file",
+            files=[{"name": "ylva.png", "mimeType": "image/png", "buffer": card_png(card)}],
+        )
+        expect(page.locator("#card-status")).to_have_text("Ylva Bildtest importiert")
+        ylva = avatars.get_by_role("button", name="Ylva Bildtest")
+        expect(ylva).to_have_attribute("aria-pressed", "true")
+        expect(picker).to_have_value("ylva-bildtest")
+        expect(ylva.locator("img")).to_have_attribute("src", re.compile(r"^blob:"))
+        page.wait_for_function(
+            """() => {
+                const img = document.querySelector(".avatar[data-character='ylva-bildtest'] img");
+                return img && img.complete && img.naturalWidth === 1;
+            }"""
+        )  # the picture itself, decoded by the browser
+        expect(nova).to_have_attribute("aria-pressed", "false")
+
+        token = page.evaluate("window.novaberg.token")
+        url = f"{served.url}/characters/ylva-bildtest/avatar"
+        status, kind, body = _fetch(url, token)
+        assert (status, kind) == (200, "image/png"), (status, kind)
+        assert body.startswith(b"\x89PNG\r\n\x1a\n") and b"IDAT" in body
+        assert b"chara" not in body, "the card's text chunk is not served with the picture"
+        assert _fetch(url, None)[0] == 401, "only with a token"
+        missing = _fetch(f"{served.url}/characters/nova/avatar", token)
+        assert missing[0] == 404 and b"kein_avatar" in missing[2]
+
+        serious = _serious(run_axe(page, "avatar-picker"))
+        shoot(page, "avatar-picker")
+        nova.click()  # picking by avatar
+        expect(picker).to_have_value("nova")
+        ylva.focus()
+        page.keyboard.press("Enter")
+        expect(picker).to_have_value("ylva-bildtest")
+        expect(ylva).to_have_attribute("aria-pressed", "true")
+        page.reload()  # the picture is there after a reload too
+        expect(page.locator("#connection")).to_have_text("verbunden")
+        expect(ylva.locator("img")).to_have_attribute("src", re.compile(r"^blob:"))
+        expect(nova.locator(".initial")).to_have_text("N")
+        assert not serious, serious
+    finally:
+        with psycopg.connect(served.endpoints.database_url) as conn:
+            conn.execute("DELETE FROM characters WHERE name = 'Ylva Bildtest'")

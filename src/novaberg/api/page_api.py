@@ -3,6 +3,8 @@
 - `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
   devices: the answered turns the dispatcher recorded for good, and the failed ones with
   their reason and the texts to send again
+- `GET /characters/{character_id}/avatar` — the picture of an imported card (PNG), for the
+  character picker; 404 when the character has none (the page draws an initial then)
 - `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
   and the emotion wheel the page draws its radar with
 
@@ -14,15 +16,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 from pydantic import BaseModel, Field
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
-from novaberg.api.errors import AUTH
+from novaberg.api.errors import AUTH, ErrorOut
 from novaberg.config import LLMBackend, Role, Settings
 from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
 from novaberg.llm.local import BUNDLED_NAME
+from novaberg.store import characters
 from novaberg.store.conversation_history import read_history
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_FAILED_TURN
@@ -139,6 +142,34 @@ async def history(
     return HistoryPage(
         eintraege=[history_entry(r) for r in reversed(page)], weitere=len(rows) > limit
     )
+
+
+AVATAR_HEADERS: Final = {
+    "Cache-Control": "private, max-age=300",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'",
+}
+"""An uploaded picture is served as an image only: never sniffed, never a document."""
+
+
+@router.get(
+    "/characters/{character_id}/avatar",
+    summary="The character's picture",
+    response_class=Response,
+    responses={
+        200: {"content": {"image/png": {}}, "description": "The card's picture."},
+        404: {"model": ErrorOut, "description": "kein_avatar: none was imported"},
+    },
+)
+async def character_avatar(character_id: CharacterId, user_id: User, ctx: Context) -> Response:
+    async with ctx.pool.connection() as conn:
+        found = await characters.avatar(conn, character_id)
+    if found is None:
+        raise HTTPException(
+            404, detail={"fehler": "kein_avatar", "detail": f"{character_id} has no picture"}
+        )
+    picture, media_type = found
+    return Response(picture, media_type=media_type, headers=AVATAR_HEADERS)
 
 
 def page_settings(settings: Settings) -> PageSettings:

@@ -29,6 +29,11 @@ from novaberg.store.keys import Pair
 LORE_DIMENSION: Final = "wissen"
 LORE_MEMORY_TYPE: Final = "lang"
 LORE_OBSERVER: Final = "character"
+AVATAR_MAX_BYTES: Final = 4 * 1024 * 1024
+"""A card's picture is kept as the avatar up to this size (the page shows it small; a
+larger one is left out and the character gets the generated initial)."""
+AVATAR_TYPE: Final = "image/png"
+
 LORE_SALIENCE: Final = 1.0
 """A lorebook entry is knowledge the card's author wants kept: the strongest raw weight
 (decay still applies; what is never used fades over years, like any node)."""
@@ -45,6 +50,7 @@ class CardReport:
     created: bool
     lore_new: int
     lore_total: int
+    avatar: bool = False
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -53,6 +59,7 @@ class CardReport:
             "neu": self.created,
             "lore_neu": self.lore_new,
             "lore": self.lore_total,
+            "avatar": self.avatar,
         }
 
 
@@ -87,6 +94,7 @@ async def import_card(
         else []
     )
     weight = long_term_weight(LORE_SALIENCE)
+    picture = card.image if card.image and len(card.image) <= AVATAR_MAX_BYTES else None
     async with pool.connection() as conn, conn.transaction():
         created = await characters.create(
             conn,
@@ -101,6 +109,8 @@ async def import_card(
                 system_prompt=card.system_prompt,
                 card=card.raw,
                 card_hash=card.digest,
+                avatar=picture,
+                avatar_type=AVATAR_TYPE,
             ),
         )
         if not created:
@@ -110,6 +120,8 @@ async def import_card(
                     f"character {cid!r} exists already (another card or a built-in "
                     "character); import it under another id with --id"
                 )
+            if picture is not None:
+                await characters.add_missing_avatar(conn, cid, picture, AVATAR_TYPE)
         pair = Pair(user_id, cid)
         new_lore = 0
         for entry, vector in zip(card.lore, vectors, strict=True):
@@ -142,4 +154,5 @@ async def import_card(
                 },
             )
             new_lore += node_id is not None
-    return CardReport(cid, card.name, created, new_lore, len(card.lore))
+        has_avatar = await characters.has_avatar(conn, cid)
+    return CardReport(cid, card.name, created, new_lore, len(card.lore), has_avatar)

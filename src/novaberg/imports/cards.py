@@ -19,7 +19,7 @@ import re
 import struct
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
@@ -64,6 +64,8 @@ class Card:
     lore: tuple[LoreEntry, ...] = ()
     spec: str = "v1"
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    image: bytes | None = field(default=None, compare=False, repr=False)
+    """The card's picture (a PNG without the card chunks); None for a JSON card."""
 
     @property
     def digest(self) -> str:
@@ -84,7 +86,8 @@ def character_id_for(name: str) -> str:
 def read_card(data: bytes) -> Card:
     """The card in a PNG or JSON file."""
     if data.startswith(PNG_SIGNATURE):
-        return parse_card(_png_card_json(data))
+        card = parse_card(_png_card_json(data))
+        return replace(card, image=png_without_card(data))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -112,6 +115,25 @@ def _png_chunks(data: bytes) -> dict[str, bytes]:
             break
         offset = end + 4  # skip the CRC
     return chunks
+
+
+def png_without_card(data: bytes) -> bytes:
+    """The PNG with its card text chunks (`ccv3`, `chara`) left out: the picture alone,
+    every other chunk as it was (each chunk carries its own CRC)."""
+    kept = [data[: len(PNG_SIGNATURE)]]
+    offset = len(PNG_SIGNATURE)
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset : offset + 8])
+        end = offset + 8 + length + 4
+        if end > len(data):
+            raise CardError("the PNG is truncated")
+        keyword = data[offset + 8 : offset + 8 + length].partition(b"\x00")[0]
+        if not (kind == b"tEXt" and keyword.decode("latin-1") in CARD_CHUNKS):
+            kept.append(data[offset:end])
+        offset = end
+        if kind == b"IEND":
+            break
+    return b"".join(kept)
 
 
 def _png_card_json(data: bytes) -> Any:

@@ -401,6 +401,7 @@ function showPanel(id) {
 function selectCharacter(id) {
   state.character = id;
   localStorage.setItem("novaberg-character", id);
+  cards.markSelected($("character-avatars"), id);
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
@@ -426,6 +427,10 @@ async function loadCharacters() {
     return o;
   }));
   picker.value = state.character;
+  cards.showAvatars($("character-avatars"), list, state.character, (id) => {
+    picker.value = id;
+    selectCharacter(id);
+  });
 }
 
 let started = false;
