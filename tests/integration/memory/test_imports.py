@@ -21,6 +21,7 @@ from novaberg.api.app import create_app
 from novaberg.api.context import AppContext
 from novaberg.cli import app
 from novaberg.config import Settings
+from novaberg.imports.cards import png_without_card
 from novaberg.imports.chat_formats import parse_chat
 from novaberg.imports.chat_import import import_chat
 from novaberg.llm.errors import ModelUnavailable
@@ -28,6 +29,7 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
 from novaberg.runtime.services import Endpoints
+from novaberg.store import characters
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
 from novaberg.store.users import issue_token
@@ -264,6 +266,7 @@ async def test_a_card_becomes_a_character_with_its_lore(
     made = await cli("import", "card", str(path))
     assert made.exit_code == 0, made.output
     assert "character 'kaethe' (Käthe) created; 2 of 2 lorebook entries stored" in made.stdout
+    assert "its picture is the avatar" in made.stdout
     async with db.connection() as conn:
         row = await (
             await conn.execute(
@@ -278,6 +281,10 @@ async def test_a_card_becomes_a_character_with_its_lore(
             )
         ).fetchall()
     assert row["beschreibung"].startswith("Eine Leuchtturmwärterin") and row["karten_hash"]
+    async with db.connection() as conn:
+        picture = await characters.avatar(conn, "kaethe")
+    assert picture is not None and picture[1] == "image/png"
+    assert picture[0] == png_without_card(card_png(CARD, "chara")) and b"chara" not in picture[0]
     assert [(n["themen"], n["dimension"], n["kzg_quell_key"]) for n in nodes] == [
         (["Flint"], "wissen", "karte:meister:kaethe:0"),
         (["Roter Sand"], "wissen", "karte:meister:kaethe:1"),
@@ -289,6 +296,7 @@ async def test_a_card_becomes_a_character_with_its_lore(
         "neu": False,
         "lore_neu": 0,
         "lore": 2,
+        "avatar": True,
     }
     other = await cli("import", "card", str(path), "--user", "anna", "--json")
     assert json.loads(other.stdout)["lore_neu"] == 2, "another person gets the lore too"

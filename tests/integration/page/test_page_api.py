@@ -4,7 +4,9 @@ settings panel's facts (model, demo banner, time zone, wheel)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,6 +20,8 @@ from novaberg.config import Settings, load_settings
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
+from novaberg.store.failed_turns import FailedTurnLog
+from novaberg.store.lzg import purge_pipeline_log
 from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog
 from novaberg.store.users import issue_token
 
@@ -109,3 +113,51 @@ def test_the_bundled_model_is_called_a_demo(tmp_path: Path) -> None:
         load_settings(home=tmp_path, llm_url="http://x/v1", llm_model_chat="qwen", timezone="UTC")
     )
     assert (remote.demo_modell, remote.modell, remote.zeitzone) == (False, "qwen", "UTC")
+
+
+async def test_a_failed_turn_is_part_of_the_history(
+    client: httpx.AsyncClient, db: AsyncConnectionPool
+) -> None:
+    log = PipelineLog(db)
+    _raw_turn(log, "leser", "eins", "Antwort eins", "nutzer_turn")
+    await log.close()
+    failures = FailedTurnLog(db)
+    await failures.record("leser", "nova", "t-kaputt", ["m1", "m2"], "modell_timeout", ["a", "b"])
+    await failures.record("fremder", "nova", "t-fremd", ["m3"], "modell_timeout", ["fremd"])
+    page = (await client.get("/history/nova")).json()
+    assert [e["gescheitert"] for e in page["eintraege"]] == [False, True]
+    failed = page["eintraege"][1]
+    assert (failed["turn_id"], failed["grund"], failed["eingaben"]) == (
+        "t-kaputt",
+        "modell_timeout",
+        ["a", "b"],
+    )
+    assert failed["eingabe"] == "a\nb" and failed["nachricht"] == ""
+    assert page["eintraege"][0]["grund"] is None and page["eintraege"][0]["eingaben"] == []
+    async with db.connection() as conn:
+        old = datetime.now(UTC) + timedelta(days=1)
+        await purge_pipeline_log(conn, old)
+    kept = (await client.get("/history/nova")).json()["eintraege"]
+    assert len(kept) == 2, "the purge keeps answered and failed turns"
+
+
+async def test_an_imported_cards_picture_is_served_with_a_token(
+    client: httpx.AsyncClient, card_png: Any
+) -> None:
+    card = {"spec": "chara_card_v2", "data": {"name": "Bildprobe", "description": "x"}}
+    made = await client.post(
+        "/characters", content=card_png(card), headers={"Content-Type": "image/png"}
+    )
+    assert made.status_code == 201 and made.json()["avatar"] is True, made.text
+    listed = (await client.get("/characters")).json()["characters"]
+    assert {c["character_id"]: c["avatar"] for c in listed} == {"bildprobe": True, "nova": False}
+    shown = await client.get("/characters/bildprobe/avatar")
+    assert shown.status_code == 200 and shown.headers["content-type"] == "image/png"
+    assert shown.headers["x-content-type-options"] == "nosniff"
+    assert shown.content.startswith(b"\x89PNG") and b"chara" not in shown.content
+    none = await client.get("/characters/nova/avatar")
+    assert none.status_code == 404 and none.json()["detail"]["fehler"] == "kein_avatar"
+    bare = await client.get("/characters/bildprobe/avatar", headers={"Authorization": ""})
+    assert bare.status_code == 401
+    json_card = await client.post("/characters", json={**card, "data": {"name": "Ohnebild"}})
+    assert json_card.json()["avatar"] is False

@@ -117,3 +117,14 @@ def test_a_png_without_a_card_is_refused(text_png) -> None:  # type: ignore[no-u
 )
 def test_character_ids_come_from_the_name(name: str, slug: str) -> None:
     assert character_id_for(name) == slug
+
+
+def test_a_png_cards_picture_is_kept_without_the_card(card_png) -> None:  # type: ignore[no-untyped-def]
+    png = card_png(V2, "chara", ccv3={**V2, "spec": "chara_card_v3"}, Comment="Bild")
+    card = read_card(png)
+    assert card.image is not None and card.image.startswith(b"\x89PNG\r\n\x1a\n")
+    assert b"chara" not in card.image and b"ccv3" not in card.image
+    assert b"Comment" in card.image, "other chunks stay"
+    assert len(png) - len(card.image) > 2 * len(json.dumps(V2)), "both card chunks left out"
+    assert card.image.endswith(b"IEND\xaeB`\x82")
+    assert read_card(json.dumps(V2).encode()).image is None
