@@ -134,7 +134,7 @@ def test_impulse_settings_are_edited_in_the_page(
     page.keyboard.press("Enter")
     error = form.get_by_role("alert")
     expect(error).to_be_visible()
-    expect(error).to_contain_text("Ruhezeit")
+    expect(error).to_contain_text("Ruhezeit: erwartet HH:MM-HH:MM")
     expect(quiet).to_have_attribute("aria-invalid", "true")
     expect(form.get_by_role("status")).to_have_text("nicht gespeichert")
     serious = {"error": _serious(run_axe(page, "impulse-settings-error"))}

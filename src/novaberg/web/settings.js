@@ -42,12 +42,18 @@ function fill(s) {
   form.dataset.character = s.character_id;
 }
 
+// A field's complaint in words: a pattern means the quiet hours' HH:MM-HH:MM.
+function explain(d) {
+  if (d.type === "string_pattern_mismatch") return "erwartet HH:MM-HH:MM, z. B. 22:00-07:00";
+  return d.msg;
+}
+
 // The API's 422: FastAPI's list of {loc, msg} (a field each) or our {fehler, detail}.
 function problems(status, body) {
   const detail = body && body.detail;
   if (Array.isArray(detail)) {
     const fields = detail.map((d) => String((d.loc || []).at(-1) || ""));
-    const lines = detail.map((d, i) => `${LABELS[fields[i]] || fields[i] || "Eingabe"}: ${d.msg}`);
+    const lines = detail.map((d, i) => `${LABELS[fields[i]] || fields[i] || "Eingabe"}: ${explain(d)}`);
     return { lines, fields };
   }
   const text = (detail && (detail.detail || detail.fehler)) || `Fehler ${status}`;
