@@ -6,6 +6,7 @@ can send the texts again. Kept, like the answered turns, when older log rows are
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Final
@@ -13,13 +14,17 @@ from typing import Final
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.pipeline_log import ART_FAILED_TURN
+from novaberg.store.pipeline_log import ART_FAILED_TURN, RESULT_FAILED
 
 log = logging.getLogger(__name__)
 
 SOURCE: Final = "character"
 NODE: Final = "ergebnis"
 """`quelle` and `node` of the row: the outcome of the run, not one node's."""
+
+RECORD_TIMEOUT_S: Final = 5.0
+"""How long the worker waits for the row (PostgreSQL away): the failure has been sent, and
+the run's queue entry should not wait on the history."""
 
 
 class FailedTurnLog:
@@ -38,18 +43,34 @@ class FailedTurnLog:
         prompts: Sequence[str],
     ) -> None:
         """Store the failure; a storage error is logged, never raised (the outcome has left)."""
-        inhalt = {
+        inhalt: dict[str, object] = {
             "grund": reason,
             "nachrichten_ids": list(message_ids),
             "eingaben": [p for p in prompts if p],
             "user_prompt": "\n".join(p for p in prompts if p),
         }
         try:
-            async with self.pool.connection() as conn:
-                await conn.execute(
-                    "INSERT INTO pipeline_log (turn_id, quelle, node, art, ergebnis, inhalt,"
-                    " user_id, character_id) VALUES (%s, %s, %s, %s, 'fehler', %s, %s, %s)",
-                    (turn_id, SOURCE, NODE, ART_FAILED_TURN, Jsonb(inhalt), user_id, character_id),
-                )
+            await asyncio.wait_for(
+                self._insert(turn_id, user_id, character_id, inhalt), RECORD_TIMEOUT_S
+            )
         except Exception:
             log.exception("failed turn %s of %s:%s not recorded", turn_id, user_id, character_id)
+
+    async def _insert(
+        self, turn_id: str, user_id: str, character_id: str, inhalt: dict[str, object]
+    ) -> None:
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO pipeline_log (turn_id, quelle, node, art, ergebnis, inhalt,"
+                " user_id, character_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    turn_id,
+                    SOURCE,
+                    NODE,
+                    ART_FAILED_TURN,
+                    RESULT_FAILED,
+                    Jsonb(inhalt),
+                    user_id,
+                    character_id,
+                ),
+            )
