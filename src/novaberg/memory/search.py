@@ -289,10 +289,19 @@ class _Search:
     ) -> Ranked:
         """One list for both views of a turn: each row ranked by its better cosine (a
         second list per view would give the vectors two votes against the words' one)."""
-        found = await asyncio.gather(*(self._archive_view(vector, v, candidates) for v in views))
+        async with self.pool.connection() as conn:
+            found = await archive.nearest_views(
+                conn,
+                self.pair,
+                vector,
+                self.depth,
+                views=views,
+                filters=self.filters,
+                candidates=candidates,
+            )
         best: dict[int, float] = {}
-        for view, hits in zip(views, found, strict=True):
-            for ident, cosine in hits:
+        for view in views:
+            for ident, cosine in found[view]:
                 if cosine > best.get(ident, -2.0):
                     best[ident] = cosine
                     if view == archive.VIEW_CONTEXT:
@@ -301,20 +310,6 @@ class _Search:
                         self.by_context.discard(ident)
         ranked = sorted(best.items(), key=lambda item: -item[1])[: self.depth]
         return _similar(_ranked(LAYER_ARCHIVE, ranked))
-
-    async def _archive_view(
-        self, vector: np.ndarray, view: str, candidates: int
-    ) -> list[tuple[int, float]]:
-        async with self.pool.connection() as conn:
-            return await archive.nearest(
-                conn,
-                self.pair,
-                vector,
-                self.depth,
-                view=view,
-                filters=self.filters,
-                candidates=candidates,
-            )
 
     async def _archive_lexical(self, terms: text_search.QueryTerms) -> Ranked:
         hits = await _on_connection(

@@ -258,8 +258,26 @@ async def nearest(
 ) -> list[tuple[int, float]]:
     """(row id, cosine) of the k rows nearest to `vector`, best first. `candidates`: how
     many rows the filters leave at most (picks exact ranking or HNSW)."""
+    found = await nearest_views(
+        conn, pair, vector, k, views=(view,), filters=filters, candidates=candidates
+    )
+    return found[view]
+
+
+async def nearest_views(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    vector: np.ndarray | Sequence[float],
+    k: int,
+    *,
+    views: Sequence[str],
+    filters: Filters = Filters(),
+    candidates: int,
+) -> dict[str, list[tuple[int, float]]]:
+    """`nearest` for several views in one round trip on one connection (pipeline mode:
+    the settings and every view's query go out together): a search's vector lists cost
+    one wake-up of the server and of this process, not one per view."""
     exact = candidates <= EXACT_LIMIT
-    sql = nearest_sql(view, filters, index_order=not exact)
     params = {
         "v": _vector(vector),
         "u": pair.user_id,
@@ -267,22 +285,24 @@ async def nearest(
         "k": int(k),
         **filters.params(),
     }
-    if exact:
-        cur = await conn.execute(sql, params)
-        rows = await cur.fetchall()
-    else:
-        async with conn.pipeline(), conn.transaction():
+    async with conn.pipeline(), conn.transaction():
+        if not exact:
             await conn.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true),"
                 " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
                 " set_config('hnsw.max_scan_tuples', %s, true)",
                 (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
             )
-            cur = await conn.execute(sql, params)
-        rows = await cur.fetchall()
-    hits = [(int(row["id"]), float(row["cosine"])) for row in rows]
-    hits.sort(key=lambda hit: -hit[1])
-    return hits
+        cursors = [
+            await conn.execute(nearest_sql(view, filters, index_order=not exact), params)
+            for view in views
+        ]
+    found: dict[str, list[tuple[int, float]]] = {}
+    for view, cur in zip(views, cursors, strict=True):
+        hits = [(int(row["id"]), float(row["cosine"])) for row in await cur.fetchall()]
+        hits.sort(key=lambda hit: -hit[1])
+        found[view] = hits
+    return found
 
 
 CONTEXT_WORD_SHARE: Final = 0.5

@@ -219,6 +219,11 @@ async def query_terms(
     )
 
 
+def frequent_df(rows: int) -> float:
+    """Above this document frequency a lexeme does not select candidates (`FREQUENT_SHARE`)."""
+    return max(FREQUENT_MIN_DF, FREQUENT_SHARE * rows)
+
+
 def build_terms(
     candidates: list[tuple[str, str, int]],
     rows: int,
@@ -241,7 +246,7 @@ def build_terms(
             known_words.add(word)
     lexemes = sorted(df)
     weights = [idf(df[lexeme], rows) for lexeme in lexemes]
-    limit = max(FREQUENT_MIN_DF, FREQUENT_SHARE * rows)
+    limit = frequent_df(rows)
     selecting = [lexeme for lexeme in lexemes if df[lexeme] <= limit]
     if not selecting and lexemes:
         selecting = sorted(lexemes, key=lambda lexeme: df[lexeme])[:KEEP_RAREST]
@@ -302,10 +307,13 @@ async def corrected_terms(
 ) -> QueryTerms | None:
     """The lexemes of the pair's vocabulary that `terms.unknown_words` resemble (pg_trgm;
     the word and its stems), weighted by similarity × idf: the query a misspelt name
-    becomes. None when nothing resembles them."""
+    becomes. Frequent lexemes (`frequent_df`) are left out: a name is rare, and "Land"
+    corrected to "lang" (in 6 % of turns) would rank thousands of rows for nothing. None
+    when nothing resembles them."""
     if not terms.unknown_words:
         return None
-    async with conn.transaction():
+    # pipeline mode: BEGIN, the threshold, the query and COMMIT go out in one round trip
+    async with conn.pipeline(), conn.transaction():
         await conn.execute(
             "SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(TRIGRAM_THRESHOLD),)
         )
@@ -313,15 +321,18 @@ async def corrected_terms(
             _SIMILAR_SQL,
             {"worte": terms.unknown_words, "u": pair.user_id, "c": pair.character_id},
         )
-        rows = await cur.fetchall()
+    rows = await cur.fetchall()
     best: dict[str, list[tuple[float, str, int]]] = {}
     for row in rows:
         best.setdefault(str(row["wort"]), []).append(
             (float(row["s"]), str(row["lexem"]), int(row["df"]))
         )
     weights: dict[str, float] = {}
+    frequent = frequent_df(terms.rows)
     for found in best.values():
         for similarity, lexeme, df in sorted(found, reverse=True)[:TRIGRAM_PER_WORD]:
+            if df > frequent:  # a misspelt rare name; never a word of every other turn
+                continue
             weights[lexeme] = max(weights.get(lexeme, 0.0), similarity * idf(df, terms.rows))
     if not weights:
         return None
