@@ -86,6 +86,8 @@ SHIPPED = "fusion"
 LATENCY_BASELINE = "vektor"
 KS = (5, 10)
 ARCHIVE_TABLE = "gespraechsarchiv"
+SLOWEST = 5
+"""The slowest searches of each latency run are printed with their text (what the tail is)."""
 
 
 def log(message: str) -> None:
@@ -149,6 +151,7 @@ class Bench:
         self.embedder = embedder
         self.home = home
         self.rounds = rounds
+        self.slowest: dict[str, list[tuple[float, str]]] = {}
         self.env = {
             **os.environ,
             "NOVABERG_HOME": str(home),
@@ -233,6 +236,7 @@ class Bench:
             await self.search(pair, query, MODES[LATENCY_BASELINE])
         texts = latency_texts(lang, queries, 2 * self.rounds)
         samples: dict[str, list[float]] = {SHIPPED: [], LATENCY_BASELINE: []}
+        self.slowest = {SHIPPED: [], LATENCY_BASELINE: []}
         for index, (fused, base) in enumerate(
             zip(texts[: len(texts) // 2], texts[len(texts) // 2 :], strict=True)
         ):
@@ -241,6 +245,9 @@ class Bench:
                 started = time.perf_counter()
                 await self.search(pair, query, MODES[mode])
                 samples[mode].append((time.perf_counter() - started) * 1000)
+                self.slowest[mode].append((samples[mode][-1], query.text))
+        for mode in self.slowest:
+            self.slowest[mode] = sorted(self.slowest[mode], reverse=True)[:SLOWEST]
         return samples
 
     async def drop_vector_indexes(self) -> list[str]:
@@ -391,6 +398,8 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
             log(f"[{embedder}] latency {SHIPPED} and {LATENCY_BASELINE} at {size} ...")
             measured = await bench.latency(pairs[lang], datasets[lang].queries, lang)
             timings = {mode: latency_summary(samples) for mode, samples in measured.items()}
+            for mode, slowest in bench.slowest.items():
+                timings[mode]["langsamste"] = [[round(ms, 1), text] for ms, text in slowest]
             steal = steal_percent(before, cpu_times())
             shipped, base = timings[SHIPPED], timings[LATENCY_BASELINE]
             ratio = (

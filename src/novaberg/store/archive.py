@@ -276,7 +276,12 @@ async def nearest_views(
 ) -> dict[str, list[tuple[int, float]]]:
     """`nearest` for several views in one round trip on one connection (pipeline mode:
     the settings and every view's query go out together): a search's vector lists cost
-    one wake-up of the server and of this process, not one per view."""
+    one wake-up of the server and of this process, not one per view.
+
+    Planned with the parameters every time (`force_custom_plan`): a statement the driver
+    has prepared gets a generic plan after five runs, and the generic plan of a time
+    window guesses 500 rows and ranks the window exactly through the time index — 9 500
+    rows, 450 ms for one month of a 100 000-turn archive, where HNSW takes a few ms."""
     exact = candidates <= EXACT_LIMIT
     params = {
         "v": _vector(vector),
@@ -290,7 +295,8 @@ async def nearest_views(
             await conn.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true),"
                 " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-                " set_config('hnsw.max_scan_tuples', %s, true)",
+                " set_config('hnsw.max_scan_tuples', %s, true),"
+                " set_config('plan_cache_mode', 'force_custom_plan', true)",
                 (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
             )
         cursors = [
@@ -350,7 +356,7 @@ async def lexical(
     also by the words of the row before it, see `CONTEXT_WORD_SHARE`)."""
     if not terms.selecting:
         return []
-    cur = await conn.execute(
+    cur = await conn.execute(  # planned per query: the terms' selectivity decides the plan
         lexical_sql(filters, with_next=with_next),
         {
             "tq": terms.term_queries,
@@ -365,6 +371,7 @@ async def lexical(
             "anteil": CONTEXT_WORD_SHARE,
             **filters.params(),
         },
+        prepare=False,
     )
     best: dict[int, float] = {}
     for row in await cur.fetchall():
