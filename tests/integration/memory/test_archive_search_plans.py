@@ -1,0 +1,96 @@
+"""What keeps the archive search fast in a large archive, against the real PostgreSQL: the
+queries are planned with their parameters (never a prepared generic plan), and a misspelt
+word is never corrected to a word of every other turn."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.llm.layer import ModelLayer
+from novaberg.runtime.services import Endpoints
+from novaberg.store import archive, text_search
+from novaberg.store.postgres import create_pool
+from tests.integration.memory.test_archive_search import (
+    PAIR,
+    chat_file,
+    sample_lines,
+    store_chat,
+)
+
+RUNS = 14
+"""The driver prepares a statement at its fifth run; the server weighs a generic plan from
+the sixth run of the prepared statement on."""
+
+
+@pytest.fixture
+async def own_pool(
+    db: AsyncConnectionPool, endpoints: Endpoints
+) -> AsyncIterator[AsyncConnectionPool]:
+    """One fresh connection: its prepared statements are only this test's."""
+    pool = await create_pool(endpoints.database_url, max_size=1)
+    yield pool
+    await pool.close()
+
+
+async def test_the_archive_queries_are_planned_with_their_parameters(
+    db: AsyncConnectionPool, own_pool: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    window = archive.Filters((datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)))
+    vector = np.asarray((await model.embed(["Auto Werkstatt"]))[0], dtype=np.float32)
+    async with own_pool.connection() as conn:
+        terms = await text_search.query_terms(conn, PAIR, "Auto Werkstatt")
+        for _ in range(RUNS):
+            found = await archive.nearest_views(
+                conn,
+                PAIR,
+                vector,
+                5,
+                views=(archive.VIEW_TURN, archive.VIEW_CONTEXT),
+                filters=window,
+                candidates=archive.EXACT_LIMIT + 1,  # the HNSW branch, as in a large archive
+            )
+            assert found[archive.VIEW_TURN][0][0] == found[archive.VIEW_CONTEXT][0][0]
+            assert await archive.lexical(conn, PAIR, terms, 5, filters=window, with_next=True)
+        cur = await conn.execute(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+        )
+        prepared = await cur.fetchall()
+    vector_plans = [p for p in prepared if "<=>" in p["statement"]]
+    assert len(vector_plans) == 2, "each view's query is prepared by the driver"
+    for plan in vector_plans:
+        assert plan["generic_plans"] == 0 and plan["custom_plans"] > 5, (
+            "a generic plan guesses the window's size and may rank it exactly"
+        )
+    assert not [p for p in prepared if "@@" in p["statement"]], (
+        "the words' query is never prepared: the terms' selectivity decides its plan"
+    )
+
+
+async def test_a_misspelt_word_is_never_corrected_to_a_frequent_lexeme(
+    db: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    lines = [
+        {"id": f"l{i}", "speaker": "user", "text": "Das dauerte lang.", "time": t.isoformat()}
+        for i in range(250)
+        if (t := start + timedelta(hours=i))
+    ]
+    await store_chat(db, model, PAIR, chat_file([*sample_lines(), *lines]))
+    async with db.connection() as conn:
+        terms = await text_search.query_terms(conn, PAIR, "Lanng Korbinain")
+        assert set(terms.unknown_words) == {"lanng", "korbinain"}
+        assert text_search.frequent_df(terms.rows) < 250
+        corrected = await text_search.corrected_terms(conn, PAIR, terms)
+        alone = await text_search.corrected_terms(
+            conn, PAIR, text_search.build_terms([("lanng", "lanng", 0)], terms.rows, 3.0)
+        )
+    assert corrected is not None and corrected.lexemes == ["korbinian"], (
+        "the rare name is corrected; 'lang', in 250 of the turns, is not"
+    )
+    assert alone is None, "nothing rare resembles the word: no trigram list at all"
