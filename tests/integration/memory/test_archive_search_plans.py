@@ -94,3 +94,26 @@ async def test_a_misspelt_word_is_never_corrected_to_a_frequent_lexeme(
         "the rare name is corrected; 'lang', in 250 of the turns, is not"
     )
     assert alone is None, "nothing rare resembles the word: no trigram list at all"
+
+
+GIN_INDEXES = ("gespraechsarchiv_tsv", "archiv_lexeme_trgm", "lzg_knoten_tsv")
+
+
+async def test_new_rows_go_straight_into_the_search_indexes(
+    db: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    async with db.connection() as conn:
+        cur = await conn.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname = ANY(%s)", (list(GIN_INDEXES),)
+        )
+        options = {row["relname"]: row["reloptions"] for row in await cur.fetchall()}
+        cur = await conn.execute(
+            "SELECT gin_clean_pending_list('gespraechsarchiv_tsv'::regclass) AS turns,"
+            " gin_clean_pending_list('archiv_lexeme_trgm'::regclass) AS vocabulary"
+        )
+        pending = await cur.fetchone()
+    assert options == {name: ["fastupdate=off"] for name in GIN_INDEXES}
+    assert pending == {"turns": 0, "vocabulary": 0}, (
+        "no pending list a search would have to read through"
+    )
