@@ -4,23 +4,50 @@ word is never corrected to a word of every other turn."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.imports.chat_formats import parse_chat
+from novaberg.imports.chat_import import ImportReport, import_chat
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store import archive, text_search
+from novaberg.store.keys import Pair
 from novaberg.store.postgres import create_pool
-from tests.integration.memory.test_archive_search import (
-    PAIR,
-    chat_file,
-    sample_lines,
-    store_chat,
-)
+
+PAIR = Pair("meister", "nova")
+TZ = ZoneInfo("Europe/Berlin")
+
+
+def _line(ident: str, text: str, when: datetime) -> dict[str, Any]:
+    return {"id": ident, "speaker": "user", "text": text, "time": when.isoformat()}
+
+
+def sample_lines() -> list[dict[str, Any]]:
+    return [
+        _line(
+            "fact",
+            "Mein Nachbar heißt übrigens Korbinian Wegscheider.",
+            datetime(2026, 3, 2, tzinfo=UTC),
+        ),
+        _line("car", "Im März war das Auto in der Werkstatt.", datetime(2026, 3, 20, tzinfo=UTC)),
+        _line("car2", "Das Auto springt wieder nicht an.", datetime(2026, 4, 20, tzinfo=UTC)),
+    ]
+
+
+async def store_chat(
+    db: AsyncConnectionPool, model: ModelLayer, lines: list[dict[str, Any]]
+) -> ImportReport:
+    data = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode()
+    return await import_chat(db, model, PAIR, parse_chat(data, tz=TZ, name="test.jsonl"))
+
 
 RUNS = 14
 """The driver prepares a statement at its fifth run; the server weighs a generic plan from
@@ -40,7 +67,7 @@ async def own_pool(
 async def test_the_archive_queries_are_planned_with_their_parameters(
     db: AsyncConnectionPool, own_pool: AsyncConnectionPool, model: ModelLayer
 ) -> None:
-    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    await store_chat(db, model, sample_lines())
     window = archive.Filters((datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)))
     vector = np.asarray((await model.embed(["Auto Werkstatt"]))[0], dtype=np.float32)
     async with own_pool.connection() as conn:
@@ -81,7 +108,7 @@ async def test_a_misspelt_word_is_never_corrected_to_a_frequent_lexeme(
         for i in range(250)
         if (t := start + timedelta(hours=i))
     ]
-    await store_chat(db, model, PAIR, chat_file([*sample_lines(), *lines]))
+    await store_chat(db, model, [*sample_lines(), *lines])
     async with db.connection() as conn:
         terms = await text_search.query_terms(conn, PAIR, "Lanng Korbinain")
         assert set(terms.unknown_words) == {"lanng", "korbinain"}
@@ -102,7 +129,7 @@ GIN_INDEXES = ("gespraechsarchiv_tsv", "archiv_lexeme_trgm", "lzg_knoten_tsv")
 async def test_new_rows_go_straight_into_the_search_indexes(
     db: AsyncConnectionPool, model: ModelLayer
 ) -> None:
-    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    await store_chat(db, model, sample_lines())
     async with db.connection() as conn:
         cur = await conn.execute(
             "SELECT relname, reloptions FROM pg_class WHERE relname = ANY(%s)", (list(GIN_INDEXES),)
@@ -117,3 +144,22 @@ async def test_new_rows_go_straight_into_the_search_indexes(
     assert pending == {"turns": 0, "vocabulary": 0}, (
         "no pending list a search would have to read through"
     )
+
+
+async def test_an_archive_row_keeps_its_vectors_in_the_row(
+    db: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    await store_chat(db, model, sample_lines())
+    async with db.connection() as conn:
+        cur = await conn.execute(
+            "SELECT pg_relation_size(reltoastrelid) AS toast FROM pg_class"
+            " WHERE relname = 'gespraechsarchiv'"
+        )
+        toast = await cur.fetchone()
+        cur = await conn.execute(
+            "SELECT min(pg_column_size(a.*)) AS row_bytes FROM gespraechsarchiv a"
+            " WHERE embedding_kontext IS NOT NULL"
+        )
+        smallest = await cur.fetchone()
+    assert smallest is not None and smallest["row_bytes"] > 2 * 384 * 4, "both vectors"
+    assert toast == {"toast": 0}, "an exact ranking reads one page per row, not the TOAST table"
