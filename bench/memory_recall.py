@@ -479,7 +479,9 @@ def main() -> None:
     parser.add_argument("--embedders", default="scripted,local")
     parser.add_argument("--languages", default="de,en")
     parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="timed rounds per question (at most 4)"
+    )
     parser.add_argument(
         "--rebuild-indexes",
         action=argparse.BooleanOptionalAction,
