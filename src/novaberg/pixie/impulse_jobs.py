@@ -21,7 +21,8 @@ failed three times is deleted (store/shadow_queue.py). `pixie run JOB --user U
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -127,6 +128,18 @@ def follow_up_thought(row: Mapping[str, Any], user: Mapping[str, Any]) -> str:
     )
 
 
+@contextlib.asynccontextmanager
+async def _settling(ctx: JobContext, row: Mapping[str, Any]) -> AsyncIterator[None]:
+    """Work on one shadow task: done when the block ends (also by an early return), failed
+    and re-raised when it raises, so no task stays claimed."""
+    try:
+        yield
+    except Exception:
+        await shadow_queue.failed(ctx.pool, row["id"])
+        raise
+    await shadow_queue.done(ctx.pool, row["id"])
+
+
 async def follow_up_job(ctx: JobContext) -> Mapping[str, Any]:
     found = await _next_task(ctx, TASK_FOLLOW_UP)
     if found is None:
@@ -134,9 +147,8 @@ async def follow_up_job(ctx: JobContext) -> Mapping[str, Any]:
     row, user = found
     pair = Pair(row["user_id"], row["character_id"])
     vector = user.get("emotions_vektor")
-    try:
+    async with _settling(ctx, row):
         if vector not in PRESSURE_VECTORS:
-            await shadow_queue.done(ctx.pool, row["id"])
             return {
                 "user_id": pair.user_id,
                 "auftrag": row["id"],
@@ -145,10 +157,6 @@ async def follow_up_job(ctx: JobContext) -> Mapping[str, Any]:
             }
         entry = await _entry_from(ctx, row, TASK_FOLLOW_UP, follow_up_thought(row, user), user)
         await impulse_stack.push(ctx.redis, pair, entry)
-    except Exception:
-        await shadow_queue.failed(ctx.pool, row["id"])
-        raise
-    await shadow_queue.done(ctx.pool, row["id"])
     return {
         "user_id": pair.user_id,
         "auftrag": row["id"],
@@ -184,16 +192,12 @@ async def _research_task(ctx: JobContext, wanted: str, lead: str = "") -> Mappin
         return {"aufgaben": 0}
     row, user = found
     pair = Pair(row["user_id"], row["character_id"])
-    try:
+    async with _settling(ctx, row):
         note = await research(ctx, pair, str(row["thema"]), str(row.get("kontext") or ""))
         text = f"{lead}{note.text(str(row['thema']))}"
         entry = await _entry_from(ctx, row, wanted, text, user)
         key = await _own_memory(ctx, pair, row, wanted, text)
         await impulse_stack.push(ctx.redis, pair, entry)
-    except Exception:
-        await shadow_queue.failed(ctx.pool, row["id"])
-        raise
-    await shadow_queue.done(ctx.pool, row["id"])
     return {
         "user_id": pair.user_id,
         "auftrag": row["id"],
@@ -231,15 +235,11 @@ async def knowledge_back_job(ctx: JobContext) -> Mapping[str, Any]:
         return {"aufgaben": 0}
     row, user = found
     pair = Pair(row["user_id"], row["character_id"])
-    try:
+    async with _settling(ctx, row):
         entry = await _entry_from(ctx, row, TASK_KNOWLEDGE_BACK, returned_thought(row), user)
         known = impulse_stack.near_duplicates(entry, await impulse_stack.entries(ctx.redis, pair))
         if len(known) == 1:
             await impulse_stack.push(ctx.redis, pair, entry)
-    except Exception:
-        await shadow_queue.failed(ctx.pool, row["id"])
-        raise
-    await shadow_queue.done(ctx.pool, row["id"])
     return {
         "user_id": pair.user_id,
         "auftrag": row["id"],
