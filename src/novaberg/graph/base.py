@@ -118,13 +118,13 @@ def wrap_node(
                     _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
                 )
                 raise
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
         if stats.structured:
             summary.setdefault(INHALT_STRUCTURED, stats.structured_summary())
         pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
-        update[TIMINGS_KEY] = {name: round(elapsed, 3)}
+        update[TIMINGS_KEY] = {name: elapsed}
         if route is None:
             return update
         return Command(update=update, goto=route(cast(ConversationState, {**state, **update})))

@@ -1,16 +1,16 @@
 """Per-scope accounting of model calls, so each node run can log what it spent.
 
 A node wrapper opens a scope with `track_calls()`; every backend call inside it
-(including ones in concurrent tasks spawned from it) adds to that scope.
+(including ones in concurrent tasks spawned from it) adds to that scope. Every node run
+opens one, so a scope is a plain class, not a generator-based context manager, and its
+stats hold plain dicts (a `Counter` costs a Python-level `__init__` per run).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from novaberg.store.pipeline_log import (
     STRUCTURED_AFTER_HINT,
@@ -19,7 +19,7 @@ from novaberg.store.pipeline_log import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class CallStats:
     calls: int = 0
     prompt_tokens: int = 0
@@ -28,7 +28,7 @@ class CallStats:
     embed_calls: int = 0
     embed_seconds: float = 0.0
     models: list[str] = field(default_factory=list)
-    structured: Counter[tuple[str, str]] = field(default_factory=Counter)
+    structured: dict[tuple[str, str], int] = field(default_factory=dict)
     """(schema name, outcome) -> structured calls; outcomes are `STRUCTURED_OUTCOMES`."""
 
     def add(self, model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
@@ -65,15 +65,34 @@ unreadable after it (wire values of pipeline_log rows, defined in store/pipeline
 _current: ContextVar[tuple[CallStats, ...]] = ContextVar("novaberg_call_stats", default=())
 
 
-@contextmanager
-def track_calls() -> Iterator[CallStats]:
+class CallScope:
+    """`with CallScope() as stats:` collects the calls made inside the block into `stats`
+    (nested scopes all see them)."""
+
+    __slots__ = ("_token", "stats")
+
+    def __init__(self) -> None:
+        self.stats = CallStats()
+        self._token: Token[tuple[CallStats, ...]] | None = None
+
+    def __enter__(self) -> CallStats:
+        self._token = _current.set((*_current.get(), self.stats))
+        return self.stats
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None
+
+
+def track_calls() -> CallScope:
     """Collect the calls made inside this block (nested scopes all see them)."""
-    stats = CallStats()
-    token = _current.set((*_current.get(), stats))
-    try:
-        yield stats
-    finally:
-        _current.reset(token)
+    return CallScope()
 
 
 def record_call(model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
@@ -89,5 +108,6 @@ def record_embedding(seconds: float) -> None:
 
 def record_structured(schema: str, outcome: str) -> None:
     """One structured call ended with `outcome` (one of `STRUCTURED_OUTCOMES`)."""
+    key = (schema, outcome)
     for stats in _current.get():
-        stats.structured[(schema, outcome)] += 1
+        stats.structured[key] = stats.structured.get(key, 0) + 1
