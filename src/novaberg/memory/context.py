@@ -8,7 +8,8 @@ builds `memory_context`. Keep it flat: a source name, a subtype, the text, one w
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 SOURCE_SHORT_TERM: Final = "kzg"
@@ -36,4 +37,30 @@ class ContextEntry:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """What `dataclasses.asdict` gives (`meta` copied deeply), built by hand: a turn
+        converts dozens of entries and `asdict` walks every value through a generic path."""
+        return {
+            "quelle": self.quelle,
+            "subtyp": self.subtyp,
+            "inhalt": self.inhalt,
+            "gewicht": self.gewicht,
+            "meta": _deep_copy(self.meta),
+        }
+
+
+_ATOMIC: Final = (str, int, float, bool, type(None))
+
+
+def _deep_copy(value: Any) -> Any:
+    """`value` copied as `dataclasses.asdict` copies a field: plain dicts, lists and tuples
+    rebuilt, atomic values shared, anything else through `copy.deepcopy`."""
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is dict:
+        return {_deep_copy(key): _deep_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_deep_copy(item) for item in value]
+    if kind is tuple:
+        return tuple(_deep_copy(item) for item in value)
+    return copy.deepcopy(value)

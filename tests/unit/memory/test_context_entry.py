@@ -1,0 +1,45 @@
+"""`ContextEntry.as_dict` gives exactly what `dataclasses.asdict` gives (memory/context.py)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+import numpy as np
+
+from novaberg.memory.context import ContextEntry
+
+
+def entry() -> ContextEntry:
+    return ContextEntry(
+        quelle="lzg",
+        subtyp="kontext",
+        inhalt="Lena wohnt in Hamburg",
+        gewicht=0.4,
+        meta={
+            "knoten_id": 7,
+            "similarity": np.float32(0.81),
+            "themen": ["familie", "hamburg"],
+            "pfad": (1, [2, 3]),
+            "nested": {"zeit": datetime(2026, 3, 1, tzinfo=UTC), "leer": None, "ok": True},
+        },
+    )
+
+
+def test_as_dict_equals_dataclasses_asdict() -> None:
+    original = entry()
+    result = original.as_dict()
+    assert result == asdict(original)
+    assert list(result) == ["quelle", "subtyp", "inhalt", "gewicht", "meta"]
+    assert type(result["meta"]["pfad"]) is tuple
+
+
+def test_as_dict_copies_meta_deeply() -> None:
+    original = entry()
+    result = original.as_dict()
+    result["meta"]["themen"].append("neu")
+    result["meta"]["pfad"][1].append(4)
+    result["meta"]["nested"]["leer"] = "gefüllt"
+    assert original.meta["themen"] == ["familie", "hamburg"]
+    assert original.meta["pfad"] == (1, [2, 3])
+    assert original.meta["nested"]["leer"] is None
