@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from novaberg.ei.canon import NEGATIVE_SECTORS, POSITIVE_SECTORS, sector_of
@@ -71,6 +72,10 @@ STYLE_ORDER: Final = ("locker", "formell", "fachlich", "emotional", "jugendlich"
 
 STYLE_TURNS: Final = 5
 """Rule-based style reads the role's last 5 turns with content."""
+
+SCORE_CACHE_SIZE: Final = 1024
+"""Utterances whose style scores are kept: the last turns of the pairs a process serves
+at once, each scored again by every node that checks a style."""
 
 STYLE_MIN_SCORE: Final = 1.5
 STYLE_TIE_MARGIN: Final = 2.0
@@ -199,6 +204,13 @@ def _has_emoji(text: str) -> bool:
 
 def score_text(text: str) -> dict[str, int]:
     """Style scores of one utterance by the rule table, keyed by style."""
+    return dict(zip(STYLE_ORDER, _scores(text), strict=True))
+
+
+@lru_cache(maxsize=SCORE_CACHE_SIZE)
+def _scores(text: str) -> tuple[int, int, int, int, int]:
+    """`score_text`'s values in `STYLE_ORDER`, memoised: a turn scores the same last
+    turns of a role about ten times (a tuple, so no caller can change a cached result)."""
     lo = fo = fa = em = ju = 0
     lower = text.lower()
     raw_tokens = text.split()
@@ -247,7 +259,7 @@ def score_text(text: str) -> dict[str, int]:
         fo += 2
     if not slang_hits and not emoji and not abbreviation:
         fo, fa = fo + 1, fa + 1
-    return dict(zip(STYLE_ORDER, (lo, fo, fa, em, ju), strict=True))
+    return (lo, fo, fa, em, ju)
 
 
 def style_scores(turns: Iterable[Mapping[str, Any]], role: str) -> dict[str, int]:
@@ -255,7 +267,7 @@ def style_scores(turns: Iterable[Mapping[str, Any]], role: str) -> dict[str, int
     texts = [t["inhalt"] for t in turns if t.get("rolle") == role and t.get("inhalt")]
     total = dict.fromkeys(STYLE_ORDER, 0)
     for text in texts[-STYLE_TURNS:]:
-        for style, score in score_text(str(text)).items():
+        for style, score in zip(STYLE_ORDER, _scores(str(text)), strict=True):
             total[style] += score
     return total
 

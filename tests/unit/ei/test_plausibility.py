@@ -163,3 +163,13 @@ def test_plausibility_pass_combines_checks() -> None:
     assert result.mode == "emotional"
     assert result.rule_style == "jugendlich"
     assert result.language_style == "emotional"
+
+
+def test_scoring_the_same_text_again_gives_a_fresh_equal_result() -> None:
+    """`score_text` is memoised; a caller changing its result changes no later result."""
+    first = score_text("Na, alles klar bei dir?")
+    first["locker"] += 100
+    second = score_text("Na, alles klar bei dir?")
+    assert second is not first
+    assert second["locker"] == first["locker"] - 100
+    assert style_scores([{"rolle": "user", "inhalt": "Na, alles klar bei dir?"}], "user") == second
