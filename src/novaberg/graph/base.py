@@ -72,10 +72,12 @@ class UndeclaredChannelError(KeyError):
 
 
 def check_channels(node: str, update: dict[str, Any]) -> None:
-    """Raise `UndeclaredChannelError` if `update` holds a key that is not a channel."""
+    """Raise `UndeclaredChannelError` if `update` holds a key that is not a channel (one set
+    operation on the common path: every node run is checked)."""
+    if STATE_CHANNELS.issuperset(update):
+        return
     undeclared = [key for key in update if key not in STATE_CHANNELS]
-    if undeclared:
-        raise UndeclaredChannelError(node, sorted(undeclared))
+    raise UndeclaredChannelError(node, sorted(undeclared))
 
 
 def wrap_node(
