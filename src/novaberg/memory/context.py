@@ -8,8 +8,7 @@ builds `memory_context`. Keep it flat: a source name, a subtype, the text, one w
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 SOURCE_SHORT_TERM: Final = "kzg"
@@ -51,9 +50,17 @@ class ContextEntry:
 _ATOMIC: Final = (str, int, float, bool, type(None))
 
 
+@dataclass(slots=True)
+class _Box:
+    """Carries a value through `asdict`, for the values `_deep_copy` leaves to it."""
+
+    value: Any
+
+
 def _deep_copy(value: Any) -> Any:
     """`value` copied as `dataclasses.asdict` copies a field: plain dicts, lists and tuples
-    rebuilt, atomic values shared, anything else through `copy.deepcopy`."""
+    rebuilt and atomic values shared here, anything else (a nested dataclass, a named
+    tuple, a subclass) by `asdict` itself."""
     kind = type(value)
     if kind in _ATOMIC:
         return value
@@ -63,4 +70,4 @@ def _deep_copy(value: Any) -> Any:
         return [_deep_copy(item) for item in value]
     if kind is tuple:
         return tuple(_deep_copy(item) for item in value)
-    return copy.deepcopy(value)
+    return asdict(_Box(value))["value"]

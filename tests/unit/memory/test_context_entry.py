@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import numpy as np
 
 from novaberg.memory.context import ContextEntry
+
+
+@dataclass
+class Source:
+    turn_id: str
+    tags: list[str]
+
+
+class Span(NamedTuple):
+    start: int
+    source: Source
 
 
 def entry() -> ContextEntry:
@@ -22,6 +35,9 @@ def entry() -> ContextEntry:
             "themen": ["familie", "hamburg"],
             "pfad": (1, [2, 3]),
             "nested": {"zeit": datetime(2026, 3, 1, tzinfo=UTC), "leer": None, "ok": True},
+            "quelle": Source("t1", ["a"]),
+            "spanne": Span(3, Source("t2", [])),
+            "geordnet": OrderedDict(x=[Source("t3", ["b"])]),
         },
     )
 
@@ -32,6 +48,7 @@ def test_as_dict_equals_dataclasses_asdict() -> None:
     assert result == asdict(original)
     assert list(result) == ["quelle", "subtyp", "inhalt", "gewicht", "meta"]
     assert type(result["meta"]["pfad"]) is tuple
+    assert result["meta"]["quelle"] == {"turn_id": "t1", "tags": ["a"]}
 
 
 def test_as_dict_copies_meta_deeply() -> None:
