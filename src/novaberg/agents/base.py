@@ -11,11 +11,11 @@ from __future__ import annotations
 import inspect
 import operator
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypedDict, cast
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -28,6 +28,7 @@ __all__ = [
     "AgentState",
     "BaseAgent",
     "Correction",
+    "EnrichQuery",
 ]
 
 STATUS_CANON: frozenset[str] = frozenset(
@@ -43,6 +44,10 @@ CONTEXT_KEYS: frozenset[str] = frozenset(
     {"user_id", "character_id", "memory_context", "verlauf", "initiator"}
 )
 """Catalogued `context` keys an agent may see (invoke drops the rest)."""
+
+
+EnrichQuery = tuple[str, Sequence[Any]]
+"""(sql, params) of an enrich hook's read."""
 
 
 class AgentDefinitionError(ValueError):
@@ -215,7 +220,25 @@ class BaseAgent(ABC):
     async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
         """The enricher's hook: memory entries {quelle, subtyp, inhalt, gewicht, meta} this
         agent's data adds to a turn about `text` (docs/behaviour/agents.md#enrich-hooks).
-        Read only, no model call; the default adds nothing."""
+        Read only, no model call: the rows of `enrich_query`, shaped by `enrich_rows`; the
+        default adds nothing."""
+        query = self.enrich_query(deps, user_id, text)
+        if query is None:
+            return []
+        sql, params = query
+        async with deps.pool.connection() as conn:
+            cur = await conn.execute(sql, params)
+            rows = cast(list[dict[str, Any]], await cur.fetchall())
+        return self.enrich_rows(deps, rows)
+
+    def enrich_query(self, deps: GraphDeps, user_id: str, text: str) -> EnrichQuery | None:
+        """The hook's one read as (sql, params), or None when `text` asks for nothing.
+        Separate from `enrich` so db_access can send it with its own reads (one round
+        trip for all of them); the default reads nothing."""
+        return None
+
+    def enrich_rows(self, deps: GraphDeps, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The memory entries made of `enrich_query`'s rows; the default makes none."""
         return []
 
     async def invoke(self, state: AgentState, deps: GraphDeps) -> AgentState:

@@ -71,6 +71,7 @@ class ConversationState(TypedDict, total=False):
     loaded_pending: dict[str, Any]  # {raw}: the stored pending agent question, by db_access
     loaded_situation: dict[str, Any]  # {stand, vorher, anlass}: stored bubbles, by db_access
     loaded_detail: dict[str, Any]  # {raw}: the stored gv:detail, by db_access
+    loaded_hooks: dict[str, Any]  # {text, rows: {agent: rows}}: enrich-hook reads, by db_access
     activated_goals: list[dict[str, Any]]
     goal_vectors: dict[int, list[float]]
     gravitation_term: float

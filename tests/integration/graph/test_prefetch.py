@@ -11,12 +11,13 @@ from typing import Any
 
 from test_understanding import NOW, set_wheel
 
+from novaberg.agents.registry import discover_agents
 from novaberg.agents.timeline import repository
 from novaberg.graph.appointments import proactive_window
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.appointment_reading import appointment_reading
 from novaberg.graph.nodes.db_access import db_access
-from novaberg.graph.nodes.enricher import stored_cluster
+from novaberg.graph.nodes.enricher import hook_entries, stored_cluster
 from novaberg.graph.nodes.router import router
 from novaberg.graph.nodes.situation import situation_node
 from novaberg.graph.nodes.stance import stance_node
@@ -126,3 +127,34 @@ async def test_the_stance_router_situation_and_enricher_use_what_db_access_read(
 
     assert await stored_cluster(deps, PAIR, {"raw": json.dumps({"cluster": "bier"})}) == "bier"
     assert await stored_cluster(deps, PAIR) == "paradox"  # nothing stored, read here
+
+
+async def test_db_access_reads_the_enrich_hooks_and_the_enricher_only_shapes_them(
+    deps: GraphDeps,
+) -> None:
+    """The hooks' reads travel with db_access's batch; the enricher makes the same entries
+    of them as the hook would, without reading again (the database holds no note here)."""
+    registry = discover_agents()
+    await _dentist(deps)
+    text = "Wann ist der Zahnarzt, und was steht auf der Einkaufsliste?"
+
+    update = await db_access(_state(user_prompt=text), deps, registry=registry)
+
+    loaded = update["loaded_hooks"]
+    assert loaded["text"] == text
+    assert [row["title"] for row in loaded["rows"]["timeline"]] == ["Zahnarzt Dr. Weber"]
+    assert loaded["rows"]["notizen"] == []
+    expected, _ = await hook_entries(registry, deps, PAIR.user_id, text)
+    entries, counts = await hook_entries(registry, deps, PAIR.user_id, text, loaded)
+    assert entries == expected and [e["inhalt"][:8] for e in entries] == ["Termin: "]
+    assert (counts["notizen"], counts["timeline"]) == (0, 1)
+
+    note = {"name": "Einkaufsliste", "typ": "einkauf", "text": "Milch,  Brot"}
+    handed = {"text": text, "rows": {"notizen": [note]}}
+    entries, counts = await hook_entries(registry, deps, PAIR.user_id, text, handed)
+    assert [e["inhalt"] for e in entries if e["quelle"] == "notizen"] == [
+        "Notiz „Einkaufsliste“: Milch, Brot"
+    ]
+    assert counts["timeline"] == 1  # not handed over: read here
+    entries, counts = await hook_entries(registry, deps, PAIR.user_id, "Zahnarzt", handed)
+    assert counts["notizen"] == 0  # handed over for another text: read here (nothing stored)

@@ -5,9 +5,9 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from novaberg.agents.base import BaseAgent
+from novaberg.agents.base import BaseAgent, EnrichQuery
 from novaberg.agents.hooks import HOOK_ENTRIES_MAX, HOOK_WEIGHT, like_patterns
 from novaberg.agents.notes import NAME
 from novaberg.agents.notes.classify import DOMAIN_LANGUAGE, classify_node
@@ -34,19 +34,19 @@ class NotesAgent(BaseAgent):
         resume=resume_node,
     )
 
-    async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
+    def enrich_query(self, deps: GraphDeps, user_id: str, text: str) -> EnrichQuery | None:
         """Active notes whose name the utterance says, newest first
-        (docs/behaviour/agents.md#enrich-hooks)."""
+        (docs/behaviour/agents.md#enrich-hooks); None without a keyword."""
         patterns = like_patterns(text)
         if not patterns:
-            return []
-        async with deps.pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT name, typ, text FROM notizen WHERE user_id = %s AND aktiv"
-                " AND name ILIKE ANY(%s) ORDER BY updated_at DESC LIMIT %s",
-                (user_id, patterns, HOOK_ENTRIES_MAX),
-            )
-            rows = cast(list[dict[str, Any]], await cur.fetchall())
+            return None
+        return (
+            "SELECT name, typ, text FROM notizen WHERE user_id = %s AND aktiv"
+            " AND name ILIKE ANY(%s) ORDER BY updated_at DESC LIMIT %s",
+            (user_id, patterns, HOOK_ENTRIES_MAX),
+        )
+
+    def enrich_rows(self, deps: GraphDeps, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
             {
                 "quelle": NAME,

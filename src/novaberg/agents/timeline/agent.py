@@ -5,9 +5,9 @@ validate → (resume | classify) → (create → execute | search → execute) �
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from novaberg.agents.base import BaseAgent
+from novaberg.agents.base import BaseAgent, EnrichQuery
 from novaberg.agents.hooks import HOOK_ENTRIES_MAX, HOOK_WEIGHT, like_patterns
 from novaberg.agents.timeline import NAME, display
 from novaberg.agents.timeline.classify import DOMAIN_LANGUAGE, classify_node
@@ -34,21 +34,20 @@ class TimelineAgent(BaseAgent):
         resume=resume_node,
     )
 
-    async def enrich(self, deps: GraphDeps, user_id: str, text: str) -> list[dict[str, Any]]:
+    def enrich_query(self, deps: GraphDeps, user_id: str, text: str) -> EnrichQuery | None:
         """Coming active entries whose title contains a word of the utterance, earliest
-        first (docs/behaviour/agents.md#enrich-hooks)."""
+        first (docs/behaviour/agents.md#enrich-hooks); None without a keyword."""
         patterns = like_patterns(text)
         if not patterns:
-            return []
-        now = now_from(deps)
-        async with deps.pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT id, event_time, event_type, title, details, precision FROM timeline"
-                " WHERE user_id = %s AND aktiv AND event_time >= %s AND title ILIKE ANY(%s)"
-                " ORDER BY event_time LIMIT %s",
-                (user_id, now, patterns, HOOK_ENTRIES_MAX),
-            )
-            rows = cast(list[dict[str, Any]], await cur.fetchall())
+            return None
+        return (
+            "SELECT id, event_time, event_type, title, details, precision FROM timeline"
+            " WHERE user_id = %s AND aktiv AND event_time >= %s AND title ILIKE ANY(%s)"
+            " ORDER BY event_time LIMIT %s",
+            (user_id, now_from(deps), patterns, HOOK_ENTRIES_MAX),
+        )
+
+    def enrich_rows(self, deps: GraphDeps, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
             {
                 "quelle": NAME,

@@ -28,7 +28,9 @@ Loads who is talking before anything is computed:
   asked for another) — a failed read leaves the channel unset: that node reads itself —
   and, with the Redis reads, the router's pending agent question (`loaded_pending`), the
   situation node's stored bubble (`loaded_situation`) and the last `gv:detail`
-  (`loaded_detail`), each as stored: its reader decodes it.
+  (`loaded_detail`), each as stored: its reader decodes it — and the agents' enrich-hook
+  reads (`loaded_hooks`: {text, rows by agent}; the enricher shapes the rows, and reads
+  itself for an agent whose read is missing or failed).
 
 Everything is read in two concurrent round trips, one pipeline to Redis and one to
 PostgreSQL. The profile SQL lives in the constants below, the rule tables' in
@@ -42,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -51,8 +54,15 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents import rule_store
+from novaberg.agents.base import EnrichQuery
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.stimulus import stimulus_arousal, stimulus_is_own_thought
+from novaberg.agents.registry import AgentRegistry
+from novaberg.agents.stimulus import (
+    StimulusError,
+    stimulus_arousal,
+    stimulus_is_own_thought,
+    stimulus_text,
+)
 from novaberg.agents.timeline import repository as timeline_repository
 from novaberg.ei.canon import parse_number
 from novaberg.ei.persistence import reload_nova_state
@@ -69,7 +79,7 @@ from novaberg.graph.personality import (
 )
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys, nova_state
-from novaberg.store.batch_read import fetch_batch
+from novaberg.store.batch_read import Query, fetch_batch
 from novaberg.store.goals import activation_goals_from_rows, activation_query
 from novaberg.store.keys import Pair
 from novaberg.store.session import decode_turns
@@ -234,11 +244,44 @@ def mirror(internal: InternalPersonality) -> Personality:
 # --- node ---------------------------------------------------------------------------------------
 
 
+HOOK_PART: Final = "hook_"
+"""Prefix of an enrich hook's part in `_read_tables` (then the agent's name)."""
+
+
+def hook_queries(
+    registry: AgentRegistry | None, deps: GraphDeps, state: ConversationState
+) -> tuple[str, dict[str, EnrichQuery]]:
+    """(stimulus text, the enrich hooks' reads by agent) for the enricher; an agent without
+    a read for this text, or whose query cannot be formed, is left to the enricher."""
+    try:
+        text = stimulus_text(state)
+    except StimulusError:
+        return "", {}  # the enricher reports it
+    if registry is None or not text.strip():
+        return text, {}
+    queries: dict[str, EnrichQuery] = {}
+    for name, agent in registry.all().items():
+        try:
+            query = agent.enrich_query(deps, state.get("user_id", ""), text)
+        except Exception as exc:  # the enricher runs the hook itself and logs its failure
+            log.warning("db_access: enrich query of %s not formed: %s", name, exc)
+            continue
+        if query is not None:
+            queries[name] = query
+    return text, queries
+
+
 async def _read_tables(
-    pool: AsyncConnectionPool, pair: Pair, *, with_user_profile: bool, window: Window
+    pool: AsyncConnectionPool,
+    pair: Pair,
+    *,
+    with_user_profile: bool,
+    window: Window,
+    hooks: Mapping[str, EnrichQuery],
 ) -> tuple[dict[str, Any], list[str]]:
     """Profiles, identities, directives, the display name, the goals, the persona, the
-    stance's wheel row and the appointments of the proactive `window` in one round trip.
+    stance's wheel row, the appointments of the proactive `window` and the enrich `hooks`'
+    reads in one round trip.
 
     Returns (values by part, names of the parts that could not be read).
     """
@@ -259,7 +302,7 @@ async def _read_tables(
             None,
         ),
     }
-    queries = [
+    queries: list[Query] = [
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
         (rule_store.active_sql(IDENTITIES), (pair.user_id,)),
         (rule_store.active_sql(DIRECTIVES), (pair.user_id,)),
@@ -272,6 +315,9 @@ async def _read_tables(
     if with_user_profile:
         parsers["profil_nutzer"] = (profile_from_rows, Character())
         queries.append((PROFILE_SQL, (pair.user_id, pair.character_id)))
+    for name, query in hooks.items():
+        parsers[HOOK_PART + name] = (list, None)  # None: the enricher reads it itself
+        queries.append(query)
     values: dict[str, Any] = {}
     failures: list[str] = []
     for (what, (parse, empty)), rows in zip(
@@ -330,8 +376,20 @@ async def _read_redis(deps: GraphDeps, pair: Pair, trigger: str | None) -> Redis
     )
 
 
-async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Fill `external` and `internal` (see the module docstring)."""
+def loaded_hooks(text: str, names: Iterable[str], tables: Mapping[str, Any]) -> dict[str, Any]:
+    """`loaded_hooks`: the stimulus text and the rows of each hook read that succeeded."""
+    rows = {name: tables[HOOK_PART + name] for name in names}
+    return {
+        "text": text,
+        "rows": {name: found for name, found in rows.items() if found is not None},
+    }
+
+
+async def db_access(
+    state: ConversationState, deps: GraphDeps, registry: AgentRegistry | None = None
+) -> dict[str, Any]:
+    """Fill `external` and `internal` (see the module docstring); with a `registry`, read
+    the agents' enrich hooks too."""
     user_id = state.get("user_id", "")
     character_id = state.get("character_id", "")
     pair = Pair(user_id, character_id)
@@ -343,9 +401,10 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
     tz = deps.settings.tz
     window = proactive_window(datetime.fromtimestamp(deps.clock(), tz=tz), tz)
     trigger = (state.get("event_payload") or {}).get(TRIGGER_FIELD) if impulse else None
+    text, hooks = hook_queries(registry, deps, state)
     reads, (tables, failures) = await asyncio.gather(
         _read_redis(deps, pair, str(trigger) if trigger else None),
-        _read_tables(deps.pool, pair, with_user_profile=is_user_turn, window=window),
+        _read_tables(deps.pool, pair, with_user_profile=is_user_turn, window=window, hooks=hooks),
     )
     reload = reload_nova_state(
         reads.nova_state, deps.clock(), is_user_turn, own_thought_arousal=level
@@ -387,6 +446,7 @@ async def db_access(state: ConversationState, deps: GraphDeps) -> dict[str, Any]
         "loaded_detail": reads.detail,
         **({"loaded_wheel": tables["rad"]} if tables["rad"] is not None else {}),
         **({"loaded_appointments": tables["termine"]} if tables["termine"] is not None else {}),
+        **({"loaded_hooks": loaded_hooks(text, hooks, tables)} if hooks else {}),
         "user_weight": tables[USER_WEIGHT_COLUMN],
         "thought_level": gedanke_level,
         "_log": {

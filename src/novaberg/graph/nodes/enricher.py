@@ -38,6 +38,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from novaberg.agents.base import BaseAgent
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_text
@@ -193,14 +194,36 @@ async def _hook(
         return agent_name, None
 
 
+async def _shaped(
+    agent_name: str, agent: BaseAgent, deps: GraphDeps, rows: list[dict[str, Any]]
+) -> tuple[str, list[dict[str, Any]] | None]:
+    """A hook whose rows db_access read: only shaped here."""
+    try:
+        return agent_name, list(agent.enrich_rows(deps, rows))
+    except Exception as exc:  # as a failed hook
+        log.error("enricher: enrich hook of %s failed: %s", agent_name, exc)
+        return agent_name, None
+
+
 async def hook_entries(
-    registry: AgentRegistry | None, deps: GraphDeps, user_id: str, text: str
+    registry: AgentRegistry | None,
+    deps: GraphDeps,
+    user_id: str,
+    text: str,
+    loaded: Mapping[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int | None]]:
-    """The agents' enrich hooks, concurrently: (entries, count per agent; None = failed)."""
+    """The agents' enrich hooks, concurrently: (entries, count per agent; None = failed).
+    A hook whose rows db_access read for this very text (`loaded`) is not read again."""
     if registry is None or not text.strip():
         return [], {}
+    prefetched = dict(loaded["rows"]) if loaded and loaded.get("text") == text else {}
     results = await asyncio.gather(
-        *(_hook(name, agent.enrich, deps, user_id, text) for name, agent in registry.all().items())
+        *(
+            _shaped(name, agent, deps, prefetched[name])
+            if name in prefetched
+            else _hook(name, agent.enrich, deps, user_id, text)
+            for name, agent in registry.all().items()
+        )
     )
     entries = [entry for _, found in results for entry in found or []]
     return entries, {name: None if found is None else len(found) for name, found in results}
@@ -276,7 +299,7 @@ async def enricher(
     if full:
         found, (hooked, hook_counts) = await asyncio.gather(
             _resonance(state, deps, pair, search_vector, turns, cluster),
-            hook_entries(registry, deps, pair.user_id, text),
+            hook_entries(registry, deps, pair.user_id, text, state.get("loaded_hooks")),
         )
 
     update: dict[str, Any] = {
