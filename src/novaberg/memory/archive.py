@@ -63,12 +63,43 @@ async def archive_live_turn(
     embedding: Sequence[float] | np.ndarray | None = None,
 ) -> int | None:
     """Archive one live turn; its id, or None if it was archived already."""
+    row = await live_row(
+        model,
+        pair,
+        speaker=speaker,
+        text=text,
+        time=time,
+        turn_id=turn_id,
+        message_ids=message_ids,
+        origin=origin,
+        round_=round_,
+        embedding=embedding,
+    )
+    async with pool.connection() as conn:
+        return await archive.insert_live(conn, row)
+
+
+async def live_row(
+    model: LLM,
+    pair: Pair,
+    *,
+    speaker: str,
+    text: str,
+    time: datetime,
+    turn_id: str | None,
+    message_ids: Sequence[str],
+    origin: str,
+    round_: int = 0,
+    embedding: Sequence[float] | np.ndarray | None = None,
+) -> archive.ArchiveRow:
+    """The archive row of one live turn, `text` embedded unless its `embedding` is given
+    (the dispatcher writes it with its other rows, in one round trip)."""
     vector = (
         np.asarray(embedding, dtype=np.float32)
         if embedding is not None
         else await embed_or_none(model, text)
     )
-    row = archive.ArchiveRow(
+    return archive.ArchiveRow(
         pair=pair,
         speaker=speaker,
         text=text,
@@ -81,8 +112,6 @@ async def archive_live_turn(
         message_ids=tuple(message_ids),
         embedding=vector,
     )
-    async with pool.connection() as conn:
-        return await archive.insert_live(conn, row)
 
 
 async def purge_expired(pool: AsyncConnectionPool, now: float) -> int:

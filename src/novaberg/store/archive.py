@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Final
 
 import numpy as np
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.store.keys import Pair
 from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
@@ -138,8 +138,18 @@ def _params(row: ArchiveRow) -> dict[str, Any]:
 async def insert_live(conn: AsyncConnection[Any], row: ArchiveRow) -> int | None:
     """Write one live row (its context view from the pair's previous row); the new id, or
     None when the row was archived already."""
+    return await inserted_id(await send_live(conn, row))
+
+
+async def send_live(conn: AsyncConnection[Any], row: ArchiveRow) -> AsyncCursor[Any]:
+    """Send `insert_live`'s statement without waiting for its answer (in a pipeline it
+    travels with the caller's other statements); `inserted_id` reads the answer."""
     kontext = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
-    cur = await conn.execute(_INSERT.format(kontext=kontext), _params(row))
+    return await conn.execute(_INSERT.format(kontext=kontext), _params(row))
+
+
+async def inserted_id(cur: AsyncCursor[Any]) -> int | None:
+    """The id `send_live`'s statement returned, None when the row was archived already."""
     found = await cur.fetchone()
     return None if found is None else int(found["id"])
 

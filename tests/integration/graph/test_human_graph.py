@@ -252,3 +252,50 @@ async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
     assert final["session_turn_written"] is True
     (row,) = await _pending_rows(deps, turn.turn_id)
     assert row["ergebnis"] == "fehlgeschlagen" and row["daten"]["segment"] == SHORT
+
+
+async def _xmin(deps: GraphDeps, table: str, turn_id: str) -> list[str]:
+    """The transaction ids that wrote the turn's rows of `table` (test-owned table names)."""
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(
+            f"SELECT xmin::text AS x FROM {table} WHERE turn_id = %s",
+            (turn_id,),
+        )
+        return [r["x"] for r in await cur.fetchall()]
+
+
+async def test_the_archive_row_is_written_with_the_write_log_and_its_links(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """One transaction (one round trip) writes the archive row, the log row and the link."""
+    script_human(scripted)
+    turn = _turn(SHORT)
+    await _run(runtime, turn)
+    (archived,) = await _xmin(deps, "gespraechsarchiv", turn.turn_id)
+    assert await _xmin(deps, "pending_writes_log", turn.turn_id) == [archived]
+    assert await _xmin(deps, "verbindung", turn.turn_id) == [archived]
+
+
+async def test_a_failed_archive_row_does_not_cost_the_write_log(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    turn = _turn(SHORT)
+    async with deps.pool.connection() as conn:  # every archive insert fails from now on
+        await conn.execute(
+            "ALTER TABLE gespraechsarchiv ADD CONSTRAINT nie CHECK (inhalt = '') NOT VALID"
+        )
+    try:
+        await _run(runtime, turn)
+        (row,) = await _pending_rows(deps, turn.turn_id)
+        assert row["ergebnis"].startswith("kzg:meister:nova:")
+        assert await _links(deps, turn.turn_id) == [row["ergebnis"]]
+        assert await _xmin(deps, "gespraechsarchiv", turn.turn_id) == []
+        await deps.log.flush()  # type: ignore[union-attr]
+        (logged,) = [
+            r for r in await read_turn(deps.pool, turn.turn_id) if r["node"] == "dispatcher"
+        ]
+        assert logged["inhalt"]["archiv"] == "fehlgeschlagen"
+    finally:
+        async with deps.pool.connection() as conn:
+            await conn.execute("ALTER TABLE gespraechsarchiv DROP CONSTRAINT nie")

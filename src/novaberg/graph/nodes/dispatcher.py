@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
@@ -40,15 +40,15 @@ from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.graph.nodes.delegation import delegate, keep_momentum
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
-from novaberg.memory.archive import archive_live_turn
+from novaberg.memory.archive import live_row
 from novaberg.memory.bridge import (
     KzgWriteOutcome,
     observer_for,
     store_kzg_writes,
     summarise_session,
 )
-from novaberg.store import keys
-from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
+from novaberg.store import archive, keys
+from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
 from novaberg.store.conversation_vector import save_turn_trace
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
@@ -132,11 +132,16 @@ async def record_pending_writes(
     writes: list[PendingWrite],
     results: list[str] | None = None,
     links: Sequence[str] = (),
-) -> int:
+    archived: ArchiveRow | None = None,
+) -> tuple[int, int | BaseException | None]:
     """Record every write in pending_writes_log with what became of it, together with the
-    `verbindung` rows (this turn → each new short-term key in `links`): all or none, in one
-    round trip. A failed link is logged, not fatal (the entry exists); a failed log
-    write raises."""
+    `verbindung` rows (this turn → each new short-term key in `links`) and the turn's
+    `archived` row: all or none, in one round trip. If that fails, each is written alone,
+    so a failure stays attached: a failed link is logged and a failed archive row returned,
+    neither fatal (the entry, the turn exist); a failed log write raises.
+
+    Returns (rows logged, the archive row's id — None when archived already or no row —
+    or its failure)."""
     outcomes = list(results or [])
     rows = [
         (
@@ -153,31 +158,54 @@ async def record_pending_writes(
         for index, write in enumerate(writes)
     ]
     link_rows = [(state.get("turn_id"), key) for key in links]
-    if not rows and not link_rows:
-        return 0
+    if not rows and not link_rows and archived is None:
+        return 0, None
     try:
-        await _insert(deps, (_PENDING_SQL, rows), (_LINK_SQL, link_rows))
-    except psycopg.Error as exc:
-        if not link_rows:
+        return len(rows), await _insert(
+            deps, archived, (_PENDING_SQL, rows), (_LINK_SQL, link_rows)
+        )
+    except Exception as exc:
+        if archived is None and not (link_rows and isinstance(exc, psycopg.Error)):
             raise
-        # nothing was written: write each table alone, so a failure stays attached
-        log.error("dispatcher: log and links failed together (%s); writing them apart", exc)
-        await _insert(deps, (_PENDING_SQL, rows))
+        # nothing was written: write each alone, so a failure stays attached
+        log.error("dispatcher: log, links and archive failed together (%s); writing apart", exc)
+    stored = await _archive_alone(deps, archived)
+    if rows:
+        await _insert(deps, None, (_PENDING_SQL, rows))
+    if link_rows:
         try:
-            await _insert(deps, (_LINK_SQL, link_rows))
+            await _insert(deps, None, (_LINK_SQL, link_rows))
         except psycopg.Error as link_exc:
             log.error("dispatcher: verbindung of %s not written: %s", list(links), link_exc)
-    return len(rows)
+    return len(rows), stored
 
 
-async def _insert(deps: GraphDeps, *batches: tuple[str, list[tuple[Any, ...]]]) -> None:
-    """Every row of every (sql, rows) batch in one pipelined round trip. The statements of
-    one pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
+async def _insert(
+    deps: GraphDeps, archived: ArchiveRow | None, *batches: tuple[str, list[tuple[Any, ...]]]
+) -> int | None:
+    """The `archived` row and every row of every (sql, rows) batch in one pipelined round
+    trip; the archive row's id (None: archived already, or no row). The statements of one
+    pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
     (An explicit BEGIN/COMMIT around them costs more client CPU and buys nothing.)"""
-    async with deps.pool.connection() as conn, conn.pipeline(), conn.cursor() as cur:
-        for sql, rows in batches:
-            for row in rows:
-                await cur.execute(sql, row)
+    async with deps.pool.connection() as conn:
+        async with conn.pipeline():
+            sent = None if archived is None else await archive.send_live(conn, archived)
+            async with conn.cursor() as cur:
+                for sql, rows in batches:
+                    for row in rows:
+                        await cur.execute(sql, row)
+        return None if sent is None else await archive.inserted_id(sent)
+
+
+async def _archive_alone(deps: GraphDeps, row: ArchiveRow | None) -> int | BaseException | None:
+    """The archive row written by itself; its id, or its failure (never fatal)."""
+    if row is None:
+        return None
+    try:
+        async with deps.pool.connection() as conn:
+            return await archive.insert_live(conn, row)
+    except Exception as exc:  # reported in the node's row, like any archive failure
+        return exc
 
 
 async def store_writes(
@@ -220,15 +248,15 @@ async def write_session_turn(
     return summary
 
 
-async def archive_session_turn(
+async def archive_row(
     state: ConversationState, deps: GraphDeps, pair: Pair, turn: dict[str, Any] | None
-) -> int | None:
-    """Archive the session turn (the user's with its prompt vector, the answer embedded)."""
+) -> ArchiveRow | None:
+    """The session turn's archive row (the user's with its prompt vector, the answer
+    embedded); written with the pending-writes log."""
     if turn is None:
         return None
     user = turn["rolle"] == ROLE_USER
-    return await archive_live_turn(
-        deps.pool,
+    return await live_row(
         deps.model,
         pair,
         speaker=SPEAKER_USER if user else SPEAKER_CHARACTER,
@@ -268,11 +296,11 @@ async def write_drive_snapshot(state: ConversationState, deps: GraphDeps, pair: 
 
 async def complete_open_turn(
     state: ConversationState, deps: GraphDeps, pair: Pair
-) -> tuple[dict[str, Any], int | BaseException | None]:
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The user turn the HumanGraph stored early (nodes/session_turn.py): set its two late
-    fields — `intentionen` (salience's) and `kern` (condensing's) — in place, summarise the
-    session, and archive the completed turn. Returns the log summary and the archive id (or
-    the archive's failure)."""
+    fields — `intentionen` (salience's) and `kern` (condensing's) — in place and summarise
+    the session. Returns the log summary and the completed turn (None when it is gone), to
+    be archived."""
     late = {
         "intentionen": list(state.get("user_intentions") or []),
         "kern": state.get("session_turn_core") or "",
@@ -289,13 +317,7 @@ async def complete_open_turn(
     summarised = await summarise_session(deps.redis, deps.model, pair, length=length)
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
-    archived: int | BaseException | None = None
-    if stored is not None:
-        try:
-            archived = await archive_session_turn(state, deps, pair, stored)
-        except Exception as exc:  # reported like the archive of a turn written here
-            archived = exc
-    return summary, archived
+    return summary, stored
 
 
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
@@ -358,21 +380,22 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
 
     What does not depend on the memory writes (the snapshot, the trace and — for a turn
     written here — its archive row, which does not carry the `kern`) runs alongside them:
-    the node costs its longest chain of round trips, not their sum. The delegation
-    trigger runs last, once the turn is in the session."""
+    the node costs its longest chain of round trips, not their sum. The archive row is
+    written with the pending-writes log, in one round trip. The delegation trigger runs
+    last, once the turn is in the session."""
     pair = Pair(state["user_id"], state["character_id"])
     side = asyncio.ensure_future(_side_writes(state, deps, pair))
     turn: dict[str, Any] | None = None
-    archive_job: asyncio.Future[int | None] | None = None
+    row_job: asyncio.Future[ArchiveRow | None] | None = None
     if not state.get("session_turn_open"):
         if not state.get("session_turn_written"):
             # built now; the kern of the memory writes below is filled in before it is written
             turn = build_session_turn(state, deps.clock())
-        archive_job = asyncio.ensure_future(archive_session_turn(state, deps, pair, turn))
+        row_job = asyncio.ensure_future(archive_row(state, deps, pair, turn))  # embeds meanwhile
     try:
-        return await _store_and_write(state, deps, pair, side, turn, archive_job)
+        return await _store_and_write(state, deps, pair, side, turn, row_job)
     except BaseException:
-        started = [job for job in (side, archive_job) if job is not None and not job.done()]
+        started = [job for job in (side, row_job) if job is not None and not job.done()]
         if started:  # never leave a write running behind a failed or cancelled node
             await asyncio.wait(started)
         raise
@@ -387,13 +410,34 @@ async def _session_then_delegate(
     return written, await delegate(state, deps)
 
 
+async def _record(
+    state: ConversationState,
+    deps: GraphDeps,
+    writes: list[PendingWrite],
+    outcome: KzgWriteOutcome,
+    row: Awaitable[ArchiveRow | None],
+) -> tuple[int, int | BaseException | None]:
+    """The pending-writes log and its links with the turn's archive row, once that is
+    built (a row that cannot be built is the archive's failure, the log is written)."""
+    failed: BaseException | None = None
+    try:
+        archived = await row
+    except Exception as exc:
+        archived, failed = None, exc
+    links = [entry.key for entry in outcome.stored]
+    recorded, stored = await record_pending_writes(
+        state, deps, writes, outcome.results, links, archived
+    )
+    return recorded, failed if failed is not None else stored
+
+
 async def _store_and_write(
     state: ConversationState,
     deps: GraphDeps,
     pair: Pair,
     side: asyncio.Future[list[str]],
     turn: dict[str, Any] | None,
-    archive_job: asyncio.Future[int | None] | None,
+    row_job: asyncio.Future[ArchiveRow | None] | None,
 ) -> dict[str, Any]:
     """The dispatcher's memory writes and session write, joined with its early jobs."""
     update: dict[str, Any] = {}
@@ -414,38 +458,38 @@ async def _store_and_write(
         if turn is not None:
             turn["kern"] = outcome.session_turn_kern
     merged = cast(ConversationState, {**state, **update})
-    log_job = record_pending_writes(
-        state, deps, writes, outcome.results, [entry.key for entry in outcome.stored]
-    )
     written: Any
-    archived: Any
-    if archive_job is None:  # stored early by the HumanGraph: complete it
-        logged, completed, sides = await asyncio.gather(
-            log_job, complete_open_turn(merged, deps, pair), side, return_exceptions=True
+    recording: Any
+    if row_job is None:  # stored early by the HumanGraph: complete it, then archive it
+        completed, sides = await asyncio.gather(
+            complete_open_turn(merged, deps, pair), side, return_exceptions=True
         )
         shadow_tasks = None  # delegated below, once the turn is complete
-        written, archived = completed, None
+        written, stored = completed, None
         if not isinstance(completed, BaseException):
-            written, archived = completed
+            written, stored = completed
+        (recording,) = await asyncio.gather(
+            _record(state, deps, writes, outcome, archive_row(merged, deps, pair, stored)),
+            return_exceptions=True,
+        )
         turn = {}  # a turn exists (for the archive summary below)
     else:
-        # the write log, the session and the side writes are independent: all round trips
-        # at once, and a failure of one is raised only once the others have finished
-        # (never left running)
-        logged, session, archived, sides = await asyncio.gather(
-            log_job,
+        # the write log (with the archive row), the session and the side writes are
+        # independent: all round trips at once, and a failure of one is raised only once
+        # the others have finished (never left running)
+        recording, session, sides = await asyncio.gather(
+            _record(state, deps, writes, outcome, row_job),
             _session_then_delegate(state, deps, pair, turn),
-            archive_job,
             side,
             return_exceptions=True,
         )
         written, shadow_tasks = (session, None) if isinstance(session, BaseException) else session
-    for result in (logged, written, sides):
+    for result in (recording, written, sides):
         if isinstance(result, BaseException):
             raise result
+    recorded, archived = cast(tuple[int, int | BaseException | None], recording)
     if isinstance(archived, BaseException):
         log.error("dispatcher: turn %s not archived: %s", state.get("turn_id"), archived)
-    recorded = cast(int, logged)
     session_turn = cast(dict[str, Any] | None, written)
     trace = cast(list[str], sides)
     if session_turn is not None:
