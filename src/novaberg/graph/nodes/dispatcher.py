@@ -10,7 +10,8 @@
 - Stores the conversation vector's trace of an answered CharacterGraph turn
   (`gv:detail`, `gv:vorturn`; `store/conversation_vector.py`).
 - Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
-  the enricher's vector, the answer embedded here. A failed archive write is logged in the
+  the enricher's vector, the answer embedded here; the row travels with the pending-writes
+  log (one round trip). A failed archive write is logged in the
   node's row (`archiv`), never fatal: the conversation goes on without it.
 - Writes the drive snapshot `drive:short_term:{u}:{c}` after every CharacterGraph run
   (`{conversation_vector, activated_goals, gravity_term, timestamp}`, goals without their
@@ -379,9 +380,9 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     """Store the run's memories, then write the session turn (once, complete).
 
     What does not depend on the memory writes (the snapshot, the trace and — for a turn
-    written here — its archive row, which does not carry the `kern`) runs alongside them:
-    the node costs its longest chain of round trips, not their sum. The archive row is
-    written with the pending-writes log, in one round trip. The delegation trigger runs
+    written here — its archive row's embedding; the row does not carry the `kern`) runs
+    alongside them: the node costs its longest chain of round trips, not their sum. The
+    archive row is written with the pending-writes log, in one round trip. The delegation trigger runs
     last, once the turn is in the session."""
     pair = Pair(state["user_id"], state["character_id"])
     side = asyncio.ensure_future(_side_writes(state, deps, pair))
@@ -468,10 +469,12 @@ async def _store_and_write(
         written, stored = completed, None
         if not isinstance(completed, BaseException):
             written, stored = completed
-        (recording,) = await asyncio.gather(
-            _record(state, deps, writes, outcome, archive_row(merged, deps, pair, stored)),
-            return_exceptions=True,
-        )
+        try:
+            recording = await _record(
+                state, deps, writes, outcome, archive_row(merged, deps, pair, stored)
+            )
+        except Exception as exc:  # raised below, with the others
+            recording = exc
         turn = {}  # a turn exists (for the archive summary below)
     else:
         # the write log (with the archive row), the session and the side writes are
