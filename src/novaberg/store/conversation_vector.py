@@ -25,15 +25,15 @@ log = logging.getLogger(__name__)
 ANSWER_CHARS: Final = 2000
 
 
-async def save_turn_trace(
-    redis: aioredis.Redis,
+def queue_turn_trace(
+    pipe: aioredis.client.Pipeline,
     pair: Pair,
     detail: Mapping[str, Any] | None,
     answer: str | None,
     mode: str | None,
 ) -> list[str]:
-    """Write what there is (detail and/or answer) in one round trip; returns the keys."""
-    pipe = redis.pipeline(transaction=False)
+    """Queue the writes of what there is (detail and/or answer) on `pipe`, so they share
+    the caller's round trip; returns the keys."""
     written: list[str] = []
     if detail:
         pipe.set(
@@ -46,8 +46,6 @@ async def save_turn_trace(
             json.dumps({"antwort": answer[:ANSWER_CHARS], "modus": mode or ""}, ensure_ascii=False),
         )
         written.append(keys.previous_turn(pair))
-    if written:
-        await pipe.execute()
     return written
 
 

@@ -24,12 +24,16 @@ BLOCK_SLICE_S: Final = 2.0
 
 
 async def publish_tail(redis: aioredis.Redis, turn_id: str, result: dict[str, Any]) -> None:
-    """Hand Path 1's salience results of `turn_id` to its CharacterGraph."""
+    """Hand Path 1's salience results of `turn_id` to its CharacterGraph.
+
+    RPUSH and EXPIRE go out in one round trip without MULTI: they need no atomicity. The
+    only other client of the key pops it; a pop between the two leaves no key, and the
+    EXPIRE then sets nothing — the state a pop after both leaves too."""
     key = keys.human_tail(turn_id)
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.rpush(key, orjson.dumps(result).decode("utf-8"))
-        pipe.expire(key, keys.HUMAN_TAIL_TTL)
-        await pipe.execute()
+    pipe = redis.pipeline(transaction=False)
+    pipe.rpush(key, orjson.dumps(result).decode("utf-8"))
+    pipe.expire(key, keys.HUMAN_TAIL_TTL)
+    await pipe.execute()
 
 
 async def await_tail(

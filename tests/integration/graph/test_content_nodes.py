@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from graph_helpers import SCORE_OK, script_human
+from redis.asyncio.client import Pipeline
 from searxng_double import SearxngDouble, searxng_server
 from test_character_graph import (
     AFTER,
@@ -383,6 +384,30 @@ async def test_dispatcher_writes_the_drive_snapshot(
     assert (
         snapshot["conversation_vector"] == AFTER["dispatcher"]["external"].emotion.emotions_vector
     )
+
+
+async def test_dispatcher_side_writes_share_one_round_trip(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """The snapshot, the trace and the momentum go out in one pipeline, all stored."""
+    script_human(scripted)
+    script_character(scripted)
+    executed: list[list[str]] = []
+    original = Pipeline.execute
+
+    async def counting(self: Pipeline, raise_on_error: bool = True) -> list[Any]:
+        executed.append([str(args[1]) for args, _ in self.command_stack if len(args) > 1])
+        return await original(self, raise_on_error)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Pipeline, "execute", counting)
+        await user_turn(runtime, "Wie geht's dir?")
+    side = [keys.drive_snapshot(PAIR), keys.hypothesis_detail(PAIR), keys.previous_turn(PAIR)]
+    side.append(keys.momentum(PAIR))
+    assert [sorted(batch) for batch in executed if keys.momentum(PAIR) in batch] == [sorted(side)]
+    assert await deps.redis.get(keys.momentum(PAIR)) == AFTER["router"]["momentum"]
+    assert 0 < await deps.redis.ttl(keys.momentum(PAIR)) <= keys.MOMENTUM_TTL
+    assert json.loads(await deps.redis.get(keys.previous_turn(PAIR)))["antwort"]
 
 
 async def run_character_with(

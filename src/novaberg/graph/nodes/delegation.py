@@ -11,8 +11,8 @@ After a character run that answered the user (never an impulse, never the AgentG
 - **knowledge gap**: Nova's answer admits she does not know ("das weiß ich nicht", "da
   bin ich mir nicht sicher", "keine Ahnung") or the thinker's fact check failed → a
   `wissensluecken` task (not next to a commitment, which already researches the turn);
-- the run's momentum is kept for five minutes (`keep_momentum`, which the dispatcher runs with
-  its other early writes; `momentum:{u}:{c}`: low momentum lets
+- the run's momentum is kept for five minutes (`momentum_to_keep`, which the dispatcher
+  writes with its other early writes; `momentum:{u}:{c}`: low momentum lets
   delivery fire before the silence has run out).
 Failures are logged; they never touch the turn.
 """
@@ -29,8 +29,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.vectors import PRESSURE_VECTORS
 from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
-from novaberg.store import keys, shadow_queue
-from novaberg.store.keys import Pair
+from novaberg.store import shadow_queue
 from novaberg.store.shadow_queue import (
     TASK_DELEGATION,
     TASK_KNOWLEDGE_GAP,
@@ -150,18 +149,16 @@ def tasks_for(state: ConversationState) -> list[ShadowTask]:
     return found
 
 
-async def keep_momentum(state: ConversationState, deps: GraphDeps) -> None:
-    """Keep a character run's momentum for five minutes; never raises."""
-    try:
-        if state.get("graph_role") == GRAPH_CHARACTER and state.get("momentum"):
-            pair = Pair(state["user_id"], state["character_id"])
-            await deps.redis.set(keys.momentum(pair), str(state["momentum"]), ex=keys.MOMENTUM_TTL)
-    except Exception:
-        log.exception("momentum of turn %s not kept", state.get("turn_id"))
+def momentum_to_keep(state: ConversationState) -> str | None:
+    """The momentum a character run keeps for five minutes (`keys.momentum`), or None
+    (pure: the dispatcher writes it with its other side writes)."""
+    if state.get("graph_role") == GRAPH_CHARACTER and state.get("momentum"):
+        return str(state["momentum"])
+    return None
 
 
 async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int, str]]:
-    """Push this run's shadow tasks (the momentum is `keep_momentum`'s); never raises."""
+    """Push this run's shadow tasks (the momentum is `momentum_to_keep`'s); never raises."""
     pushed: list[tuple[int, str]] = []
     try:
         now = datetime.fromtimestamp(deps.clock(), UTC)

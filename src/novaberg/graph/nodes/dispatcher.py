@@ -34,11 +34,12 @@ from typing import Any, Final, cast
 import orjson
 import psycopg
 from psycopg.types.json import Jsonb
+from redis.asyncio.client import Pipeline
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
-from novaberg.graph.nodes.delegation import delegate, keep_momentum
+from novaberg.graph.nodes.delegation import delegate, momentum_to_keep
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.archive import live_row
@@ -50,7 +51,7 @@ from novaberg.memory.bridge import (
 )
 from novaberg.store import archive, keys
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
-from novaberg.store.conversation_vector import save_turn_trace
+from novaberg.store.conversation_vector import queue_turn_trace
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
 from novaberg.store.session import (
@@ -287,12 +288,12 @@ def drive_snapshot(state: ConversationState, now: float) -> dict[str, Any]:
     }
 
 
-async def write_drive_snapshot(state: ConversationState, deps: GraphDeps, pair: Pair) -> None:
-    """SET the snapshot (no TTL: it is replaced by the next run); CharacterGraph only."""
-    if state.get("graph_role") != GRAPH_CHARACTER:
-        return
+def queue_drive_snapshot(
+    pipe: Pipeline, state: ConversationState, deps: GraphDeps, pair: Pair
+) -> None:
+    """Queue the snapshot's SET (no TTL: it is replaced by the next run) on `pipe`."""
     snapshot = drive_snapshot(state, deps.clock())
-    await deps.redis.set(keys.drive_snapshot(pair), orjson.dumps(snapshot, default=str))
+    pipe.set(keys.drive_snapshot(pair), orjson.dumps(snapshot, default=str))
 
 
 async def complete_open_turn(
@@ -349,31 +350,29 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     )
 
 
-async def persist_trace(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
-    """gv:detail and gv:vorturn of a CharacterGraph run (other graphs have no vector)."""
-    if state.get("graph_role") != GRAPH_CHARACTER:
-        return []
+def queue_trace(pipe: Pipeline, state: ConversationState, pair: Pair) -> list[str]:
+    """Queue gv:detail and gv:vorturn of a character run on `pipe`; returns their keys."""
     internal = state.get("internal")
     mode = internal.emotion.mode if isinstance(internal, InternalPersonality) else ""
-    return await save_turn_trace(
-        deps.redis, pair, state.get("hypothesis_detail"), state.get("response"), mode
-    )
+    return queue_turn_trace(pipe, pair, state.get("hypothesis_detail"), state.get("response"), mode)
 
 
 async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
     """The writes that need nothing the memory writes produce — the drive snapshot, the
-    conversation vector's trace and the momentum — at once; returns the trace's keys. A failure is raised
-    once both have finished."""
-    snapshot, trace, _ = await asyncio.gather(
-        write_drive_snapshot(state, deps, pair),
-        persist_trace(state, deps, pair),
-        keep_momentum(state, deps),
-        return_exceptions=True,
-    )
-    for result in (snapshot, trace):
-        if isinstance(result, BaseException):
-            raise result
-    return cast(list[str], trace)
+    conversation vector's trace and the momentum, all of a CharacterGraph run only (other
+    graphs have no vector) — in one non-transactional pipeline: one round trip, and no
+    write reads another, so nothing needs them atomic. Returns the trace's keys; a failure
+    is raised once every queued write has been tried."""
+    if state.get("graph_role") != GRAPH_CHARACTER:
+        return []
+    pipe = deps.redis.pipeline(transaction=False)
+    queue_drive_snapshot(pipe, state, deps, pair)
+    trace = queue_trace(pipe, state, pair)
+    momentum = momentum_to_keep(state)
+    if momentum is not None:
+        pipe.set(keys.momentum(pair), momentum, ex=keys.MOMENTUM_TTL)
+    await pipe.execute()
+    return trace
 
 
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
