@@ -40,7 +40,7 @@ from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.entities import ids_field, ids_of_field, resolve_entities
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg import FieldRow, KzgStore
 from novaberg.store.kzg_codec import (
     CORRECTED_FIELD,
     FIELD_THEMES_NORM,
@@ -74,6 +74,9 @@ PROMOTION_TASK: Final = "lzg_promotion"
 
 FIELD_SOURCE: Final = "quelle"
 """Entry field naming where a memory of Nova's own came from (e.g. `recherche`)."""
+
+MAGNET_FIELDS: Final = ("entitaet_ids", "salienz_eingang")
+"""What the entity magnets read of each of the pair's entries."""
 
 OBSERVER_USER: Final = "user"
 OBSERVER_ASSISTANT: Final = "assistant"
@@ -236,8 +239,9 @@ class ShortTermMemory:
         if turn_id:
             fields["turn_id"] = turn_id
         wanted = theme_set(themes)
-        # one script call: the entry, "hash_dirty=1" and the neighbours' haeufigkeit
-        key, (matched, legacy) = await self.store.create_matching(
+        # one script call: the entry, "hash_dirty=1", the neighbours' haeufigkeit and the
+        # entity magnets' read of the pair's entries
+        created = await self.store.create_matching(
             pair,
             fields,
             vector,
@@ -245,14 +249,16 @@ class ShortTermMemory:
             epoch_ms=int(now * 1000),
             themes=wanted or None,
             flag=keys.profile_dirty(pair),
+            rows_of=MAGNET_FIELDS if entities else (),
         )
+        key = created.key
         queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
         # independent writes (Redis neighbours, PostgreSQL link) go out together
         reinforced, _ = await asyncio.gather(
-            self._reinforce(pair, matched, legacy, wanted),
+            self._reinforce(pair, created.matched, created.legacy, wanted),
             self._link_turn(turn_id, key) if link_turn else _done(),
         )
-        magnets = await self.attract(pair, key, entities, set(reinforced))
+        magnets = await self.attract(pair, key, entities, set(reinforced), created.rows)
         self._note(
             pair,
             turn_id,
@@ -304,7 +310,7 @@ class ShortTermMemory:
         fields[FIELD_SOURCE] = origin
         if turn_id:
             fields["turn_id"] = turn_id
-        key, _ = await self.store.create_matching(
+        created = await self.store.create_matching(
             pair,
             fields,
             vector,
@@ -313,6 +319,7 @@ class ShortTermMemory:
             themes=None,
             flag=keys.profile_dirty(pair),
         )
+        key = created.key
         queued = await self._maybe_queue(pair, key, curved, themes, fields["dimension"], now)
         self._note(
             pair, turn_id, "db_write", {"key": key, "quelle": origin, "salienz": round(curved, 5)}
@@ -336,16 +343,21 @@ class ShortTermMemory:
         return resolution.ids
 
     async def attract(
-        self, pair: Pair, new_key: str, entity_ids: Sequence[int], already: set[str]
+        self,
+        pair: Pair,
+        new_key: str,
+        entity_ids: Sequence[int],
+        already: set[str],
+        rows: Sequence[FieldRow],
     ) -> list[str]:
         """The entity magnets: haeufigkeit + 1 for every other entry of the pair naming
         one of `entity_ids` (skipping `already` reinforced ones), and for the new entry
-        once when any was found; saliences and TTLs recomputed. The keys strengthened,
+        once when any was found; saliences and TTLs recomputed. `rows`: the pair's
+        `MAGNET_FIELDS` rows, read by the new entry's create call. The keys strengthened,
         the new one last."""
         wanted = set(entity_ids)
         if not wanted:
             return []
-        rows = await self.store.field_rows(pair, ("entitaet_ids", "salienz_eingang"))
         neighbours = [
             (key, parse_number(intake))
             for key, (ids, intake) in rows

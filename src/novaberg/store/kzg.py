@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -48,11 +49,27 @@ from novaberg.store.kzg_codec import (
 )
 from novaberg.store.kzg_search import KzgSearch, PairCache
 
-__all__ = ["INDEX_TTL", "KzgStore"]
+__all__ = ["INDEX_TTL", "CreatedEntry", "FieldRow", "KzgStore"]
 
 INDEX_TTL: Final = 30 * 86_400
 """The index outlives its longest entry tier (30 d) and is refreshed on
 every write, so an abandoned pair's index disappears on its own."""
+
+
+FieldRow = tuple[str, list[str | None]]
+"""(entry key, the values of the asked fields; None where the entry lacks one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedEntry:
+    """What one create script call returns: the new key, the theme neighbours it
+    incremented and the legacy ones left to the caller (`match_themes`), and the asked
+    `field_rows` of the pair (the new entry included)."""
+
+    key: str
+    matched: list[ThemeRow]
+    legacy: list[ThemeRow]
+    rows: list[FieldRow]
 
 
 class KzgStore(KzgSearch):
@@ -96,8 +113,8 @@ class KzgStore(KzgSearch):
         existing key atomically and the next millisecond is tried. `flag` (e.g. the pair's
         profile_dirty key) is set to "1" by the same script call, saving a round trip.
         """
-        key, _ = await self._create_entry(pair, fields, vector, ttl_seconds, epoch_ms, flag, None)
-        return key
+        created = await self._create_entry(pair, fields, vector, ttl_seconds, epoch_ms, flag, None)
+        return created.key
 
     async def create_matching(
         self,
@@ -109,10 +126,14 @@ class KzgStore(KzgSearch):
         epoch_ms: int,
         themes: Iterable[str] | None,
         flag: str | None = None,
-    ) -> tuple[str, tuple[list[ThemeRow], list[ThemeRow]]]:
-        """`create`, then `match_themes(pair, new key, themes)` in the same script call:
-        (key, (incremented rows, legacy rows)). `themes=None` skips the matching."""
-        return await self._create_entry(pair, fields, vector, ttl_seconds, epoch_ms, flag, themes)
+        rows_of: Sequence[str] = (),
+    ) -> CreatedEntry:
+        """`create`, then `match_themes(pair, new key, themes)` and `field_rows(pair,
+        rows_of)` in the same script call (one round trip where a write needs all three).
+        `themes=None` skips the matching, empty `rows_of` the rows."""
+        return await self._create_entry(
+            pair, fields, vector, ttl_seconds, epoch_ms, flag, themes, rows_of
+        )
 
     async def _create_entry(
         self,
@@ -123,22 +144,25 @@ class KzgStore(KzgSearch):
         epoch_ms: int,
         flag: str | None,
         themes: Iterable[str] | None,
-    ) -> tuple[str, tuple[list[ThemeRow], list[ThemeRow]]]:
+        rows_of: Sequence[str] = (),
+    ) -> CreatedEntry:
         payload = flat_fields({**fields, FIELD_EMBEDDING: encode_vector(vector)})
         index = keys.kzg_index(pair)
         version = keys.kzg_index_version(pair)
         script_keys = [index, version] if flag is None else [index, version, flag]
         tokens = [] if themes is None else theme_tokens(themes)
         count = -1 if themes is None else len(tokens)
-        args = [int(ttl_seconds * 1000), INDEX_TTL, count, *tokens, *payload]
+        names = list(rows_of)
+        args = [int(ttl_seconds * 1000), INDEX_TTL, count, len(names), *tokens, *names, *payload]
         for offset in range(1000):
             key = keys.kzg_entry(pair, epoch_ms + offset)
             reply = await self._create(keys=[key, *script_keys], args=args)
             created = int(reply[0])
             if created >= 1:
                 self._write_through(pair, key, vector, created)
-                found = self._theme_rows(reply[1], reply[2]) if len(reply) == 3 else ([], [])
-                return key, found
+                matched, legacy = self._theme_rows(reply[1], reply[2])
+                rows = _field_rows(reply[3], len(names)) if names else []
+                return CreatedEntry(key, matched, legacy, rows)
         raise RuntimeError(f"no free short-term key for {pair} near {epoch_ms}")
 
     def _write_through(
@@ -237,22 +261,14 @@ class KzgStore(KzgSearch):
         for key in gone:
             self._vectors.pop(key, None)
 
-    async def field_rows(
-        self, pair: Pair, names: Sequence[str]
-    ) -> list[tuple[str, list[str | None]]]:
+    async def field_rows(self, pair: Pair, names: Sequence[str]) -> list[FieldRow]:
         """(key, values of `names`) of every live entry of a pair, oldest first, without the
         vectors (the entity magnets read two fields of each): one script call, so the
         pair's size costs the server a loop, not the client a command per entry."""
         if not names:
             return []
         flat = await self._field_rows(keys=[keys.kzg_index(pair)], args=list(names))
-        width = len(names) + 1
-        rows = [
-            (_text(flat[at]), [None if v is None else _text(v) for v in flat[at + 1 : at + width]])
-            for at in range(0, len(flat), width)
-        ]
-        rows.sort(key=lambda row: key_ms(row[0]))
-        return rows
+        return _field_rows(flat, len(names))
 
     async def keys_of_turn(self, pair: Pair, turn_id: str, observer: str) -> list[str]:
         """Live entries of the pair written in `turn_id` from `observer`'s side (what makes a
@@ -349,6 +365,17 @@ class KzgStore(KzgSearch):
             else:
                 legacy.append(ThemeRow(row[0], row[2], row[1], None))
         return matched, legacy
+
+
+def _field_rows(flat: Sequence[Any], names: int) -> list[FieldRow]:
+    """A field_rows reply (flat key, values, key, ...) as rows, oldest entry first."""
+    width = names + 1
+    rows = [
+        (_text(flat[at]), [None if v is None else _text(v) for v in flat[at + 1 : at + width]])
+        for at in range(0, len(flat), width)
+    ]
+    rows.sort(key=lambda row: key_ms(row[0]))
+    return rows
 
 
 def _text(value: Any) -> str:

@@ -45,16 +45,44 @@ end
 # KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry to skip; ARGV=wanted tokens.
 MATCH_THEMES = MATCH_FUNCTION + "return match_themes(KEYS[1], KEYS[2], KEYS[3], ARGV)\n"
 
+# field_rows(index, names): flat {key, value per name, key, ...} of the pair's entries
+# holding at least one of the named fields (a missing field is nil).
+FIELD_ROWS_FUNCTION = """
+local function field_rows(index, names)
+  local out = {}
+  for _, k in ipairs(redis.call('SMEMBERS', index)) do
+    local values = redis.call('HMGET', k, unpack(names))
+    local any = false
+    for _, v in ipairs(values) do
+      if v then any = true end
+    end
+    if any then
+      out[#out + 1] = k
+      for i = 1, #names do out[#out + 1] = values[i] end
+    end
+  end
+  return out
+end
+"""
+
+# KEYS[1]=index; ARGV=field names -> field_rows
+FIELD_ROWS = FIELD_ROWS_FUNCTION + "return field_rows(KEYS[1], ARGV)\n"
+
 # KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version, KEYS[4]=optional flag set to "1";
 # ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3]=n wanted tokens (-1: no matching),
-# ARGV[4..3+n]=tokens, then field, value. Returns {0} if the key exists, else {the index's
-# new version (≥ 1)}, with match_themes' gone keys and rows for the new entry when n ≥ 0.
+# ARGV[4]=m field names (0: no rows), ARGV[5..4+n]=tokens, the next m ARGV=field names,
+# then field, value. Returns {0} if the key exists, else {the index's new version (≥ 1),
+# match_themes' gone keys, its rows (both empty when n < 0), field_rows of the m names
+# after the matching (empty when m = 0)}: the entity magnets' read rides along.
 CREATE = (
     MATCH_FUNCTION
+    + FIELD_ROWS_FUNCTION
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local n = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], unpack(ARGV, 4 + math.max(n, 0)))
+local m = tonumber(ARGV[4])
+local names_at = 5 + math.max(n, 0)
+redis.call('HSET', KEYS[1], unpack(ARGV, names_at + m))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], KEYS[1])
 local version = redis.call('INCR', KEYS[3])
@@ -63,9 +91,11 @@ if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
   redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
 if KEYS[4] then redis.call('SET', KEYS[4], '1') end
-if n < 0 then return {version} end
-local found = match_themes(KEYS[2], KEYS[3], KEYS[1], {unpack(ARGV, 4, 3 + n)})
-return {version, found[1], found[2]}
+local found = {{}, {}}
+if n >= 0 then found = match_themes(KEYS[2], KEYS[3], KEYS[1], {unpack(ARGV, 5, 4 + n)}) end
+local rows = {}
+if m > 0 then rows = field_rows(KEYS[2], {unpack(ARGV, names_at, names_at + m - 1)}) end
+return {version, found[1], found[2], rows}
 """
 )
 
@@ -104,24 +134,6 @@ redis.call('INCR', KEYS[2])
 redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[1]))
 return 1
-"""
-
-# KEYS[1]=index; ARGV=field names -> flat {key, value per field, key, ...} of the pair's
-# entries holding at least one of the fields (a missing field is nil)
-FIELD_ROWS = """
-local out = {}
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local values = redis.call('HMGET', k, unpack(ARGV))
-  local any = false
-  for _, v in ipairs(values) do
-    if v then any = true end
-  end
-  if any then
-    out[#out + 1] = k
-    for i = 1, #ARGV do out[#out + 1] = values[i] end
-  end
-end
-return out
 """
 
 # KEYS=entry keys; ARGV[1]=expected byte length ->

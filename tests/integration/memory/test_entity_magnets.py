@@ -11,7 +11,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory import curve
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.short_term import MAGNET_FIELDS, ShortTermMemory
 from novaberg.store.entities import match_entity, normalise_name, resolve_entities
 from novaberg.store.keys import Pair
 
@@ -128,3 +128,33 @@ async def test_without_a_database_entries_carry_no_entities(
     assert stored is not None
     entry = await memory.store.get(stored.key)
     assert entry is not None and entry.fields["entitaet_ids"] == ""
+
+
+async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -> None:
+    """The new entry's create script returns the pair's magnet rows (the new entry among
+    them) as `field_rows` reads them after it: no second read."""
+    first = await memory.store_salience_write(
+        PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna", "Köln"]), "user"
+    )
+    assert first is not None
+    created = await memory.store.create_matching(
+        PAIR,
+        {
+            "user_id": "meister",
+            "inhalt": "Lena wohnt.",
+            "entitaet_ids": "7",
+            "salienz_eingang": "0.4",
+        },
+        [1.0, 0.0, 0.0],
+        ttl_seconds=600,
+        epoch_ms=1_790_000_100_000,
+        themes=["familie"],
+        rows_of=MAGNET_FIELDS,
+    )
+    assert created.rows == await memory.store.field_rows(PAIR, MAGNET_FIELDS)
+    assert [key for key, _ in created.rows] == [first.key, created.key]
+    assert created.rows[-1] == (created.key, ["7", "0.4"])
+    plain = await memory.store.create_matching(
+        PAIR, {"user_id": "meister"}, [0.0, 1.0, 0.0], ttl_seconds=600, epoch_ms=1, themes=None
+    )
+    assert plain.rows == [] and plain.matched == [] and plain.legacy == []
