@@ -137,6 +137,7 @@ async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -
         PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna", "Köln"]), "user"
     )
     assert first is not None
+    vector = (await memory.model.embed(["Lena wohnt."]))[0]  # the pair's dimension
     created = await memory.store.create_matching(
         PAIR,
         {
@@ -145,7 +146,7 @@ async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -
             "entitaet_ids": "7",
             "salienz_eingang": "0.4",
         },
-        [1.0, 0.0, 0.0],
+        vector,
         ttl_seconds=600,
         epoch_ms=1_790_000_100_000,
         themes=["familie"],
@@ -155,6 +156,6 @@ async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -
     assert [key for key, _ in created.rows] == [first.key, created.key]
     assert created.rows[-1] == (created.key, ["7", "0.4"])
     plain = await memory.store.create_matching(
-        PAIR, {"user_id": "meister"}, [0.0, 1.0, 0.0], ttl_seconds=600, epoch_ms=1, themes=None
+        PAIR, {"user_id": "meister"}, vector, ttl_seconds=600, epoch_ms=1, themes=None
     )
     assert plain.rows == [] and plain.matched == [] and plain.legacy == []
