@@ -25,9 +25,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -44,6 +45,7 @@ from novaberg.memory.time_expressions.windows import TimeWindow, query_window
 from novaberg.store import archive, lzg, text_search
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgEntry, KzgStore
+from novaberg.store.pipelined import Reply
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +85,28 @@ VECTOR_MIN_COSINE: Final = 0.1
 row, and below it the order is noise (unrelated texts; the hashed test embedder gives them
 exactly 0) that would outvote a single real match of the words."""
 
+ARCHIVE_VECTOR: Final = f"{LAYER_ARCHIVE}/{METHOD_VECTOR}"
+ARCHIVE_LEXICAL: Final = f"{LAYER_ARCHIVE}/{METHOD_LEXICAL}"
+TRIGRAM_LIST: Final = f"{LAYER_ARCHIVE}/{METHOD_TRIGRAM}"
+LONG_TERM_VECTOR: Final = f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"
+LONG_TERM_LEXICAL: Final = f"{LAYER_LONG_TERM}/{METHOD_LEXICAL}"
+SHORT_TERM_VECTOR: Final = f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"
+SHORT_TERM_LEXICAL: Final = f"{LAYER_SHORT_TERM}/{METHOD_LEXICAL}"
+LIST_ORDER: Final = (
+    ARCHIVE_VECTOR,
+    ARCHIVE_LEXICAL,
+    TRIGRAM_LIST,
+    LONG_TERM_VECTOR,
+    LONG_TERM_LEXICAL,
+    SHORT_TERM_VECTOR,
+    SHORT_TERM_LEXICAL,
+)
+"""The ranked lists by name ("layer/method"), in the order the fusion meets them (its
+ties keep that order)."""
+
 CARD_KEY_PREFIX: Final = "karte:"
 """`kzg_quell_key` prefix of long-term nodes made from a character card's lorebook."""
 
-T = TypeVar("T")
 Ranked = list[tuple[tuple[str, str], float]]
 
 
@@ -193,13 +213,6 @@ def _similar(hits: Ranked) -> Ranked:
     return [(key, cosine) for key, cosine in hits if cosine > VECTOR_MIN_COSINE]
 
 
-async def _on_connection(
-    pool: AsyncConnectionPool, work: Callable[[AsyncConnection[Any]], Awaitable[T]]
-) -> T:
-    async with pool.connection() as conn:
-        return await work(conn)
-
-
 def _epoch(value: Any) -> datetime | None:
     number = parse_number(value)
     return None if number is None else datetime.fromtimestamp(number, UTC)
@@ -225,13 +238,11 @@ class _Search:
     def __init__(
         self,
         redis: aioredis.Redis,
-        pool: AsyncConnectionPool,
         pair: Pair,
         options: SearchOptions,
         window: tuple[datetime, datetime] | None,
     ) -> None:
         self.redis = redis
-        self.pool = pool
         self.pair = pair
         self.options = options
         self.window = window
@@ -249,56 +260,90 @@ class _Search:
             and (layer, method) not in self.options.skip
         )
 
+    async def read_short_term(self) -> None:
+        """The pair's short-term entries (one Redis read; both short-term lists use it)."""
+        if LAYER_SHORT_TERM not in self.options.layers:
+            return
+        entries = [
+            entry
+            for entry in await KzgStore(self.redis, cache_vectors=False).entries(
+                self.pair, with_ttl=False
+            )
+            if entry.fields.get("inhalt", "").strip()
+            and _in_window(_epoch(entry.fields.get("erstellt_am")), self.window)
+        ]
+        self.entries = {entry.key: entry for entry in entries}
+
     async def lists(
-        self, vector: np.ndarray | None, terms: text_search.QueryTerms
+        self, conn: AsyncConnection[Any], vector: np.ndarray | None, terms: text_search.QueryTerms
     ) -> dict[str, Ranked]:
-        """Every ranked list of every layer, made concurrently (own connections)."""
-        jobs: dict[str, Awaitable[Ranked]] = {}
+        """Every ranked list of every layer, in the order the fusion breaks ties by
+        (`LIST_ORDER`): the statements of all queued in one pipeline on `conn`, one round
+        trip (`store/pipelined.py`); a misspelt name's corrected query costs one more."""
+        jobs = self._jobs(vector, terms)
+        trigram = (
+            bool(terms.rows and terms.unknown_words)
+            and LAYER_ARCHIVE in self.options.layers
+            and self.wants(LAYER_ARCHIVE, METHOD_TRIGRAM)
+        )
+        replies: dict[str, Reply[Ranked]] = {}
+        corrected: Reply[text_search.QueryTerms | None] = Reply.ready(None)
+        if jobs or trigram:  # an empty pipeline would still cost a round trip
+            async with conn.pipeline():
+                for name, queue in jobs.items():
+                    replies[name] = await queue(conn)
+                if trigram:
+                    corrected = await text_search.queue_corrected_terms(conn, self.pair, terms)
+        found = {name: await reply.read() for name, reply in replies.items()}
+        if trigram:
+            found[TRIGRAM_LIST] = await self._archive_trigram(conn, await corrected.read())
+        entries = list(self.entries.values())
+        if entries and vector is not None and self.wants(LAYER_SHORT_TERM, METHOD_VECTOR):
+            found[SHORT_TERM_VECTOR] = _similar(_short_term_vector(entries, vector, self.depth))
+        return {name: found[name] for name in LIST_ORDER if name in found}
+
+    def _jobs(
+        self, vector: np.ndarray | None, terms: text_search.QueryTerms
+    ) -> dict[str, Callable[[AsyncConnection[Any]], Awaitable[Reply[Ranked]]]]:
+        """The lists read from the database, each as what queues its statements: only
+        those with something to look up (a list without selecting words is empty)."""
+        jobs: dict[str, Callable[[AsyncConnection[Any]], Awaitable[Reply[Ranked]]]] = {}
         candidates = (terms.window_rows if self.window is not None else terms.rows) or 0
         if terms.rows and LAYER_ARCHIVE in self.options.layers:
             views = [archive.VIEW_TURN]
             if self.wants(LAYER_ARCHIVE, METHOD_CONTEXT):
                 views.append(archive.VIEW_CONTEXT)
             if vector is not None and self.wants(LAYER_ARCHIVE, METHOD_VECTOR):
-                jobs[f"{LAYER_ARCHIVE}/{METHOD_VECTOR}"] = self._archive_vector(
-                    vector, views, candidates
+                jobs[ARCHIVE_VECTOR] = lambda conn: self._archive_vector(
+                    conn, vector, views, candidates
                 )
-            if self.wants(LAYER_ARCHIVE, METHOD_LEXICAL):
-                jobs[f"{LAYER_ARCHIVE}/{METHOD_LEXICAL}"] = self._archive_lexical(terms)
-            if terms.unknown_words and self.wants(LAYER_ARCHIVE, METHOD_TRIGRAM):
-                jobs[f"{LAYER_ARCHIVE}/{METHOD_TRIGRAM}"] = self._archive_trigram(terms)
+            if terms.selecting and self.wants(LAYER_ARCHIVE, METHOD_LEXICAL):
+                jobs[ARCHIVE_LEXICAL] = lambda conn: self._archive_lexical(conn, terms)
         if vector is not None and self.wants(LAYER_LONG_TERM, METHOD_VECTOR):
-            jobs[f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"] = self._long_term_vector(vector)
-        if self.wants(LAYER_LONG_TERM, METHOD_LEXICAL):
-            jobs[f"{LAYER_LONG_TERM}/{METHOD_LEXICAL}"] = self._long_term_lexical(terms)
-
-        async def ranked() -> dict[str, Ranked]:
-            results = await asyncio.gather(*jobs.values())
-            return dict(zip(jobs, results, strict=True))
-
-        short_term = (
-            self._short_term(vector, terms)
-            if LAYER_SHORT_TERM in self.options.layers
-            else _no_lists()
-        )
-        found, short_lists = await asyncio.gather(ranked(), short_term)
-        return {**found, **short_lists}
+            jobs[LONG_TERM_VECTOR] = lambda conn: self._long_term_vector(conn, vector)
+        if terms.selecting and self.wants(LAYER_LONG_TERM, METHOD_LEXICAL):
+            jobs[LONG_TERM_LEXICAL] = lambda conn: self._long_term_lexical(conn, terms)
+        if self.entries and terms.selecting and self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
+            jobs[SHORT_TERM_LEXICAL] = lambda conn: self._short_term_lexical(conn, terms)
+        return jobs
 
     async def _archive_vector(
-        self, vector: np.ndarray, views: list[str], candidates: int
-    ) -> Ranked:
+        self, conn: AsyncConnection[Any], vector: np.ndarray, views: list[str], candidates: int
+    ) -> Reply[Ranked]:
         """One list for both views of a turn: each row ranked by its better cosine (a
         second list per view would give the vectors two votes against the words' one)."""
-        async with self.pool.connection() as conn:
-            found = await archive.nearest_views(
-                conn,
-                self.pair,
-                vector,
-                self.depth,
-                views=views,
-                filters=self.filters,
-                candidates=candidates,
-            )
+        found = await archive.queue_nearest_views(
+            conn,
+            self.pair,
+            vector,
+            self.depth,
+            views=views,
+            filters=self.filters,
+            candidates=candidates,
+        )
+        return found.then(lambda views_found: self._best_view(views, views_found))
+
+    def _best_view(self, views: list[str], found: dict[str, list[tuple[int, float]]]) -> Ranked:
         best: dict[int, float] = {}
         for view in views:
             for ident, cosine in found[view]:
@@ -311,33 +356,30 @@ class _Search:
         ranked = sorted(best.items(), key=lambda item: -item[1])[: self.depth]
         return _similar(_ranked(LAYER_ARCHIVE, ranked))
 
-    async def _archive_lexical(self, terms: text_search.QueryTerms) -> Ranked:
-        hits = await _on_connection(
-            self.pool,
-            lambda conn: archive.lexical(
-                conn,
-                self.pair,
-                terms,
-                self.depth,
-                filters=self.filters,
-                with_next=self.wants(LAYER_ARCHIVE, METHOD_CONTEXT),
-            ),
+    async def _archive_lexical(
+        self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
+    ) -> Reply[Ranked]:
+        hits = await archive.queue_lexical(
+            conn,
+            self.pair,
+            terms,
+            self.depth,
+            filters=self.filters,
+            with_next=self.wants(LAYER_ARCHIVE, METHOD_CONTEXT),
         )
-        return _ranked(LAYER_ARCHIVE, hits)
+        return hits.then(lambda found: _ranked(LAYER_ARCHIVE, found))
 
-    async def _archive_trigram(self, terms: text_search.QueryTerms) -> Ranked:
+    async def _archive_trigram(
+        self, conn: AsyncConnection[Any], corrected: text_search.QueryTerms | None
+    ) -> Ranked:
         """Rows with the vocabulary's lexemes that misspelt name-like words resemble."""
-        async with self.pool.connection() as conn:
-            corrected = await text_search.corrected_terms(conn, self.pair, terms)
-            if corrected is None:
-                return []
-            hits = await archive.lexical(
-                conn, self.pair, corrected, self.depth, filters=self.filters
-            )
+        if corrected is None:
+            return []
+        hits = await archive.lexical(conn, self.pair, corrected, self.depth, filters=self.filters)
         return _ranked(LAYER_ARCHIVE, hits)
 
     async def window_fill(
-        self, fused: list[Fused[tuple[str, str]]]
+        self, conn: AsyncConnection[Any], fused: list[Fused[tuple[str, str]]]
     ) -> list[Fused[tuple[str, str]]]:
         """Under a time window with fewer hits than asked for, the window's newest turns
         follow the fused hits (signal `zeitraum`): "what did I say last summer" is answered
@@ -347,12 +389,7 @@ class _Search:
         if self.window is None or wanted <= 0 or not self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
             return fused
         taken = {item.key for item in fused}
-        newest = await _on_connection(
-            self.pool,
-            lambda conn: archive.in_window(
-                conn, self.pair, self.options.limit, filters=self.filters
-            ),
-        )
+        newest = await archive.in_window(conn, self.pair, self.options.limit, filters=self.filters)
         extra = [
             Fused(key, 0.0, {f"{LAYER_ARCHIVE}/{METHOD_WINDOW}": (rank, epoch)})
             for rank, (key, epoch) in enumerate(_ranked(LAYER_ARCHIVE, newest), start=1)
@@ -360,80 +397,79 @@ class _Search:
         ]
         return [*fused, *extra[:wanted]]
 
-    async def _short_term(
-        self, vector: np.ndarray | None, terms: text_search.QueryTerms
-    ) -> dict[str, Ranked]:
-        """Both lists of the short-term layer from one read of the pair's entries."""
-        entries = [
-            entry
-            for entry in await KzgStore(self.redis, cache_vectors=False).entries(
-                self.pair, with_ttl=False
-            )
-            if entry.fields.get("inhalt", "").strip()
-            and _in_window(_epoch(entry.fields.get("erstellt_am")), self.window)
-        ]
-        self.entries = {entry.key: entry for entry in entries}
-        lists: dict[str, Ranked] = {}
-        if not entries:
-            return lists
-        if vector is not None and self.wants(LAYER_SHORT_TERM, METHOD_VECTOR):
-            lists[f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"] = _similar(
-                _short_term_vector(entries, vector, self.depth)
-            )
-        if self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
-            texts = [entry.fields.get("inhalt", "") for entry in entries]
-            hits = await _on_connection(
-                self.pool, lambda conn: text_search.rank_texts(conn, texts, terms, self.depth)
-            )
-            lists[f"{LAYER_SHORT_TERM}/{METHOD_LEXICAL}"] = [
-                (_key(LAYER_SHORT_TERM, entries[index].key), score) for index, score in hits
+    async def _short_term_lexical(
+        self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
+    ) -> Reply[Ranked]:
+        entries = list(self.entries.values())
+        texts = [entry.fields.get("inhalt", "") for entry in entries]
+        hits = await text_search.queue_rank_texts(conn, texts, terms, self.depth)
+        return hits.then(
+            lambda found: [
+                (_key(LAYER_SHORT_TERM, entries[index].key), score) for index, score in found
             ]
-        return lists
-
-    async def _long_term_vector(self, vector: np.ndarray) -> Ranked:
-        rows = await _on_connection(
-            self.pool,
-            lambda conn: lzg.nearest(
-                conn, self.pair, vector, self.depth, active_only=not self.options.include_inactive
-            ),
         )
+
+    async def _long_term_vector(
+        self, conn: AsyncConnection[Any], vector: np.ndarray
+    ) -> Reply[Ranked]:
+        rows = await lzg.queue_nearest(
+            conn, self.pair, vector, self.depth, active_only=not self.options.include_inactive
+        )
+        return rows.then(self._long_term_ranked)
+
+    def _long_term_ranked(self, rows: list[dict[str, Any]]) -> Ranked:
         kept = [row for row in rows if _in_window(_node_time(row), self.window)]
         for row in kept:
             self.nodes[int(row["id"])] = dict(row)
         return _similar([(_key(LAYER_LONG_TERM, row["id"]), float(row["cosine"])) for row in kept])
 
-    async def _long_term_lexical(self, terms: text_search.QueryTerms) -> Ranked:
-        hits = await _on_connection(
-            self.pool,
-            lambda conn: lzg.lexical(
-                conn,
-                self.pair,
-                terms,
-                self.depth,
-                active_only=not self.options.include_inactive,
-                window=self.window,
-            ),
+    async def _long_term_lexical(
+        self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
+    ) -> Reply[Ranked]:
+        hits = await lzg.queue_lexical(
+            conn,
+            self.pair,
+            terms,
+            self.depth,
+            active_only=not self.options.include_inactive,
+            window=self.window,
         )
-        return _ranked(LAYER_LONG_TERM, hits)
+        return hits.then(lambda found: _ranked(LAYER_LONG_TERM, found))
 
-    async def details(self, fused: list[Fused[tuple[str, str]]]) -> list[MemoryHit]:
-        """The top hits with their text, time and sources (two or three queries)."""
+    async def details(
+        self, conn: AsyncConnection[Any], fused: list[Fused[tuple[str, str]]]
+    ) -> list[MemoryHit]:
+        """The top hits with their text, time and sources: one pipelined round trip, and
+        one more for the archive rows of the turns long-term hits were promoted from."""
         wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
         for item in fused:
             layer, ident = item.key
             wanted[layer].append(ident)
-        async with self.pool.connection() as conn:
-            rows = await archive.rows_by_id(conn, (int(i) for i in wanted[LAYER_ARCHIVE]))
-            missing = [int(i) for i in wanted[LAYER_LONG_TERM] if int(i) not in self.nodes]
-            self.nodes.update(await lzg.nodes_by_id(conn, missing))
-            node_keys = await lzg.source_keys(conn, (int(i) for i in wanted[LAYER_LONG_TERM]))
-            turns = {r["turn_id"] for r in node_keys if r["turn_id"]}
-            turns |= {
-                self.entries[key].fields.get("turn_id", "")
-                for key in wanted[LAYER_SHORT_TERM]
-                if key in self.entries
-            }
-            turn_rows = await archive.rows_by_turn(conn, self.pair, turns)
+        missing = [int(i) for i in wanted[LAYER_LONG_TERM] if int(i) not in self.nodes]
+        short_turns = {
+            self.entries[key].fields.get("turn_id", "")
+            for key in wanted[LAYER_SHORT_TERM]
+            if key in self.entries
+        }
+        short_turns.discard("")
+        queued = wanted[LAYER_ARCHIVE] or wanted[LAYER_LONG_TERM] or short_turns
+        async with conn.pipeline() if queued else nullcontext():
+            rows_reply = await archive.queue_rows_by_id(
+                conn, (int(i) for i in wanted[LAYER_ARCHIVE])
+            )
+            nodes_reply = await lzg.queue_nodes_by_id(conn, missing)
+            keys_reply = await lzg.queue_source_keys(
+                conn, (int(i) for i in wanted[LAYER_LONG_TERM])
+            )
+            short_reply = await archive.queue_rows_by_turn(conn, self.pair, short_turns)
+        rows = await rows_reply.read()
+        self.nodes.update(await nodes_reply.read())
+        node_keys = await keys_reply.read()
+        turn_rows = await short_reply.read()
+        node_turns = {r["turn_id"] for r in node_keys if r["turn_id"]} - short_turns
+        if node_turns:
+            more = await archive.queue_rows_by_turn(conn, self.pair, node_turns)
+            turn_rows += await more.read()
         by_turn: dict[str, list[dict[str, Any]]] = {}
         for row in turn_rows:
             by_turn.setdefault(str(row["turn_id"]), []).append(row)
@@ -507,10 +543,6 @@ class _Search:
         return MemoryHit(layer, ident, 0.0, node["inhalt"], _node_time(node), sources)
 
 
-async def _no_lists() -> dict[str, Ranked]:
-    return {}
-
-
 def _node_time(node: dict[str, Any]) -> datetime | None:
     return node.get("kzg_erstellt_am") or node.get("erstellt_am")
 
@@ -576,12 +608,17 @@ async def search_memory(
             if vector is not None
             else await _embed(model, query)
         )
-    search = _Search(redis, pool, pair, options, span)
-    async with pool.connection() as conn:
-        terms = await text_search.query_terms(
-            conn, pair, query, window=span, count_limit=archive.EXACT_LIMIT
-        )
-    lists = await search.lists(query_vector, terms)
-    fused = await search.window_fill(reciprocal_rank_fusion(lists)[: options.limit])
-    hits = await search.details(fused)
+    search = _Search(redis, pair, options, span)
+    short_term = asyncio.ensure_future(search.read_short_term())  # Redis, meanwhile
+    try:
+        async with pool.connection() as conn:  # one connection, its reads pipelined
+            terms = await text_search.query_terms(
+                conn, pair, query, window=span, count_limit=archive.EXACT_LIMIT
+            )
+            await short_term
+            lists = await search.lists(conn, query_vector, terms)
+            fused = await search.window_fill(conn, reciprocal_rank_fusion(lists)[: options.limit])
+            hits = await search.details(conn, fused)
+    finally:
+        short_term.cancel()  # nothing once done; a failed search leaves no read behind
     return SearchResult(hits, window, query_vector is not None or not wants_vector)

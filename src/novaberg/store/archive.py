@@ -26,6 +26,7 @@ import numpy as np
 from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.store.keys import Pair
+from novaberg.store.pipelined import Reply, Rows, local_settings
 from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
 
 TABLE: Final = "gespraechsarchiv"
@@ -286,7 +287,26 @@ async def nearest_views(
 ) -> dict[str, list[tuple[int, float]]]:
     """`nearest` for several views in one round trip on one connection (pipeline mode:
     the settings and every view's query go out together): a search's vector lists cost
-    one wake-up of the server and of this process, not one per view.
+    one wake-up of the server and of this process, not one per view."""
+    async with conn.pipeline():
+        reply = await queue_nearest_views(
+            conn, pair, vector, k, views=views, filters=filters, candidates=candidates
+        )
+    return await reply.read()
+
+
+async def queue_nearest_views(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    vector: np.ndarray | Sequence[float],
+    k: int,
+    *,
+    views: Sequence[str],
+    filters: Filters = Filters(),
+    candidates: int,
+) -> Reply[dict[str, list[tuple[int, float]]]]:
+    """`nearest_views` queued in the caller's pipeline (`store/pipelined.py`); the HNSW
+    settings, when the rows are too many to rank exactly, stay local to its statements.
 
     Planned with the parameters every time (`force_custom_plan`): a statement the driver
     has prepared gets a generic plan after five runs, and the generic plan of a time
@@ -300,8 +320,13 @@ async def nearest_views(
         "k": int(k),
         **filters.params(),
     }
-    async with conn.pipeline(), conn.transaction():
-        if not exact:
+    if exact:
+        cursors = [
+            await conn.execute(nearest_sql(view, filters, index_order=False), params)
+            for view in views
+        ]
+    else:
+        async with local_settings(conn):
             await conn.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true),"
                 " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
@@ -309,16 +334,20 @@ async def nearest_views(
                 " set_config('plan_cache_mode', 'force_custom_plan', true)",
                 (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
             )
-        cursors = [
-            await conn.execute(nearest_sql(view, filters, index_order=not exact), params)
-            for view in views
-        ]
-    found: dict[str, list[tuple[int, float]]] = {}
-    for view, cur in zip(views, cursors, strict=True):
-        hits = [(int(row["id"]), float(row["cosine"])) for row in await cur.fetchall()]
-        hits.sort(key=lambda hit: -hit[1])
-        found[view] = hits
-    return found
+            cursors = [
+                await conn.execute(nearest_sql(view, filters, index_order=True), params)
+                for view in views
+            ]
+
+    def parse(results: list[Rows]) -> dict[str, list[tuple[int, float]]]:
+        found: dict[str, list[tuple[int, float]]] = {}
+        for view, rows in zip(views, results, strict=True):
+            hits = [(int(row["id"]), float(row["cosine"])) for row in rows]
+            hits.sort(key=lambda hit: -hit[1])
+            found[view] = hits
+        return found
+
+    return Reply(cursors, parse)
 
 
 CONTEXT_WORD_SHARE: Final = 0.5
@@ -364,8 +393,22 @@ async def lexical(
 ) -> list[tuple[int, float]]:
     """(row id, BM25 score) of the k best rows by words, best first (`with_next`: a row
     also by the words of the row before it, see `CONTEXT_WORD_SHARE`)."""
+    reply = await queue_lexical(conn, pair, terms, k, filters=filters, with_next=with_next)
+    return await reply.read()
+
+
+async def queue_lexical(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    terms: QueryTerms,
+    k: int,
+    *,
+    filters: Filters = Filters(),
+    with_next: bool = False,
+) -> Reply[list[tuple[int, float]]]:
+    """`lexical` queued in the caller's pipeline (`store/pipelined.py`)."""
     if not terms.selecting:
-        return []
+        return Reply.ready([])
     cur = await conn.execute(  # planned per query: the terms' selectivity decides the plan
         lexical_sql(filters, with_next=with_next),
         {
@@ -383,11 +426,15 @@ async def lexical(
         },
         prepare=False,
     )
-    best: dict[int, float] = {}
-    for row in await cur.fetchall():
-        ident, score = int(row["id"]), float(row["score"] or 0.0)
-        best[ident] = max(score, best.get(ident, 0.0))
-    return sorted(best.items(), key=lambda item: -item[1])[:k]
+
+    def parse(rows: Rows) -> list[tuple[int, float]]:
+        best: dict[int, float] = {}
+        for row in rows:
+            ident, score = int(row["id"]), float(row["score"] or 0.0)
+            best[ident] = max(score, best.get(ident, 0.0))
+        return sorted(best.items(), key=lambda item: -item[1])[:k]
+
+    return Reply.of(cur, parse)
 
 
 async def in_window(
@@ -403,28 +450,31 @@ async def in_window(
     return [(int(row["id"]), float(row["t"])) for row in await cur.fetchall()]
 
 
-async def rows_by_id(conn: AsyncConnection[Any], ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """The rows (without vectors) of these ids."""
+async def queue_rows_by_id(
+    conn: AsyncConnection[Any], ids: Iterable[int]
+) -> Reply[dict[int, dict[str, Any]]]:
+    """The rows (without vectors) of these ids, queued in the caller's pipeline."""
     wanted = sorted(set(ids))
     if not wanted:
-        return {}
+        return Reply.ready({})
     cur = await conn.execute(f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.id = ANY(%s)", (wanted,))
-    return {int(row["id"]): dict(row) for row in await cur.fetchall()}
+    return Reply.of(cur, lambda rows: {int(row["id"]): dict(row) for row in rows})
 
 
-async def rows_by_turn(
+async def queue_rows_by_turn(
     conn: AsyncConnection[Any], pair: Pair, turn_ids: Iterable[str]
-) -> list[dict[str, Any]]:
-    """The pair's rows of these turns, oldest first (provenance of memory entries)."""
+) -> Reply[list[dict[str, Any]]]:
+    """The pair's rows of these turns, oldest first (provenance of memory entries),
+    queued in the caller's pipeline."""
     wanted = sorted({t for t in turn_ids if t})
     if not wanted:
-        return []
+        return Reply.ready([])
     cur = await conn.execute(
         f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.turn_id = ANY(%s)"
         " AND a.user_id = %s AND a.character_id = %s ORDER BY a.zeit, a.id",
         (wanted, pair.user_id, pair.character_id),
     )
-    return [dict(row) for row in await cur.fetchall()]
+    return Reply.of(cur, lambda rows: [dict(row) for row in rows])
 
 
 async def purge(conn: AsyncConnection[Any], before: datetime) -> int:

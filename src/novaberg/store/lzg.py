@@ -20,6 +20,7 @@ from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import HISTORY_ARTS
+from novaberg.store.pipelined import Reply, local_settings
 from novaberg.store.text_search import QueryTerms, text_config
 
 EF_SEARCH: Final = 100
@@ -322,6 +323,29 @@ async def nearest(
     return list(await cur.fetchall())
 
 
+async def queue_nearest(
+    conn: AsyncConnection[Any],
+    pair: Pair,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+    *,
+    active_only: bool = True,
+) -> Reply[list[dict[str, Any]]]:
+    """`nearest` (never `exact`) queued in the caller's pipeline (`store/pipelined.py`),
+    the HNSW settings of a large pair local to its statement. The pair size is read
+    first (`recent_pair_size`: mostly remembered; a read syncs the pipeline)."""
+    small = await recent_pair_size(conn, pair) <= EXACT_PAIR_LIMIT
+    sql = nearest_sql(active_only=active_only, index_order=not small)
+    params = {"v": as_vector(vector), "u": pair.user_id, "c": pair.character_id, "k": int(k)}
+    if small:
+        cur = await conn.execute(sql, params)
+    else:
+        async with local_settings(conn):
+            await set_search_params(conn)
+            cur = await conn.execute(sql, params)
+    return Reply.of(cur, list)
+
+
 async def overlap_candidates(
     conn: AsyncConnection[Any],
     pair: Pair,
@@ -590,7 +614,7 @@ def lexical_sql(*, active_only: bool, window: bool) -> str:
     )
 
 
-async def lexical(
+async def queue_lexical(
     conn: AsyncConnection[Any],
     pair: Pair,
     terms: QueryTerms,
@@ -598,10 +622,11 @@ async def lexical(
     *,
     active_only: bool = True,
     window: tuple[datetime, datetime] | None = None,
-) -> list[tuple[int, float]]:
-    """(node id, score) of the pair's k best nodes by words, best first."""
+) -> Reply[list[tuple[int, float]]]:
+    """(node id, score) of the pair's k best nodes by words, best first; queued in the
+    caller's pipeline (`store/pipelined.py`)."""
     if not terms.selecting:
-        return []
+        return Reply.ready([])
     params: dict[str, Any] = {
         "tq": terms.term_queries,
         "w": terms.weights,
@@ -615,25 +640,31 @@ async def lexical(
     cur = await conn.execute(
         lexical_sql(active_only=active_only, window=window is not None), params
     )
-    return [(int(row["id"]), float(row["score"] or 0.0)) for row in await cur.fetchall()]
+    return Reply.of(
+        cur, lambda rows: [(int(row["id"]), float(row["score"] or 0.0)) for row in rows]
+    )
 
 
-async def nodes_by_id(conn: AsyncConnection[Any], ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """Nodes (without vectors) of these ids."""
+async def queue_nodes_by_id(
+    conn: AsyncConnection[Any], ids: Iterable[int]
+) -> Reply[dict[int, dict[str, Any]]]:
+    """Nodes (without vectors) of these ids, queued in the caller's pipeline."""
     wanted = sorted(set(ids))
     if not wanted:
-        return {}
+        return Reply.ready({})
     cur = await conn.execute(f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.id = ANY(%s)", (wanted,))
-    return {int(row["id"]): dict(row) for row in await cur.fetchall()}
+    return Reply.of(cur, lambda rows: {int(row["id"]): dict(row) for row in rows})
 
 
-async def source_keys(conn: AsyncConnection[Any], node_ids: Iterable[int]) -> list[dict[str, Any]]:
+async def queue_source_keys(
+    conn: AsyncConnection[Any], node_ids: Iterable[int]
+) -> Reply[list[dict[str, Any]]]:
     """Provenance of nodes: every short-term key each was created from or reinforced by
     (`kzg_quell_key`, `lzg_befoerderung`) and the turn that key was condensed from
-    (`verbindung`), as rows {lzg_id, kzg_key, turn_id}."""
+    (`verbindung`), as rows {lzg_id, kzg_key, turn_id}; queued in the caller's pipeline."""
     wanted = sorted(set(node_ids))
     if not wanted:
-        return []
+        return Reply.ready([])
     cur = await conn.execute(
         "WITH schluessel AS ("
         " SELECT id AS lzg_id, kzg_quell_key AS kzg_key FROM lzg_knoten"
@@ -643,4 +674,4 @@ async def source_keys(conn: AsyncConnection[Any], node_ids: Iterable[int]) -> li
         " LEFT JOIN verbindung v ON v.kzg_id = s.kzg_key ORDER BY s.lzg_id, s.kzg_key",
         {"ids": wanted},
     )
-    return [dict(row) for row in await cur.fetchall()]
+    return Reply.of(cur, lambda rows: [dict(row) for row in rows])

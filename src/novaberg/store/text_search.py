@@ -23,6 +23,7 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
+from novaberg.store.pipelined import Reply, Rows, local_settings
 
 CONFIG_GERMAN: Final = "german"
 CONFIG_ENGLISH: Final = "english"
@@ -267,14 +268,14 @@ WHERE e.tsv @@ %(any)s::tsquery ORDER BY score DESC, e.nr LIMIT %(k)s
 """
 
 
-async def rank_texts(
+async def queue_rank_texts(
     conn: AsyncConnection[Any], texts: list[str], terms: QueryTerms, k: int
-) -> list[tuple[int, float]]:
+) -> Reply[list[tuple[int, float]]]:
     """(index into `texts`, score) of the k texts that match best by words: for stores that
     are not tables (the short-term memory lives in Redis), indexed on the fly with each
-    text's own configuration."""
+    text's own configuration. Queued in the caller's pipeline (`store/pipelined.py`)."""
     if not texts or not terms.selecting:
-        return []
+        return Reply.ready([])
     cur = await conn.execute(
         _TEXTS_SQL,
         {
@@ -286,7 +287,9 @@ async def rank_texts(
             "k": int(k),
         },
     )
-    return [(int(row["nr"]) - 1, float(row["score"] or 0.0)) for row in await cur.fetchall()]
+    return Reply.of(
+        cur, lambda rows: [(int(row["nr"]) - 1, float(row["score"] or 0.0)) for row in rows]
+    )
 
 
 _SIMILAR_SQL: Final = """
@@ -313,7 +316,19 @@ async def corrected_terms(
     if not terms.unknown_words:
         return None
     # pipeline mode: BEGIN, the threshold, the query and COMMIT go out in one round trip
-    async with conn.pipeline(), conn.transaction():
+    async with conn.pipeline():
+        reply = await queue_corrected_terms(conn, pair, terms)
+    return await reply.read()
+
+
+async def queue_corrected_terms(
+    conn: AsyncConnection[Any], pair: Pair, terms: QueryTerms
+) -> Reply[QueryTerms | None]:
+    """`corrected_terms` queued in the caller's pipeline; the threshold stays local to
+    its statement."""
+    if not terms.unknown_words:
+        return Reply.ready(None)
+    async with local_settings(conn):
         await conn.execute(
             "SELECT set_config('pg_trgm.similarity_threshold', %s, true)", (str(TRIGRAM_THRESHOLD),)
         )
@@ -321,7 +336,11 @@ async def corrected_terms(
             _SIMILAR_SQL,
             {"worte": terms.unknown_words, "u": pair.user_id, "c": pair.character_id},
         )
-    rows = await cur.fetchall()
+    return Reply.of(cur, lambda rows: _corrected(terms, rows))
+
+
+def _corrected(terms: QueryTerms, rows: Rows) -> QueryTerms | None:
+    """The corrected query from the similar lexemes found (pure)."""
     best: dict[str, list[tuple[float, str, int]]] = {}
     for row in rows:
         best.setdefault(str(row["wort"]), []).append(

@@ -30,7 +30,7 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.memory.archive import archive_live_turn, purge_expired
 from novaberg.memory.search import SearchOptions, search_memory
 from novaberg.runtime.services import Endpoints
-from novaberg.store import archive, keys
+from novaberg.store import archive, keys, lzg
 from novaberg.store.archive import stored_vector
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import encode_vector
@@ -227,6 +227,45 @@ async def test_words_stems_and_rare_names_find_the_fact_among_distractors(
     assert typo.hits[0].text == FACT and "trigramm" in typo.hits[0].signals
     vectors_only = await search(redis, db, model, "Blume", methods=frozenset({"vektor"}))
     assert vectors_only.hits == [], "the hashed vectors know no stems"
+
+
+async def test_a_search_runs_on_one_connection_in_few_round_trips(
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every list of every layer from one pooled connection, in one round trip however
+    many lists there are (`store/pipelined.py`): the query's terms, the lists, the
+    long-term pair size (not yet remembered), the corrected name's list, the details."""
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    lzg.forget_pair_sizes()
+    checkouts: list[int] = []
+    trips: list[str] = []
+    connection = db.connection
+    wait = psycopg.AsyncConnection.wait
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        checkouts.append(1)
+        return connection(*args, **kwargs)
+
+    async def waiting(self: psycopg.AsyncConnection, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(gen, "__name__", "")
+        # what waits for the server's answer: a pipeline's end or a read inside it, or a
+        # statement outside a pipeline
+        if name in ("_exit_gen", "_fetch_gen", "_sync_gen") or (
+            name == "_execute_gen" and self._pipeline is None
+        ):
+            trips.append(name)
+        return await wait(self, gen, *args, **kwargs)
+
+    monkeypatch.setattr(db, "connection", counted)
+    monkeypatch.setattr(psycopg.AsyncConnection, "wait", waiting)
+    typo = await search(redis, db, model, "Korbinain Nachbar")
+    assert typo.hits[0].text == FACT and "trigramm" in typo.hits[0].signals
+    assert "lexikalisch" in typo.hits[0].signals
+    assert len(checkouts) == 1
+    assert len(trips) == 5, trips
 
 
 async def test_a_time_expression_narrows_every_hit_to_its_window(
