@@ -99,8 +99,12 @@ async def summarise_if_needed(
         length = int(await redis.llen(turns_key))
     if length <= SUMMARY_ABOVE:
         return SummaryOutcome("nichts", length)
-    oldest = [str(item) for item in await redis.lrange(turns_key, 0, SUMMARY_BATCH - 1)]
-    previous = await redis.get(keys.session_summary(pair)) or ""
+    pipe = redis.pipeline(transaction=False)  # both reads in one round trip
+    pipe.lrange(turns_key, 0, SUMMARY_BATCH - 1)
+    pipe.get(keys.session_summary(pair))
+    batch, stored = await pipe.execute()
+    oldest = [str(item) for item in batch]
+    previous = stored or ""
     lines = [
         _turn_line(i, turn, character_label) for i, turn in enumerate(_decode(oldest), start=1)
     ]
