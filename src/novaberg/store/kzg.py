@@ -12,8 +12,9 @@ embedding changes only when the person corrects an entry (`correct`), which bump
 counter that makes every process refetch the pair's vectors.
 
 Every Redis round trip costs this CPU-bound process noticeable client time, so the usual
-paths are one script call each: a search, a create (with the profile flag and the
-neighbours' frequency bump, matched on the writer-normalised `themen_norm`), a promotion mark.
+paths are one script call each: a search, a create (with the profile flag, the
+neighbours' frequency bump, matched on the writer-normalised `themen_norm`, and the entity
+magnets' read of the pair's entries), a promotion mark.
 
 This module stores what it is given: no model calls and no salience rules (those live in
 `novaberg.memory.short_term` and `novaberg.memory.curve`). Its Lua scripts are in
