@@ -42,7 +42,7 @@ from novaberg.llm.errors import ModelError
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
 from novaberg.memory.fusion import Fused, reciprocal_rank_fusion
 from novaberg.memory.time_expressions.windows import TimeWindow, query_window
-from novaberg.store import archive, lzg, text_search
+from novaberg.store import archive, lzg, pipelined, text_search
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgEntry, KzgStore
 from novaberg.store.pipelined import Reply
@@ -289,7 +289,7 @@ class _Search:
         replies: dict[str, Reply[Ranked]] = {}
         corrected: Reply[text_search.QueryTerms | None] = Reply.ready(None)
         if jobs or trigram:  # an empty pipeline would still cost a round trip
-            async with conn.pipeline():
+            async with pipelined.pipeline(conn):
                 for name, queue in jobs.items():
                     replies[name] = await queue(conn)
                 if trigram:
@@ -453,7 +453,7 @@ class _Search:
         }
         short_turns.discard("")
         queued = wanted[LAYER_ARCHIVE] or wanted[LAYER_LONG_TERM] or short_turns
-        async with conn.pipeline() if queued else nullcontext():
+        async with pipelined.pipeline(conn) if queued else nullcontext():
             rows_reply = await archive.queue_rows_by_id(
                 conn, (int(i) for i in wanted[LAYER_ARCHIVE])
             )

@@ -26,7 +26,7 @@ import numpy as np
 from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.store.keys import Pair
-from novaberg.store.pipelined import Reply, Rows, local_settings
+from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
 from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
 
 TABLE: Final = "gespraechsarchiv"
@@ -288,7 +288,7 @@ async def nearest_views(
     """`nearest` for several views in one round trip on one connection (pipeline mode:
     the settings and every view's query go out together): a search's vector lists cost
     one wake-up of the server and of this process, not one per view."""
-    async with conn.pipeline():
+    async with pipeline(conn):
         reply = await queue_nearest_views(
             conn, pair, vector, k, views=views, filters=filters, candidates=candidates
         )

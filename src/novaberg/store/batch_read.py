@@ -15,6 +15,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.store.pipelined import pipeline
+
 Query = tuple[str, Sequence[Any]]
 Rows = list[dict[str, Any]]
 
@@ -28,7 +30,7 @@ async def fetch_batch(
     async with pool.connection() as conn:
         try:
             cursors = []
-            async with conn.pipeline():
+            async with pipeline(conn):
                 for sql, params in queries:
                     cur = conn.cursor(row_factory=dict_row)
                     await cur.execute(sql, params)

@@ -20,7 +20,7 @@ from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import HISTORY_ARTS
-from novaberg.store.pipelined import Reply, local_settings
+from novaberg.store.pipelined import Reply, local_settings, pipeline
 from novaberg.store.text_search import QueryTerms, text_config
 
 EF_SEARCH: Final = 100
@@ -314,7 +314,7 @@ async def nearest(
         cur = await conn.execute(sql, params)
         return list(await cur.fetchall())
     # pipeline mode: BEGIN, the settings, the query and COMMIT go out in one round trip
-    async with conn.pipeline(), conn.transaction():
+    async with pipeline(conn), conn.transaction():
         if exact:
             await conn.execute("SET LOCAL enable_indexscan = off")
         elif not small:

@@ -5,6 +5,13 @@ in a round trip that goes out anyway. A caller that needs several independent re
 hybrid memory search's lists) queues them all inside `conn.pipeline()` and reads the
 results after the block: the block's end is the one round trip. Reading a cursor inside
 the block would sync the pipeline there, one round trip per read.
+
+Every pipeline of the project is opened with `pipeline(conn)`, which prepares no
+statement inside it: psycopg records a statement it sends for preparation as prepared
+before the server has answered, so when an earlier statement of the same pipeline fails
+the server never prepares it, and that pooled connection then fails every later run of
+the statement with "prepared statement … does not exist" until it is closed (one failed
+write poisoned an impulse's next deliveries that way).
 """
 
 from __future__ import annotations
@@ -50,6 +57,19 @@ class Reply(Generic[T]):
 
     async def read(self) -> T:
         return self._parse([list(await cursor.fetchall()) for cursor in self._cursors])
+
+
+@asynccontextmanager
+async def pipeline(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    """`conn.pipeline()` with automatic statement preparation off inside it (see the module
+    docstring); statements outside pipelines are still prepared after a few runs."""
+    threshold = conn.prepare_threshold
+    conn.prepare_threshold = None
+    try:
+        async with conn.pipeline():
+            yield
+    finally:
+        conn.prepare_threshold = threshold
 
 
 @asynccontextmanager

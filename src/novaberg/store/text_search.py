@@ -23,7 +23,7 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 
 from novaberg.store.keys import Pair
-from novaberg.store.pipelined import Reply, Rows, local_settings
+from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
 
 CONFIG_GERMAN: Final = "german"
 CONFIG_ENGLISH: Final = "english"
@@ -194,7 +194,7 @@ async def query_terms(
     """The query's weighted lexemes and the pair's archive statistics in one round trip
     (plus the rows in `window`, counted up to `count_limit`, when a window is given)."""
     params = {"q": text, "u": pair.user_id, "c": pair.character_id}
-    async with conn.pipeline():
+    async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
         pair_cur = await conn.execute(_PAIR_SQL, params)
         window_cur = None
@@ -316,7 +316,7 @@ async def corrected_terms(
     if not terms.unknown_words:
         return None
     # pipeline mode: BEGIN, the threshold, the query and COMMIT go out in one round trip
-    async with conn.pipeline():
+    async with pipeline(conn):
         reply = await queue_corrected_terms(conn, pair, terms)
     return await reply.read()
 

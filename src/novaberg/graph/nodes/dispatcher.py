@@ -49,7 +49,7 @@ from novaberg.memory.bridge import (
     store_kzg_writes,
     summarise_session,
 )
-from novaberg.store import archive, keys
+from novaberg.store import archive, keys, pipelined
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
 from novaberg.store.conversation_vector import queue_turn_trace
 from novaberg.store.keys import Pair
@@ -190,7 +190,7 @@ async def _insert(
     pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
     (An explicit BEGIN/COMMIT around them costs more client CPU and buys nothing.)"""
     async with deps.pool.connection() as conn:
-        async with conn.pipeline():
+        async with pipelined.pipeline(conn):
             sent = None if archived is None else await archive.send_live(conn, archived)
             async with conn.cursor() as cur:
                 for sql, rows in batches:
