@@ -50,8 +50,8 @@ async def store_chat(
 
 
 RUNS = 14
-"""The driver prepares a statement at its fifth run; the server weighs a generic plan from
-the sixth run of the prepared statement on."""
+"""The driver would prepare a statement at its fifth run (outside a pipeline); the server
+weighs a generic plan from the sixth run of a prepared statement on."""
 
 
 @pytest.fixture
@@ -88,15 +88,15 @@ async def test_the_archive_queries_are_planned_with_their_parameters(
             "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
         )
         prepared = await cur.fetchall()
-    vector_plans = [p for p in prepared if "<=>" in p["statement"]]
-    assert len(vector_plans) == 2, "each view's query is prepared by the driver"
-    for plan in vector_plans:
-        assert plan["generic_plans"] == 0 and plan["custom_plans"] > 5, (
-            "a generic plan guesses the window's size and may rank it exactly"
-        )
+    assert not [p for p in prepared if "<=>" in p["statement"]], (
+        "the views' queries go out in a pipeline, which prepares nothing: each run is"
+        " planned with its parameters (a generic plan guesses the window's size and may"
+        " rank it exactly)"
+    )
     assert not [p for p in prepared if "@@" in p["statement"]], (
         "the words' query is never prepared: the terms' selectivity decides its plan"
     )
+    assert not [p for p in prepared if p["generic_plans"]], "no generic plan on this path"
 
 
 async def test_a_misspelt_word_is_never_corrected_to_a_frequent_lexeme(
