@@ -12,28 +12,32 @@ on). Plain messages on the main path: no task agent, the tribunal approves.
 
 Goal (issue 16): median ≤ 5.0 sequential model rounds (`model_rounds`) with every node
 in; `rounds` is printed next to it. L defaults to 1 s, the order of a local model's call:
-the graphs' own time (tens to a hundred milliseconds on a loaded machine,
-`turn_overhead.py`) then adds about a tenth of a round to `rounds`.
+the graphs' own time (tens of milliseconds, `turn_overhead.py`) then adds a few hundredths
+of a round to `rounds`.
 
-The critical path of a plain message (the nodes the answer waits for, in order):
+The critical path of a plain message (the nodes the answer waits for, in order; the same
+as docs/architecture.md's graph, where it is marked):
 
 - R1 `perception` (HumanGraph): the CharacterGraph needs the perceived utterance in the
   session. Then `session_turn` stores it (no model) and the event leaves; salience
   (segmentation, scoring), condensing and the session summary run off the path.
 - `db_access` → `ei_calc` (no model): Nova's state and emotion, which every branch reads.
-- R2, concurrently: `router` (what to do), `conversation_vector` (the conversation's
-  hypothesis), the enricher branch (embedding and memory reads, no model call of its own;
-  it takes Path 1's salience — one call, running since the hand-over —, then
-  `emotional_gravitation` → `reducer`). Nothing here reads another branch's result.
-- R3 `responder` (the join: it needs memory, routing and hypothesis). `thinker` makes no
-  call on a plain message (no fact indicators).
-- R4 `tribunal` (three judges at once) ‖ `perception_assistant` on the same text;
+- R2, concurrently: `router` (what to do), `situation_node` (the running understanding)
+  and the enricher's query rewrite, which also awaits Path 1's salience (one call,
+  running since the hand-over); then `emotional_gravitation` → `reducer` and the
+  appointment reading (no model). Nothing here reads another branch's result.
+- R3 `composer` (what to say: it needs memory, routing and the situation) ‖ the call of
+  `conversation_vector` (the conversation's hypothesis), in the same step.
+- R4 `responder` (how to say it: it needs the composer's content and the hypothesis).
+  `thinker` makes no call on a plain message (no fact indicators).
+- R5 `tribunal` (three judges at once) ‖ `perception_assistant` on the same text;
   `evaluate` accepts → released.
 - After the release (nobody waits): ei_calc_persist → salience ‖ uptake → imprint →
   dispatcher.
 
-Nodes other sessions add (situation, composer, …) extend R2/R3 as planned in
-docs/architecture.md; the figure printed is for the nodes in the graph as it is.
+A latency rule's wait ends on its deadline (`llm/scripted.wait_exactly`): a plain
+`asyncio.sleep` wakes up to a millisecond late (epoll's resolution), which counted once a
+round put the median a hundredth above five rounds that are exactly five.
 
     .venv/bin/python bench/critical_path.py [--turns 7] [--latency-ms 1000]
 

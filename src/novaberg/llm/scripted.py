@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,7 +127,7 @@ class ScriptedLLM(TextBackend):
         latency = rule.latency_ms if rule and rule.latency_ms else self.default_latency_ms
         latency += delay
         if latency:
-            await asyncio.sleep(latency / 1000)
+            await wait_exactly(latency / 1000)
         if rule is None:
             if json_schema is not None:
                 obj = SchemaFaker(text).build(json_schema)
@@ -154,6 +155,22 @@ class ScriptedLLM(TextBackend):
             prompt_tokens=len(prompt.split()),
             completion_tokens=len(output.split()),
         )
+
+
+LOOP_TIMER_SLACK_S = 0.002
+"""How late an event-loop timer may fire: epoll waits in whole milliseconds, rounded up."""
+
+
+async def wait_exactly(seconds: float) -> None:
+    """Sleep `seconds`, ending within microseconds of the deadline, not up to a millisecond
+    late as a plain `asyncio.sleep` does: a latency rule stands for a model call taking
+    exactly its latency, so a bench counting rounds of it (bench/critical_path.py) is not
+    off by the loop's timer resolution once per round."""
+    deadline = time.perf_counter() + seconds
+    if seconds > LOOP_TIMER_SLACK_S:
+        await asyncio.sleep(seconds - LOOP_TIMER_SLACK_S)
+    while time.perf_counter() < deadline:
+        await asyncio.sleep(0)
 
 
 def _digest(text: str) -> bytes:

@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from novaberg.config import Role, load_settings
+from novaberg.llm import scripted
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.errors import ModelOutputError, ModelTimeout, ModelUnavailable
 from novaberg.llm.factory import build_model_layer, build_text_backend
@@ -151,6 +152,32 @@ async def test_latency_delays_the_answer() -> None:
     started = time.perf_counter()
     await slow_default.chat(CHAT, ask("irgendwas"))
     assert time.perf_counter() - started >= 0.08
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.0005, 0.002, 0.03])
+async def test_a_latency_ends_on_its_deadline_not_a_timer_tick_later(
+    seconds: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's timer would wake the call up to a millisecond late (epoll's resolution);
+    the scripted wait sleeps to just short of the deadline and yields to the loop for the
+    rest, so a bench counting rounds of L is not off by a tick per round."""
+    sleeps: list[float] = []
+    real_sleep = scripted.asyncio.sleep
+
+    async def recording_sleep(delay: float) -> None:
+        sleeps.append(delay)
+        await real_sleep(delay)
+
+    monkeypatch.setattr(scripted.asyncio, "sleep", recording_sleep)
+    started = time.perf_counter()
+    await scripted.wait_exactly(seconds)
+    assert time.perf_counter() - started >= seconds  # never early
+    timed = [delay for delay in sleeps if delay > 0]
+    if seconds > scripted.LOOP_TIMER_SLACK_S:
+        assert timed == [pytest.approx(seconds - scripted.LOOP_TIMER_SLACK_S)]
+    else:
+        assert timed == []  # below the timer's slack it only yields
+    assert all(delay == 0 for delay in sleeps[len(timed) :])
 
 
 async def test_a_delay_only_rule_keeps_every_answer_valid() -> None:
