@@ -12,7 +12,13 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory import curve
 from novaberg.memory.short_term import MAGNET_FIELDS, ShortTermMemory
-from novaberg.store.entities import match_entity, normalise_name, resolve_entities
+from novaberg.store.entities import (
+    Resolution,
+    _resolve_in_order,
+    match_entity,
+    normalise_name,
+    resolve_entities,
+)
 from novaberg.store.keys import Pair
 
 PAIR = Pair("meister", "nova")
@@ -65,6 +71,66 @@ async def test_resolution_creates_reuses_and_skips_ambiguous(db: AsyncConnection
     assert again.ids == [first.ids[2], first.ids[0]]
     other = await resolve_entities(db, OTHER, ["Köln"])
     assert other.created == ["Köln"] and other.ids[0] not in first.ids  # per pair
+
+
+SCENARIOS = [
+    (["Anna Berg", "Anna Schmidt", "Köln"], ["Köln", "Berg", "Anna", "Rom", "Dr. Rom Maier"]),
+    (["Lena"], ["Lena Hansen", "Hamburg", "Jazz"]),
+    ([], ["Anna", "Köln", "köln", "Berlin Mitte"]),
+    (["Anna Berg"], ["Anna Berg", "Anna", "Berg"]),
+]
+"""Names known before, then the names of one call (mixed: known, parts, ambiguous, new)."""
+
+
+async def _named(db: AsyncConnectionPool, pair: Pair, resolution: Resolution) -> dict[str, Any]:
+    """The resolution with names for ids, and the pair's rows (comparable across pairs)."""
+    async with db.connection() as conn:
+        cur = await conn.execute(
+            "SELECT id, name, name_norm FROM entitaeten WHERE user_id = %s AND character_id = %s"
+            " ORDER BY id",
+            (pair.user_id, pair.character_id),
+        )
+        rows = await cur.fetchall()
+    norm_of = {row["id"]: row["name_norm"] for row in rows}
+    return {
+        "ids": [norm_of[i] for i in resolution.ids],
+        "created": resolution.created,
+        "ambiguous": resolution.ambiguous,
+        "rows": [(row["name"], row["name_norm"]) for row in rows],
+    }
+
+
+@pytest.mark.parametrize(("before", "names"), SCENARIOS)
+async def test_one_statement_resolves_as_name_by_name_does(
+    db: AsyncConnectionPool, before: list[str], names: list[str]
+) -> None:
+    """`resolve_entities` (one statement when no name fits another) gives the mapping and
+    the rows that matching and creating one name after the other gives."""
+    alone, together = Pair("eins", "nova"), Pair("zwei", "nova")
+    for pair in (alone, together):
+        await resolve_entities(db, pair, before)
+    async with db.connection() as conn:
+        expected = await _resolve_in_order(
+            conn, alone, [(n, normalise_name(n)) for n in dict.fromkeys(names)]
+        )
+    got = await resolve_entities(db, together, names)
+    assert await _named(db, together, got) == await _named(db, alone, expected)
+
+
+async def test_resolution_is_one_round_trip_on_one_connection(
+    db: AsyncConnectionPool, pg_trips: Any
+) -> None:
+    await resolve_entities(db, PAIR, ["Anna Berg", "Köln"])
+    again = await resolve_entities(db, PAIR, ["Berg", "Rom", "köln"])
+    assert again.created == ["Rom"] and len(again.ids) == 3
+    assert pg_trips.checkouts == 2 and len(pg_trips.trips) == 2, pg_trips.trips
+
+
+async def test_names_that_fit_each_other_resolve_in_order(db: AsyncConnectionPool) -> None:
+    """A name fits one created just before it in the same call ("Anna Berg", "Anna")."""
+    got = await resolve_entities(db, PAIR, ["Anna Berg", "Anna", "Berg Anna"])
+    assert got.created == ["Anna Berg", "Berg Anna"] and got.ambiguous == []
+    assert len(got.ids) == 2
 
 
 async def test_entries_naming_the_same_entity_strengthen_each_other(
