@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from psycopg import AsyncConnection
+
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.uptake import OpenQuestion
 from novaberg.store import impulse_stack, shadow_queue
@@ -38,10 +40,13 @@ def task_question(row: dict[str, Any]) -> str:
     return f"{topic}: {context}" if context and context != topic else topic
 
 
-async def open_questions(deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
-    """The pair's open knowledge questions as uptake offers `{id, frage, quelle}`."""
-    rows = await shadow_queue.best(
-        deps.pool,
+async def open_questions(
+    deps: GraphDeps, pair: Pair, conn: AsyncConnection[Any]
+) -> list[dict[str, Any]]:
+    """The pair's open knowledge questions as uptake offers `{id, frage, quelle}`; the
+    tasks are read on `conn`, the uptake node's connection for its row."""
+    rows = await shadow_queue.best_on(
+        conn,
         list(KINDS),
         user_id=pair.user_id,
         character_id=pair.character_id,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 REINFORCE_STEP: Final = 0.03
@@ -153,6 +154,19 @@ async def best(
     limit: int = 20,
 ) -> list[dict[str, Any]]:
     """Active rows of these kinds, highest decayed salience first."""
+    async with pool.connection() as conn:
+        return await best_on(conn, tasks, user_id=user_id, character_id=character_id, limit=limit)
+
+
+async def best_on(
+    conn: AsyncConnection[Any],
+    tasks: Sequence[str],
+    *,
+    user_id: str | None = None,
+    character_id: str | None = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    """`best` on a connection the caller holds for its next statement."""
     where = ["aktiv", "aufgabe = ANY(%s)"]
     params: list[Any] = [list(tasks)]
     if user_id is not None:
@@ -165,10 +179,9 @@ async def best(
         f"SELECT {_COLUMNS} FROM shadow_auftrag WHERE {' AND '.join(where)}"
         " ORDER BY salienz_decay DESC, id LIMIT %s"
     )
-    async with pool.connection() as conn:
-        cur = await conn.execute(sql, [*params, limit])
-        rows: list[Any] = await cur.fetchall()
-        return rows
+    cur = await conn.execute(sql, [*params, limit])
+    rows: list[Any] = await cur.fetchall()
+    return rows
 
 
 async def any_active(pool: AsyncConnectionPool, tasks: Sequence[str]) -> bool:

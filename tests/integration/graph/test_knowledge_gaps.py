@@ -4,15 +4,22 @@ the answer that takes one up closes it (uptake hook)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any, cast
+
 from graph_helpers import script_human
 from test_character_graph import PAIR, script_character, user_turn
 
+from novaberg.graph.character_graph import build_character_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.knowledge_gaps import open_questions, task_question
+from novaberg.graph.nodes.uptake import uptake
 from novaberg.graph.runner import GraphRuntime
+from novaberg.graph.state import ConversationState
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import impulse_stack, shadow_queue
 from novaberg.store.impulse_stack import StackEntry
+from novaberg.store.shadow_queue import ShadowTask
 
 QUESTION = "Wie hoch ist eigentlich der Mount Everest?"
 
@@ -64,7 +71,8 @@ async def test_stack_entries_of_gaps_are_offered_and_leave_when_taken_up(
     other = StackEntry("nachfragen", "Streit", "Wie geht es mit dem Streit?", vector)
     await impulse_stack.push(deps.redis, PAIR, gap)
     await impulse_stack.push(deps.redis, PAIR, other)
-    offers = await open_questions(deps, PAIR)
+    async with deps.pool.connection() as conn:
+        offers = await open_questions(deps, PAIR, conn)
     assert [o["id"] for o in offers] == [f"stapel-{gap.id}"], "only knowledge entries"
 
     script_human(scripted)
@@ -72,3 +80,33 @@ async def test_stack_entries_of_gaps_are_offered_and_leave_when_taken_up(
     await user_turn(runtime, QUESTION)
     left = [e.id for e in await impulse_stack.entries(deps.redis, PAIR)]
     assert left == [other.id], "the conversation covered it: no impulse needed"
+
+
+async def test_uptake_reads_its_offers_and_writes_its_row_on_one_connection(
+    deps: GraphDeps, pg_trips: Any
+) -> None:
+    """Nothing offered: the gaps are read and the row written on one checkout. Offered:
+    the connection is given back while the answer is embedded, the row written after."""
+    build_character_graph(deps)  # registers the knowledge gaps as an offer source
+    state = cast(
+        ConversationState,
+        {
+            "user_id": PAIR.user_id,
+            "character_id": PAIR.character_id,
+            "turn_id": "t-1",
+            "response": "Heute scheint die Sonne.",
+        },
+    )
+    await uptake(state, deps)
+    assert pg_trips.checkouts == 1 and len(pg_trips.trips) == 2, pg_trips.trips
+    assert (await _uptake_rows(deps))[-1]["angeboten"] == 0
+
+    await shadow_queue.push(
+        deps.pool,
+        ShadowTask(PAIR.user_id, PAIR.character_id, "wissensluecken", "Everest", QUESTION),
+        datetime.now(UTC),
+    )
+    pg_trips.checkouts, pg_trips.trips = 0, []
+    await uptake(cast(ConversationState, {**state, "turn_id": "t-2"}), deps)
+    assert pg_trips.checkouts == 2 and len(pg_trips.trips) == 2, pg_trips.trips
+    assert (await _uptake_rows(deps))[-1]["angeboten"] == 1

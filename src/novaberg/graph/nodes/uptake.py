@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+from psycopg import AsyncConnection
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import ConversationState
@@ -118,12 +119,14 @@ def judge(answer: list[float], questions: list[list[float]], offers: list[OpenQu
     return Uptake(len(offers), taken, round(best, 4))
 
 
-OfferSource = Callable[[GraphDeps, Pair], Awaitable[list[dict[str, Any]]]]
+OfferSource = Callable[[GraphDeps, Pair, AsyncConnection[Any]], Awaitable[list[dict[str, Any]]]]
+"""`(deps, pair, conn)` → offer items; `conn` is the node's connection for its row, so a
+source reading PostgreSQL needs no checkout of its own."""
 _SOURCES: list[OfferSource] = []
 
 
 def register_offer_source(source: OfferSource) -> None:
-    """Offer the questions `source(deps, pair)` returns to every answered turn."""
+    """Offer the questions `source(deps, pair, conn)` returns to every answered turn."""
     if source not in _SOURCES:
         _SOURCES.append(source)
 
@@ -133,14 +136,16 @@ def unregister_offer_source(source: OfferSource) -> None:
         _SOURCES.remove(source)
 
 
-async def all_offers(state: ConversationState, deps: GraphDeps) -> list[OpenQuestion]:
-    """The channel's offers and every registered source's, each id once. A failing source
-    is logged and offers nothing."""
+async def all_offers(
+    state: ConversationState, deps: GraphDeps, conn: AsyncConnection[Any]
+) -> list[OpenQuestion]:
+    """The channel's offers and every registered source's (read on `conn`), each id once.
+    A failing source is logged and offers nothing."""
     found = offered_questions(state)
     pair = Pair(state["user_id"], state["character_id"])
     for source in list(_SOURCES):
         try:
-            extra = await source(deps, pair)
+            extra = await source(deps, pair, conn)
         except Exception:
             log.exception("uptake: offer source %r failed", source)
             continue
@@ -163,27 +168,42 @@ async def judge_uptake(
     return judge(vectors[0], vectors[1:], offers)
 
 
+async def _write_row(conn: AsyncConnection[Any], state: ConversationState, result: Uptake) -> None:
+    """The turn's `offene_fragen_aufgriff` row."""
+    taken = result.taken
+    await conn.execute(
+        _INSERT_SQL,
+        (
+            state.get("turn_id") or "",
+            state["user_id"],
+            state["character_id"],
+            result.offered,
+            result.taken_up,
+            taken.id if taken else None,
+            taken.frage if taken else None,
+            result.cosine,
+            result.failure,
+        ),
+    )
+
+
 async def uptake(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge the uptake, write the turn's row, tell the hooks."""
     if not (state.get("response") or "").strip():
         return {"_log": {"uebersprungen": "keine_antwort"}}
-    result = await judge_uptake(state, deps, await all_offers(state, deps))
-    taken = result.taken
+    # offers read and, when there are none, the row written on one connection; with
+    # offers it is not held while they are embedded
+    result: Uptake | None = None
     async with deps.pool.connection() as conn:
-        await conn.execute(
-            _INSERT_SQL,
-            (
-                state.get("turn_id") or "",
-                state["user_id"],
-                state["character_id"],
-                result.offered,
-                result.taken_up,
-                taken.id if taken else None,
-                taken.frage if taken else None,
-                result.cosine,
-                result.failure,
-            ),
-        )
+        offers = await all_offers(state, deps, conn)
+        if not offers:
+            result = Uptake(0, None, None)
+            await _write_row(conn, state, result)
+    if result is None:
+        result = await judge_uptake(state, deps, offers)
+        async with deps.pool.connection() as conn:
+            await _write_row(conn, state, result)
+    taken = result.taken
     if taken is not None:
         pair = Pair(state["user_id"], state["character_id"])
         for hook in list(_HOOKS):
