@@ -43,13 +43,35 @@ ROLE_ASSISTANT: Final = "assistant"
 
 async def append_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -> int:
     """RPUSH one complete turn and refresh the session TTL; returns the new list length."""
+    return await _append(redis, keys.session_turns(pair), _dumps(turn))
+
+
+async def append_open_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -> int:
+    """`append_turn` for a turn `complete_turn` fills in later: the item stored is
+    remembered, so completing it needs no read first (one compare-and-set)."""
     key = keys.session_turns(pair)
     payload = _dumps(turn)
+    length = await _append(redis, key, payload)
+    _OPEN_TURNS[(key, str(turn.get("turn_id")), str(turn.get("rolle")))] = payload
+    while len(_OPEN_TURNS) > OPEN_TURNS_KEPT:  # turns never completed (a failed run)
+        del _OPEN_TURNS[next(iter(_OPEN_TURNS))]
+    return length
+
+
+async def _append(redis: aioredis.Redis, key: str, payload: str) -> int:
     async with redis.pipeline(transaction=True) as pipe:
         pipe.rpush(key, payload)
         pipe.expire(key, keys.SESSION_TTL)
         length, _ = await pipe.execute()
     return int(length)
+
+
+OPEN_TURNS_KEPT: Final = 256
+"""Open turns this process remembers (oldest forgotten first); a turn forgotten, or one
+appended by another process, is completed by reading it first."""
+
+_OPEN_TURNS: dict[tuple[str, str, str], str] = {}
+"""(session key, turn id, role) → the item `append_open_turn` stored."""
 
 
 COMPLETE_RETRIES: Final = 5
@@ -91,6 +113,28 @@ return redis.call('LLEN', KEYS[1])
 the list length after the write, or -1 when the item there is not the one read any more
 (a summary trim moved it): compare and set, so no concurrent write is overwritten."""
 
+_SET_STORED_LUA: Final = """
+local len = redis.call('LLEN', KEYS[1])
+local function swap(first)
+  local items = redis.call('LRANGE', KEYS[1], first, -1)
+  for i = #items, 1, -1 do
+    if items[i] == ARGV[1] then
+      redis.call('LSET', KEYS[1], first + i - 1, ARGV[2])
+      return len
+    end
+  end
+  return -1
+end
+local first = math.max(0, len - tonumber(ARGV[3]))
+local done = swap(first)
+if done < 0 and first > 0 then done = swap(0) end
+return done
+"""
+"""KEYS[1]=turns; ARGV[1]=the item as stored, ARGV[2]=its replacement, ARGV[3]=window →
+the list length after replacing the newest item equal to ARGV[1] (in the newest `window`
+items, or in the whole list when those hold none), or -1 when no item is: compare and
+set, wherever a trim moved it."""
+
 
 async def complete_turn(
     redis: aioredis.Redis, pair: Pair, turn_id: str, role: str, fields: dict[str, Any]
@@ -105,10 +149,20 @@ async def complete_turn_counted(
     redis: aioredis.Redis, pair: Pair, turn_id: str, role: str, fields: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, int | None]:
     """`complete_turn`, plus the session's length after the write (None with no turn), which
-    spares the summary step its LLEN. Two script calls: find the turn, then compare and set
-    it — a concurrent append or summary trim is never overwritten (a trim that moved the
-    turn makes the set fail, and it is found again)."""
+    spares the summary step its LLEN. A turn this process stored with `append_open_turn`:
+    one script call that compares and sets it. Otherwise, or when it is no longer there as
+    stored: two script calls, find the turn, then compare and set it — a concurrent append
+    or summary trim is never overwritten (a trim that moved the turn makes the set fail,
+    and it is found again)."""
     key = keys.session_turns(pair)
+    stored = _OPEN_TURNS.pop((key, turn_id, role), None)
+    if stored is not None:
+        turn = _loads(stored)
+        turn.update(fields)
+        set_stored = redis.register_script(_SET_STORED_LUA)
+        length = int(await set_stored(keys=[key], args=[stored, _dumps(turn), COMPLETE_WINDOW]))
+        if length >= 0:
+            return turn, length
     find = redis.register_script(_FIND_LUA)
     swap = redis.register_script(_SWAP_LUA)
     for _ in range(COMPLETE_RETRIES):

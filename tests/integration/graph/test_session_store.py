@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from novaberg.store import keys, session
 from novaberg.store.keys import Pair
 
@@ -101,3 +103,53 @@ async def test_complete_turn_counted_survives_a_trim_and_returns_the_length(redi
     assert [t["inhalt"] for t in turns] == ["u1", "u2", "u3"]
     assert turns[1]["kern"] == "k" and "kern" not in turns[0] and "kern" not in turns[2]
     assert length == 3 == await redis.llen(keys.session_turns(PAIR))
+
+
+async def _open_session(redis, append) -> None:  # type: ignore[no-untyped-def]
+    """t0's user turn, its answer, then eleven turns: t0 is beyond the newest window."""
+    await append(redis, PAIR, {"rolle": "user", "inhalt": "alt", "turn_id": "t0", "zeit": 0.1})
+    await session.append_turn(redis, PAIR, {"rolle": "assistant", "inhalt": "a", "turn_id": "t0"})
+    for i in range(1, 12):
+        await append(redis, PAIR, {"rolle": "user", "inhalt": f"u{i}", "turn_id": f"t{i}"})
+
+
+async def test_an_open_turn_is_completed_in_one_round_trip_as_a_read_one_is(
+    redis,  # type: ignore[no-untyped-def]
+    redis_trips: list[bytes],
+) -> None:
+    """A turn this process stored open is completed by one compare-and-set, with the same
+    result and the same session as completing it after reading it."""
+    late = {"intentionen": ["x"], "kern": "k"}
+    key = keys.session_turns(PAIR)
+    await _open_session(redis, session.append_turn)
+    read_first = [
+        await session.complete_turn_counted(redis, PAIR, t, "user", late) for t in ("t0", "t11")
+    ]
+    expected = await redis.lrange(key, 0, -1)
+    await redis.delete(key)
+    await _open_session(redis, session.append_open_turn)
+    await session.complete_turn_counted(redis, PAIR, "t5", "user", late)  # loads the script
+    await redis.lset(key, 6, expected[6])  # t5 as it was
+    redis_trips.clear()
+    remembered = [
+        await session.complete_turn_counted(redis, PAIR, t, "user", late) for t in ("t0", "t11")
+    ]
+    assert len(redis_trips) == 2 and all(b"EVALSHA" in sent for sent in redis_trips)
+    assert remembered == read_first
+    assert await redis.lrange(key, 0, -1) == expected
+
+
+async def test_an_open_turn_changed_since_it_was_stored_is_read_again(redis) -> None:  # type: ignore[no-untyped-def]
+    """The stored item is not what this process appended (another writer set it): the
+    turn is found by reading, as without the memory of it, and nothing is overwritten."""
+    await _open_session(redis, session.append_open_turn)
+    await session.complete_turn(redis, PAIR, "t0", "assistant", {"kern": "antwort"})
+    key = keys.session_turns(PAIR)
+    changed = {"rolle": "user", "inhalt": "anders", "turn_id": "t3"}
+    await redis.lset(key, 4, orjson.dumps(changed))
+    done = await session.complete_turn(redis, PAIR, "t3", "user", {"kern": "k"})
+    assert done == {**changed, "kern": "k"}
+    assert (await session.read_turns(redis, PAIR))[4] == done
+    assert await session.complete_turn(redis, PAIR, "t2", "user", {"kern": "k"}) is not None
+    await redis.lrem(key, 1, (await redis.lrange(key, 5, 5))[0])  # t4's item, gone
+    assert await session.complete_turn(redis, PAIR, "t4", "user", {"kern": "k"}) is None

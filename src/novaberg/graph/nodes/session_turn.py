@@ -16,7 +16,7 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.dispatcher import build_session_turn
 from novaberg.graph.state import ConversationState
 from novaberg.store.keys import Pair
-from novaberg.store.session import append_turn
+from novaberg.store.session import append_open_turn
 
 
 async def session_turn(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -24,7 +24,7 @@ async def session_turn(state: ConversationState, deps: GraphDeps) -> dict[str, A
     turn = build_session_turn(state, deps.clock())
     if turn is None:
         return {"_log": {"session_turn": None}}
-    length = await append_turn(deps.redis, Pair(state["user_id"], state["character_id"]), turn)
+    length = await append_open_turn(deps.redis, Pair(state["user_id"], state["character_id"]), turn)
     return {
         "session_turn_written": True,
         "session_turn_open": True,
