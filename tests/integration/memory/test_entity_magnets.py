@@ -74,12 +74,14 @@ async def test_resolution_creates_reuses_and_skips_ambiguous(db: AsyncConnection
 
 
 SCENARIOS = [
-    (["Anna Berg", "Anna Schmidt", "Köln"], ["Köln", "Berg", "Anna", "Rom", "Dr. Rom Maier"]),
+    (["Anna Berg", "Anna Schmidt", "Köln"], ["Köln", "Berg", "Anna", "Rom"]),
     (["Lena"], ["Lena Hansen", "Hamburg", "Jazz"]),
     ([], ["Anna", "Köln", "köln", "Berlin Mitte"]),
     (["Anna Berg"], ["Anna Berg", "Anna", "Berg"]),
+    (["Köln"], ["Rom", "Dr. Rom Maier", "Köln"]),
 ]
-"""Names known before, then the names of one call (mixed: known, parts, ambiguous, new)."""
+"""Names known before, then the names of one call (known, parts, ambiguous, new); the
+last two name names that fit each other."""
 
 
 async def _named(db: AsyncConnectionPool, pair: Pair, resolution: Resolution) -> dict[str, Any]:
