@@ -147,7 +147,8 @@ class KzgStore(KzgSearch):
         themes: Iterable[str] | None,
         rows_of: Sequence[str] = (),
     ) -> CreatedEntry:
-        payload = flat_fields({**fields, FIELD_EMBEDDING: encode_vector(vector)})
+        row = np.asarray(vector, dtype=DTYPE)  # once: the stored bytes and the cached row
+        payload = flat_fields({**fields, FIELD_EMBEDDING: row.tobytes()})
         index = keys.kzg_index(pair)
         version = keys.kzg_index_version(pair)
         script_keys = [index, version] if flag is None else [index, version, flag]
@@ -160,27 +161,24 @@ class KzgStore(KzgSearch):
             reply = await self._create(keys=[key, *script_keys], args=args)
             created = int(reply[0])
             if created >= 1:
-                self._write_through(pair, key, vector, created)
+                self._write_through(pair, key, row, created)
                 matched, legacy = self._theme_rows(reply[1], reply[2])
                 rows = _field_rows(reply[3], len(names)) if names else []
                 return CreatedEntry(key, matched, legacy, rows)
         raise RuntimeError(f"no free short-term key for {pair} near {epoch_ms}")
 
-    def _write_through(
-        self, pair: Pair, key: str, vector: Sequence[float] | np.ndarray, version: int
-    ) -> None:
-        """Add our own new entry to the cached matrix when it is the only change since the
-        cache was built (version n-1 → n), so the next search needs no refetch."""
+    def _write_through(self, pair: Pair, key: str, row: np.ndarray, version: int) -> None:
+        """Add our own new entry (its vector as stored) to the cached matrix when it is the
+        only change since the cache was built (version n-1 → n), so the next search needs no
+        refetch."""
         cached = self._pairs.get(pair)
         if not self.cache_vectors or cached is None or cached.version != str(version - 1):
             return
-        row = np.asarray(vector, dtype=DTYPE)
         norm = float(np.linalg.norm(row))
         if row.ndim != 1 or row.shape[0] != cached.matrix.shape[1] or norm == 0.0:
             return
         self._vectors[key] = row
-        cached.keys.append(key)
-        cached.matrix = np.vstack([cached.matrix, (row / norm)[None, :]])
+        cached.append(key, row / norm)
         cached.version = str(version)
 
     async def increment_frequency(self, key: str) -> int | None:

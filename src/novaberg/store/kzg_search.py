@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -47,6 +47,9 @@ VECTOR_BATCH: Final = 2000
 FETCH_CHUNK: Final = 16
 """Hits re-read from Redis per round while filling the top k (expired keys are skipped)."""
 
+SPARE_ROWS: Final = 16
+"""Least room a cached matrix grows by when our own create adds a row to it."""
+
 
 @dataclass
 class PairCache:
@@ -56,6 +59,24 @@ class PairCache:
     keys: list[str]
     matrix: np.ndarray  # rows L2-normalised, float32
     reembedded: str = "0"  # the pair's re-embedding counter the vectors were read under
+    _rows: np.ndarray | None = field(default=None, repr=False, compare=False)  # matrix: its head
+
+    def append(self, key: str, unit: np.ndarray) -> None:
+        """Add one normalised row. The rows live in a buffer with spare room that grows by
+        half when full, so a pair's creates copy its matrix O(log n) times, not once each;
+        `matrix` stays a contiguous view of the filled rows (the same values a fresh stack
+        holds, so searches score alike) and earlier views keep their rows."""
+        count = self.matrix.shape[0]
+        rows = self._rows
+        if rows is None or self.matrix.base is not rows or rows.shape[0] == count:
+            rows = np.empty(
+                (count + max(count // 2, SPARE_ROWS), self.matrix.shape[1]), self.matrix.dtype
+            )
+            rows[:count] = self.matrix
+            self._rows = rows
+        rows[count] = unit
+        self.matrix = rows[: count + 1]
+        self.keys.append(key)
 
 
 class KzgSearch:

@@ -19,6 +19,7 @@ from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 from novaberg.store.keys import Pair
 from novaberg.store.kzg import KzgStore
+from novaberg.store.kzg_search import PairCache, rank
 from novaberg.store.redis_client import create_redis
 
 PAIR = Pair("meister", "nova")
@@ -278,6 +279,44 @@ async def test_own_writes_update_the_search_cache_without_a_refetch(
     assert second.key in cached.keys and len(cached.keys) == cached.matrix.shape[0] == 2
     found = {e.meta["key"] for e in await memory.retrieve(PAIR, query)}
     assert found == {first.key, second.key}
+
+
+async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
+    redis: aioredis.Redis,
+) -> None:
+    """Many own creates grow the cached matrix in place (past its spare rows, several
+    times): it is exactly the matrix of stacking each new normalised row onto the one
+    searched first, so searches score alike; and it matches a matrix rebuilt from Redis
+    (up to the rounding of normalising one row instead of all)."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((60, 8)).astype(np.float32)
+    store = KzgStore(redis)
+    await store.create(PAIR, {"inhalt": "0"}, vectors[0], ttl_seconds=3600, epoch_ms=1)
+    assert len(await store.nearest(PAIR, vectors[0], 3)) == 1  # the cache is built
+    expected = store._pairs[PAIR].matrix.copy()
+    for i, vector in enumerate(vectors[1:], start=1):
+        values = [float(x) for x in vector]
+        await store.create(PAIR, {"inhalt": str(i)}, values, ttl_seconds=3600, epoch_ms=1 + i)
+        row = np.asarray(values, dtype=np.float32)
+        expected = np.vstack([expected, (row / float(np.linalg.norm(row)))[None, :]])
+        if i in (5, 30):  # searches between the creates see the grown matrix
+            assert len(await store.nearest(PAIR, vector, 3)) == 3
+    cached = store._pairs[PAIR]
+    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))  # no refetch
+    assert len(cached.keys) == 60
+    assert cached.matrix.dtype == expected.dtype and cached.matrix.flags.c_contiguous
+    assert np.array_equal(cached.matrix, expected)
+    stacked = PairCache(cached.version, list(cached.keys), expected)
+    for query in vectors[:10]:
+        unit = query / np.linalg.norm(query)
+        ours, theirs = rank(cached, unit, 10), rank(stacked, unit, 10)
+        assert np.array_equal(ours[0], theirs[0]) and ours[2] == theirs[2]
+    rebuilt = KzgStore(redis)  # another process: its matrix comes from Redis
+    assert len(await rebuilt.nearest(PAIR, vectors[0], 3)) == 3
+    fresh = rebuilt._pairs[PAIR]
+    fresh_rows = dict(zip(fresh.keys, fresh.matrix, strict=True))
+    for key, row in zip(cached.keys, cached.matrix, strict=True):
+        assert np.allclose(row, fresh_rows[key], rtol=1e-6, atol=1e-7)
 
 
 async def test_reinforcement_compares_unicode_themes_case_insensitively(
