@@ -127,9 +127,15 @@ class PipelineLog:
     # --- recording (sync, microseconds) ---------------------------------------------
 
     def record(self, row: LogRow) -> None:
-        """Queue one row; starts the background flusher on the running loop if needed."""
+        """Queue one row; starts the background flusher on the running loop if needed.
+
+        Every node run records a row, so the usual case costs two attribute checks: a
+        flusher whose loop is running is the one of this thread (one running loop per
+        thread), and asking asyncio for the running loop is left to the other cases."""
         self._buffer.append(row)
-        self._ensure_flusher()
+        task = self._task
+        if task is None or task.done() or not task.get_loop().is_running():
+            self._ensure_flusher()
 
     def add(
         self,
