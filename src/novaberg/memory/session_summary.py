@@ -31,6 +31,7 @@ from novaberg.memory import session_summary_lua as lua
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.scripts import script
 from novaberg.store.session import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
@@ -127,9 +128,9 @@ async def summarise_if_needed(
     except ModelError as exc:
         return await _fallback(redis, pair, length, f"{type(exc).__name__}: {exc}")
 
-    script = redis.register_script(lua.TRIM_IF_UNCHANGED)
+    trim = script(redis, lua.TRIM_IF_UNCHANGED)
     done = int(
-        await script(
+        await trim(
             keys=[turns_key, keys.session_summary(pair)],
             args=[len(oldest), text, keys.SESSION_TTL, *oldest],
         )

@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
 
@@ -159,12 +160,12 @@ async def complete_turn_counted(
     if stored is not None:
         turn = _loads(stored)
         turn.update(fields)
-        set_stored = redis.register_script(_SET_STORED_LUA)
+        set_stored = script(redis, _SET_STORED_LUA)
         length = int(await set_stored(keys=[key], args=[stored, _dumps(turn), COMPLETE_WINDOW]))
         if length >= 0:
             return turn, length
-    find = redis.register_script(_FIND_LUA)
-    swap = redis.register_script(_SWAP_LUA)
+    find = script(redis, _FIND_LUA)
+    swap = script(redis, _SWAP_LUA)
     for _ in range(COMPLETE_RETRIES):
         # the turn was appended moments ago: the newest turns are looked at first
         found = await find(keys=[key], args=[turn_id, COMPLETE_WINDOW])
