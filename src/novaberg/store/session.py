@@ -59,12 +59,19 @@ async def append_open_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, An
     return length
 
 
+_APPEND_LUA: Final = """
+local length = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return length
+"""
+"""KEYS[1]=turns; ARGV[1]=the item, ARGV[2]=TTL → the list length after the push."""
+
+
 async def _append(redis: aioredis.Redis, key: str, payload: str) -> int:
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.rpush(key, payload)
-        pipe.expire(key, keys.SESSION_TTL)
-        length, _ = await pipe.execute()
-    return int(length)
+    # No reader needs RPUSH and EXPIRE together (an item seen before its TTL refresh
+    # loses nothing); one script is simply the cheapest single command for both —
+    # cheaper for the client than a pipeline, MULTI/EXEC or not — and all-or-nothing.
+    return int(await script(redis, _APPEND_LUA)(keys=[key], args=[payload, keys.SESSION_TTL]))
 
 
 OPEN_TURNS_KEPT: Final = 256
