@@ -26,7 +26,7 @@ from test_character_graph import (
 
 from novaberg.agents.timeline import repository
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.stance import stance_node
+from novaberg.graph.nodes.stance import stance_hash, stance_node
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
@@ -523,3 +523,25 @@ async def test_an_unusable_model_in_the_rewrite_ends_the_turn(
     scripted.add(r"Suchanfrage für das Gedächtnis", fault="error")
     with pytest.raises(ModelUnavailable):
         await user_turn(runtime, "Und wann genau?")
+
+
+async def test_the_stance_hash_is_replaced_whole_in_one_script_call(
+    deps: GraphDeps, redis_trips: list[bytes]
+) -> None:
+    """The hash holds exactly the new fields (a stray old field is gone), written by one
+    EVALSHA — atomic without MULTI/EXEC, so a concurrent reader never sees it empty."""
+    state: Any = {
+        "user_id": PAIR.user_id,
+        "character_id": PAIR.character_id,
+        "turn_id": "t-eins",
+        "hypothesis_detail": {"cluster": None},
+    }
+    await stance_node(state, deps)  # loads the script
+    await deps.redis.hset(keys.stance(PAIR), mapping={"alt": "x", "grund": "alt"})
+    redis_trips.clear()
+    await stance_node({**state, "turn_id": "t-zwei"}, deps)
+    assert len(redis_trips) == 1 and b"EVALSHA" in redis_trips[0]
+    stored = await deps.redis.hgetall(keys.stance(PAIR))
+    assert stored == stance_hash(
+        computed=False, cluster=None, turn_id="t-zwei", now=NOW, reason="kein_cluster"
+    )

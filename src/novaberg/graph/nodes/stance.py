@@ -34,6 +34,7 @@ from novaberg.graph.nodes.conversation_vector import landscape_of
 from novaberg.graph.state import ConversationState
 from novaberg.store import keys
 from novaberg.store.keys import Pair
+from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +105,20 @@ def stance_hash(
     return fields
 
 
+_REPLACE_HASH_LUA: Final = """
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+"""KEYS[1]=hash; ARGV=field, value, field, value, … → the hash holds exactly these."""
+
+
 async def _persist(deps: GraphDeps, pair: Pair, fields: dict[str, str]) -> None:
-    key = keys.stance(pair)
-    pipe = deps.redis.pipeline(transaction=True)
-    pipe.delete(key)
-    pipe.hset(key, mapping=fields)  # type: ignore[arg-type]  # redis stubs: invariant key type
-    await pipe.execute()
+    # Atomic on purpose: the impulse snapshot reads the hash from another process, and an
+    # empty hash between DEL and HSET reads as "haltung fehlt". One script keeps that (as
+    # MULTI/EXEC did) in one command, without a reply to parse per queued command.
+    flat = [part for field in fields.items() for part in field]
+    await script(deps.redis, _REPLACE_HASH_LUA)(keys=[keys.stance(pair)], args=flat)
 
 
 async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
