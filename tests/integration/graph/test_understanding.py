@@ -26,10 +26,12 @@ from test_character_graph import (
 
 from novaberg.agents.timeline import repository
 from novaberg.graph.contract import GraphDeps
+from novaberg.graph.nodes.situation import _store as situation_store
 from novaberg.graph.nodes.stance import stance_hash, stance_node
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
+from novaberg.store.keys import SITUATION_TTL
 from novaberg.store.pipeline_log import read_turn
 
 NOW = 1_790_000_000.0  # graph conftest's FIXED_NOW
@@ -545,3 +547,29 @@ async def test_the_stance_hash_is_replaced_whole_in_one_script_call(
     assert stored == stance_hash(
         computed=False, cluster=None, turn_id="t-zwei", now=NOW, reason="kein_cluster"
     )
+
+
+async def test_the_situation_is_stored_with_its_history_in_one_script_call(
+    deps: GraphDeps, redis_trips: list[bytes]
+) -> None:
+    """Bubble and history entry, both with the TTL, by one EVALSHA (no MULTI/EXEC); with
+    no turn id only the bubble, by one SET."""
+    bubble = {"gegenstand": "Umzug nach Köln"}
+    await situation_store(deps, PAIR, "t-null", bubble)  # loads the script
+    redis_trips.clear()
+    await situation_store(deps, PAIR, "t-eins", SITUATION_BELLO)
+    assert len(redis_trips) == 1 and b"EVALSHA" in redis_trips[0]
+    data = json.dumps(SITUATION_BELLO, ensure_ascii=False)
+    assert await deps.redis.get(keys.situation(PAIR)) == data
+    history = keys.situation_history(PAIR)
+    assert await deps.redis.hgetall(history) == {
+        "t-null": json.dumps(bubble, ensure_ascii=False),
+        "t-eins": data,
+    }
+    for key in (keys.situation(PAIR), history):
+        assert SITUATION_TTL - 5 < await deps.redis.ttl(key) <= SITUATION_TTL
+    redis_trips.clear()
+    await situation_store(deps, PAIR, "", bubble)
+    assert len(redis_trips) == 1 and redis_trips[0].startswith(b"*5\r\n$3\r\nSET")
+    assert json.loads(await deps.redis.get(keys.situation(PAIR))) == bubble
+    assert len(await deps.redis.hgetall(history)) == 2

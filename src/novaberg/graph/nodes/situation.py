@@ -38,6 +38,7 @@ from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.keys import SITUATION_TTL, Pair
+from novaberg.store.scripts import script
 from novaberg.store.session import numbered_view
 
 log = logging.getLogger(__name__)
@@ -234,14 +235,28 @@ async def _load(
     return _decode(stored), _decode(then) if trigger else None
 
 
+_STORE_LUA: Final = """
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return 1
+"""
+"""KEYS[1]=situation, KEYS[2]=its history; ARGV[1]=bubble, ARGV[2]=TTL, ARGV[3]=turn id."""
+
+
 async def _store(deps: GraphDeps, pair: Pair, turn_id: str, situation: dict[str, Any]) -> None:
+    # Only this pair's later turns read the bubble and its history, and a pair's turns run
+    # one at a time, so nothing sees a half-written state; still, one script (or one SET)
+    # is the cheapest single command for the writes, and leaves them all-or-nothing as
+    # MULTI/EXEC did.
     data = json.dumps(situation, ensure_ascii=False)
-    pipe = deps.redis.pipeline(transaction=True)
-    pipe.set(keys.situation(pair), data, ex=SITUATION_TTL)
-    if turn_id:
-        pipe.hset(keys.situation_history(pair), turn_id, data)
-        pipe.expire(keys.situation_history(pair), SITUATION_TTL)
-    await pipe.execute()
+    if not turn_id:
+        await deps.redis.set(keys.situation(pair), data, ex=SITUATION_TTL)
+        return
+    await script(deps.redis, _STORE_LUA)(
+        keys=[keys.situation(pair), keys.situation_history(pair)],
+        args=[data, SITUATION_TTL, turn_id],
+    )
 
 
 def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
