@@ -252,6 +252,8 @@ class _Search:
         self.depth = max(LIST_DEPTH, options.limit)
         self.by_context: set[int] = set()
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
+        self.newest: Reply[list[tuple[int, float]]] | None = None
+        """The window's newest turns, read with the lists (`window_fill`)."""
 
     def wants(self, layer: str, method: str) -> bool:
         return (
@@ -279,7 +281,8 @@ class _Search:
     ) -> dict[str, Ranked]:
         """Every ranked list of every layer, in the order the fusion breaks ties by
         (`LIST_ORDER`): the statements of all queued in one pipeline on `conn`, one round
-        trip (`store/pipelined.py`); a misspelt name's corrected query costs one more."""
+        trip (`store/pipelined.py`); a misspelt name's corrected query costs one more.
+        Under a time window the window's newest turns go with them (`window_fill`)."""
         jobs = self._jobs(vector, terms)
         trigram = (
             bool(terms.rows and terms.unknown_words)
@@ -288,12 +291,17 @@ class _Search:
         )
         replies: dict[str, Reply[Ranked]] = {}
         corrected: Reply[text_search.QueryTerms | None] = Reply.ready(None)
-        if jobs or trigram:  # an empty pipeline would still cost a round trip
+        fills = self.window is not None and self.wants(LAYER_ARCHIVE, METHOD_WINDOW)
+        if jobs or trigram or fills:  # an empty pipeline would still cost a round trip
             async with pipelined.pipeline(conn):
                 for name, queue in jobs.items():
                     replies[name] = await queue(conn)
                 if trigram:
                     corrected = await text_search.queue_corrected_terms(conn, self.pair, terms)
+                if fills:  # read before it is known to be needed: a round trip less
+                    self.newest = await archive.queue_in_window(
+                        conn, self.pair, self.options.limit, filters=self.filters
+                    )
         found = {name: await reply.read() for name, reply in replies.items()}
         if trigram:
             found[TRIGRAM_LIST] = await self._archive_trigram(conn, await corrected.read())
@@ -389,7 +397,11 @@ class _Search:
         if self.window is None or wanted <= 0 or not self.wants(LAYER_ARCHIVE, METHOD_WINDOW):
             return fused
         taken = {item.key for item in fused}
-        newest = await archive.in_window(conn, self.pair, self.options.limit, filters=self.filters)
+        newest = await (
+            self.newest.read()
+            if self.newest is not None
+            else archive.in_window(conn, self.pair, self.options.limit, filters=self.filters)
+        )
         extra = [
             Fused(key, 0.0, {f"{LAYER_ARCHIVE}/{METHOD_WINDOW}": (rank, epoch)})
             for rank, (key, epoch) in enumerate(_ranked(LAYER_ARCHIVE, newest), start=1)

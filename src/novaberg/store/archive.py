@@ -441,13 +441,20 @@ async def in_window(
     conn: AsyncConnection[Any], pair: Pair, k: int, *, filters: Filters
 ) -> list[tuple[int, float]]:
     """(row id, epoch) of the k newest rows the filters leave (a time window's own list)."""
+    return await (await queue_in_window(conn, pair, k, filters=filters)).read()
+
+
+async def queue_in_window(
+    conn: AsyncConnection[Any], pair: Pair, k: int, *, filters: Filters
+) -> Reply[list[tuple[int, float]]]:
+    """`in_window` queued in the caller's pipeline (outside one, sent at once)."""
     cur = await conn.execute(
         f"SELECT a.id, extract(epoch FROM a.zeit) AS t FROM {TABLE} a"
         f" WHERE a.user_id = %(u)s AND a.character_id = %(c)s{filters.sql()}"
         " ORDER BY a.zeit DESC, a.id DESC LIMIT %(k)s",
         {"u": pair.user_id, "c": pair.character_id, "k": int(k), **filters.params()},
     )
-    return [(int(row["id"]), float(row["t"])) for row in await cur.fetchall()]
+    return Reply.of(cur, lambda rows: [(int(row["id"]), float(row["t"])) for row in rows])
 
 
 async def queue_rows_by_id(

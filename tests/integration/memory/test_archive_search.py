@@ -432,3 +432,18 @@ async def test_the_endpoint_answers_the_objects_the_cli_prints(
     assert (
         await client.get("/memory/nova/search", params={"q": "x"}, headers={"Authorization": ""})
     ).status_code == 401
+
+
+async def test_a_window_fill_is_read_with_the_lists(
+    redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer, pg_trips: Any
+) -> None:
+    """The window's newest turns go out with the lists: no round trip of their own."""
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    await search(redis, db, model, "Was habe ich im April so gemacht?")  # pair size read
+    pg_trips.checkouts, pg_trips.trips = 0, []
+    result = await search(redis, db, model, "Was habe ich im April so gemacht?")
+    assert [(h.text, set(h.signals)) for h in result.hits] == [
+        ("Das Auto springt wieder nicht an.", {"zeitraum"})
+    ]
+    # the terms, the lists with the window's newest turns, the details
+    assert pg_trips.checkouts == 1 and len(pg_trips.trips) == 3, pg_trips.trips
