@@ -175,6 +175,7 @@ class ConversationState(TypedDict, total=False):
     session_turn_core: str
     session_turn_written: bool
     session_turn_open: bool  # the user turn is stored; intentionen/kern follow (HumanGraph)
+    session_turn_time: float  # its `zeit`: the dispatcher archives the turn as stored
 
     # --- bookkeeping ---------------------------------------------------------------------
     node_timings: Annotated[dict[str, float], _merge_dicts]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
 
 from novaberg.graph.contract import GraphDeps, HumanTurn
@@ -264,16 +265,34 @@ async def _xmin(deps: GraphDeps, table: str, turn_id: str) -> list[str]:
         return [r["x"] for r in await cur.fetchall()]
 
 
-async def test_the_archive_row_is_written_with_the_write_log_and_its_links(
+async def test_the_archive_row_is_written_while_the_memory_writes_run(
     runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
 ) -> None:
-    """One transaction (one round trip) writes the archive row, the log row and the link."""
+    """The archive row goes out on its own as the dispatcher starts: it is committed while
+    short-term condensing (here 300 ms) still runs, in a transaction of its own; the write
+    log and the link follow in one transaction once the memory writes are done. The row
+    is the turn as `session_turn` stored it (same time), without the late kern."""
     script_human(scripted)
+    scripted.add("Verdichte die Äußerung", "Zieht nach Köln.", latency_ms=300)
     turn = _turn(SHORT)
     await _run(runtime, turn)
+    async with deps.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT a.archiviert_am, a.zeit, a.inhalt, p.erstellt_am"
+            " FROM gespraechsarchiv a JOIN pending_writes_log p USING (turn_id)"
+            " WHERE a.turn_id = %s",
+            (turn.turn_id,),
+        )
+        (row,) = await cur.fetchall()
+    assert (row["erstellt_am"] - row["archiviert_am"]).total_seconds() >= 0.25
     (archived,) = await _xmin(deps, "gespraechsarchiv", turn.turn_id)
-    assert await _xmin(deps, "pending_writes_log", turn.turn_id) == [archived]
-    assert await _xmin(deps, "verbindung", turn.turn_id) == [archived]
+    (logged,) = await _xmin(deps, "pending_writes_log", turn.turn_id)
+    assert logged != archived
+    assert await _xmin(deps, "verbindung", turn.turn_id) == [logged]
+    (stored,) = await read_turns(deps.redis, PAIR)
+    assert row["inhalt"] == stored["inhalt"] == SHORT
+    assert row["zeit"].timestamp() == pytest.approx(float(stored["zeit"]), abs=1e-6)
+    assert stored["kern"] == "Zieht nach Köln."  # completed after the row was written
 
 
 async def test_a_failed_archive_row_does_not_cost_the_write_log(

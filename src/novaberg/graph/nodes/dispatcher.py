@@ -10,9 +10,11 @@
 - Stores the conversation vector's trace of an answered CharacterGraph turn
   (`gv:detail`, `gv:vorturn`; `store/conversation_vector.py`).
 - Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
-  the enricher's vector, the answer embedded here; the row travels with the pending-writes
-  log (one round trip). A failed archive write is logged in the
-  node's row (`archiv`), never fatal: the conversation goes on without it.
+  the enricher's vector, the answer embedded here. The row is written on its own
+  connection as soon as it is built, while the memory writes run: the archive's indexes
+  cost the server about a millisecond a row, which would otherwise be waited for with
+  nothing else to do. A failed archive write is logged in the node's row (`archiv`), never
+  fatal: the conversation goes on without it.
 - Writes the drive snapshot `drive:short_term:{u}:{c}` after every CharacterGraph run
   (`{conversation_vector, activated_goals, gravity_term, timestamp}`, goals without their
   vectors): the goal panel's view of the last turn.
@@ -134,16 +136,12 @@ async def record_pending_writes(
     writes: list[PendingWrite],
     results: list[str] | None = None,
     links: Sequence[str] = (),
-    archived: ArchiveRow | None = None,
-) -> tuple[int, int | BaseException | None]:
+) -> int:
     """Record every write in pending_writes_log with what became of it, together with the
-    `verbindung` rows (this turn → each new short-term key in `links`) and the turn's
-    `archived` row: all or none, in one round trip. If that fails, each is written alone,
-    so a failure stays attached: a failed link is logged and a failed archive row returned,
-    neither fatal (the entry, the turn exist); a failed log write raises.
-
-    Returns (rows logged, the archive row's id — None when archived already or no row —
-    or its failure)."""
+    `verbindung` rows (this turn → each new short-term key in `links`): all or none, in
+    one round trip. If that fails, each is written alone, so a failure stays attached: a
+    failed link is logged (the entry exists), a failed log write raises. Returns the rows
+    logged."""
     outcomes = list(results or [])
     rows = [
         (
@@ -160,43 +158,47 @@ async def record_pending_writes(
         for index, write in enumerate(writes)
     ]
     link_rows = [(state.get("turn_id"), key) for key in links]
-    if not rows and not link_rows and archived is None:
-        return 0, None
+    if not rows and not link_rows:
+        return 0
     try:
-        return len(rows), await _insert(
-            deps, archived, (_PENDING_SQL, rows), (_LINK_SQL, link_rows)
-        )
-    except Exception as exc:
-        if archived is None and not (link_rows and isinstance(exc, psycopg.Error)):
+        await _insert(deps, (_PENDING_SQL, rows), (_LINK_SQL, link_rows))
+        return len(rows)
+    except psycopg.Error as exc:
+        if not link_rows:
             raise
         # nothing was written: write each alone, so a failure stays attached
-        log.error("dispatcher: log, links and archive failed together (%s); writing apart", exc)
-    stored = await _archive_alone(deps, archived)
+        log.error("dispatcher: log and links failed together (%s); writing apart", exc)
     if rows:
-        await _insert(deps, None, (_PENDING_SQL, rows))
-    if link_rows:
-        try:
-            await _insert(deps, None, (_LINK_SQL, link_rows))
-        except psycopg.Error as link_exc:
-            log.error("dispatcher: verbindung of %s not written: %s", list(links), link_exc)
-    return len(rows), stored
+        await _insert(deps, (_PENDING_SQL, rows))
+    try:
+        await _insert(deps, (_LINK_SQL, link_rows))
+    except psycopg.Error as link_exc:
+        log.error("dispatcher: verbindung of %s not written: %s", list(links), link_exc)
+    return len(rows)
 
 
-async def _insert(
-    deps: GraphDeps, archived: ArchiveRow | None, *batches: tuple[str, list[tuple[Any, ...]]]
-) -> int | None:
-    """The `archived` row and every row of every (sql, rows) batch in one pipelined round
-    trip; the archive row's id (None: archived already, or no row). The statements of one
-    pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
+async def _insert(deps: GraphDeps, *batches: tuple[str, list[tuple[Any, ...]]]) -> None:
+    """Every row of every (sql, rows) batch in one pipelined round trip. The statements of
+    one pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
     (An explicit BEGIN/COMMIT around them costs more client CPU and buys nothing.)"""
-    async with deps.pool.connection() as conn:
-        async with pipelined.pipeline(conn):
-            sent = None if archived is None else await archive.send_live(conn, archived)
-            async with conn.cursor() as cur:
-                for sql, rows in batches:
-                    for row in rows:
-                        await cur.execute(sql, row)
-        return None if sent is None else await archive.inserted_id(sent)
+    async with deps.pool.connection() as conn, pipelined.pipeline(conn), conn.cursor() as cur:
+        for sql, rows in batches:
+            for row in rows:
+                await cur.execute(sql, row)
+
+
+async def _archive(
+    deps: GraphDeps, row: Awaitable[ArchiveRow | None]
+) -> int | BaseException | None:
+    """The turn's archive row, once built, written by itself: its id, None (no row, or
+    archived already) or its failure — returned, never raised: the conversation goes on
+    without it. Started with the memory writes, so the server's index work on the row
+    (about a millisecond) overlaps theirs instead of being waited for after them."""
+    try:
+        archived = await row
+    except Exception as exc:  # a row that cannot be built is the archive's failure
+        return exc
+    return await _archive_alone(deps, archived)
 
 
 async def _archive_alone(deps: GraphDeps, row: ArchiveRow | None) -> int | BaseException | None:
@@ -298,11 +300,10 @@ def queue_drive_snapshot(
 
 async def complete_open_turn(
     state: ConversationState, deps: GraphDeps, pair: Pair
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> dict[str, Any]:
     """The user turn the HumanGraph stored early (nodes/session_turn.py): set its two late
     fields — `intentionen` (salience's) and `kern` (condensing's) — in place and summarise
-    the session. Returns the log summary and the completed turn (None when it is gone), to
-    be archived."""
+    the session. Returns the log summary."""
     late = {
         "intentionen": list(state.get("user_intentions") or []),
         "kern": state.get("session_turn_core") or "",
@@ -319,7 +320,14 @@ async def complete_open_turn(
     summarised = await summarise_session(deps.redis, deps.model, pair, length=length)
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
-    return summary, stored
+    return summary
+
+
+def stored_open_turn(state: ConversationState) -> dict[str, Any] | None:
+    """The user turn as `session_turn` stored it, rebuilt from the state: the same builder
+    at the same time (`session_turn_time`). The fields it lacks then, `intentionen` and
+    `kern`, are not archived, so the archive row can be built before the turn is completed."""
+    return build_session_turn(state, float(state["session_turn_time"]))
 
 
 def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
@@ -378,24 +386,30 @@ async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) ->
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Store the run's memories, then write the session turn (once, complete).
 
-    What does not depend on the memory writes (the snapshot, the trace and — for a turn
-    written here — its archive row's embedding; the row does not carry the `kern`) runs
+    What does not depend on the memory writes (the snapshot, the trace and the turn's
+    archive row — its embedding and its insert; the row does not carry the `kern`) runs
     alongside them: the node costs its longest chain of round trips, not their sum. The
-    archive row is written with the pending-writes log, in one round trip. The delegation trigger runs
-    last, once the turn is in the session."""
+    delegation trigger runs last, once the turn is in the session."""
     pair = Pair(state["user_id"], state["character_id"])
     side = asyncio.ensure_future(_side_writes(state, deps, pair))
+    opened = bool(state.get("session_turn_open"))
     turn: dict[str, Any] | None = None
-    row_job: asyncio.Future[ArchiveRow | None] | None = None
-    if not state.get("session_turn_open"):
+    if opened:  # stored early by the HumanGraph: archived as stored
+        archived_turn = stored_open_turn(state)
+    else:
         if not state.get("session_turn_written"):
             # built now; the kern of the memory writes below is filled in before it is written
             turn = build_session_turn(state, deps.clock())
-        row_job = asyncio.ensure_future(archive_row(state, deps, pair, turn))  # embeds meanwhile
+        archived_turn = turn
+    archiving = asyncio.ensure_future(
+        _archive(deps, archive_row(state, deps, pair, archived_turn))  # embeds meanwhile
+    )
     try:
-        return await _store_and_write(state, deps, pair, side, turn, row_job)
+        return await _store_and_write(
+            state, deps, pair, side, turn, opened, archiving, archived_turn is not None
+        )
     except BaseException:
-        started = [job for job in (side, row_job) if job is not None and not job.done()]
+        started = [job for job in (side, archiving) if not job.done()]
         if started:  # never leave a write running behind a failed or cancelled node
             await asyncio.wait(started)
         raise
@@ -410,36 +424,18 @@ async def _session_then_delegate(
     return written, await delegate(state, deps)
 
 
-async def _record(
-    state: ConversationState,
-    deps: GraphDeps,
-    writes: list[PendingWrite],
-    outcome: KzgWriteOutcome,
-    row: Awaitable[ArchiveRow | None],
-) -> tuple[int, int | BaseException | None]:
-    """The pending-writes log and its links with the turn's archive row, once that is
-    built (a row that cannot be built is the archive's failure, the log is written)."""
-    failed: BaseException | None = None
-    try:
-        archived = await row
-    except Exception as exc:
-        archived, failed = None, exc
-    links = [entry.key for entry in outcome.stored]
-    recorded, stored = await record_pending_writes(
-        state, deps, writes, outcome.results, links, archived
-    )
-    return recorded, failed if failed is not None else stored
-
-
 async def _store_and_write(
     state: ConversationState,
     deps: GraphDeps,
     pair: Pair,
     side: asyncio.Future[list[str]],
     turn: dict[str, Any] | None,
-    row_job: asyncio.Future[ArchiveRow | None] | None,
+    opened: bool,
+    archiving: asyncio.Future[int | BaseException | None],
+    has_row: bool,
 ) -> dict[str, Any]:
-    """The dispatcher's memory writes and session write, joined with its early jobs."""
+    """The dispatcher's memory writes, then the write log and the session write, joined
+    with the side writes and the archive row."""
     update: dict[str, Any] = {}
 
     writes = list(state.get("pending_writes") or [])
@@ -457,39 +453,33 @@ async def _store_and_write(
         update["session_turn_core"] = outcome.session_turn_kern
         if turn is not None:
             turn["kern"] = outcome.session_turn_kern
-    merged = cast(ConversationState, {**state, **update})
+    links = [entry.key for entry in outcome.stored]
+    # the write log, the session and the side writes are independent: all round trips at
+    # once, and a failure of one is raised only once the others have finished
+    recording = record_pending_writes(state, deps, writes, outcome.results, links)
     written: Any
-    recording: Any
-    if row_job is None:  # stored early by the HumanGraph: complete it, then archive it
-        completed, sides = await asyncio.gather(
-            complete_open_turn(merged, deps, pair), side, return_exceptions=True
+    if opened:  # stored early by the HumanGraph: complete it; delegated below
+        merged = cast(ConversationState, {**state, **update})
+        recorded, written, sides, archived = await asyncio.gather(
+            recording,
+            complete_open_turn(merged, deps, pair),
+            side,
+            archiving,
+            return_exceptions=True,
         )
-        shadow_tasks = None  # delegated below, once the turn is complete
-        written, stored = completed, None
-        if not isinstance(completed, BaseException):
-            written, stored = completed
-        try:
-            recording = await _record(
-                state, deps, writes, outcome, archive_row(merged, deps, pair, stored)
-            )
-        except Exception as exc:  # raised below, with the others
-            recording = exc
-        turn = {}  # a turn exists (for the archive summary below)
+        shadow_tasks = None
     else:
-        # the write log (with the archive row), the session and the side writes are
-        # independent: all round trips at once, and a failure of one is raised only once
-        # the others have finished (never left running)
-        recording, session, sides = await asyncio.gather(
-            _record(state, deps, writes, outcome, row_job),
+        recorded, session, sides, archived = await asyncio.gather(
+            recording,
             _session_then_delegate(state, deps, pair, turn),
             side,
+            archiving,
             return_exceptions=True,
         )
         written, shadow_tasks = (session, None) if isinstance(session, BaseException) else session
-    for result in (recording, written, sides):
+    for result in (recorded, written, sides):
         if isinstance(result, BaseException):
             raise result
-    recorded, archived = cast(tuple[int, int | BaseException | None], recording)
     if isinstance(archived, BaseException):
         log.error("dispatcher: turn %s not archived: %s", state.get("turn_id"), archived)
     session_turn = cast(dict[str, Any] | None, written)
@@ -513,7 +503,7 @@ async def _store_and_write(
         "archiv": (
             "fehlgeschlagen"
             if isinstance(archived, BaseException)
-            else ("vorhanden" if archived is None and turn is not None else archived)
+            else ("vorhanden" if archived is None and has_row else archived)
         ),
     }
     if session_turn is not None and "zusammenfassung" in session_turn:

@@ -28,5 +28,6 @@ async def session_turn(state: ConversationState, deps: GraphDeps) -> dict[str, A
     return {
         "session_turn_written": True,
         "session_turn_open": True,
+        "session_turn_time": turn["zeit"],
         "_log": {"session_turn": {"rolle": turn["rolle"], "laenge": length}},
     }
