@@ -68,15 +68,69 @@ end
 # KEYS[1]=index; ARGV=field names -> field_rows
 FIELD_ROWS = FIELD_ROWS_FUNCTION + "return field_rows(KEYS[1], ARGV)\n"
 
+# match_and_read(index, version, skip, tokens, names): match_themes and then field_rows in
+# one pass over the pair's entries (one HMGET each instead of two). A row's values are
+# those after the matching (a matched entry's haeufigkeit is the incremented one); a gone
+# member has no fields, so it has no row either. Returns {gone keys, theme rows, field rows}.
+MATCH_AND_READ_FUNCTION = """
+local function match_and_read(index, version, skip, tokens, names)
+  local rows, gone, out = {}, {}, {}
+  local wanted = {'user_id', 'themen_norm', 'salienz_eingang', 'themen'}
+  local count_at = nil
+  for i, name in ipairs(names) do
+    wanted[4 + i] = name
+    if name == 'haeufigkeit' then count_at = 4 + i end
+  end
+  for _, k in ipairs(redis.call('SMEMBERS', index)) do
+    local r = redis.call('HMGET', k, unpack(wanted))
+    if not r[1] then
+      gone[#gone + 1] = k
+    else
+      if k ~= skip and r[3] then
+        if r[2] then
+          if tonumber(r[3]) then
+            for _, token in ipairs(tokens) do
+              if string.find(r[2], token, 1, true) then
+                local count = redis.call('HINCRBY', k, 'haeufigkeit', 1)
+                rows[#rows + 1] = {k, r[3], r[2], count}
+                if count_at then r[count_at] = tostring(count) end
+                break
+              end
+            end
+          end
+        elseif r[4] and r[4] ~= '' then
+          rows[#rows + 1] = {k, r[3], r[4]}
+        end
+      end
+      local any = false
+      for i = 5, 4 + #names do
+        if r[i] then any = true end
+      end
+      if any then
+        out[#out + 1] = k
+        for i = 5, 4 + #names do out[#out + 1] = r[i] end
+      end
+    end
+  end
+  if #gone > 0 then
+    redis.call('SREM', index, unpack(gone))
+    redis.call('INCR', version)
+  end
+  return {gone, rows, out}
+end
+"""
+
 # KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version, KEYS[4]=optional flag set to "1";
 # ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3]=n wanted tokens (-1: no matching),
 # ARGV[4]=m field names (0: no rows), ARGV[5..4+n]=tokens, the next m ARGV=field names,
 # then field, value. Returns {0} if the key exists, else {the index's new version (≥ 1),
 # match_themes' gone keys, its rows (both empty when n < 0), field_rows of the m names
-# after the matching (empty when m = 0)}: the entity magnets' read rides along.
+# after the matching (empty when m = 0)}: the entity magnets' read rides along, in the
+# matching's pass over the entries when both are asked for (match_and_read).
 CREATE = (
     MATCH_FUNCTION
     + FIELD_ROWS_FUNCTION
+    + MATCH_AND_READ_FUNCTION
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local n = tonumber(ARGV[3])
@@ -91,10 +145,16 @@ if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then
   redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
 if KEYS[4] then redis.call('SET', KEYS[4], '1') end
+local tokens = {unpack(ARGV, 5, 4 + n)}
+local names = {unpack(ARGV, names_at, names_at + m - 1)}
+if n >= 0 and m > 0 then
+  local both = match_and_read(KEYS[2], KEYS[3], KEYS[1], tokens, names)
+  return {version, both[1], both[2], both[3]}
+end
 local found = {{}, {}}
-if n >= 0 then found = match_themes(KEYS[2], KEYS[3], KEYS[1], {unpack(ARGV, 5, 4 + n)}) end
+if n >= 0 then found = match_themes(KEYS[2], KEYS[3], KEYS[1], tokens) end
 local rows = {}
-if m > 0 then rows = field_rows(KEYS[2], {unpack(ARGV, names_at, names_at + m - 1)}) end
+if m > 0 then rows = field_rows(KEYS[2], names) end
 return {version, found[1], found[2], rows}
 """
 )

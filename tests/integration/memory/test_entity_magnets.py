@@ -19,7 +19,7 @@ from novaberg.store.entities import (
     normalise_name,
     resolve_entities,
 )
-from novaberg.store.keys import Pair
+from novaberg.store.keys import Pair, kzg_index
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")
@@ -227,3 +227,39 @@ async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -
         PAIR, {"user_id": "meister"}, vector, ttl_seconds=600, epoch_ms=1, themes=None
     )
     assert plain.rows == [] and plain.matched == [] and plain.legacy == []
+
+
+async def _hmget_calls(redis: aioredis.Redis) -> int:
+    stats = await redis.info("commandstats")
+    return int(stats.get("cmdstat_hmget", {}).get("calls", 0))
+
+
+async def test_the_create_call_matches_and_reads_in_one_pass(
+    memory: ShortTermMemory, redis: aioredis.Redis
+) -> None:
+    """Theme matching and the rows' read share one pass over the pair's entries: one HMGET
+    an entry (the new one included), and a matched entry's row carries the haeufigkeit the
+    matching gave it — what a `field_rows` read after the call returns."""
+    for index, name in enumerate(["Anna", "Lena", "Tom"]):
+        stored = await memory.store_salience_write(
+            PAIR, daten(f"{name} zieht nach Köln.", ["umzug"], [name]), "user"
+        )
+        assert stored is not None, index
+    entries = len(await redis.smembers(kzg_index(PAIR)))
+    vector = (await memory.model.embed(["Lena zieht um."]))[0]
+    names = ("entitaet_ids", "haeufigkeit")
+    before = await _hmget_calls(redis)
+    created = await memory.store.create_matching(
+        PAIR,
+        {"user_id": "meister", "inhalt": "Lena zieht um.", "entitaet_ids": "7"},
+        vector,
+        ttl_seconds=600,
+        epoch_ms=1_790_000_200_000,
+        themes=["umzug"],
+        rows_of=names,
+    )
+    assert await _hmget_calls(redis) - before == entries + 1
+    assert len(created.matched) == entries
+    assert created.rows == await memory.store.field_rows(PAIR, names)
+    counts = {key: values[1] for key, values in created.rows}
+    assert all(counts[row.key] == str(row.haeufigkeit) for row in created.matched)
