@@ -6,73 +6,16 @@ stored entry hash's (docs/behaviour/memory.md#short-term-memory).
 
 from __future__ import annotations
 
-# match_themes(index, version, entry to skip, wanted tokens ",theme,"): every other live
-# entry whose themen_norm contains a wanted token and that has a numeric salienz_eingang gets
-# haeufigkeit + 1 -> row {key, salienz_eingang, themen_norm, haeufigkeit}. Entries without
-# themen_norm (written before it existed) come back unchanged as {key, salienz_eingang,
-# themen} for the caller to match. Gone members (no user_id) are dropped from the index.
-# Returns {gone keys, rows}.
+# match_and_read(index, version, entry to skip, wanted tokens ",theme,", names): every
+# other live entry whose themen_norm contains a wanted token and that has a numeric
+# salienz_eingang gets haeufigkeit + 1 -> theme row {key, salienz_eingang, themen_norm,
+# haeufigkeit}. Entries without themen_norm (written before it existed) come back unchanged
+# as {key, salienz_eingang, themen} for the caller to match. Gone members (no user_id) are
+# dropped from the index. In the same pass (one HMGET an entry) the flat field rows of the
+# live entries holding one of `names`, with the values after the matching (a matched
+# entry's haeufigkeit is the incremented one), as field_rows would read them afterwards.
+# Returns {gone keys, theme rows, field rows}.
 MATCH_FUNCTION = """
-local function match_themes(index, version, skip, tokens)
-  local rows, gone = {}, {}
-  for _, k in ipairs(redis.call('SMEMBERS', index)) do
-    local r = redis.call('HMGET', k, 'user_id', 'themen_norm', 'salienz_eingang', 'themen')
-    if not r[1] then
-      gone[#gone + 1] = k
-    elseif k ~= skip and r[3] then
-      if r[2] then
-        if tonumber(r[3]) then
-          for _, token in ipairs(tokens) do
-            if string.find(r[2], token, 1, true) then
-              rows[#rows + 1] = {k, r[3], r[2], redis.call('HINCRBY', k, 'haeufigkeit', 1)}
-              break
-            end
-          end
-        end
-      elseif r[4] and r[4] ~= '' then
-        rows[#rows + 1] = {k, r[3], r[4]}
-      end
-    end
-  end
-  if #gone > 0 then
-    redis.call('SREM', index, unpack(gone))
-    redis.call('INCR', version)
-  end
-  return {gone, rows}
-end
-"""
-
-# KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry to skip; ARGV=wanted tokens.
-MATCH_THEMES = MATCH_FUNCTION + "return match_themes(KEYS[1], KEYS[2], KEYS[3], ARGV)\n"
-
-# field_rows(index, names): flat {key, value per name, key, ...} of the pair's entries
-# holding at least one of the named fields (a missing field is nil).
-FIELD_ROWS_FUNCTION = """
-local function field_rows(index, names)
-  local out = {}
-  for _, k in ipairs(redis.call('SMEMBERS', index)) do
-    local values = redis.call('HMGET', k, unpack(names))
-    local any = false
-    for _, v in ipairs(values) do
-      if v then any = true end
-    end
-    if any then
-      out[#out + 1] = k
-      for i = 1, #names do out[#out + 1] = values[i] end
-    end
-  end
-  return out
-end
-"""
-
-# KEYS[1]=index; ARGV=field names -> field_rows
-FIELD_ROWS = FIELD_ROWS_FUNCTION + "return field_rows(KEYS[1], ARGV)\n"
-
-# match_and_read(index, version, skip, tokens, names): match_themes and then field_rows in
-# one pass over the pair's entries (one HMGET each instead of two). A row's values are
-# those after the matching (a matched entry's haeufigkeit is the incremented one); a gone
-# member has no fields, so it has no row either. Returns {gone keys, theme rows, field rows}.
-MATCH_AND_READ_FUNCTION = """
 local function match_and_read(index, version, skip, tokens, names)
   local rows, gone, out = {}, {}, {}
   local wanted = {'user_id', 'themen_norm', 'salienz_eingang', 'themen'}
@@ -118,7 +61,39 @@ local function match_and_read(index, version, skip, tokens, names)
   end
   return {gone, rows, out}
 end
+
+-- match_themes: match_and_read without field rows -> {gone keys, theme rows}
+local function match_themes(index, version, skip, tokens)
+  local found = match_and_read(index, version, skip, tokens, {})
+  return {found[1], found[2]}
+end
 """
+
+# KEYS[1]=index, KEYS[2]=version, KEYS[3]=entry to skip; ARGV=wanted tokens.
+MATCH_THEMES = MATCH_FUNCTION + "return match_themes(KEYS[1], KEYS[2], KEYS[3], ARGV)\n"
+
+# field_rows(index, names): flat {key, value per name, key, ...} of the pair's entries
+# holding at least one of the named fields (a missing field is nil).
+FIELD_ROWS_FUNCTION = """
+local function field_rows(index, names)
+  local out = {}
+  for _, k in ipairs(redis.call('SMEMBERS', index)) do
+    local values = redis.call('HMGET', k, unpack(names))
+    local any = false
+    for _, v in ipairs(values) do
+      if v then any = true end
+    end
+    if any then
+      out[#out + 1] = k
+      for i = 1, #names do out[#out + 1] = values[i] end
+    end
+  end
+  return out
+end
+"""
+
+# KEYS[1]=index; ARGV=field names -> field_rows
+FIELD_ROWS = FIELD_ROWS_FUNCTION + "return field_rows(KEYS[1], ARGV)\n"
 
 # KEYS[1]=entry, KEYS[2]=index, KEYS[3]=version, KEYS[4]=optional flag set to "1";
 # ARGV[1]=ttl_ms, ARGV[2]=index_ttl_s, ARGV[3]=n wanted tokens (-1: no matching),
@@ -126,11 +101,10 @@ end
 # then field, value. Returns {0} if the key exists, else {the index's new version (≥ 1),
 # match_themes' gone keys, its rows (both empty when n < 0), field_rows of the m names
 # after the matching (empty when m = 0)}: the entity magnets' read rides along, in the
-# matching's pass over the entries when both are asked for (match_and_read).
+# matching's pass over the entries (match_and_read).
 CREATE = (
     MATCH_FUNCTION
     + FIELD_ROWS_FUNCTION
-    + MATCH_AND_READ_FUNCTION
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local n = tonumber(ARGV[3])
@@ -147,15 +121,13 @@ end
 if KEYS[4] then redis.call('SET', KEYS[4], '1') end
 local tokens = {unpack(ARGV, 5, 4 + n)}
 local names = {unpack(ARGV, names_at, names_at + m - 1)}
-if n >= 0 and m > 0 then
-  local both = match_and_read(KEYS[2], KEYS[3], KEYS[1], tokens, names)
-  return {version, both[1], both[2], both[3]}
+local found = {{}, {}, {}}
+if n >= 0 then
+  found = match_and_read(KEYS[2], KEYS[3], KEYS[1], tokens, names)
+elseif m > 0 then
+  found[3] = field_rows(KEYS[2], names)
 end
-local found = {{}, {}}
-if n >= 0 then found = match_themes(KEYS[2], KEYS[3], KEYS[1], tokens) end
-local rows = {}
-if m > 0 then rows = field_rows(KEYS[2], names) end
-return {version, found[1], found[2], rows}
+return {version, found[1], found[2], found[3]}
 """
 )
 
