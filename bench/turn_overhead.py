@@ -9,7 +9,10 @@ stores and logging. Goal: `overhead / langgraph_floor` ≤ 3.0, both medians fro
 run — the floor (a LangGraph run of as many no-op nodes over the same state, run right
 after each turn) moves with the machine's load as the overhead does, so the ratio holds on
 a noisy machine where a fixed number of milliseconds does not. The absolute 25 ms of issue #3 is printed next to
-it. The process is set up as
+it, and so is, as information, the overhead over a second floor: LangGraph alone running
+the turn's own two graphs, every node answering at once with what it returned in the turn
+(`TopologyFloor`; 7–10 % above the line floor). The goal stays on the line floor. The
+process is set up as
 `novaberg serve`/`worker` set theirs up: graphs compiled and the startup heap frozen
 before the first turn.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +123,9 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         scripted = ScriptedLLM(rules, latency_ms=0.0)
         model = ModelLayer(scripted, ScriptedEmbedder(settings.embed_dim))
         deps = GraphDeps(settings, redis, pool, model)
-        runtime = GraphRuntime(deps, discover_agents()).compile()
+        topology = TopologyFloor()
+        with topology.recording():
+            runtime = GraphRuntime(deps, discover_agents()).compile()
         freeze_startup_heap()  # as the server and worker processes do once built
         pair = Pair("bench", settings.character)
         totals: list[float] = []
@@ -130,6 +137,7 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         steps: list[int] = []
         floor_runs = Floor()
         floor: list[float] = []
+        topology_floor: list[float | None] = []
         for index in range(warmup + turns):
             text = TEXTS[index % len(TEXTS)]
             with track_calls() as stats:
@@ -151,8 +159,9 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
             calls.append(stats.calls)
             cpu.append(cpu_ms)
             steps.append(len(result.stages))
-            # the floor right after the turn, so both see the same machine load
+            # the floors right after the turn, so all see the same machine load
             floor.append(await floor_runs.measure(len(result.stages)))
+            topology_floor.append(await topology.measure(runtime, pair, text, result, human_only))
         assert deps.log is not None
         await deps.log.close()
     finally:
@@ -173,6 +182,7 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
         "process_cpu_ms": cpu,
         "steps": steps,
         "langgraph_floor_ms": floor,
+        "topology_floor_ms": topology_floor,
     }
 
 
@@ -215,6 +225,79 @@ class Floor:
         return (time.perf_counter() - started) * 1000
 
 
+class TopologyFloor:
+    """LangGraph alone on the turn's own graphs — information beside the goal, not the goal.
+
+    The line floor (`Floor`) runs one graph of no-op nodes in a row. A turn runs two graphs
+    (HumanGraph, then the CharacterGraph), with fan-outs, barriers, routed nodes and
+    several channels written per node, and LangGraph's own cost depends on all of that.
+    This floor compiles both graphs as the turn does, with every node wrapped once more:
+    during a turn the node runs and its return value is kept; `measure` then runs both
+    compiled graphs with every node handing back what it returned in the turn just
+    measured, at once — the same path, the same state updates, no node work and none of
+    our node wrapper (which stays overhead)."""
+
+    def __init__(self) -> None:
+        self.returned: dict[tuple[str, str], Any] = {}
+        self.replaying = False
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        """Graphs compiled inside this block keep (and can replay) their nodes' returns."""
+        from novaberg.graph import base
+
+        wrap = base.wrap_node
+
+        def keeping(name: str, fn: Any, deps: Any, graph: str, route: Any = None) -> Any:
+            live = wrap(name, fn, deps, graph, route)
+            key = (graph, name)
+
+            async def node(state: Any) -> Any:
+                if self.replaying:
+                    return self.returned[key]
+                result = await live(state)
+                self.returned[key] = result
+                return result
+
+            return node
+
+        base.wrap_node = keeping
+        try:
+            yield
+        finally:
+            base.wrap_node = wrap
+
+    async def measure(
+        self, runtime: Any, pair: Any, text: str, result: Any, human_only: bool
+    ) -> float | None:
+        """Wall time of both graphs replaying `result`'s turn; None (logged) when the replay
+        did not run the turn's nodes — then it measured some other path."""
+        from novaberg.graph.contract import CharacterTurn, HumanTurn
+        from novaberg.wire import SOURCE_USER
+
+        human = runtime.human_state(
+            HumanTurn(pair, result.turn_id, text, ["floor"], runtime.deps.clock())
+        )
+        graphs = [(runtime.human_graph, human)]
+        if not human_only:
+            turn = CharacterTurn(pair, result.turn_id, SOURCE_USER, result.event_payload)
+            graphs.append((runtime.character_graph, runtime.character_state(turn)))
+        ran: list[str] = []
+        self.replaying = True
+        try:
+            started = time.perf_counter()
+            for graph, state in graphs:
+                async for chunk in graph.astream(state, stream_mode="updates"):
+                    ran.extend(name for name in chunk if not name.startswith("__"))
+            elapsed = (time.perf_counter() - started) * 1000
+        finally:
+            self.replaying = False
+        if sorted(ran) != sorted(node for _graph, node, _ms in result.stages):
+            print(f"topology floor: the replay ran {ran}, not the turn's nodes", file=sys.stderr)
+            return None
+        return elapsed
+
+
 def _summary(name: str, values: list[float]) -> dict[str, Any]:
     return {
         "metric": name,
@@ -249,10 +332,15 @@ def main() -> int:
         _summary("process_cpu", data["process_cpu_ms"]),
         _summary("langgraph_floor", data["langgraph_floor_ms"]),
     ]
+    topology = [ms for ms in data["topology_floor_ms"] if ms is not None]
+    if len(topology) == len(data["topology_floor_ms"]):
+        rows.append(_summary("topology_floor", topology))
     for row in rows:
         row.update(turns=data["turns"], graphs=data["graphs"])
         print(json.dumps(row))
     overhead_median = rows[2]["median_ms"]
+    floor_median = rows[6]["median_ms"]
+    topology_median = rows[7]["median_ms"] if len(rows) > 7 else None
     verdict = {
         "metric": "goal",
         "overhead_median_ms": overhead_median,
@@ -263,9 +351,13 @@ def main() -> int:
         "nodes_per_turn": statistics.median(data["steps"]),
         # three decimals: the verdict compares the unrounded ratio, and 3.003 printed as
         # "3.00 … NOT met" reads like a contradiction
-        "overhead_to_langgraph_floor": round(overhead_median / rows[-1]["median_ms"], 3),
+        "overhead_to_langgraph_floor": round(overhead_median / floor_median, 3),
         "goal_floor_ratio": GOAL_FLOOR_RATIO,
-        "floor_ratio_met": overhead_median / rows[-1]["median_ms"] <= GOAL_FLOOR_RATIO,
+        "floor_ratio_met": overhead_median / floor_median <= GOAL_FLOOR_RATIO,
+        # information, not the goal (`TopologyFloor`); None: a replay missed the turn's path
+        "overhead_to_topology_floor": (
+            round(overhead_median / topology_median, 3) if topology_median else None
+        ),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "cpu_steal_pct": steal,
         "cpus": os.cpu_count(),
@@ -286,6 +378,12 @@ def main() -> int:
         f"overhead / langgraph_floor = {verdict['overhead_to_langgraph_floor']:.3f} vs goal "
         f"≤ {GOAL_FLOOR_RATIO:.1f}: {'met' if verdict['floor_ratio_met'] else 'NOT met'} "
         f"({data['graphs']}, {data['turns']} turns)"
+    )
+    ratio = verdict["overhead_to_topology_floor"]
+    print(
+        f"overhead / topology_floor = {'NOT MEASURED' if ratio is None else f'{ratio:.3f}'} "
+        "(information, not the goal: LangGraph alone running the turn's own graphs — their "
+        "nodes, edges and state updates, every node answering at once)"
     )
     print(
         f"overhead median {overhead_median:.2f} ms vs {GOAL_MEDIAN_MS:.0f} ms (issue #3): "
