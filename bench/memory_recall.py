@@ -192,7 +192,7 @@ class Bench:
     async def character(self, lang: str) -> str:
         character_id = f"bench-{lang}"
         async with self.pool.connection() as conn:  # exists already in a reused directory
-            await characters.create(conn, NewCharacter(character_id, f"Bench {lang}"))
+            await characters.create(conn, USER, NewCharacter(character_id, f"Bench {lang}"))
         return character_id
 
     async def search(self, pair: Pair, query: Query, methods: frozenset[str]) -> Any:

@@ -125,10 +125,10 @@ async def _import_chat(
     from novaberg.store.keys import Pair
 
     async with ctx.pool.connection() as conn:
-        if await characters.get(conn, character_id) is None:
+        if not await characters.is_visible(conn, user_id, character_id):
             raise _fail(
-                f"unknown character {character_id!r}: import its card first "
-                "(novaberg import card FILE) or choose --character"
+                f"unknown character {character_id!r} for {user_id}: import its card first "
+                "(novaberg import card FILE --user USER) or choose --character"
             )
     pair = Pair(user_id, character_id)
     with _progress() as bar:
@@ -166,7 +166,8 @@ async def _import_chat(
 def card_command(
     file: FileArgument,
     user: Annotated[
-        str | None, typer.Option(help="Whose long-term memory gets the lorebook.")
+        str | None,
+        typer.Option(help="Who owns the character; their memory gets the lorebook."),
     ] = None,
     character_id: Annotated[
         str | None, typer.Option("--id", help="Character id (default: from the name).")
@@ -201,6 +202,7 @@ def card_command(
 
 async def _import_card(ctx: Any, card: Any, user_id: str, character_id: str | None) -> dict:
     from novaberg.imports.card_import import CardConflict, import_card
+    from novaberg.store.characters import TooManyCharacters
 
     try:
         report = await import_card(
@@ -210,7 +212,8 @@ async def _import_card(ctx: Any, card: Any, user_id: str, character_id: str | No
             user_id=user_id,
             now=datetime.now(UTC),
             character_id=character_id,
+            max_characters=ctx.settings.max_characters,
         )
-    except CardConflict as exc:
+    except (CardConflict, TooManyCharacters) as exc:
         raise _fail(str(exc)) from None
     return report.as_json()

@@ -209,6 +209,9 @@ class Settings(BaseSettings):
     max_appointments: int = Field(
         default=2000, ge=1, description="Active timeline entries per user."
     )
+    max_characters: int = Field(
+        default=100, ge=1, description="Characters one user may own (built-in ones not counted)."
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers."
     )

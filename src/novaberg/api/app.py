@@ -19,6 +19,7 @@ from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
 from novaberg.api import (
     agents_api,
+    characters_api,
     chat,
     errors,
     health,
@@ -46,6 +47,7 @@ ROUTERS: list[APIRouter] = [
     memory_search.router,
     agents_api.router,
     imports_api.router,
+    characters_api.router,
     openai_door.router,
     page_api.router,
     impulses_api.router,

@@ -44,8 +44,9 @@ from novaberg.events.intake import (
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
+from novaberg.store.characters import load_visible_ids
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.users import issue_token, known_characters, register_token, user_for_token
+from novaberg.store.users import issue_token, register_token, user_for_token
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.token_cache = tokens
     app.state.chat = ChatServices(
         tokens=tokens,
-        intake=Intake(intake_client, CharacterCache(lambda: known_characters(ctx.pool))),
+        intake=Intake(intake_client, CharacterCache(lambda u: load_visible_ids(ctx.pool, u))),
         hub=hub,
         page_token=page_token,
         worker=worker,

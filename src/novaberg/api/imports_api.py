@@ -1,5 +1,6 @@
 """Imports over HTTP, for the page: `POST /characters` (a character card, PNG or JSON, as the
-request body), `GET /characters`, and `POST /import/chat` (a chat export as the body).
+request body; the character is the caller's own) and `POST /import/chat` (a chat export as
+the body). Listing and reading characters: api/characters_api.py.
 
 The same services as `novaberg import card|chat` (imports/): a body that is no card or no
 chat export is a 422 with one line and stores nothing; a re-import adds nothing. The
@@ -89,7 +90,10 @@ def _refused(code: str, detail: str, status: int = 422) -> HTTPException:
     responses={
         **UPLOAD,
         200: {"description": "this card was imported already (its lore added if missing)"},
-        409: _doc("character_vorhanden: the id belongs to another card or character"),
+        409: _doc(
+            "character_vorhanden: the id belongs to another card or character of the caller "
+            "or a shared one / zu_viele_charaktere: the caller owns NOVABERG_MAX_CHARACTERS"
+        ),
         422: _not_importable("keine_karte: the body is no character card (one line: why)"),
     },
     openapi_extra=CARD_BODY,
@@ -115,21 +119,18 @@ async def create_character(
             user_id=user_id,
             now=datetime.now(UTC),
             character_id=character_id,
+            max_characters=ctx.settings.max_characters,
         )
     except CardError as exc:
         raise _refused("keine_karte", str(exc)) from None
     except CardConflict as exc:
         raise _refused("character_vorhanden", str(exc), 409) from None
+    except characters.TooManyCharacters as exc:
+        raise _refused("zu_viele_charaktere", str(exc), 409) from None
+    request.app.state.chat.intake.characters.add(user_id, report.character_id)
     if not report.created:
         response.status_code = 200
     return report.as_json()
-
-
-@router.get("/characters")
-async def list_characters(user_id: User, ctx: Context) -> dict[str, Any]:
-    """Every character a person can talk to (id, name, description, first message)."""
-    async with ctx.pool.connection() as conn:
-        return {"characters": await characters.list_all(conn)}
 
 
 @router.post(
@@ -158,7 +159,7 @@ async def import_chat_export(
     except ChatFormatError as exc:
         raise _refused("kein_chat", str(exc)) from None
     async with ctx.pool.connection() as conn:
-        if await characters.get(conn, character) is None:
+        if not await characters.is_visible(conn, user_id, character):
             raise _refused("unbekannter_character", f"unknown character {character!r}", 404)
     report = await import_chat(ctx.pool, ctx.model, Pair(user_id, character), parsed, pinned=pin)
     return report.as_json()

@@ -20,9 +20,10 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from novaberg.api.auth import current_user
+from novaberg.api.characters_api import NOT_FOUND, unknown_character
 from novaberg.api.context import AppContext, get_context
 from novaberg.api.errors import AUTH, BODY, ITEM
-from novaberg.store import impulse_settings, impulse_stack, shadow_queue
+from novaberg.store import characters, impulse_settings, impulse_stack, shadow_queue
 from novaberg.store.keys import Pair
 
 router = APIRouter(tags=["impulses"], responses={**AUTH, **BODY, **ITEM})
@@ -112,9 +113,18 @@ async def get_settings(
     return await _settings(ctx, user_id, character_id or ctx.settings.character)
 
 
-@router.patch("/settings", response_model=SettingsOut, summary="Change the impulse settings")
+@router.patch(
+    "/settings",
+    response_model=SettingsOut,
+    responses=NOT_FOUND,
+    summary="Change the impulse settings",
+)
 async def patch_settings(body: SettingsPatch, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
+    """Stored per user and character; only for a character the caller can talk to."""
     character_id = body.character_id or ctx.settings.character
+    async with ctx.pool.connection() as conn:
+        if not await characters.is_visible(conn, user_id, character_id):
+            raise unknown_character(character_id)
     changes = body.model_dump(exclude_none=True, exclude={"character_id"})
     await impulse_settings.update(ctx.pool, user_id, character_id, changes)
     return await _settings(ctx, user_id, character_id)

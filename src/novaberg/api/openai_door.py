@@ -356,21 +356,22 @@ def _error_event(code: str, message: str) -> str:
     summary="The characters, as OpenAI models",
 )
 async def models(
-    _user: Annotated[str, Depends(current_user)],
+    user_id: Annotated[str, Depends(current_user)],
     ctx: Annotated[AppContext, Depends(get_context)],
 ) -> dict[str, Any]:
-    """Every character one can talk to; its id is the `model` of a completion."""
+    """Every character the caller can talk to (their own and the shared ones); its id is
+    the `model` of a completion."""
     async with ctx.pool.connection() as conn:
-        rows = await characters.list_all(conn)
+        rows = await characters.list_visible(conn, user_id, limit=None)
     return {
         "object": "list",
         "data": [
             {
-                "id": row["character_id"],
+                "id": row.character_id,
                 "object": "model",
-                "created": int(row["erstellt_am"].timestamp()),
+                "created": int(row.created_at.timestamp()),
                 "owned_by": OWNER,
-                "name": row["name"],
+                "name": row.name,
             }
             for row in rows
         ],
@@ -402,7 +403,7 @@ async def chat_completions(
         return _from_reply(refused)
     user_message = req.last_user_message()
     assert user_message is not None  # the model's validator
-    if not await services.intake.characters.known(req.model):
+    if not await services.intake.characters.known(user_id, req.model):
         return openai_error(404, "charakter_unbekannt", f"unknown model {req.model!r}")
     if not await any_worker_alive(ctx.redis):
         return openai_error(

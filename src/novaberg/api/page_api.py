@@ -158,12 +158,15 @@ AVATAR_HEADERS: Final = {
     response_class=Response,
     responses={
         200: {"content": {"image/png": {}}, "description": "The card's picture."},
-        404: {"model": ErrorOut, "description": "kein_avatar: none was imported"},
+        404: {
+            "model": ErrorOut,
+            "description": "kein_avatar: none was imported, or no such character of the caller",
+        },
     },
 )
 async def character_avatar(character_id: CharacterId, user_id: User, ctx: Context) -> Response:
     async with ctx.pool.connection() as conn:
-        found = await characters.avatar(conn, character_id)
+        found = await characters.avatar(conn, user_id, character_id)
     if found is None:
         raise HTTPException(
             404, detail={"fehler": "kein_avatar", "detail": f"{character_id} has no picture"}

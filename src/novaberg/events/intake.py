@@ -3,9 +3,9 @@
 No model call, no graph, no waiting and no database round trip per request:
 one atomic Redis script (RPUSH the utterance, refresh the queue TTL, mark the
 pair active), shared by the requests that arrive while a write is in flight.
-Known characters are cached in-process. The stored entry has the shape of
-`model.QueuedUtterance` (built directly here: this is the hot path; the request
-itself is read by api/fast_chat.py ahead of the framework).
+The characters each user may talk to are cached in-process, per user. The stored
+entry has the shape of `model.QueuedUtterance` (built directly here: this is the hot
+path; the request itself is read by api/fast_chat.py ahead of the framework).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
 
 from pydantic_core import to_json
 
@@ -26,11 +27,16 @@ from novaberg.store import keys
 log = logging.getLogger(__name__)
 
 CHARACTER_CACHE_SECONDS = 30.0
-"""How long the set of known characters is trusted before it is re-read."""
+"""How long a user's set of known characters is trusted before it is re-read (a character
+deleted in another process may be reachable here this long)."""
 
 UNKNOWN_RECHECK_SECONDS = 1.0
-"""An unknown id re-reads the set at most this often (new characters appear quickly,
+"""An unknown id re-reads the user's set at most this often (new characters appear quickly,
 a flood of bad ids does not reach the database)."""
+
+CHARACTER_CACHE_USERS = 10_000
+"""Users whose sets are held at once; the one asked about least recently is dropped first
+(a set is a few ids: the cache stays small however many users come and go)."""
 
 MAX_CLIENT_ID = 64
 
@@ -57,29 +63,71 @@ class Accepted:
     received_at: float
 
 
+@dataclass
+class _UserCharacters:
+    ids: frozenset[str] = frozenset()
+    loaded_at: float = float("-inf")
+    added: frozenset[str] = frozenset()
+    """Created in this process since the last read began: kept even if that read missed them."""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
 class CharacterCache:
-    """Known character ids, re-read from the store when stale."""
+    """The character ids each user may talk to (their own and the shared ones), re-read
+    from the store when stale; at most `max_users` users are held (least recently asked
+    dropped first). `load(user_id)` reads one user's ids."""
 
-    def __init__(self, load: Callable[[], Awaitable[set[str]]]) -> None:
+    def __init__(
+        self,
+        load: Callable[[str], Awaitable[Collection[str]]],
+        *,
+        max_users: int = CHARACTER_CACHE_USERS,
+    ) -> None:
         self._load = load
-        self._ids: set[str] = set()
-        self._loaded_at = float("-inf")
-        self._lock = asyncio.Lock()
+        self._max_users = max_users
+        self._users: OrderedDict[str, _UserCharacters] = OrderedDict()
 
-    async def _refresh(self) -> None:
-        seen = self._loaded_at
-        async with self._lock:
-            if self._loaded_at != seen:  # re-read while we waited: share it, no second query
+    def _entry(self, user_id: str) -> _UserCharacters:
+        entry = self._users.get(user_id)
+        if entry is None:
+            entry = self._users[user_id] = _UserCharacters()
+            if len(self._users) > self._max_users:
+                self._users.popitem(last=False)
+        else:
+            self._users.move_to_end(user_id)
+        return entry
+
+    async def _refresh(self, user_id: str, entry: _UserCharacters) -> None:
+        seen = entry.loaded_at
+        async with entry.lock:
+            if entry.loaded_at != seen:  # re-read while we waited: share it, no second query
                 return
-            self._ids = await self._load()
-            self._loaded_at = time.monotonic()
+            entry.added = frozenset()
+            loaded = frozenset(await self._load(user_id))
+            entry.ids = loaded | entry.added
+            entry.loaded_at = time.monotonic()
 
-    async def known(self, character_id: str) -> bool:
-        age = time.monotonic() - self._loaded_at
+    async def known(self, user_id: str, character_id: str) -> bool:
+        entry = self._entry(user_id)
+        age = time.monotonic() - entry.loaded_at
         stale = age > CHARACTER_CACHE_SECONDS
-        if stale or (character_id not in self._ids and age > UNKNOWN_RECHECK_SECONDS):
-            await self._refresh()
-        return character_id in self._ids
+        if stale or (character_id not in entry.ids and age > UNKNOWN_RECHECK_SECONDS):
+            await self._refresh(user_id, entry)
+        return character_id in entry.ids
+
+    def add(self, user_id: str, character_id: str) -> None:
+        """A character the user just created here: usable at once, without a re-read."""
+        entry = self._users.get(user_id)
+        if entry is not None:
+            entry.ids |= {character_id}
+            entry.added |= {character_id}
+
+    def discard(self, user_id: str, character_id: str) -> None:
+        """A character the user just deleted here: refused at once in this process."""
+        entry = self._users.get(user_id)
+        if entry is not None:
+            entry.ids -= {character_id}
+            entry.added -= {character_id}
 
 
 def pair_member(pair: keys.Pair) -> str:
@@ -194,7 +242,7 @@ class Intake:
         clean = check_text(text)
         if client_id is not None and (not client_id or len(client_id) > MAX_CLIENT_ID):
             raise IntakeError(422, "client_id_ungueltig", "client_id must be 1-64 characters")
-        if not await self.characters.known(character_id):
+        if not await self.characters.known(user_id, character_id):
             raise IntakeError(404, "charakter_unbekannt", f"unknown character {character_id!r}")
         pair = keys.Pair(user_id, character_id)
         message_id = new_id()

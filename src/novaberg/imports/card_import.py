@@ -5,8 +5,10 @@ graph/nodes/db_access.py); each lorebook entry becomes a long-term node of the i
 person's pair with the character (`dimension` "wissen", its keys as themes, provenance
 `karte:{user}:{character}:{entry}`), so the hybrid search and the enricher find it by its
 keys or its meaning. Everything is written in one transaction: a failure stores nothing.
-Importing the same card again (same digest) adds only what is missing — the lore of
-another person who imports it; a different card under a taken id is refused.
+The character belongs to the importing person (store/characters.py): another person who
+imports the same card gets a character of their own, under the same id if they like.
+Importing the same card again (same digest) adds only what is missing; a different card
+under a taken id (the person's own or a shared one) is refused.
 """
 
 from __future__ import annotations
@@ -85,8 +87,11 @@ async def import_card(
     user_id: str,
     now: datetime,
     character_id: str | None = None,
+    max_characters: int | None = None,
 ) -> CardReport:
-    """Create the character and its lore for `user_id`; `CardConflict` if the id is taken."""
+    """Create the character, owned by `user_id`, and its lore for `user_id`; `CardConflict`
+    if the id is taken (by another card of the user or a shared character),
+    `characters.TooManyCharacters` if the user owns `max_characters` already."""
     cid = resolve_id(card, character_id)
     vectors = (
         await model.embed([embed_text(list(e.keys), e.content) for e in card.lore])
@@ -98,6 +103,7 @@ async def import_card(
     async with pool.connection() as conn, conn.transaction():
         created = await characters.create(
             conn,
+            user_id,
             NewCharacter(
                 character_id=cid,
                 name=card.name,
@@ -112,16 +118,17 @@ async def import_card(
                 avatar=picture,
                 avatar_type=AVATAR_TYPE,
             ),
+            limit=max_characters,
         )
         if not created:
-            existing = await characters.get(conn, cid)
-            if existing is None or existing.get("karten_hash") != card.digest:
+            existing = await characters.visible(conn, user_id, cid)
+            if existing is None or existing.card_hash != card.digest:
                 raise CardConflict(
                     f"character {cid!r} exists already (another card or a built-in "
                     "character); import it under another id with --id"
                 )
             if picture is not None:
-                await characters.add_missing_avatar(conn, cid, picture, AVATAR_TYPE)
+                await characters.add_missing_avatar(conn, user_id, cid, picture, AVATAR_TYPE)
         pair = Pair(user_id, cid)
         new_lore = 0
         for entry, vector in zip(card.lore, vectors, strict=True):
@@ -154,5 +161,5 @@ async def import_card(
                 },
             )
             new_lore += node_id is not None
-        has_avatar = await characters.has_avatar(conn, cid)
+        has_avatar = await characters.has_avatar(conn, user_id, cid)
     return CardReport(cid, card.name, created, new_lore, len(card.lore), has_avatar)

@@ -119,10 +119,3 @@ async def list_users(pool: AsyncConnectionPool) -> list[dict[str, object]]:
         )
         rows: list[Any] = await cur.fetchall()
         return [dict(r) for r in rows]
-
-
-async def known_characters(pool: AsyncConnectionPool) -> set[str]:
-    async with pool.connection() as conn:
-        cur = await conn.execute("SELECT character_id FROM characters")
-        rows: list[Any] = await cur.fetchall()
-        return {str(r["character_id"]) for r in rows}

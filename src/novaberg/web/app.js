@@ -415,7 +415,16 @@ function selectCharacter(id) {
 async function loadCharacters() {
   const picker = $("character-picker");
   let list = [];
-  try { list = (await get("/characters")).characters; } catch (err) { list = []; }
+  try {
+    // the list comes in pages (the caller's own characters are capped, so a few at most)
+    let after = null;
+    do {
+      const query = after === null ? "" : `&after=${encodeURIComponent(after)}`;
+      const page = await get(`/characters?limit=200${query}`);
+      list = list.concat(page.characters);
+      after = page.weiter;
+    } while (after !== null && list.length < 2000);
+  } catch (err) { list = []; }
   if (!list.some((c) => c.character_id === state.character)) {
     list.push({ character_id: state.character, name: state.character, beschreibung: "" });
   }

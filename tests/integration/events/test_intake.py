@@ -84,7 +84,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
 
     client.run = counted  # type: ignore[method-assign]
 
-    async def characters() -> set[str]:
+    async def characters(user_id: str) -> set[str]:
         return {"nova", "lumen"}
 
     intake = Intake(client, CharacterCache(characters))
@@ -316,18 +316,61 @@ async def test_requests_waiting_for_a_character_reload_share_it() -> None:
     loads = 0
     release = asyncio.Event()
 
-    async def load() -> set[str]:
+    async def load(user_id: str) -> set[str]:
         nonlocal loads
         loads += 1
         await release.wait()
         return {"nova"}
 
     cache = CharacterCache(load)
-    waiting = [asyncio.create_task(cache.known(c)) for c in ("nova", "nova", "niemand")]
+    waiting = [asyncio.create_task(cache.known("anna", c)) for c in ("nova", "nova", "niemand")]
     await asyncio.sleep(0)
     release.set()
     assert await asyncio.gather(*waiting) == [True, True, False]
     assert loads == 1
+
+
+async def test_the_character_cache_holds_each_users_own_characters() -> None:
+    """Per user: one user's character is unknown to another; a character created in this
+    process is known at once (even while a read that missed it is under way), a deleted
+    one is refused at once; the least recently asked user is dropped beyond the bound."""
+    from novaberg.events.intake import CharacterCache
+
+    owned = {"anna": {"nova", "kaethe"}, "bert": {"nova"}, "cora": {"nova"}}
+    loads: list[str] = []
+    held = asyncio.Event()
+    held.set()
+
+    async def load(user_id: str) -> set[str]:
+        loads.append(user_id)
+        await held.wait()
+        return set(owned[user_id])
+
+    cache = CharacterCache(load, max_users=2)
+    assert await cache.known("anna", "kaethe") and not await cache.known("bert", "kaethe")
+    assert loads == ["anna", "bert"]
+
+    owned["anna"].discard("kaethe")
+    cache.discard("anna", "kaethe")
+    assert not await cache.known("anna", "kaethe"), "deleted here: refused at once"
+    owned["bert"].add("pirat")
+    cache.add("bert", "pirat")
+    assert await cache.known("bert", "pirat"), "created here: no wait for the recheck"
+    assert loads == ["anna", "bert"], "neither needed a read"
+
+    assert await cache.known("cora", "nova")  # a third user: anna, asked least lately, goes
+    assert loads == ["anna", "bert", "cora"]
+    assert await cache.known("bert", "pirat") and loads[-1] == "cora", "bert is still held"
+    assert not await cache.known("anna", "kaethe") and loads[-1] == "anna", "anna read again"
+
+    fresh = CharacterCache(load)  # a read that started before a creation must not lose it
+    held.clear()
+    reading = asyncio.create_task(fresh.known("cora", "nova"))
+    await asyncio.sleep(0)
+    fresh.add("cora", "neu")  # the read looked before the row was written: it misses it
+    held.set()
+    assert await reading
+    assert await fresh.known("cora", "neu")
 
 
 async def _raw_request(url: str, head: str, body_chunks: list[bytes]) -> bytes:

@@ -32,9 +32,9 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store import keys
+from novaberg.store.characters import load_visible_ids
 from novaberg.store.redis_client import create_redis
 from novaberg.store.retry import MAX_PAUSE
-from novaberg.store.users import known_characters
 
 USERS = [f"blip{i}" for i in range(6)]
 HEARTBEAT_INTERVAL = 0.2
@@ -112,7 +112,7 @@ async def test_every_id_ends_once_through_a_redis_restart_mid_turn(
         )
         for _ in range(2)
     ]
-    intake = Intake(intake_client, CharacterCache(lambda: known_characters(db)))
+    intake = Intake(intake_client, CharacterCache(lambda user: load_visible_ids(db, user)))
     accepted: list[str] = []
 
     async def say(round_: int) -> None:

@@ -282,7 +282,7 @@ async def test_a_card_becomes_a_character_with_its_lore(
         ).fetchall()
     assert row["beschreibung"].startswith("Eine Leuchtturmwärterin") and row["karten_hash"]
     async with db.connection() as conn:
-        picture = await characters.avatar(conn, "kaethe")
+        picture = await characters.avatar(conn, "meister", "kaethe")
     assert picture is not None and picture[1] == "image/png"
     assert picture[0] == png_without_card(card_png(CARD, "chara")) and b"chara" not in picture[0]
     assert [(n["themen"], n["dimension"], n["kzg_quell_key"]) for n in nodes] == [
@@ -298,7 +298,13 @@ async def test_a_card_becomes_a_character_with_its_lore(
         "lore": 2,
         "avatar": True,
     }
+    chat = cli_env / "kaethe.jsonl"
+    chat.write_text("\n".join(chat_lines(3)))
+    theirs = await cli("import", "chat", str(chat), "--user", "anna", "--character", "kaethe")
+    assert theirs.exit_code == 2 and "unknown character 'kaethe'" in theirs.stderr, "meister's"
+    assert await count(db, "SELECT count(*) FROM gespraechsarchiv") == 0
     other = await cli("import", "card", str(path), "--user", "anna", "--json")
+    assert json.loads(other.stdout)["neu"] is True, "another person gets a character of their own"
     assert json.loads(other.stdout)["lore_neu"] == 2, "another person gets the lore too"
     changed = {**CARD, "data": {**CARD["data"], "description": "Ganz anders."}}
     path.write_bytes(card_png(changed, "ccv3"))
@@ -371,7 +377,10 @@ async def test_the_http_imports(
     assert (await client.post("/characters", content=png)).status_code == 200
     listed = (await client.get("/characters")).json()["characters"]
     assert [c["character_id"] for c in listed] == ["kaethe", "nova"]
-    assert listed[0]["erste_nachricht"].startswith("Moin")
+    assert listed[0]["beschreibung"] == "Eine Leuchtturmwärterin an der Nordsee."
+    assert "erste_nachricht" not in listed[0], "the list leaves long fields out"
+    whole = (await client.get("/characters/kaethe")).json()
+    assert whole["erste_nachricht"].startswith("Moin")
     refused = await client.post("/characters", content=b"\x89PNG\r\n\x1a\n")
     assert refused.status_code == 422 and refused.json()["detail"]["fehler"] == "keine_karte"
     big = await client.post("/characters", content=png + b"\x00" * (2 * 1024 * 1024))

@@ -17,7 +17,9 @@ Loads who is talking before anything is computed:
   pflicht (docs/behaviour/nodes.md#salience).
 - identities (`charakter_anweisungen`) and directives (`direktiven`), active rows only.
 - `system_prompt`: for a character imported from a card, the card's system prompt,
-  description, personality, scenario and example dialogue (`persona_from_rows`).
+  description, personality, scenario and example dialogue (`persona_from_rows`), read
+  like the display name from the pair's row of `characters`: the user's own, else the
+  shared one (another user's character of the same id is never read).
 - the session turns (`raw_turns`, and `session_turns` without Nova's impulse turns), the
   session summary (`session_summary`) and the character's active goals toward the user
   (`geladene_ziele`), read with the rest: ei_calc, the enricher and the branches that run
@@ -78,7 +80,7 @@ from novaberg.graph.personality import (
     RegisterSpace,
 )
 from novaberg.graph.state import ConversationState
-from novaberg.store import keys, nova_state
+from novaberg.store import characters, keys, nova_state
 from novaberg.store.batch_read import Query, fetch_batch
 from novaberg.store.goals import activation_goals_from_rows, activation_query
 from novaberg.store.keys import Pair
@@ -128,12 +130,6 @@ PROFILE_SQL: Final = (
     f"SELECT {', '.join(PROFILE_COLUMNS)}, {USER_WEIGHT_COLUMN} FROM charakter_hash"
     " WHERE user_id = %s AND character_id = %s"
 )
-NAME_SQL: Final = "SELECT name FROM characters WHERE character_id = %s"
-PERSONA_SQL: Final = (
-    "SELECT name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt"
-    " FROM characters WHERE character_id = %s AND karten_hash IS NOT NULL"
-)
-"""A character imported from a card brings its own persona; the built-in ones have none."""
 
 PERSONA_MAX_CHARS: Final = 2_000
 """The persona is cut to this length: the bundled model has a 2048-token context."""
@@ -216,14 +212,16 @@ def name_from_rows(rows: list[dict[str, Any]], character_id: str) -> str:
     return character_id.strip().title() if character_id.strip() else DEFAULT_CHARACTER_NAME
 
 
-async def character_name(pool: AsyncConnectionPool, character_id: str) -> str:
-    """The character's display name from `characters` ("Nova" for the default)."""
+async def character_name(pool: AsyncConnectionPool, pair: Pair) -> str:
+    """The display name of the pair's character (the user's own or the shared row) from
+    `characters` ("Nova" for the default)."""
     try:
-        rows = await _fetch(pool, NAME_SQL, (character_id,))
+        sql, params = characters.name_query(pair)
+        rows = await _fetch(pool, sql, tuple(params))
     except psycopg.Error as exc:
-        log.error("characters: name of %r unreadable: %s", character_id, exc)
+        log.error("characters: name of %r unreadable: %s", pair.character_id, exc)
         rows = []
-    return name_from_rows(rows, character_id)
+    return name_from_rows(rows, pair.character_id)
 
 
 # --- pure parts ------------------------------------------------------------------------------
@@ -306,9 +304,9 @@ async def _read_tables(
         (PROFILE_SQL, (pair.character_id, pair.user_id)),
         (rule_store.active_sql(IDENTITIES), (pair.user_id,)),
         (rule_store.active_sql(DIRECTIVES), (pair.user_id,)),
-        (NAME_SQL, (pair.character_id,)),
+        characters.name_query(pair),
         activation_query(pair),
-        (PERSONA_SQL, (pair.character_id,)),
+        characters.persona_query(pair),  # a card character brings its own persona
         (WHEEL_SQL, (pair.character_id, pair.user_id)),
         (timeline_repository.IN_RANGE_SQL, (pair.user_id, window.start, window.end)),
     ]

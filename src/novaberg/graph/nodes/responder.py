@@ -39,6 +39,7 @@ from novaberg.llm.accounting import track_calls
 from novaberg.llm.base import Message
 from novaberg.llm.errors import ModelOutputError
 from novaberg.prompts import render
+from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
@@ -188,7 +189,7 @@ def build_messages(state: ConversationState, name: str) -> list[Message]:
 async def responder(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write `response`, `model` and `token_total`."""
     name = state.get("character_name") or await character_name(
-        deps.pool, state.get("character_id") or ""
+        deps.pool, Pair(state.get("user_id") or "", state.get("character_id") or "")
     )
     messages = build_messages(state, name)
     with track_calls() as stats:
