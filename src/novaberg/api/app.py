@@ -28,6 +28,7 @@ from novaberg.api import (
     memory_search,
     openai_door,
     page_api,
+    tokens_api,
     ws,
 )
 from novaberg.api.context import AppContext, cancel_quietly
@@ -49,6 +50,7 @@ ROUTERS: list[APIRouter] = [
     openai_door.router,
     page_api.router,
     impulses_api.router,
+    tokens_api.router,
 ]
 """Every router the app serves, in order."""
 

@@ -17,12 +17,13 @@ import logging
 import redis.asyncio as aioredis
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from novaberg.api.auth import websocket_user
+from novaberg.api.auth import websocket_identity
 from novaberg.events.delivery import (
     CLOSE_BAD_REQUEST,
     CLOSE_TOO_MANY,
     CLOSE_TOO_SLOW,
     CLOSE_UNAUTHORIZED,
+    REVOKED_REASON,
     TOO_MANY_REASON,
     TOO_SLOW_REASON,
     Connection,
@@ -52,14 +53,21 @@ async def delivery_socket(
     if problem is not None:
         await websocket.close(code=CLOSE_BAD_REQUEST, reason=problem)
         return
-    user_id = await websocket_user(websocket, token)
+    user_id, digest = await websocket_identity(websocket, token)
     if user_id is None:
         await websocket.close(code=CLOSE_UNAUTHORIZED, reason="token fehlt oder ungültig")
         return
     hub = websocket.app.state.chat.hub
     try:
+        # Nothing may be awaited between the token check and `attach`, which registers the
+        # connection before its first await: a revocation heard in between would find no
+        # socket to close (the token cache refuses lookups that a revocation overtook).
         conn = await hub.attach(
-            websocket, user_id, client_id, None if since is None else int(since)
+            websocket,
+            user_id,
+            client_id,
+            None if since is None else int(since),
+            token_digest=digest,
         )
     except TooManyConnections:
         await websocket.close(code=CLOSE_TOO_MANY, reason=TOO_MANY_REASON)
@@ -79,11 +87,13 @@ async def delivery_socket(
 
 
 async def _close(websocket: WebSocket, conn: Connection) -> None:
-    """Close normally, or with 4408 when the peer fell behind: the close frame is written
-    once the peer reads what is already on its way (a peer that never reads again is ended
-    by the keepalive ping)."""
+    """Close normally, with 4401 when the token was revoked, or with 4408 when the peer fell
+    behind: the close frame is written once the peer reads what is already on its way (a
+    peer that never reads again is ended by the keepalive ping)."""
     with contextlib.suppress(Exception):
-        if conn.overflowed:
+        if conn.revoked:
+            await websocket.close(code=CLOSE_UNAUTHORIZED, reason=REVOKED_REASON)
+        elif conn.overflowed:
             await websocket.close(code=CLOSE_TOO_SLOW, reason=TOO_SLOW_REASON)
         else:
             await websocket.close()
