@@ -6,6 +6,11 @@ Server → client messages (JSON, each with the user's `seq`): `character_stage`
 first receives what the user missed after SEQ (see `events.delivery` for the
 catch-up window). A client never sends anything the server needs; the socket
 is read only to notice when it closes.
+
+A browser page may open a socket only from this server's own origin or one listed in
+NOVABERG_ALLOWED_ORIGINS (else 4403): the token travels in the query, and a page
+elsewhere must not be able to use one it got hold of with the person's browser. Clients
+that send no `Origin` (the terminal chat, scripts) are not browsers and are let in.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from novaberg.api.auth import websocket_identity
 from novaberg.events.delivery import (
     CLOSE_BAD_REQUEST,
+    CLOSE_FOREIGN_ORIGIN,
     CLOSE_TOO_MANY,
     CLOSE_TOO_SLOW,
     CLOSE_UNAUTHORIZED,
+    FOREIGN_ORIGIN_REASON,
     REVOKED_REASON,
     TOO_MANY_REASON,
     TOO_SLOW_REASON,
@@ -49,6 +56,10 @@ async def delivery_socket(
     # Accepted first, then refused with a close code: a socket closed before the
     # handshake reaches the browser as a bare 403 it cannot tell apart from an outage.
     await websocket.accept()
+    allowed = websocket.app.state.settings.origins
+    if not origin_allowed(websocket.headers.get("origin"), websocket.headers.get("host"), allowed):
+        await websocket.close(code=CLOSE_FOREIGN_ORIGIN, reason=FOREIGN_ORIGIN_REASON)
+        return
     problem = _query_problem(since, client_id)
     if problem is not None:
         await websocket.close(code=CLOSE_BAD_REQUEST, reason=problem)
@@ -97,6 +108,20 @@ async def _close(websocket: WebSocket, conn: Connection) -> None:
             await websocket.close(code=CLOSE_TOO_SLOW, reason=TOO_SLOW_REASON)
         else:
             await websocket.close()
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: frozenset[str]) -> bool:
+    """No `Origin` (not a browser), this server's own (the origin's host[:port] is the
+    request's `Host`; the scheme is not compared, since a TLS proxy in front speaks https
+    to the browser and http to us), or one of NOVABERG_ALLOWED_ORIGINS. `null` (a sandboxed
+    frame, a file) is nobody's own."""
+    if origin is None:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if origin in allowed:
+        return True
+    _, scheme_end, netloc = origin.partition("://")
+    return bool(scheme_end and host) and netloc == (host or "").strip().lower()
 
 
 def _query_problem(since: str | None, client_id: str | None) -> str | None:

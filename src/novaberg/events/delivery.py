@@ -65,15 +65,18 @@ RECONNECT_DELAY = 0.5
 
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
+CLOSE_FOREIGN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408
 CLOSE_TOO_MANY = 4429
 """WebSocket close codes: a bad query parameter, a missing, unknown or revoked token (the
-page asks for one), a connection too slow to keep up (it reconnects and catches up), one
-connection more than a user may hold (close another one first)."""
+page asks for one), a page of another origin (neither this server's nor one in
+NOVABERG_ALLOWED_ORIGINS), a connection too slow to keep up (it reconnects and catches
+up), one connection more than a user may hold (close another one first)."""
 
 TOO_SLOW_REASON = "zu langsam, bitte neu verbinden"
 TOO_MANY_REASON = "zu viele Verbindungen für diesen Nutzer"
 REVOKED_REASON = "token widerrufen"
+FOREIGN_ORIGIN_REASON = "Ursprung nicht erlaubt"
 
 
 class TooManyConnections(Exception):
