@@ -186,6 +186,16 @@ def user_list() -> None:
     console.print(table)
 
 
+def _register_tokens() -> None:
+    from novaberg.cli_tokens import revoke_command, tokens_command
+
+    user_app.command("tokens")(tokens_command)
+    user_app.command("revoke")(revoke_command)
+
+
+_register_tokens()
+
+
 async def _with_pool(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
     """Run `work(pool)` against the configured (or embedded) PostgreSQL."""
     from novaberg.runtime.services import EmbeddedServices

@@ -8,6 +8,7 @@ checks the names).
 from __future__ import annotations
 
 import os
+import re
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +19,9 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "NOVABERG_"
+
+ORIGIN_PATTERN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s?#@]+")
+"""What a browser sends as `Origin`: a scheme and host[:port], nothing else."""
 
 PAGE_TOKEN_FILE = "page_token"
 """File under NOVABERG_HOME holding the local page's token (mode 0600); `novaberg serve`
@@ -154,6 +158,11 @@ class Settings(BaseSettings):
 
     host: str = Field(default="127.0.0.1", description="HTTP bind address.")
     port: int = Field(default=8765, ge=1, le=65535, description="HTTP port.")
+    allowed_origins: str = Field(
+        default="",
+        description="Origins (scheme://host[:port], comma-separated) whose pages may open "
+        "the WebSocket besides the server's own; empty = only the server's own.",
+    )
     timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")
     character: str = Field(default="nova", description="Default character id.")
     default_user: str = Field(default="meister", description="User created by make serve.")
@@ -225,6 +234,15 @@ class Settings(BaseSettings):
         default=20.0, gt=0, description="Seconds a client has to send a request's body."
     )
 
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origin_list(cls, value: str) -> str:
+        origins = [o.strip().lower().rstrip("/") for o in value.split(",") if o.strip()]
+        for origin in origins:
+            if not ORIGIN_PATTERN.fullmatch(origin):
+                raise ValueError(f"{origin!r} is no origin: scheme://host[:port], no path")
+        return ",".join(origins)
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -274,6 +292,11 @@ class Settings(BaseSettings):
     @cached_property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """NOVABERG_ALLOWED_ORIGINS as a set, each lower case without a trailing '/'."""
+        return frozenset(o for o in self.allowed_origins.split(",") if o)
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -99,3 +99,37 @@ def test_chat_without_a_token_or_a_server_says_so(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "no Novaberg server at http://127.0.0.1:9" in result.output
     assert not any(tmp_path.iterdir()), "a client starts no service"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["user", "revoke"], "name what to revoke"),
+        (["user", "revoke", "nvb_x", "--all", "anna"], "name what to revoke"),
+        (["user", "revoke", "--label", "laptop", "--all", "anna"], "name what to revoke"),
+        (["user", "revoke", "--user", "anna"], "name what to revoke"),
+        (["user", "revoke", "nvb_x", "--user", "anna"], "--user only narrows --label"),
+        (["user", "revoke", " "], "the token is empty"),
+        (["user", "revoke", "--label", ""], "the label is empty"),
+        (["user", "revoke", "--all", "anna:nova"], "invalid user id"),
+        (["user", "revoke", "--label", "laptop", "--user", "an na"], "invalid user id"),
+        (["user", "tokens", "anna:nova"], "invalid user id"),
+    ],
+    ids=[
+        "nothing",
+        "token and all",
+        "label and all",
+        "user alone",
+        "user with a token",
+        "blank token",
+        "empty label",
+        "bad user for all",
+        "bad user for label",
+        "bad user for tokens",
+    ],
+)
+def test_user_revoke_refuses_bad_arguments(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, args, env={"NOVABERG_HOME": str(tmp_path)})
+    assert result.exit_code == 2, result.output
+    assert message in result.output and len(result.output.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir()), "no service was started"

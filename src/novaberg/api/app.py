@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
@@ -29,11 +29,13 @@ from novaberg.api import (
     memory_search,
     openai_door,
     page_api,
+    tokens_api,
     ws,
 )
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.request_guard import RequestGuard
+from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
@@ -51,6 +53,7 @@ ROUTERS: list[APIRouter] = [
     openai_door.router,
     page_api.router,
     impulses_api.router,
+    tokens_api.router,
 ]
 """Every router the app serves, in order."""
 
@@ -64,6 +67,10 @@ class NovabergApp(FastAPI):
             await serve_chat(self.state, scope, receive, send)
             return
         await super().__call__(scope, receive, send)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        """The security headers wrap everything, the framework's own 500 answer included."""
+        return SecurityHeaders(super().build_middleware_stack())
 
 
 def create_app(

@@ -3,7 +3,9 @@
 HTTP: `Authorization: Bearer <token>`. WebSocket: `?token=<token>` (browsers
 cannot set headers on a WebSocket) or the same header. Lookups are cached
 in-process for a short time so the intake does not pay a database round trip
-per request; a revoked token stops working within `TOKEN_CACHE_SECONDS`.
+per request. A revocation announced on `token_widerrufen` (api/revocation.py) drops the
+token from the cache at once; one that was not announced (Redis unreachable) takes effect
+when the cache entry expires, within `TOKEN_CACHE_SECONDS`.
 
 Use `user_id: str = Depends(current_user)` in any router.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, WebSocket
@@ -32,7 +35,12 @@ MAX_TOKEN_LENGTH = 256
 
 
 class TokenCache:
-    """token hash -> (user_id | None, expiry), least recently used dropped first."""
+    """token hash -> (user_id | None, expiry), least recently used dropped first.
+
+    Revocations race with lookups: a database answer that was read before a token was
+    deleted may arrive after the revocation was announced here. Every revocation (and every
+    `forget`) therefore starts a new epoch; a lookup that began in an older epoch is not
+    cached, and answers "unknown" if its token was revoked since it began."""
 
     def __init__(
         self,
@@ -47,6 +55,10 @@ class TokenCache:
         self.unknown_ttl = unknown_ttl
         self.size = size
         self._entries: OrderedDict[str, tuple[str | None, float]] = OrderedDict()
+        self._epoch = 0
+        self._revoked: OrderedDict[str, int] = OrderedDict()
+        """digest -> the epoch its revocation began (bounded like the cache: only lookups
+        in flight when it arrived need it)."""
 
     async def user_for(self, token: str) -> str | None:
         return (await self.identify(token))[0]
@@ -61,14 +73,32 @@ class TokenCache:
         if hit is not None and hit[1] > now:
             self._entries.move_to_end(digest)
             return hit[0], digest
+        epoch = self._epoch
         user_id = await user_for_token(self.pool, token)
+        if self._epoch != epoch:  # the answer may predate a revocation: never cached
+            if self._revoked.get(digest, -1) > epoch:
+                return None, digest
+            return user_id, digest
         self._entries[digest] = (user_id, now + (self.ttl if user_id else self.unknown_ttl))
         self._entries.move_to_end(digest)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return user_id, digest
 
+    def revoke(self, digests: Iterable[str]) -> None:
+        """These tokens were revoked: forget them, and refuse them to lookups in flight."""
+        self._epoch += 1
+        for digest in digests:
+            self._entries.pop(digest, None)
+            self._revoked[digest] = self._epoch
+            self._revoked.move_to_end(digest)
+        while len(self._revoked) > self.size:
+            self._revoked.popitem(last=False)
+
     def forget(self) -> None:
+        """Trust nothing cached (revocations may have been missed); lookups in flight are
+        not cached either."""
+        self._epoch += 1
         self._entries.clear()
 
 
@@ -100,6 +130,13 @@ async def current_user(
     return await bearer_user(request.app.state, request.headers.get("authorization"))
 
 
+async def current_identity(
+    request: Request, _declared: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]
+) -> tuple[str, str]:
+    """FastAPI dependency: (user, digest of the token this request carries), else 401."""
+    return await bearer_identity(request.app.state, request.headers.get("authorization"))
+
+
 async def bearer_user(app_state: object, authorization: str | None) -> str:
     """The user owning the bearer token in an `Authorization` header value; HTTPException
     401 (no or unknown token) or 503 (auth not ready). Shared by the FastAPI dependency,
@@ -127,12 +164,13 @@ async def bearer_identity(app_state: object, authorization: str | None) -> tuple
     return user_id, digest
 
 
-async def websocket_user(websocket: WebSocket, token: str | None) -> str | None:
-    """The user of a WebSocket handshake (`?token=` or bearer header), else None."""
+async def websocket_identity(websocket: WebSocket, token: str | None) -> tuple[str | None, str]:
+    """(user or None, token digest) of a WebSocket handshake (`?token=` or bearer header);
+    the digest lets the socket be closed when its token is revoked."""
     token = token or _bearer(websocket.headers.get("authorization"))
     if not token:
-        return None
+        return None, ""
     cache = getattr(websocket.app.state, "token_cache", None)
     if cache is None:
-        return None
-    return await cache.user_for(token)
+        return None, ""
+    return await cache.identify(token)

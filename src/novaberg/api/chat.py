@@ -31,6 +31,7 @@ from novaberg.api.context import AppContext
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
+from novaberg.api.revocation import RevocationWatch
 from novaberg.config import PAGE_TOKEN_FILE
 from novaberg.events.delivery import DeliveryHub
 from novaberg.events.intake import (
@@ -46,7 +47,7 @@ from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
 from novaberg.store.characters import load_visible_ids
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.users import issue_token, register_token, user_for_token
+from novaberg.store.users import issue_token, user_for_token
 
 log = logging.getLogger(__name__)
 
@@ -125,18 +126,22 @@ def _local_visitor(request: Request) -> bool:
 
 
 async def local_page_token(ctx: AppContext) -> str:
-    """The default user's page token, kept on disk so an open tab survives a restart."""
+    """The default user's page token, kept on disk so an open tab survives a restart. A
+    token on disk that no longer exists was revoked (or the database is new): it is never
+    brought back; a new one replaces it."""
     settings = ctx.settings
     path = settings.home.expanduser() / PAGE_TOKEN_FILE
     token = path.read_text().strip() if path.exists() else ""
     if token:
         owner = await user_for_token(ctx.pool, token)
-        if owner in (None, settings.default_user):
-            await register_token(ctx.pool, settings.default_user, token, PAGE_TOKEN_LABEL)
+        if owner == settings.default_user:
             return token
-        log.info(
-            "the page token is %s's; NOVABERG_DEFAULT_USER is now %s", owner, settings.default_user
-        )
+        if owner is not None:
+            log.info(
+                "the page token is %s's; NOVABERG_DEFAULT_USER is now %s",
+                owner,
+                settings.default_user,
+            )
     issued = await issue_token(ctx.pool, settings.default_user, PAGE_TOKEN_LABEL)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -155,6 +160,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         max_per_user=ctx.settings.max_sockets_per_user,
         buffer_bytes=ctx.settings.socket_buffer_bytes,
     )
+    revocations = hub.revocations = RevocationWatch(tokens, hub, ctx.pool)
     await hub.start()
     intake_client = intake_redis(ctx.endpoints.redis_url)
     page_token = None
@@ -189,6 +195,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         if graphs is not None:
             await close_graphs(graphs)
         await hub.stop()
+        await revocations.stop()
         await intake_client.aclose()
 
 

@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from novaberg.api.chat import MAX_BODY_BYTES, Reply, accept_body, authorize, error_reply
 from novaberg.api.request_guard import Refusal, declared_length, header, read_body
+from novaberg.api.security_headers import BASE_HEADERS
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ async def serve_chat(app_state: Any, scope: Scope, receive: Receive, send: Send)
 
 
 async def _send(send: Send, reply: Reply, *, close: bool = False) -> None:
-    headers = [JSON_TYPE, (b"content-length", b"%d" % len(reply.body))]
+    headers = [JSON_TYPE, (b"content-length", b"%d" % len(reply.body)), *BASE_HEADERS]
     headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
     if close:
         headers.append(CLOSE)

@@ -6,6 +6,11 @@ Server → client messages (JSON, each with the user's `seq`): `character_stage`
 first receives what the user missed after SEQ (see `events.delivery` for the
 catch-up window). A client never sends anything the server needs; the socket
 is read only to notice when it closes.
+
+A browser page may open a socket only from this server's own origin or one listed in
+NOVABERG_ALLOWED_ORIGINS (else 4403): the token travels in the query, and a page
+elsewhere must not be able to use one it got hold of with the person's browser. Clients
+that send no `Origin` (the terminal chat, scripts) are not browsers and are let in.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ import logging
 import redis.asyncio as aioredis
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from novaberg.api.auth import websocket_user
+from novaberg.api.auth import websocket_identity
 from novaberg.events.delivery import (
     CLOSE_BAD_REQUEST,
+    CLOSE_FOREIGN_ORIGIN,
     CLOSE_TOO_MANY,
     CLOSE_TOO_SLOW,
     CLOSE_UNAUTHORIZED,
+    FOREIGN_ORIGIN_REASON,
+    REVOKED_REASON,
     TOO_MANY_REASON,
     TOO_SLOW_REASON,
     Connection,
@@ -48,18 +56,29 @@ async def delivery_socket(
     # Accepted first, then refused with a close code: a socket closed before the
     # handshake reaches the browser as a bare 403 it cannot tell apart from an outage.
     await websocket.accept()
+    allowed = websocket.app.state.settings.origins
+    if not origin_allowed(websocket.headers.get("origin"), websocket.headers.get("host"), allowed):
+        await websocket.close(code=CLOSE_FOREIGN_ORIGIN, reason=FOREIGN_ORIGIN_REASON)
+        return
     problem = _query_problem(since, client_id)
     if problem is not None:
         await websocket.close(code=CLOSE_BAD_REQUEST, reason=problem)
         return
-    user_id = await websocket_user(websocket, token)
+    user_id, digest = await websocket_identity(websocket, token)
     if user_id is None:
         await websocket.close(code=CLOSE_UNAUTHORIZED, reason="token fehlt oder ungültig")
         return
     hub = websocket.app.state.chat.hub
     try:
+        # Nothing may be awaited between the token check and `attach`, which registers the
+        # connection before its first await: a revocation heard in between would find no
+        # socket to close (the token cache refuses lookups that a revocation overtook).
         conn = await hub.attach(
-            websocket, user_id, client_id, None if since is None else int(since)
+            websocket,
+            user_id,
+            client_id,
+            None if since is None else int(since),
+            token_digest=digest,
         )
     except TooManyConnections:
         await websocket.close(code=CLOSE_TOO_MANY, reason=TOO_MANY_REASON)
@@ -79,14 +98,30 @@ async def delivery_socket(
 
 
 async def _close(websocket: WebSocket, conn: Connection) -> None:
-    """Close normally, or with 4408 when the peer fell behind: the close frame is written
-    once the peer reads what is already on its way (a peer that never reads again is ended
-    by the keepalive ping)."""
+    """Close normally, with 4401 when the token was revoked, or with 4408 when the peer fell
+    behind: the close frame is written once the peer reads what is already on its way (a
+    peer that never reads again is ended by the keepalive ping)."""
     with contextlib.suppress(Exception):
-        if conn.overflowed:
+        if conn.revoked:
+            await websocket.close(code=CLOSE_UNAUTHORIZED, reason=REVOKED_REASON)
+        elif conn.overflowed:
             await websocket.close(code=CLOSE_TOO_SLOW, reason=TOO_SLOW_REASON)
         else:
             await websocket.close()
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: frozenset[str]) -> bool:
+    """No `Origin` (not a browser), this server's own (the origin's host[:port] is the
+    request's `Host`; the scheme is not compared, since a TLS proxy in front speaks https
+    to the browser and http to us), or one of NOVABERG_ALLOWED_ORIGINS. `null` (a sandboxed
+    frame, a file) is nobody's own."""
+    if origin is None:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if origin in allowed:
+        return True
+    _, scheme_end, netloc = origin.partition("://")
+    return bool(scheme_end and host) and netloc == (host or "").strip().lower()
 
 
 def _query_problem(since: str | None, client_id: str | None) -> str | None:

@@ -15,6 +15,11 @@ duplicates (messages are filtered by `seq`).
 Catch-up window: the last `LOG_KEEP` (500) messages per user, none older than
 `LOG_MAX_AGE` (24 h). A client asking for older messages gets what is left and
 can tell from the first `seq` that something was lost.
+
+The same subscription hears revoked tokens (`token_widerrufen`): the hub closes every
+connection opened with one of them (4401) and tells its `RevocationListener`, in the order
+Redis published — no message published after a revocation reaches that token's sockets
+(docs/behaviour/events.md#revoked-tokens).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import logging
 import time
 from collections import defaultdict, deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,7 +38,7 @@ import redis.asyncio as aioredis
 
 from novaberg.events import delivery_lua as lua
 from novaberg.events.model import WireMessage
-from novaberg.store import keys
+from novaberg.store import keys, token_revocation
 from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
 log = logging.getLogger(__name__)
@@ -59,18 +65,32 @@ RECONNECT_DELAY = 0.5
 
 CLOSE_BAD_REQUEST = 4400
 CLOSE_UNAUTHORIZED = 4401
+CLOSE_FOREIGN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408
 CLOSE_TOO_MANY = 4429
-"""WebSocket close codes: a bad query parameter, a missing or unknown token (the page asks
-for one), a connection too slow to keep up (it reconnects and catches up), one connection
-more than a user may hold (close another one first)."""
+"""WebSocket close codes: a bad query parameter, a missing, unknown or revoked token (the
+page asks for one), a page of another origin (neither this server's nor one in
+NOVABERG_ALLOWED_ORIGINS), a connection too slow to keep up (it reconnects and catches
+up), one connection more than a user may hold (close another one first)."""
 
 TOO_SLOW_REASON = "zu langsam, bitte neu verbinden"
 TOO_MANY_REASON = "zu viele Verbindungen für diesen Nutzer"
+REVOKED_REASON = "token widerrufen"
+FOREIGN_ORIGIN_REASON = "Ursprung nicht erlaubt"
 
 
 class TooManyConnections(Exception):
     """The user already holds as many connections as allowed in this process."""
+
+
+class RevocationListener(Protocol):
+    """What an API process does about revoked tokens besides closing their sockets (the
+    hub does that): forget them in its token cache; and after the hub lost its
+    subscription and listens again, distrust everything (revocations may have been missed)."""
+
+    def revoked(self, digests: list[str]) -> None: ...
+
+    def resubscribed(self) -> None: ...
 
 
 def delivery_keys(user_id: str) -> list[str]:
@@ -149,10 +169,12 @@ class Connection:
     user_id: str
     client_id: str | None
     buffer_bytes: int = CONNECTION_BUFFER_BYTES
+    token_digest: str = ""
     last_seq: int = 0
     replaying: bool = True
     held: list[tuple[int, str, int]] = field(default_factory=list)
     overflowed: bool = False
+    revoked: bool = False
     stopped: bool = False
     queued_bytes: int = 0
     queue: deque[tuple[str, int]] = field(default_factory=deque)
@@ -172,7 +194,7 @@ class Connection:
     def put(self, message: str, size: int) -> None:
         """Queue a message; past the byte cap (one message always fits) the connection is
         given up instead."""
-        if self.overflowed or self.stopped:
+        if self.ended or self.stopped:
             return
         if self.queued_bytes and self.queued_bytes + size > self.buffer_bytes:
             self.overflow()
@@ -183,6 +205,19 @@ class Connection:
 
     def overflow(self) -> None:
         self.overflowed = True
+        self._give_up()
+
+    def revoke(self) -> None:
+        """Its token was revoked: nothing more is sent, the socket handler closes it with
+        4401."""
+        self.revoked = True
+        self._give_up()
+
+    @property
+    def ended(self) -> bool:
+        return self.overflowed or self.revoked
+
+    def _give_up(self) -> None:
         self.queue.clear()
         self.queued_bytes = 0
         self.ready.set()
@@ -224,6 +259,8 @@ class DeliveryHub:
         self._connections: dict[str, set[Connection]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self.revocations: RevocationListener | None = None
+        """Told about revoked tokens (set before `start`); None: only sockets are closed."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -255,13 +292,18 @@ class DeliveryHub:
             pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(keys.delivery_channel_pattern())
+                await pubsub.subscribe(keys.token_revoked_channel())
                 if self._subscribed.is_set():  # a reconnect: fill what we may have missed
+                    if self.revocations is not None:
+                        self.revocations.resubscribed()
                     await self._replay_all()
                 self._subscribed.set()
                 async for item in pubsub.listen():
-                    if item.get("type") != "pmessage":
-                        continue
-                    self._dispatch(str(item["channel"])[prefix_len:], str(item["data"]))
+                    kind = item.get("type")
+                    if kind == "pmessage":
+                        self._dispatch(str(item["channel"])[prefix_len:], str(item["data"]))
+                    elif kind == "message":
+                        self._revoked(token_revocation.decode(str(item["data"])))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -283,6 +325,34 @@ class DeliveryHub:
             elif not conn.replaying:
                 conn.last_seq = max(conn.last_seq, seq)
 
+    def _revoked(self, digests: list[str]) -> None:
+        if self.revocations is not None:
+            self.revocations.revoked(digests)
+        self.close_tokens(digests)
+
+    def close_tokens(self, digests: Collection[str]) -> int:
+        """End every connection opened with one of these token digests (closed with 4401);
+        returns how many."""
+        wanted = set(digests)
+        ended = 0
+        for conns in list(self._connections.values()):
+            for conn in list(conns):
+                if conn.token_digest and conn.token_digest in wanted and not conn.revoked:
+                    conn.revoke()
+                    ended += 1
+        if ended:
+            log.info("closed %d socket(s) of revoked tokens", ended)
+        return ended
+
+    def token_digests(self) -> set[str]:
+        """The tokens the open connections were opened with."""
+        return {
+            conn.token_digest
+            for conns in self._connections.values()
+            for conn in conns
+            if conn.token_digest
+        }
+
     async def _replay_all(self) -> None:
         for conns in list(self._connections.values()):
             for conn in list(conns):
@@ -293,13 +363,20 @@ class DeliveryHub:
     # -- one connection ----------------------------------------------------------------------
 
     async def attach(
-        self, socket: Socket, user_id: str, client_id: str | None, since: int | None
+        self,
+        socket: Socket,
+        user_id: str,
+        client_id: str | None,
+        since: int | None,
+        *,
+        token_digest: str = "",
     ) -> Connection:
         """Register a connection; replay the log after `since` (if given) before live messages.
+        `token_digest`: the token it was opened with, so revoking that token closes it.
         TooManyConnections if the user already holds `max_per_user` here."""
         if len(self._connections.get(user_id, ())) >= self.max_per_user:
             raise TooManyConnections(user_id)
-        conn = Connection(socket, user_id, client_id, self.buffer_bytes)
+        conn = Connection(socket, user_id, client_id, self.buffer_bytes, token_digest)
         self._connections[user_id].add(conn)
         try:
             return await self._start(conn, since)
@@ -341,11 +418,12 @@ class DeliveryHub:
                 self._connections.pop(conn.user_id, None)
 
     async def pump(self, conn: Connection) -> None:
-        """Write the connection's queue to its socket until it is stopped or falls behind
-        (`conn.overflowed`: the caller closes the socket with 4408)."""
+        """Write the connection's queue to its socket until it is stopped, falls behind
+        (`conn.overflowed`: the caller closes the socket with 4408) or its token is revoked
+        (`conn.revoked`: 4401)."""
         conn.pump_task = asyncio.current_task()
         try:
-            while not conn.overflowed:
+            while not conn.ended:
                 if not conn.queue:
                     if conn.stopped:
                         return
@@ -356,8 +434,10 @@ class DeliveryHub:
                 conn.queued_bytes -= size
                 await conn.socket.send_text(message)
         except asyncio.CancelledError:
-            if not conn.overflowed:
+            if not conn.ended:
                 raise
+        if conn.revoked:
+            return
         log.warning(
             "closing a slow connection of %s (over %d unsent bytes); it will catch up",
             conn.user_id,

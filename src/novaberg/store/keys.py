@@ -134,6 +134,13 @@ def delivery_log(user_id: str) -> str:
     return f"zustellung_log:{user_id}"
 
 
+def token_revoked_channel() -> str:
+    """Pub/sub channel announcing the digests of revoked API tokens to every API process,
+    which drops them from its token cache and closes their sockets at once
+    (docs/behaviour/events.md#revoked-tokens)."""
+    return "token_widerrufen"
+
+
 # --- conversation state -----------------------------------------------------------
 
 

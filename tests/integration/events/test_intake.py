@@ -231,13 +231,14 @@ async def test_websocket_refusals_carry_a_close_code(server, query: str, code: i
 
 
 async def test_token_lookups_are_cached(http: httpx.AsyncClient, server, token, db) -> None:
-    """A second request does not need the database: a revocation takes effect when the
-    cache entry expires (TOKEN_CACHE_SECONDS), here forced by clearing the cache."""
-    from novaberg.store.users import revoke_tokens
+    """A second request does not need the database: a row deleted without announcing it
+    takes effect when the cache entry expires (TOKEN_CACHE_SECONDS), here forced by
+    clearing the cache. (Announced revocations act at once: test_revocation.py.)"""
+    from novaberg.store.users import revoke_all
 
     anna = await token("anna")
     assert (await post(http, anna, "eins")).status_code == 202
-    await revoke_tokens(db, "anna")
+    await revoke_all(db, "anna")
     assert (await post(http, anna, "zwei")).status_code == 202
     server.app.state.token_cache.forget()
     assert (await post(http, anna, "drei")).status_code == 401

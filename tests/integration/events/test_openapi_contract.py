@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from novaberg.store.users import issue_token, user_for_token
+
 MAX_EXAMPLES = 15
 """Examples per operation and phase: enough to reach every status, bounded in time."""
 
@@ -50,19 +52,32 @@ checks.negative_data_rejection.expected-statuses = [
 """
 
 
+TOKENS = """
+# DELETE /tokens/{token_id} revokes the caller's own token at once; an id schemathesis picks
+# (or takes from GET /tokens) would end the run's authentication half way. It revokes a
+# spare token of the same user instead: 204 once, 404 after (test_revocation.py covers the
+# rest of the operation).
+[[operations]]
+include-path = "/tokens/{token_id}"
+include-method = "DELETE"
+parameters = { "path.token_id" = %d }
+"""
+
+
 def _schemathesis() -> list[str]:
     return [str(Path(sys.executable).with_name("st"))]
 
 
 async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
-    api_process: Any, token, tmp_path: Path
+    api_process: Any, token, db: Any, tmp_path: Path
 ) -> None:
     # generous limits: the run sends hundreds of requests as one user in seconds
     url, out = api_process(NOVABERG_CHAT_RATE="1000", NOVABERG_CHAT_BURST="100000")
     anna = await token("anna")
+    spare = await issue_token(db, "anna", "ersatz")
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
-    config.write_text(NO_WORKER + UPLOADS + CHAT)
+    config.write_text(NO_WORKER + UPLOADS + CHAT + TOKENS % spare.token_id)
     command = [
         *_schemathesis(),
         "--config-file",
@@ -102,3 +117,5 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     tail = (result.stdout + result.stderr)[-6000:]
     assert result.returncode == 0, tail + "\n--- server ---\n" + first_trace
     assert "Traceback" not in server_log, first_trace
+    assert await user_for_token(db, anna) == "anna", "the run kept its own token throughout"
+    assert await user_for_token(db, spare.token) is None, "DELETE /tokens/{id} was exercised"
