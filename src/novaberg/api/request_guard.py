@@ -114,7 +114,7 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes | Non
 def declared_length(scope: Scope) -> int | None:
     for name, value in scope["headers"]:
         if name == b"content-length":
-            return int(value) if value.isdigit() else None
+            return int(value) if value.isdigit() and len(value) <= 18 else None  # ASCII
     return None
 
 
