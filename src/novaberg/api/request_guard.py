@@ -3,14 +3,15 @@
 
 - **auth before the body**: a write to an authenticated route without a valid token is
   answered 401 before a byte of its body is read, and the connection is closed;
-- **rate**: then a token bucket per API token (`NOVABERG_WRITE_RATE`, `NOVABERG_WRITE_BURST`;
-  per API process): a token past it gets 429 `zu_viele_anfragen` with `Retry-After`, its
-  body unread, so one user's flood of writes costs the others nothing. The OpenAI door's
-  completions take from the chat bucket instead (api/chat.py), as `POST /chat` does;
 - **size**: a declared `Content-Length` over `MAX_REQUEST_BYTES` (or the larger limit of an
   upload path) is refused at once, a streamed body as soon as it passes the limit (413);
 - **time**: the whole body must arrive within `Settings.body_timeout` (408), so a client
   trickling a partial body cannot hold a connection open (slowloris);
+- **rate**: right after the token, before the size: a bucket per API token
+  (`NOVABERG_WRITE_RATE`, `NOVABERG_WRITE_BURST`; per API process). A token past it gets 429
+  `zu_viele_anfragen` with `Retry-After`, its body unread, so one user's flood of writes
+  costs the others nothing. The OpenAI door's completions take from the chat bucket instead
+  (api/chat.py), as `POST /chat` does;
 - **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
   (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
   framework would hand such a string to validation, echo it in a 422 it cannot encode, or
@@ -162,14 +163,14 @@ class RequestGuard:
             detail = exc.detail if isinstance(exc.detail, dict) else {"detail": str(exc.detail)}
             await _answer(send, exc.status_code, detail, dict(exc.headers or {}))
             return
-        path = scope.get("path", "")
-        if path not in CHAT_BUCKET_PATHS:
+        if scope.get("path", "") not in CHAT_BUCKET_PATHS:
             limiter = write_limiter(app.state)
             wait = limiter.retry_after(token_key)
             if wait:
                 retry = {"Retry-After": retry_after_header(wait)}
                 await _answer(send, 429, _too_many(limiter), retry)
                 return
+        path = scope.get("path", "")
         limit = self.limits.get(path, MAX_REQUEST_BYTES)
         try:
             length = declared_length(scope)
