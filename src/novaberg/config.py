@@ -205,6 +205,15 @@ class Settings(BaseSettings):
     chat_burst: int = Field(
         default=50, ge=1, description="POST /chat messages a token may send at once."
     )
+    write_rate: float = Field(
+        default=20.0,
+        ge=0,
+        description="Other writes (POST/PUT/PATCH/DELETE) per second per token, sustained "
+        "(0 = no limit).",
+    )
+    write_burst: int = Field(
+        default=200, ge=1, description="Other writes a token may send at once."
+    )
     max_sockets_per_user: int = Field(
         default=20, ge=1, description="WebSocket connections per user and API process."
     )

@@ -26,6 +26,10 @@ ORDINALS = {
     "letzte": -1,
 }
 
+MAX_NUMBER_DIGITS = 18
+"""An index or a row id; a longer number names no candidate (and int() of thousands of
+digits is refused)."""
+
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.lower())
@@ -65,8 +69,8 @@ def pick_candidate(
         if datum and datum in answer:
             return cand
     for word in words:
-        if word.isdigit():
-            number = int(word)
+        if word.isascii() and word.isdigit() and len(word) <= MAX_NUMBER_DIGITS:
+            number = int(word)  # "²" is a digit to str.isdigit, but int() refuses it
             if 1 <= number <= len(candidates):
                 return candidates[number - 1]
             by_id = [c for c in candidates if c.get("id") == number]

@@ -1,8 +1,10 @@
 """Quotas on what a user may keep active (notes, timeline entries, directives): one user
 cannot fill the database, and the directives, which enter every prompt, stay few.
 
-Counted and inserted in one transaction under a per-user, per-table advisory lock, so
-concurrent creates never pass the limit. Archived or deactivated rows do not count."""
+Counted and written in one transaction under a per-user, per-table advisory lock, so
+concurrent writes never pass the limit: every write that can add an active row (a create,
+a restore, an update of a row that is no longer active) takes the lock before it counts.
+Archived or deactivated rows do not count."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any, Literal
 
 from psycopg import AsyncConnection
 
-QuotaTable = Literal["notizen", "timeline", "direktiven"]
+QuotaTable = Literal["notizen", "timeline", "direktiven", "charakter_anweisungen"]
 
 
 class QuotaExceeded(Exception):
@@ -22,6 +24,13 @@ class QuotaExceeded(Exception):
         self.limit = limit
 
 
+async def lock(conn: AsyncConnection[Any], table: QuotaTable, user_id: str) -> None:
+    """Inside the caller's transaction: hold the user's quota lock on `table` until it ends
+    (taken again by `ensure_room` in the same transaction, which is allowed). A write that
+    locks rows first takes this lock before them, so two writers never wait on each other."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"quota:{table}:{user_id}",))
+
+
 async def ensure_room(
     conn: AsyncConnection[Any], table: QuotaTable, user_id: str, limit: int | None
 ) -> None:
@@ -29,7 +38,7 @@ async def ensure_room(
     (None = no limit)."""
     if limit is None:
         return
-    await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"quota:{table}:{user_id}",))
+    await lock(conn, table, user_id)
     cur = await conn.execute(
         f"SELECT count(*) AS n FROM {table} WHERE user_id = %s AND aktiv",  # table: a Literal
         (user_id,),

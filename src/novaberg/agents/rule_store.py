@@ -4,6 +4,9 @@ Both hold short instructions with `aktiv` and `geaendert_am` and are never
 deleted: delete deactivates, update deactivates and inserts in one transaction
 (`replace`), reactivate flips `aktiv` back (docs/behaviour/agents.md#rule-tables). Only
 `direktiven` has `kontext`.
+
+A `limit` on the writes that can add an active rule (`insert`, `reactivate`, `replace`) is
+kept under the quota lock (agents/quota.py): a restore or an update counts like a create.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, cast
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.agents.quota import ensure_room
+from novaberg.agents import quota
 from novaberg.store.tables import DIRECTIVES, RuleTable
 
 RECENT_INACTIVE = 10
@@ -70,11 +73,9 @@ async def insert(
     kontext: str | None = None,
     limit: int | None = None,
 ) -> int:
-    """The new rule's id; QuotaExceeded if the user already keeps `limit` active directives
-    (identities have their own limit of three active, checked by their callers)."""
+    """The new rule's id; QuotaExceeded if the user already keeps `limit` active rules."""
     async with pool.connection() as conn, conn.transaction():
-        if table == DIRECTIVES:
-            await ensure_room(conn, DIRECTIVES, user_id, limit)
+        await quota.ensure_room(conn, table, user_id, limit)
         return await _insert(conn, table, user_id, anweisung, now, kontext)
 
 
@@ -86,8 +87,33 @@ async def set_active(
     aktiv: bool,
     now: datetime,
 ) -> None:
+    """Flip the rules that are not in state `aktiv` yet. Only for deactivating and for rules
+    without a limit: a restore under a limit is `reactivate`."""
     async with pool.connection() as conn:
         await _set_active(conn, table, user_id, rule_ids, aktiv, now)
+
+
+async def reactivate(
+    pool: AsyncConnectionPool,
+    table: RuleTable,
+    user_id: str,
+    rule_id: int,
+    now: datetime,
+    limit: int | None = None,
+) -> None:
+    """Set one rule active again; QuotaExceeded if the user already keeps `limit` active
+    rules (an active rule stays as it is, whatever the count)."""
+    async with pool.connection() as conn, conn.transaction():
+        if limit is not None:
+            await quota.lock(conn, table, user_id)
+        cur = await conn.execute(
+            f"SELECT aktiv FROM {table} WHERE user_id = %s AND id = %s", (user_id, rule_id)
+        )
+        row = cast(dict[str, Any] | None, await cur.fetchone())
+        if row is None or row["aktiv"]:
+            return
+        await quota.ensure_room(conn, table, user_id, limit)
+        await _set_active(conn, table, user_id, [rule_id], True, now)
 
 
 async def replace(
@@ -98,11 +124,17 @@ async def replace(
     anweisung: str,
     now: datetime,
     kontext: str | None = None,
+    limit: int | None = None,
 ) -> int:
     """Deactivate `old_ids` and insert the new rule in one transaction, so a failure
-    in between never leaves the user with neither the old rules nor the new one."""
+    in between never leaves the user with neither the old rules nor the new one. If none
+    of `old_ids` was active any more (changed meanwhile), the new rule adds one: then
+    QuotaExceeded if the user already keeps `limit` active rules."""
     async with pool.connection() as conn, conn.transaction():
-        await _set_active(conn, table, user_id, old_ids, False, now)
+        if limit is not None:
+            await quota.lock(conn, table, user_id)
+        if not await _set_active(conn, table, user_id, old_ids, False, now):
+            await quota.ensure_room(conn, table, user_id, limit)
         return await _insert(conn, table, user_id, anweisung, now, kontext)
 
 
@@ -138,11 +170,14 @@ async def _set_active(
     rule_ids: list[int],
     aktiv: bool,
     now: datetime,
-) -> None:
-    await conn.execute(
-        f"UPDATE {table} SET aktiv = %s, geaendert_am = %s WHERE user_id = %s AND id = ANY(%s)",
-        (aktiv, now, user_id, rule_ids),
+) -> int:
+    """How many rules changed state (one already in state `aktiv` keeps its `geaendert_am`)."""
+    cur = await conn.execute(
+        f"UPDATE {table} SET aktiv = %s, geaendert_am = %s"
+        " WHERE user_id = %s AND id = ANY(%s) AND aktiv <> %s",
+        (aktiv, now, user_id, rule_ids, aktiv),
     )
+    return cur.rowcount
 
 
 def contains_either(left: str, right: str) -> bool:

@@ -332,7 +332,12 @@ async def _replace_rule(
     old = await _active_rule(ctx, table, user_id, rule_id)
     if context is None:
         context = old.get("kontext")
-    new_id = await rule_store.replace(ctx.pool, table, user_id, [rule_id], text, _now(), context)
+    try:
+        new_id = await rule_store.replace(
+            ctx.pool, table, user_id, [rule_id], text, _now(), context, _rule_limit(ctx, table)
+        )
+    except QuotaExceeded as exc:
+        raise _over_rule_quota(exc, table) from None
     return await _rule(ctx, table, user_id, new_id)
 
 
@@ -340,21 +345,33 @@ async def _set_active(
     ctx: AppContext, table: RuleTable, user_id: str, rule_id: int, aktiv: bool
 ) -> dict[str, Any]:
     await _rule(ctx, table, user_id, rule_id)
-    if aktiv and table == IDENTITIES:
-        await _check_identity_room(ctx, user_id)
-    await rule_store.set_active(ctx.pool, table, user_id, [rule_id], aktiv, _now())
+    if aktiv:  # a restore counts like a create: never past the limit
+        try:
+            await rule_store.reactivate(
+                ctx.pool, table, user_id, rule_id, _now(), _rule_limit(ctx, table)
+            )
+        except QuotaExceeded as exc:
+            raise _over_rule_quota(exc, table) from None
+    else:
+        await rule_store.set_active(ctx.pool, table, user_id, [rule_id], False, _now())
     return await _rule(ctx, table, user_id, rule_id)
 
 
-async def _check_identity_room(ctx: AppContext, user_id: str) -> None:
-    if len(await rule_store.active(ctx.pool, IDENTITIES, user_id)) >= MAX_ACTIVE:
-        raise HTTPException(
-            409,
-            detail={
-                "fehler": "zu_viele_anweisungen",
-                "detail": f"at most {MAX_ACTIVE} active identities; delete or update one first",
-            },
-        )
+def _rule_limit(ctx: AppContext, table: RuleTable) -> int:
+    """Active rules a user may keep: NOVABERG_MAX_DIRECTIVES, or three identities."""
+    return MAX_ACTIVE if table == IDENTITIES else ctx.settings.max_directives
+
+
+def _over_rule_quota(exc: QuotaExceeded, table: RuleTable) -> HTTPException:
+    if table != IDENTITIES:
+        return _over_quota(exc)
+    return HTTPException(
+        409,
+        detail={
+            "fehler": "zu_viele_anweisungen",
+            "detail": f"at most {MAX_ACTIVE} active identities; delete or update one first",
+        },
+    )
 
 
 @router.get("/directives", response_model=list[RuleOut], summary="Directives")
@@ -426,8 +443,12 @@ async def list_identity(
     summary="Add an identity instruction (409 beyond three active)",
 )
 async def create_identity(body: IdentityIn, user_id: UserId, ctx: Ctx) -> dict[str, Any]:
-    await _check_identity_room(ctx, user_id)
-    new_id = await rule_store.insert(ctx.pool, IDENTITIES, user_id, body.anweisung, _now())
+    try:
+        new_id = await rule_store.insert(
+            ctx.pool, IDENTITIES, user_id, body.anweisung, _now(), limit=MAX_ACTIVE
+        )
+    except QuotaExceeded as exc:
+        raise _over_rule_quota(exc, IDENTITIES) from None
     return await _rule(ctx, IDENTITIES, user_id, new_id)
 
 

@@ -37,6 +37,10 @@ BODY: dict[int | str, dict[str, Any]] = {
     400: _doc("utf8_ungueltig: the body is not UTF-8 text (a lone surrogate included)"),
     408: _doc("zeitueberschreitung: the body did not arrive in time"),
     413: _doc("zu_gross: the body is over 1 MiB"),
+    429: {
+        **_doc("zu_viele_anfragen: over the token's rate of writes (see Retry-After)"),
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    },
 }
 EMBEDDING: dict[int | str, dict[str, Any]] = {
     503: _doc(

@@ -34,9 +34,6 @@ CharacterQuery = Annotated[
     str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
 ]
 
-TASK_PREFIX: Final = "auftrag-"
-"""Ids of shadow tasks in `GET /impulses` and `DELETE /impulses/{id}`."""
-
 LOG_ROWS: Final = 20
 
 ZONES: Final = sorted(available_timezones())
@@ -132,7 +129,7 @@ async def patch_settings(body: SettingsPatch, user_id: UserId, ctx: Ctx) -> dict
 
 def _task_view(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": f"{TASK_PREFIX}{row['id']}",
+        "id": f"{shadow_queue.TASK_ID_PREFIX}{row['id']}",
         "aufgabe": row["aufgabe"],
         "thema": row["thema"],
         "warum": row["grund"] or row["aufgabe"],
@@ -188,10 +185,11 @@ async def dismiss_impulse(
     entry_id: str, user_id: UserId, ctx: Ctx, character_id: CharacterQuery = None
 ) -> Response:
     character = character_id or ctx.settings.character
-    if entry_id.startswith(TASK_PREFIX) and entry_id[len(TASK_PREFIX) :].isdigit():
-        found = await shadow_queue.dismiss(
-            ctx.pool, user_id, character, int(entry_id[len(TASK_PREFIX) :])
-        )
+    task_id = shadow_queue.task_id_of(entry_id)
+    if task_id is not None:
+        found = await shadow_queue.dismiss(ctx.pool, user_id, character, task_id)
+    elif entry_id.startswith(shadow_queue.TASK_ID_PREFIX):
+        found = False
     else:
         pair = Pair(user_id, character)
         found = await impulse_stack.remove(ctx.redis, pair, [entry_id]) == 1

@@ -153,6 +153,7 @@ async def short_term_view(
 @router.delete(
     "/memory/{character_id}/short_term/{key}",
     status_code=204,
+    responses=BODY,
     summary="Forget one short-term entry (404 unless it is a live entry of the caller's pair)",
 )
 async def forget_short_term(
@@ -216,6 +217,7 @@ async def long_term_view(
 @router.delete(
     "/memory/{character_id}/long_term/{node_id}",
     status_code=204,
+    responses=BODY,
     summary="Delete one long-term node for good (404 unless it is a node of the caller's pair)",
 )
 async def delete_long_term(

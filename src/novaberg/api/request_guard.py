@@ -7,6 +7,11 @@
   upload path) is refused at once, a streamed body as soon as it passes the limit (413);
 - **time**: the whole body must arrive within `Settings.body_timeout` (408), so a client
   trickling a partial body cannot hold a connection open (slowloris);
+- **rate**: right after the token, before the size: a bucket per API token
+  (`NOVABERG_WRITE_RATE`, `NOVABERG_WRITE_BURST`; per API process). A token past it gets 429
+  `zu_viele_anfragen` with `Retry-After`, its body unread, so one user's flood of writes
+  costs the others nothing. The OpenAI door's completions take from the chat bucket instead
+  (api/chat.py), as `POST /chat` does;
 - **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
   (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
   framework would hand such a string to validation, echo it in a 422 it cannot encode, or
@@ -29,7 +34,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from novaberg.api.auth import bearer_user
+from novaberg.api.auth import bearer_identity
+from novaberg.api.rate_limit import RateLimiter, retry_after_header
 
 MAX_REQUEST_BYTES = 1_048_576
 """The largest legitimate body (a note of 20,000 characters) is far below this."""
@@ -40,6 +46,10 @@ SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 """A `\\uD800`-`\\uDFFF` escape: only then can the parsed JSON hold a lone surrogate."""
 
 CLOSE = (b"connection", b"close")
+
+CHAT_BUCKET_PATHS = frozenset({"/v1/chat/completions"})
+"""Writes limited by the chat bucket instead of the write bucket: a completion queues a chat
+message (`POST /chat` itself never reaches this guard)."""
 
 
 class Refusal(Exception):
@@ -114,7 +124,7 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes | Non
 def declared_length(scope: Scope) -> int | None:
     for name, value in scope["headers"]:
         if name == b"content-length":
-            return int(value) if value.isdigit() else None
+            return int(value) if value.isdigit() and len(value) <= 18 else None  # ASCII
     return None
 
 
@@ -148,11 +158,18 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         try:
-            await bearer_user(app.state, header(scope, b"authorization"))
+            _user, token_key = await bearer_identity(app.state, header(scope, b"authorization"))
         except HTTPException as exc:
             detail = exc.detail if isinstance(exc.detail, dict) else {"detail": str(exc.detail)}
             await _answer(send, exc.status_code, detail, dict(exc.headers or {}))
             return
+        if scope.get("path", "") not in CHAT_BUCKET_PATHS:
+            limiter = write_limiter(app.state)
+            wait = limiter.retry_after(token_key)
+            if wait:
+                retry = {"Retry-After": retry_after_header(wait)}
+                await _answer(send, 429, _too_many(limiter), retry)
+                return
         path = scope.get("path", "")
         limit = self.limits.get(path, MAX_REQUEST_BYTES)
         try:
@@ -169,6 +186,25 @@ class RequestGuard:
             await _answer(send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail})
             return
         await self.app(scope, _replay(body, receive), send)
+
+
+def write_limiter(app_state: Any) -> RateLimiter:
+    """The app's bucket of writes per token, built from its settings at the first write
+    (a test may set `app.state.write_limiter` first)."""
+    limiter: RateLimiter | None = getattr(app_state, "write_limiter", None)
+    if limiter is None:
+        settings = app_state.settings
+        limiter = RateLimiter(settings.write_rate, settings.write_burst)
+        app_state.write_limiter = limiter
+    return limiter
+
+
+def _too_many(limiter: RateLimiter) -> dict[str, Any]:
+    return {
+        "fehler": "zu_viele_anfragen",
+        "detail": f"more than {limiter.burst:g} writes at once or {limiter.rate:g} per second; "
+        "nothing was done",
+    }
 
 
 def _routed(app: Any, scope: Scope) -> bool:

@@ -24,7 +24,6 @@ from novaberg.store.shadow_queue import TASK_KNOWLEDGE_BACK, TASK_KNOWLEDGE_GAP
 log = logging.getLogger(__name__)
 
 KINDS: Final = (TASK_KNOWLEDGE_GAP, TASK_KNOWLEDGE_BACK)
-TASK_PREFIX: Final = "auftrag-"
 STACK_PREFIX: Final = "stapel-"
 MAX_OFFERS: Final = 8
 """Questions offered per turn (they are embedded together with the answer)."""
@@ -53,7 +52,11 @@ async def open_questions(
         limit=MAX_OFFERS,
     )
     offers = [
-        {"id": f"{TASK_PREFIX}{r['id']}", "frage": task_question(r), "quelle": r["aufgabe"]}
+        {
+            "id": f"{shadow_queue.TASK_ID_PREFIX}{r['id']}",
+            "frage": task_question(r),
+            "quelle": r["aufgabe"],
+        }
         for r in rows
     ]
     for entry in await impulse_stack.entries(deps.redis, pair):
@@ -72,10 +75,9 @@ async def close_taken_up(deps: GraphDeps, pair: Pair, question: OpenQuestion, tu
     """Uptake hook: the answer of `turn_id` took the question up; close what it stands for."""
     qid = question.id or ""
     closed = False
-    if qid.startswith(TASK_PREFIX) and qid[len(TASK_PREFIX) :].isdigit():
-        closed = await shadow_queue.dismiss(
-            deps.pool, pair.user_id, pair.character_id, int(qid[len(TASK_PREFIX) :])
-        )
+    task_id = shadow_queue.task_id_of(qid)
+    if task_id is not None:
+        closed = await shadow_queue.dismiss(deps.pool, pair.user_id, pair.character_id, task_id)
     elif qid.startswith(STACK_PREFIX):
         closed = await impulse_stack.remove(deps.redis, pair, [qid[len(STACK_PREFIX) :]]) == 1
     log.info(

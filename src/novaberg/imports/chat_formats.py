@@ -190,7 +190,7 @@ def parse_time(value: Any, tz: ZoneInfo) -> datetime:
             raise _LineError(f"time {value!r} is out of range") from None
     if isinstance(value, str) and value.strip():
         raw = value.strip()
-        if raw.replace(".", "", 1).isdigit():
+        if raw.isascii() and raw.replace(".", "", 1).isdigit():  # "²" is no number to float()
             return parse_time(float(raw), tz)
         try:
             moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))

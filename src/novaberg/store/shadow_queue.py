@@ -41,6 +41,25 @@ TASK_RESUBMISSION: Final = "wiedervorlage"
 TASK_KNOWLEDGE_GAP: Final = "wissensluecken"
 TASK_KNOWLEDGE_BACK: Final = "wissen_rueckweg"
 TASK_DELEGATION: Final = "delegation"
+
+TASK_ID_PREFIX: Final = "auftrag-"
+"""A task's id outside the database, `auftrag-<id>`: `GET /impulses` and the open
+questions a turn may take up."""
+
+MAX_ID_DIGITS: Final = 18
+"""Every BIGSERIAL value up to 10^18 fits; a longer id is none of ours (and int() of
+thousands of digits is refused or slow)."""
+
+
+def task_id_of(text: str) -> int | None:
+    """The row id in `auftrag-<id>`, or None. ASCII digits only: `str.isdigit` also holds
+    for "²" or "٣", which int() refuses or reads as another number."""
+    digits = text.removeprefix(TASK_ID_PREFIX)
+    if digits == text or not (digits.isascii() and digits.isdigit()):
+        return None
+    return int(digits) if len(digits) <= MAX_ID_DIGITS else None
+
+
 TASKS: Final = frozenset(
     {
         TASK_RESEARCH,

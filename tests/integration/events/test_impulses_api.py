@@ -86,6 +86,21 @@ async def test_impulses_list_with_reasons_and_dismiss(
     assert (await http.delete(f"/impulses/{item.id}", headers=auth(anna))).status_code == 404
 
 
+async def test_a_task_id_that_is_no_ascii_number_is_a_404(http: httpx.AsyncClient, token) -> None:  # type: ignore[no-untyped-def]
+    """`str.isdigit` holds for '²' and for 5,000 digits, which int() or the database then
+    refused with a 500: a task id is up to 18 ASCII digits, anything else is no entry."""
+    anna = await token("anna")
+    for entry_id in (
+        "auftrag-%C2%B2",
+        "auftrag-%D9%A3",
+        "auftrag-" + "9" * 5000,
+        "auftrag-" + "9" * 19,
+    ):
+        answer = await http.delete(f"/impulses/{entry_id}", headers=auth(anna))
+        assert answer.status_code == 404, (entry_id[:20], answer.status_code)
+        assert answer.json()["detail"]["fehler"] == "nicht_gefunden"
+
+
 async def test_a_user_message_resets_the_burst(
     http: httpx.AsyncClient, token, workers, sockets, redis: aioredis.Redis, scripted
 ) -> None:  # type: ignore[no-untyped-def]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
@@ -226,3 +227,48 @@ async def test_active_items_are_capped_per_user(
         "/agents/notes", json={"name": "Eigene"}, headers={"Authorization": f"Bearer {other}"}
     )
     assert note.status_code == 201
+
+
+async def test_a_restore_cannot_pass_the_directive_limit(
+    client: httpx.AsyncClient, db: AsyncConnectionPool, settings: Settings
+) -> None:
+    """delete → create → reactivate kept more directives active than the limit allows: a
+    restore counts like a create (409 limit_erreicht, nothing restored); restoring one
+    that is active anyway changes nothing."""
+    client._transport.app.state.context.settings = settings.model_copy(  # type: ignore[attr-defined]
+        update={"max_directives": 2}
+    )
+    first = (await client.post("/agents/directives", json={"anweisung": "Regel 0"})).json()
+    await client.post("/agents/directives", json={"anweisung": "Regel 1"})
+    assert (await client.delete(f"/agents/directives/{first['id']}")).status_code == 204
+    assert (
+        await client.post("/agents/directives", json={"anweisung": "Regel 2"})
+    ).status_code == 201
+    refused = await client.post(f"/agents/directives/{first['id']}/reactivate")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["detail"]["fehler"] == "limit_erreicht"
+    active = (await client.get("/agents/directives")).json()
+    assert len(active) == 2 and first["id"] not in {r["id"] for r in active}
+    again = await client.post(f"/agents/directives/{active[0]['id']}/reactivate")
+    assert again.status_code == 200 and again.json()["aktiv"] is True
+
+
+async def test_concurrent_restores_stop_at_the_limit(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    """Restores sent at once are counted one after the other (the quota lock): never more
+    active directives or identities than allowed, however the requests interleave."""
+    client._transport.app.state.context.settings = settings.model_copy(  # type: ignore[attr-defined]
+        update={"max_directives": 3}
+    )
+    for path, limit in (("/agents/identity", 3), ("/agents/directives", 3)):
+        ids = []
+        for n in range(6):
+            created = await client.post(path, json={"anweisung": f"Anweisung {n}"})
+            if created.status_code == 201:
+                ids.append(created.json()["id"])
+                assert (await client.delete(f"{path}/{ids[-1]}")).status_code == 204
+        assert len(ids) == 6
+        answers = await asyncio.gather(*(client.post(f"{path}/{i}/reactivate") for i in ids))
+        assert sorted(a.status_code for a in answers) == [200] * limit + [409] * (6 - limit)
+        assert len((await client.get(path)).json()) == limit, path

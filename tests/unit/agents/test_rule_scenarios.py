@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from agent_turns import NOW, last, run_turn
@@ -81,6 +82,23 @@ async def test_s17_restore_inactive_directive(deps: GraphDeps, scripted: Scripte
     rows = await table(deps, "direktiven")
     assert len(rows) == 1 and rows[0]["id"] == old_id
     assert rows[0]["aktiv"] is True and rows[0]["geaendert_am"] == NOW
+
+
+async def test_restore_at_the_directive_limit_is_refused(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """A restore in the conversation counts like a create: at the limit Nova says so and
+    the deleted rule stays deleted (it used to come back past the limit)."""
+    deps = replace(deps, settings=deps.settings.model_copy(update={"max_directives": 1}))
+    old_id = await rule_store.insert(deps.pool, "direktiven", "u1", "Den Nutzer immer siezen", NOW)
+    await rule_store.set_active(deps.pool, "direktiven", "u1", [old_id], False, NOW)
+    await rule_store.insert(deps.pool, "direktiven", "u1", SCHATZ, NOW)
+    directive_as(scripted, "Sieze mich immer", action="create", anweisung="Den Nutzer immer siezen")
+    out = await run_turn(deps, "Sieze mich immer", "direktiven")
+    assert "wiederherstellen" in out["task_block"]
+    out = await run_turn(deps, "ja", action="resume")
+    assert last(out).status == "fehler" and "Es gibt schon 1 Direktiven" in last(out).error
+    assert [r["anweisung"] for r in await active_directives(deps.pool, "u1")] == [SCHATZ]
 
 
 async def test_similar_active_directive_asks(deps: GraphDeps, scripted: ScriptedLLM) -> None:

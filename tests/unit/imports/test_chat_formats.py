@@ -51,6 +51,18 @@ def test_plain_jsonl_keeps_ids_and_reports_bad_lines_by_number() -> None:
     assert parsed.ignored == 1  # the blank text
 
 
+def test_a_time_of_unicode_digits_is_a_bad_line_not_a_crash() -> None:
+    """ "²" is a digit to `str.isdigit` but no number to float(): the line is skipped with
+    its reason, like any other unreadable time."""
+    data = jsonl(
+        {"id": "a1", "speaker": "user", "text": "Hallo", "time": "2026-01-10T10:00:00+01:00"},
+        {"id": "a2", "speaker": "user", "text": "Hoch zwei", "time": "²"},
+    )
+    parsed = parse_chat(data, tz=TZ, name="x.jsonl")
+    assert [t.source_id for t in parsed.turns] == ["a1"]
+    assert [p.where for p in parsed.problems] == ["line 2"]
+
+
 def test_sillytavern_jsonl() -> None:
     data = jsonl(
         {

@@ -18,6 +18,11 @@ NODE = "ausfuehren"
 VERIFY_FAILED = "Die Änderung ließ sich nach dem Speichern nicht bestätigen."
 
 
+def _full(exc: QuotaExceeded) -> dict[str, Any]:
+    """A create, restore or update that would pass the limit of active directives."""
+    return fail(NODE, f"Es gibt schon {exc.limit} Direktiven; lösche erst welche.")
+
+
 def _done(message: str, what: str, **extra: Any) -> dict[str, Any]:
     return {
         "status": "abgeschlossen",
@@ -52,7 +57,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                     limit=deps.settings.max_directives,
                 )
             except QuotaExceeded as exc:
-                return fail(NODE, f"Es gibt schon {exc.limit} Direktiven; lösche erst welche.")
+                return _full(exc)
             await rule_store.verify(
                 pool, DIRECTIVES, user_id, new_id, aktiv=True, anweisung=anweisung
             )
@@ -67,7 +72,12 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await rule_store.verify(pool, DIRECTIVES, user_id, row["id"], aktiv=False)
             return _done(f"Direktive '{row['anweisung']}' gelöscht.", "geloescht", id=row["id"])
         if action == "reactivate":
-            await rule_store.set_active(pool, DIRECTIVES, user_id, [row["id"]], True, now)
+            try:
+                await rule_store.reactivate(
+                    pool, DIRECTIVES, user_id, row["id"], now, limit=deps.settings.max_directives
+                )
+            except QuotaExceeded as exc:
+                return _full(exc)
             await rule_store.verify(
                 pool, DIRECTIVES, user_id, row["id"], aktiv=True, geaendert_am=now
             )
@@ -75,15 +85,19 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 f"Direktive '{row['anweisung']}' wiederhergestellt.", "reaktiviert", id=row["id"]
             )
         if action == "update":
-            new_id = await rule_store.replace(
-                pool,
-                DIRECTIVES,
-                user_id,
-                [row["id"]],
-                anweisung,
-                now,
-                kontext or row.get("kontext"),
-            )
+            try:
+                new_id = await rule_store.replace(
+                    pool,
+                    DIRECTIVES,
+                    user_id,
+                    [row["id"]],
+                    anweisung,
+                    now,
+                    kontext or row.get("kontext"),
+                    limit=deps.settings.max_directives,
+                )
+            except QuotaExceeded as exc:
+                return _full(exc)
             await rule_store.verify(pool, DIRECTIVES, user_id, row["id"], aktiv=False)
             await rule_store.verify(
                 pool, DIRECTIVES, user_id, new_id, aktiv=True, anweisung=anweisung
