@@ -1,16 +1,23 @@
 """`novaberg import chat|card`: bring a conversation history or a character from elsewhere.
 
 A file is read and checked completely before any service starts: a bad file ends with one
-line and exit code 2, and nothing is stored.
+line and exit code 2, and nothing is stored. That includes a file over a limit (too large,
+too many lines or lorebook entries, a field too long, nested too deep) and an import that
+would pass the archive quota: the operator's own command applies the server's limits too,
+since they say what one person's data may grow to, and the refusal names the setting to
+raise for a run that should pass them (`NOVABERG_MAX_IMPORT_LINES=500000 novaberg import
+chat …`). What only protects the API process — the body's arrival, one import at a time —
+does not apply here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,14 +25,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from novaberg.cli_memory import settings_or_exit, with_services
 from novaberg.config import Settings
+from novaberg.imports.limits import ImportLimits
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
 
 import_app = typer.Typer(help="Import chat histories and character cards.", no_args_is_help=True)
-
-PROBLEMS_SHOWN: Final = 20
-"""Skipped lines listed one by one; the rest are counted."""
 
 FileArgument = Annotated[
     Path, typer.Argument(exists=False, dir_okay=False, help="The file to import.")
@@ -37,11 +42,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, check_size: Callable[[int], None]) -> bytes:
+    """The file's bytes; `check_size` refuses (TooLarge) before a byte is read."""
+    from novaberg.imports.limits import TooLarge
+
     try:
+        check_size(path.stat().st_size)
         return path.read_bytes()
     except OSError as exc:
         raise _fail(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except TooLarge as exc:
+        raise _fail(f"{path}: {exc}") from None
 
 
 def _user(user: str | None, settings: Settings) -> str:
@@ -82,23 +93,30 @@ def chat_command(
 ) -> None:
     """Archive a SillyTavern chat (.jsonl), ChatGPT's conversations.json or a plain JSONL
     ({"id","speaker","text","time"}). Resumable: running it again adds only what is missing."""
+    from novaberg.bounded_json import TooDeep
     from novaberg.imports.chat_formats import ChatFormatError, parse_chat
+    from novaberg.imports.limits import TooLarge
 
     settings = settings_or_exit()
+    limits = ImportLimits.of(settings)
     user_id = _user(user, settings)
     character_id = character or settings.character
     try:
-        parsed = parse_chat(_read(file), tz=settings.tz, name=file.name)
-    except ChatFormatError as exc:
+        data = _read(file, limits.check_import_size)
+        parsed = parse_chat(data, tz=settings.tz, name=file.name, limits=limits)
+    except (ChatFormatError, TooLarge, TooDeep) as exc:
         raise _fail(f"{file}: {exc}") from None
-    for problem in parsed.problems[:PROBLEMS_SHOWN]:
+    for problem in parsed.problems:
         err_console.print(f"[yellow]{file}: {problem} (skipped)[/yellow]", highlight=False)
-    if len(parsed.problems) > PROBLEMS_SHOWN:
-        err_console.print(f"[yellow]... {len(parsed.problems) - PROBLEMS_SHOWN} more[/yellow]")
+    if parsed.problem_count > len(parsed.problems):
+        more = parsed.problem_count - len(parsed.problems)
+        err_console.print(f"[yellow]… and {more} more[/yellow]")
     report = asyncio.run(
         with_services(
             settings,
-            lambda ctx: _import_chat(ctx, parsed, user_id, character_id, distil, pin),
+            lambda ctx: _import_chat(
+                ctx, parsed, user_id, character_id, distil, pin, limits.archive_turns
+            ),
         )
     )
     if as_json:
@@ -107,7 +125,7 @@ def chat_command(
     line = (
         f"{report['neu']} new turn(s) archived for {user_id}/{character_id} "
         f"({report['format']}; {report['vorhanden']} already there, "
-        f"{len(report['uebersprungen'])} line(s) skipped, {report['ignoriert']} not a turn)"
+        f"{report['uebersprungen_gesamt']} line(s) skipped, {report['ignoriert']} not a turn)"
     )
     if "destilliert" in report:
         done = report["destilliert"]
@@ -116,11 +134,18 @@ def chat_command(
 
 
 async def _import_chat(
-    ctx: Any, parsed: Any, user_id: str, character_id: str, distil: bool, pin: bool
+    ctx: Any,
+    parsed: Any,
+    user_id: str,
+    character_id: str,
+    distil: bool,
+    pin: bool,
+    max_turns: int,
 ) -> dict[str, Any]:
     from novaberg.graph.contract import GraphDeps
-    from novaberg.imports.chat_import import import_chat
+    from novaberg.imports.chat_import import check_room, import_chat
     from novaberg.imports.distil import distil_import
+    from novaberg.imports.limits import QuotaFull
     from novaberg.store import characters
     from novaberg.store.keys import Pair
 
@@ -131,6 +156,11 @@ async def _import_chat(
                 "(novaberg import card FILE --user USER) or choose --character"
             )
     pair = Pair(user_id, character_id)
+    try:
+        source_ids = [turn.source_id for turn in parsed.turns]
+        await check_room(ctx.pool, pair, parsed.format, source_ids, max_turns)
+    except QuotaFull as exc:
+        raise _fail(str(exc)) from None
     with _progress() as bar:
         task = bar.add_task("archiving", total=len(parsed.turns))
         report = await import_chat(
@@ -176,15 +206,18 @@ def card_command(
 ) -> None:
     """Create a character from a character card (V1/V2/V3; PNG with its card chunk, or JSON).
     The lorebook becomes long-term knowledge of the user's pair with the character."""
+    from novaberg.bounded_json import TooDeep
     from novaberg.imports.card_import import resolve_id
     from novaberg.imports.cards import CardError, read_card
+    from novaberg.imports.limits import TooLarge
 
     settings = settings_or_exit()
+    limits = ImportLimits.of(settings)
     user_id = _user(user, settings)
     try:
-        card = read_card(_read(file))
+        card = read_card(_read(file, limits.check_card_size), limits)
         resolve_id(card, character_id)
-    except CardError as exc:
+    except (CardError, TooLarge, TooDeep) as exc:
         raise _fail(f"{file}: {exc}") from None
     report = asyncio.run(
         with_services(settings, lambda ctx: _import_card(ctx, card, user_id, character_id))

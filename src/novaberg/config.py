@@ -230,6 +230,44 @@ class Settings(BaseSettings):
     max_characters: int = Field(
         default=100, ge=1, description="Characters one user may own (built-in ones not counted)."
     )
+    max_card_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Size of a character card file (POST /characters, novaberg import card): "
+        "a card PNG carries its picture, and a few MB are common.",
+    )
+    max_card_field_chars: int = Field(
+        default=100_000,
+        ge=1000,
+        description="Characters of each text field of a card and of each lorebook entry: real "
+        "descriptions run to a few thousand, and 100,000 is already more than a model's "
+        "context holds.",
+    )
+    max_lore_entries: int = Field(
+        default=5000,
+        ge=1,
+        description="Lorebook entries of one card: SillyTavern world books hold a few hundred "
+        "to a couple of thousand; each entry is embedded and stored for every importer.",
+    )
+    max_import_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=64 * 1024,
+        description="Size of a chat export (POST /import/chat, novaberg import chat): years "
+        "of ChatGPT conversations fit.",
+    )
+    max_import_lines: int = Field(
+        default=200_000,
+        ge=100,
+        description="Lines of a JSONL chat export, messages of a JSON one: years of daily "
+        "chatting are tens of thousands.",
+    )
+    max_archive_turns: int = Field(
+        default=200_000,
+        ge=100,
+        description="Archived turns per user (every character): an import that would pass it "
+        "is refused before anything is stored (a turn takes ~8 KB with its two vectors, so "
+        "the default is ~1.5 GB).",
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers."
     )

@@ -133,3 +133,75 @@ def test_user_revoke_refuses_bad_arguments(tmp_path: Path, args: list[str], mess
     assert result.exit_code == 2, result.output
     assert message in result.output and len(result.output.strip().splitlines()) == 1
     assert not any(tmp_path.iterdir()), "no service was started"
+
+
+DEEP = "[" * 3000 + "]" * 3000
+"""Where json.loads recursed out (`RecursionError`, a traceback and exit code 1)."""
+
+
+def _card(**data: object) -> bytes:
+    import json
+
+    return json.dumps({"spec": "chara_card_v2", "data": {"name": "Käthe", **data}}).encode()
+
+
+def _lines(count: int) -> bytes:
+    import json
+
+    turns = [{"id": i, "speaker": "user", "text": "Hallo", "time": i + 1} for i in range(count)]
+    return "\n".join(json.dumps(t) for t in turns).encode()
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "env", "message"),
+    [
+        ("card", _card(name="K").replace(b'"K"', DEEP.encode()), {}, "deeper than 64 levels"),
+        ("chat", DEEP.encode(), {}, "deeper than 64 levels"),
+        (
+            "card",
+            _card(description="x" * 70_000),
+            {"NOVABERG_MAX_CARD_BYTES": "65536"},
+            "bytes, over the limit of 65,536 bytes (NOVABERG_MAX_CARD_BYTES)",
+        ),
+        (
+            "card",
+            _card(description="x" * 1001),
+            {"NOVABERG_MAX_CARD_FIELD_CHARS": "1000"},
+            "the card's field 'description' has 1,001 characters",
+        ),
+        (
+            "card",
+            _card(character_book={"entries": [{"content": "c"}] * 11}),
+            {"NOVABERG_MAX_LORE_ENTRIES": "10"},
+            "over the limit of 10 entries (NOVABERG_MAX_LORE_ENTRIES)",
+        ),
+        (
+            "chat",
+            _lines(101),
+            {"NOVABERG_MAX_IMPORT_LINES": "100"},
+            "has 101 lines, over the limit of 100 lines (NOVABERG_MAX_IMPORT_LINES)",
+        ),
+        (
+            "chat",
+            _lines(2000),
+            {"NOVABERG_MAX_IMPORT_BYTES": "65536"},
+            "over the limit of 65,536 bytes (NOVABERG_MAX_IMPORT_BYTES)",
+        ),
+    ],
+    ids=["deep card", "deep chat", "card size", "card field", "lorebook", "lines", "chat size"],
+)
+def test_an_import_file_too_deep_or_over_a_limit_ends_with_one_line(
+    tmp_path: Path, kind: str, content: bytes, env: dict[str, str], message: str
+) -> None:
+    """No traceback: one line naming what is wrong (and the setting), exit code 2, before
+    any service starts."""
+    path = tmp_path / "datei"
+    path.write_bytes(content)
+    home = tmp_path / "home"
+    result = CliRunner().invoke(
+        app, ["import", kind, str(path)], env={"NOVABERG_HOME": str(home), **env}
+    )
+    assert result.exit_code == 2, result.output
+    assert message in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not home.exists(), "no service was started"

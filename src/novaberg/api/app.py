@@ -34,6 +34,7 @@ from novaberg.api import (
 )
 from novaberg.api.context import AppContext, cancel_quietly
 from novaberg.api.fast_chat import is_chat_post, serve_chat
+from novaberg.api.import_gate import ImportGate
 from novaberg.api.request_guard import RequestGuard
 from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
@@ -138,8 +139,13 @@ def create_app(
     app.state.freeze_heap = freeze_heap
     # not on POST /chat, which never reaches the framework; uploads have their own limits
     app.add_middleware(
-        RequestGuard, limits=imports_api.BODY_LIMITS, binary=imports_api.BINARY_PATHS
+        RequestGuard,
+        limits=imports_api.body_limits(settings),
+        binary=imports_api.BINARY_PATHS,
+        json_lines=imports_api.JSON_LINES_PATHS,
     )
+    # outside the guard: an import's slot is taken before its body is read
+    app.add_middleware(ImportGate, paths=imports_api.IMPORT_PATHS)
     for router in ROUTERS:
         app.include_router(router)
     errors.install(app)

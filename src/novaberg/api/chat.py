@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
+from novaberg import bounded_json
 from novaberg.api.auth import TokenCache, bearer_identity, current_user
 from novaberg.api.context import AppContext
 from novaberg.api.errors import AUTH
@@ -231,7 +232,7 @@ def _body_error(body: bytes, exc: ValidationError) -> Reply:
     if err["type"] == "json_invalid":
         try:
             body.decode("utf-8")
-            json.loads(body)
+            bounded_json.loads(body)
         except UnicodeDecodeError:
             return error_reply(400, "utf8_ungueltig", "the body is not valid UTF-8")
         except ValueError:
@@ -301,6 +302,10 @@ async def accept_body(app_state: Any, user_id: str, token_key: str, body: bytes)
     if len(body) > MAX_BODY_BYTES:
         return error_reply(413, "text_zu_lang", f"the body exceeds {MAX_BODY_BYTES} bytes")
     try:
+        bounded_json.check_depth(body)  # two byte counts for any ordinary body
+    except bounded_json.TooDeep as exc:
+        return error_reply(400, "zu_tief", str(exc))
+    try:
         req = ChatRequest.model_validate_json(body)
     except ValidationError as exc:
         return _body_error(body, exc)
@@ -327,7 +332,7 @@ _CHAT_BODY = {
     status_code=202,
     response_model=ChatAccepted,
     responses={
-        400: {"model": ChatError, "description": "utf8_ungueltig / json_ungueltig"},
+        400: {"model": ChatError, "description": "utf8_ungueltig / json_ungueltig / zu_tief"},
         401: {"model": ChatError, "description": "token_fehlt / token_ungueltig"},
         404: {"model": ChatError, "description": "charakter_unbekannt"},
         408: {"model": ChatError, "description": "zeitueberschreitung: the body came too late"},

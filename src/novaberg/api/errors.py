@@ -1,18 +1,24 @@
 """The error answers every route can give, documented once so the OpenAPI tells what the
 server does (`responses=` of the routers): each carries `{"detail": {"fehler", "detail"}}`
 (FastAPI's own 422 lists the validation errors instead). Also the 405 answer, which names
-every method the path allows (the framework would name only the first route's)."""
+every method the path allows (the framework would name only the first route's), and the
+answer to a `RecursionError` that escapes a route: a 400 `zu_tief` with a sentence and one
+log line, never a 500 with a traceback as long as the nesting that caused it (bodies are
+checked for depth before they are parsed, bounded_json.py; this catches what slips past)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
+
+log = logging.getLogger(__name__)
 
 
 class ErrorDetail(BaseModel):
@@ -34,7 +40,10 @@ AUTH: dict[int | str, dict[str, Any]] = {
     503: _doc("nicht_bereit: the server is still starting"),
 }
 BODY: dict[int | str, dict[str, Any]] = {
-    400: _doc("utf8_ungueltig: the body is not UTF-8 text (a lone surrogate included)"),
+    400: _doc(
+        "utf8_ungueltig: the body is not UTF-8 text (a lone surrogate included); zu_tief: "
+        "its JSON nests deeper than 64 levels"
+    ),
     408: _doc("zeitueberschreitung: the body did not arrive in time"),
     413: _doc("zu_gross: the body is over 1 MiB"),
     429: {
@@ -78,5 +87,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return await http_exception_handler(request, exc)
 
 
+async def _too_deep(request: Request, exc: Exception) -> Response:
+    log.warning("%s %s: RecursionError (nesting too deep)", request.method, request.url.path)
+    detail = "the request nests too deep to be handled (arrays or objects inside each other)"
+    return JSONResponse({"detail": {"fehler": "zu_tief", "detail": detail}}, 400)
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RecursionError, _too_deep)

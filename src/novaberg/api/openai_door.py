@@ -223,7 +223,7 @@ COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     400: _error_doc(
         "text_leer / text_ungueltig: the user message is blank or holds NUL; "
-        "utf8_ungueltig (from the request guard)",
+        "utf8_ungueltig, zu_tief (from the request guard)",
         guard=True,
     ),
     404: _error_doc("charakter_unbekannt: no character of that id"),

@@ -4,7 +4,8 @@
 - **auth before the body**: a write to an authenticated route without a valid token is
   answered 401 before a byte of its body is read, and the connection is closed;
 - **size**: a declared `Content-Length` over `MAX_REQUEST_BYTES` (or the larger limit of an
-  upload path) is refused at once, a streamed body as soon as it passes the limit (413);
+  upload path, a setting the refusal names) is refused at once, a streamed body as soon as
+  it passes the limit (413);
 - **time**: the whole body must arrive within `Settings.body_timeout` (408), so a client
   trickling a partial body cannot hold a connection open (slowloris);
 - **rate**: right after the token, before the size: a bucket per API token
@@ -15,8 +16,12 @@
 - **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
   (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
   framework would hand such a string to validation, echo it in a 422 it cannot encode, or
-  pass it to PostgreSQL, which refuses it (a 500 either way). Paths that take a file
-  (a character card PNG) are exempt: their route checks what it was given.
+  pass it to PostgreSQL, which refuses it (a 500 either way). JSON nested deeper than
+  `bounded_json.MAX_DEPTH` is a 400 `zu_tief`, checked before anything parses it (the
+  parser, and the surrogate check after it, recurse once per level). A large body is
+  checked in a worker thread, off the event loop. Paths that take a file (a character card
+  PNG) are exempt, and paths whose body may be JSON lines (a chat export) are checked only
+  as UTF-8: their route judges each line, a broken one being skipped, not the file refused.
 
 Errors have the shape of the routes' own: `{"detail": {"fehler": code, "detail": text}}`.
 """
@@ -24,21 +29,26 @@ Errors have the shape of the routes' own: `{"detail": {"fehler": code, "detail":
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from fastapi import HTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from novaberg import bounded_json
 from novaberg.api.auth import bearer_identity
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
 
 MAX_REQUEST_BYTES = 1_048_576
 """The largest legitimate body (a note of 20,000 characters) is far below this."""
+
+THREAD_CHECK_BYTES: Final = 128 * 1024
+"""A body larger than this is checked as text in a worker thread: the checks are C passes
+over the bytes, a few milliseconds per 128 KiB at worst, but an upload is megabytes."""
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -61,14 +71,32 @@ class Refusal(Exception):
         self.headers = headers
 
 
+@dataclass(frozen=True, slots=True)
+class BodyLimit:
+    """The largest body of a path, and the setting that chose it (named in the refusal)."""
+
+    size: int
+    setting: str = ""
+
+    def refusal(self, actual: int | None = None) -> Refusal:
+        figure = f"has {actual:,} bytes" if actual is not None else "grew past the limit"
+        named = f" ({self.setting})" if self.setting else ""
+        return Refusal(
+            413, "zu_gross", f"the body {figure}, over the limit of {self.size:,} bytes{named}"
+        )
+
+
+DEFAULT_LIMIT: Final = BodyLimit(MAX_REQUEST_BYTES)
+
+
 def lone_surrogate(body: bytes) -> bool:
     """True if the JSON body holds a string with an unpaired surrogate (keys included)."""
     if not SURROGATE_ESCAPE.search(body):
         return False
     try:
-        parsed = json.loads(body)
+        parsed = bounded_json.loads(body)  # so the walk below is no deeper than its limit
     except ValueError:
-        return False  # not JSON at all: the framework's own 422 names that
+        return False  # not JSON, or too deep: `check_text` refuses that first
     return _has_surrogate(parsed)
 
 
@@ -86,21 +114,31 @@ def _has_surrogate(value: Any) -> bool:
     return False
 
 
-def check_text(body: bytes) -> None:
-    """Refusal 400 `utf8_ungueltig` for a body that is no UTF-8 text."""
+def check_text(body: bytes, json_lines: bool = False) -> None:
+    """Refusal 400 `utf8_ungueltig` for a body that is no UTF-8 text, 400 `zu_tief` for JSON
+    nested too deep. `json_lines`: the body may be JSONL, each line judged by its route
+    (unclosed brackets of broken lines would add up here), so only UTF-8 is checked."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
         raise Refusal(400, "utf8_ungueltig", "the body is not valid UTF-8") from None
+    if json_lines:
+        return
+    try:
+        bounded_json.check_depth(body)
+    except bounded_json.TooDeep as exc:
+        raise Refusal(400, "zu_tief", str(exc)) from None
     if lone_surrogate(body):
         raise Refusal(
             400, "utf8_ungueltig", "a JSON string holds an unpaired surrogate (not UTF-8)"
         )
 
 
-async def read_body(receive: Receive, limit: int, timeout: float) -> bytes | None:
-    """The whole body within `timeout` seconds and `limit` bytes, else a Refusal (408/413);
-    None if the client left first."""
+async def read_body(
+    receive: Receive, limit: int, timeout: float, setting: str = ""
+) -> bytes | None:
+    """The whole body within `timeout` seconds and `limit` bytes, else a Refusal (408/413;
+    `setting`: the one that chose the limit); None if the client left first."""
     chunks: list[bytes] = []
     size = 0
     try:
@@ -112,7 +150,7 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes | Non
                 chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:
-                    raise Refusal(413, "zu_gross", f"body over {limit} bytes")
+                    raise BodyLimit(limit, setting).refusal()
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
@@ -137,17 +175,20 @@ def header(scope: Scope, wanted: bytes) -> str | None:
 
 class RequestGuard:
     """ASGI middleware for the FastAPI routes (see the module docstring). `limits`: body
-    limits of upload paths; `binary`: paths whose body need not be text."""
+    limits of upload paths; `binary`: paths whose body need not be text; `json_lines`: paths
+    whose body may be JSON lines."""
 
     def __init__(
         self,
         app: ASGIApp,
-        limits: Mapping[str, int] | None = None,
+        limits: Mapping[str, BodyLimit] | None = None,
         binary: frozenset[str] = frozenset(),
+        json_lines: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.limits = dict(limits or {})
         self.binary = binary
+        self.json_lines = json_lines
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
@@ -171,19 +212,21 @@ class RequestGuard:
                 await _answer(send, 429, _too_many(limiter), retry)
                 return
         path = scope.get("path", "")
-        limit = self.limits.get(path, MAX_REQUEST_BYTES)
+        limit = self.limits.get(path, DEFAULT_LIMIT)
         try:
             length = declared_length(scope)
-            if length is not None and length > limit:
-                raise Refusal(413, "zu_gross", f"body over {limit} bytes")
+            if length is not None and length > limit.size:
+                raise limit.refusal(length)
             timeout = app.state.settings.body_timeout
-            body = await read_body(receive, limit, timeout)
+            body = await read_body(receive, limit.size, timeout, limit.setting)
             if body is None:
                 return
-            if path not in self.binary:
-                check_text(body)
+            if path not in self.binary and len(body) > THREAD_CHECK_BYTES:
+                await asyncio.to_thread(check_text, body, path in self.json_lines)
+            elif path not in self.binary:
+                check_text(body, path in self.json_lines)
         except Refusal as refusal:
-            await _answer(send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail})
+            await refuse(send, refusal)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -232,6 +275,13 @@ async def _answer(
     response = JSONResponse({"detail": detail}, status, headers={**(headers or {})})
     response.raw_headers.append(CLOSE)
     await response({"type": "http", "method": "POST"}, _no_receive, send)
+
+
+async def refuse(send: Send, refusal: Refusal) -> None:
+    """Answer a refusal before the body is read, and close the connection."""
+    await _answer(
+        send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail}, refusal.headers
+    )
 
 
 async def _no_receive() -> Message:

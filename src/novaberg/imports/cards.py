@@ -6,7 +6,9 @@ older); when both are present `ccv3` wins. V2/V3 keep the fields in `data`; V1 h
 the top level. What Novaberg uses: name, description, personality, scenario, first message,
 example dialogue, system prompt, and the lorebook (`character_book.entries`: keys and
 content, disabled entries left out). Anything else that is not a card raises `CardError`
-with one line (docs/behaviour/memory.md#imports).
+with one line (docs/behaviour/memory.md#imports); a card over a limit (imports/limits.py:
+file size, a field's length, lorebook entries) raises `TooLarge`, JSON nested too deep
+`TooDeep` (bounded_json.py), each before the part concerned is stored or walked.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
+
+from novaberg import bounded_json
+from novaberg.imports.limits import DEFAULT_LIMITS, ImportLimits, TooLarge, over_limit
 
 PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 CARD_CHUNKS: Final = ("ccv3", "chara")
@@ -66,12 +71,14 @@ class Card:
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     image: bytes | None = field(default=None, compare=False, repr=False)
     """The card's picture (a PNG without the card chunks); None for a JSON card."""
+    digest: str = field(default="", compare=False)
+    """SHA-256 of the card's JSON (keys sorted): the same card, the same digest. Hashed
+    where the card is parsed (a worker thread for a request), not where it is stored."""
 
-    @property
-    def digest(self) -> str:
-        """SHA-256 of the card's JSON (keys sorted): the same card, the same digest."""
-        canonical = json.dumps(self.raw, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+
+def card_digest(raw: Mapping[str, Any]) -> str:
+    canonical = json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def character_id_for(name: str) -> str:
@@ -83,20 +90,22 @@ def character_id_for(name: str) -> str:
     return slug[:MAX_ID_CHARS].rstrip("-.")
 
 
-def read_card(data: bytes) -> Card:
-    """The card in a PNG or JSON file."""
+def read_card(data: bytes, limits: ImportLimits = DEFAULT_LIMITS) -> Card:
+    """The card in a PNG or JSON file. CPU work in proportion to the file: call it off the
+    event loop."""
+    limits.check_card_size(len(data))
     if data.startswith(PNG_SIGNATURE):
-        card = parse_card(_png_card_json(data))
+        card = parse_card(_png_card_json(data), limits)
         return replace(card, image=png_without_card(data))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CardError("neither a PNG nor UTF-8 JSON") from None
     try:
-        obj = json.loads(text)
+        obj = bounded_json.loads(text)  # TooDeep passes up: not broken, refused as deep
     except json.JSONDecodeError as exc:
         raise CardError(f"broken JSON at line {exc.lineno}: {exc.msg}") from None
-    return parse_card(obj)
+    return parse_card(obj, limits)
 
 
 def _png_chunks(data: bytes) -> dict[str, bytes]:
@@ -142,7 +151,7 @@ def _png_card_json(data: bytes) -> Any:
         if keyword in chunks:
             try:
                 decoded = base64.b64decode(chunks[keyword], validate=False)
-                return json.loads(decoded.decode("utf-8"))
+                return bounded_json.loads(decoded.decode("utf-8"))
             except (binascii.Error, UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise CardError(f"the PNG's {keyword!r} chunk is not base64 JSON ({exc})") from None
     raise CardError("a PNG without a character card (no 'ccv3' or 'chara' text chunk)")
@@ -153,16 +162,39 @@ def _string(obj: Mapping[str, Any], name: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _lore(data: Mapping[str, Any]) -> tuple[LoreEntry, ...]:
+def _field(obj: Mapping[str, Any], name: str, limits: ImportLimits, where: str = "") -> str:
+    """A text field within `NOVABERG_MAX_CARD_FIELD_CHARS`, else `TooLarge`."""
+    value = _string(obj, name)
+    if len(value) > limits.card_field_chars:
+        what = f"the card's {where}" if where else f"the card's field {name!r}"
+        raise TooLarge(
+            over_limit(
+                what, len(value), limits.card_field_chars, "max_card_field_chars", "characters"
+            )
+        )
+    return value
+
+
+def _lore(data: Mapping[str, Any], limits: ImportLimits) -> tuple[LoreEntry, ...]:
     book = data.get("character_book")
     entries = book.get("entries") if isinstance(book, Mapping) else None
     if not isinstance(entries, list):
         return ()
+    if len(entries) > limits.lore_entries:
+        raise TooLarge(
+            over_limit(
+                "the card's lorebook",
+                len(entries),
+                limits.lore_entries,
+                "max_lore_entries",
+                "entries",
+            )
+        )
     lore: list[LoreEntry] = []
     for position, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or entry.get("enabled") is False:
             continue
-        content = _string(entry, "content")
+        content = _field(entry, "content", limits, f"lorebook entry {position + 1}")
         if not content:
             continue
         raw_keys = entry.get("keys")
@@ -200,8 +232,9 @@ def _storable(value: Any) -> bool:
     return True
 
 
-def parse_card(obj: Any) -> Card:
-    """A card from its JSON object (V1 flat, V2/V3 with `data`)."""
+def parse_card(obj: Any, limits: ImportLimits = DEFAULT_LIMITS) -> Card:
+    """A card from its JSON object (V1 flat, V2/V3 with `data`), nested no deeper than
+    `bounded_json.MAX_DEPTH` (what `read_card` parses is)."""
     if not isinstance(obj, Mapping):
         raise CardError("not a character card: the JSON is not an object")
     if not _storable(obj):
@@ -214,18 +247,19 @@ def parse_card(obj: Any) -> Card:
         data, version = obj, "v1"
     else:
         raise CardError("not a character card (no 'data' object, and no V1 name and description)")
-    name = _string(data, "name")
+    name = _field(data, "name", limits)
     if not name:
         raise CardError("the card has no name")
     return Card(
         name=name,
-        description=_string(data, "description"),
-        personality=_string(data, "personality"),
-        scenario=_string(data, "scenario"),
-        first_message=_string(data, "first_mes"),
-        example_dialogue=_string(data, "mes_example"),
-        system_prompt=_string(data, "system_prompt"),
-        lore=_lore(data),
+        description=_field(data, "description", limits),
+        personality=_field(data, "personality", limits),
+        scenario=_field(data, "scenario", limits),
+        first_message=_field(data, "first_mes", limits),
+        example_dialogue=_field(data, "mes_example", limits),
+        system_prompt=_field(data, "system_prompt", limits),
+        lore=_lore(data, limits),
         spec=version,
         raw=dict(obj),
+        digest=card_digest(obj),
     )

@@ -3,11 +3,15 @@ a plain JSONL of {"id", "speaker": "user"|"character", "text", "time"}.
 
 The whole file is read and checked before anything is stored. A file that is not one of the
 formats (not UTF-8, broken JSON, a JSON of another shape, no usable turn) raises
-`ChatFormatError` with one line saying why. Inside a recognised JSONL file, a malformed line
-is a `Problem` (its line number and reason) and is skipped; system and empty messages are
-not turns and are only counted. Each turn keeps the source's own id — the plain format's
-`id`, ChatGPT's message id, for SillyTavern (whose messages have none) a hash of the
-message's time, author and text — so importing the same export again finds it stored.
+`ChatFormatError` with one line saying why; one over a limit (imports/limits.py: its size,
+its lines — counted before any line is parsed — or a JSON export's messages) raises
+`TooLarge`, a JSON export nested too deep `TooDeep` (bounded_json.py). Inside a recognised
+JSONL file, a malformed line (a deep one included) is a `Problem` (its line number and
+reason) and is skipped; the first `PROBLEMS_LISTED` are kept, the rest only counted. System
+and empty messages are not turns and are only counted. Each turn keeps the source's own id
+— the plain format's `id`, ChatGPT's message id, for SillyTavern (whose messages have none)
+a hash of the message's time, author and text — so importing the same export again finds it
+stored. Parsing is CPU work in proportion to the file: callers run it off the event loop.
 
 Formats as their exporters write them (docs/behaviour/memory.md#imports):
 - SillyTavern: line 1 a header (`user_name`, `character_name`, `create_date`), then one
@@ -22,12 +26,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
+from novaberg import bounded_json
+from novaberg.imports.limits import DEFAULT_LIMITS, ImportLimits, TooLarge, over_limit
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 
 FORMAT_JSONL: Final = "jsonl"
@@ -42,6 +49,14 @@ versions write ISO 8601 or epoch milliseconds, which are read as well."""
 
 MAX_TEXT_CHARS: Final = 100_000
 """A turn longer than this is a malformed line (no chat message is that long)."""
+
+SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A `\\uD800`-`\\uDFFF` escape: only then can parsed JSON hold a lone surrogate, which is
+no text PostgreSQL can store."""
+
+PROBLEMS_LISTED: Final = 100
+"""Skipped lines named one by one in a report; beyond them only the count grows (a file of
+junk must not become a report of junk)."""
 
 
 class ChatFormatError(ValueError):
@@ -74,17 +89,29 @@ class ParsedChat:
     format: str
     turns: list[ImportedTurn] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    """The first `PROBLEMS_LISTED` skipped places, in file order."""
+    problem_count: int = 0
+    """Every skipped place, listed or not."""
     ignored: int = 0
     """System and empty messages: not turns, not errors."""
+
+    def skip(self, problem: Problem) -> None:
+        self.problem_count += 1
+        if len(self.problems) < PROBLEMS_LISTED:
+            self.problems.append(problem)
 
 
 class _LineError(ValueError):
     """A malformed line (the reason is the message)."""
 
 
-def parse_chat(data: bytes, *, tz: ZoneInfo, name: str = "") -> ParsedChat:
-    """The turns of a chat export, or `ChatFormatError`. `tz`: the zone of times given
-    without one; `name`: the file's name (the conversation id of a plain JSONL)."""
+def parse_chat(
+    data: bytes, *, tz: ZoneInfo, name: str = "", limits: ImportLimits = DEFAULT_LIMITS
+) -> ParsedChat:
+    """The turns of a chat export, or `ChatFormatError`/`TooLarge`/`TooDeep`. `tz`: the zone
+    of times given without one; `name`: the file's name (the conversation id of a plain
+    JSONL)."""
+    limits.check_import_size(len(data))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -93,14 +120,22 @@ def parse_chat(data: bytes, *, tz: ZoneInfo, name: str = "") -> ParsedChat:
     if not stripped:
         raise ChatFormatError("the file is empty")
     if stripped[0] == "[":
-        return _chatgpt(_load_json(stripped), tz)
+        suspect = bool(SURROGATE_ESCAPE.search(stripped))
+        return _chatgpt(_load_json(stripped), tz, limits, suspect)
     if stripped[0] == "{":
+        lines = stripped.count("\n") + 1
+        if lines > limits.import_lines:
+            raise TooLarge(
+                over_limit(
+                    "the chat export", lines, limits.import_lines, "max_import_lines", "lines"
+                )
+            )
         try:
-            whole = json.loads(stripped)
-        except json.JSONDecodeError:
-            whole = None  # several lines: JSONL
+            whole = bounded_json.loads(stripped)
+        except ValueError:  # several lines (JSONL), or one too deep: each line is judged
+            whole = None
         if isinstance(whole, Mapping) and "mapping" in whole:
-            return _chatgpt([whole], tz)
+            return _chatgpt([whole], tz, limits, bool(SURROGATE_ESCAPE.search(stripped)))
         return _jsonl(text, tz, name)
     raise ChatFormatError(
         "not a chat export: expected JSONL (SillyTavern or plain) or ChatGPT's conversations.json"
@@ -109,7 +144,7 @@ def parse_chat(data: bytes, *, tz: ZoneInfo, name: str = "") -> ParsedChat:
 
 def _load_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return bounded_json.loads(text)  # TooDeep passes up: refused as deep, not broken
     except json.JSONDecodeError as exc:
         raise ChatFormatError(f"broken JSON at line {exc.lineno}: {exc.msg}") from None
 
@@ -118,7 +153,9 @@ def _load_json(text: str) -> Any:
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    """Numbered non-blank lines, split at \\n only (as counted; JSON strings may hold
+    U+2028 and friends, which `str.splitlines` would split at)."""
+    for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             yield number, line
 
@@ -139,23 +176,42 @@ def _jsonl_format(objects: list[tuple[int, Any]]) -> str:
 
 def _jsonl(text: str, tz: ZoneInfo, name: str) -> ParsedChat:
     objects: list[tuple[int, Any]] = []
-    broken: list[Problem] = []
+    broken = ParsedChat(FORMAT_JSONL)
     for number, line in _lines(text):
         try:
-            objects.append((number, json.loads(line)))
+            objects.append((number, bounded_json.loads(line)))
+        except bounded_json.TooDeep:
+            broken.skip(Problem(f"line {number}", f"nested deeper than {bounded_json.MAX_DEPTH}"))
         except json.JSONDecodeError as exc:
-            broken.append(Problem(f"line {number}", f"broken JSON ({exc.msg})"))
+            broken.skip(Problem(f"line {number}", f"broken JSON ({exc.msg})"))
+            continue
+        if SURROGATE_ESCAPE.search(line) and not _utf8(objects[-1][1]):
+            objects.pop()
+            broken.skip(Problem(f"line {number}", "a string holds a lone surrogate (not UTF-8)"))
     if not objects:
-        first = broken[0].reason if broken else "no content"
+        first = broken.problems[0].reason if broken.problems else "no content"
         raise ChatFormatError(f"broken JSON: no line is a JSON object (line 1: {first})")
     kind = _jsonl_format(objects)
     parsed = (
         _sillytavern(objects, tz, name) if kind == FORMAT_SILLYTAVERN else _plain(objects, tz, name)
     )
-    parsed.problems = sorted([*broken, *parsed.problems], key=_line_order)
+    # both lists are in line order, each the first of its kind: their merge's first
+    # PROBLEMS_LISTED are the file's
+    merged = sorted([*broken.problems, *parsed.problems], key=_line_order)
+    parsed.problems = merged[:PROBLEMS_LISTED]
+    parsed.problem_count += broken.problem_count
     if not parsed.turns:
         raise ChatFormatError(f"no importable turn in the file ({_first_problem(parsed)})")
     return parsed
+
+
+def _utf8(value: Any) -> bool:
+    """Every string in the (depth-checked) value is UTF-8 text."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _line_order(problem: Problem) -> int:
@@ -216,12 +272,12 @@ def _plain(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> ParsedCha
         try:
             turn = _plain_turn(obj, tz, name or FORMAT_JSONL, number)
         except _LineError as exc:
-            parsed.problems.append(Problem(f"line {number}", str(exc)))
+            parsed.skip(Problem(f"line {number}", str(exc)))
             continue
         if turn is None:
             parsed.ignored += 1
         elif turn.source_id in seen:
-            parsed.problems.append(Problem(f"line {number}", f"id {turn.source_id!r} repeated"))
+            parsed.skip(Problem(f"line {number}", f"id {turn.source_id!r} repeated"))
         else:
             seen.add(turn.source_id)
             parsed.turns.append(turn)
@@ -258,7 +314,7 @@ def _sillytavern(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> Par
         try:
             turn = _st_turn(obj, tz, conversation, number, last_time)
         except _LineError as exc:
-            parsed.problems.append(Problem(f"line {number}", str(exc)))
+            parsed.skip(Problem(f"line {number}", str(exc)))
             continue
         if turn is None:
             parsed.ignored += 1
@@ -308,7 +364,9 @@ def _st_turn(
 # --- ChatGPT ---------------------------------------------------------------------------------
 
 
-def _chatgpt(data: Any, tz: ZoneInfo) -> ParsedChat:
+def _chatgpt(data: Any, tz: ZoneInfo, limits: ImportLimits, suspect: bool) -> ParsedChat:
+    """`suspect`: the file has a surrogate escape, so each conversation is checked for one
+    that is no text."""
     if not isinstance(data, list) or not all(
         isinstance(c, Mapping) and isinstance(c.get("mapping"), Mapping) for c in data
     ):
@@ -316,21 +374,31 @@ def _chatgpt(data: Any, tz: ZoneInfo) -> ParsedChat:
             "a JSON file, but not ChatGPT's conversations.json (an array of conversations "
             "with a message `mapping`)"
         )
+    messages = sum(len(conversation["mapping"]) for conversation in data)
+    if messages > limits.import_lines:
+        raise TooLarge(
+            over_limit(
+                "the chat export", messages, limits.import_lines, "max_import_lines", "messages"
+            )
+        )
     parsed = ParsedChat(FORMAT_CHATGPT)
     seen: set[str] = set()
     for index, conversation in enumerate(data, start=1):
+        if suspect and not _utf8(conversation):
+            parsed.skip(Problem(f"conversation {index}", "a string holds a lone surrogate"))
+            continue
         conv_id = str(conversation.get("conversation_id") or conversation.get("id") or index)
         for node_id, message in _branch(conversation):
             where = f"conversation {index} message {node_id}"
             try:
                 turn = _chatgpt_turn(message, node_id, conv_id, conversation, tz)
             except _LineError as exc:
-                parsed.problems.append(Problem(where, str(exc)))
+                parsed.skip(Problem(where, str(exc)))
                 continue
             if turn is None:
                 parsed.ignored += 1
             elif turn.source_id in seen:
-                parsed.problems.append(Problem(where, "message id repeated"))
+                parsed.skip(Problem(where, "message id repeated"))
             else:
                 seen.add(turn.source_id)
                 parsed.turns.append(turn)

@@ -5,6 +5,11 @@ NOTHING` on the source's id), so an interrupted import keeps the batches it fini
 second run stores only what is missing: resumable and idempotent. Turns already stored are
 not embedded again. Each new turn's context view is the normalised sum of its vector and its
 predecessor's in the same conversation (from this batch, the run, or the archive).
+
+Before the first batch, the archive quota is checked (`NOVABERG_MAX_ARCHIVE_TURNS`, all the
+user's pairs): an import whose new turns would pass it is refused whole (`QuotaFull`) and
+stores nothing. Live turns are archived whatever the count — a conversation does not stop —
+so only imports are refused, and the count they see includes them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.imports.chat_formats import ImportedTurn, ParsedChat, Problem
+from novaberg.imports.limits import QuotaFull, setting_name
 from novaberg.llm.base import LLM
 from novaberg.store import archive
 from novaberg.store.keys import Pair
@@ -39,6 +45,8 @@ class ImportReport:
     existing: int = 0
     ignored: int = 0
     problems: list[Problem] = field(default_factory=list)
+    """The first `chat_formats.PROBLEMS_LISTED` skipped places."""
+    problem_count: int = 0
     source_ids: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
@@ -49,7 +57,25 @@ class ImportReport:
             "vorhanden": self.existing,
             "ignoriert": self.ignored,
             "uebersprungen": [{"stelle": p.where, "grund": p.reason} for p in self.problems],
+            "uebersprungen_gesamt": self.problem_count,
         }
+
+
+async def check_room(
+    pool: AsyncConnectionPool, pair: Pair, source: str, source_ids: Sequence[str], limit: int
+) -> None:
+    """`QuotaFull` if the user's archive plus the turns of `source_ids` it lacks would hold
+    more than `limit` turns."""
+    async with pool.connection() as conn:
+        held = await archive.user_turn_count(conn, pair.user_id)
+        present = len(await archive.existing_source_ids(conn, pair, source, source_ids))
+    new = len(source_ids) - present
+    if new and held + new > limit:
+        raise QuotaFull(
+            f"your archive holds {held:,} turns; these {new:,} new ones would pass the limit "
+            f"of {limit:,} turns per person ({setting_name('max_archive_turns')}); nothing was "
+            "stored"
+        )
 
 
 def import_turn_id(source: str, source_id: str) -> str:
@@ -74,16 +100,21 @@ async def import_chat(
     pinned: bool = False,
     progress: Callable[[int], None] | None = None,
     batch: int = BATCH,
+    max_turns: int | None = None,
 ) -> ImportReport:
     """Archive every turn of `parsed` the pair does not hold yet; `progress(n)` after each
-    batch of n turns. A failed embedding raises after the batches before it were stored."""
+    batch of n turns. A failed embedding raises after the batches before it were stored.
+    `max_turns`: the user's archive quota (`QuotaFull` before anything is stored)."""
     report = ImportReport(
         parsed.format,
         len(parsed.turns),
         ignored=parsed.ignored,
         problems=list(parsed.problems),
+        problem_count=parsed.problem_count,
         source_ids=[turn.source_id for turn in parsed.turns],
     )
+    if max_turns is not None:
+        await check_room(pool, pair, parsed.format, report.source_ids, max_turns)
     predecessor: dict[str, ImportedTurn] = {}  # conversation → its turn before this one
     last_vector: dict[str, np.ndarray] = {}  # source id → vector, for the next turn only
     for chunk in _batches(parsed.turns, batch):

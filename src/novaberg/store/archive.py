@@ -199,6 +199,16 @@ async def existing_source_ids(
     return {str(row["quell_id"]) for row in await cur.fetchall()}
 
 
+async def user_turn_count(conn: AsyncConnection[Any], user_id: str) -> int:
+    """Archived turns of the user with every character (the statistics the triggers keep
+    exact: no count over the rows)."""
+    cur = await conn.execute(
+        "SELECT coalesce(sum(anzahl), 0) AS n FROM archiv_paar WHERE user_id = %s", (user_id,)
+    )
+    row = await cur.fetchone()
+    return int(row["n"]) if row is not None else 0
+
+
 async def vectors_of(
     conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
 ) -> dict[str, np.ndarray]:

@@ -22,11 +22,14 @@ RUN_SECONDS = 100
 UPLOADS = """
 # A file upload (a character card, a chat export) is schema-valid as any bytes, yet only an
 # importable file is accepted: its refusal is a 422 naming why (tests/integration/memory/
-# test_imports.py). Every other check applies to these operations as to all others.
+# test_imports.py), or a 400/413 for one nested too deep or over a limit
+# (test_import_limits.py). Every other check applies to these operations as to all others.
 [[operations]]
 include-path-regex = "^/(characters|import/chat)$"
 include-method = "POST"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "422", "429"]
+checks.positive_data_acceptance.expected-statuses = [
+  "2xx", "400", "401", "404", "409", "413", "422", "429",
+]
 """
 
 NO_WORKER = """
