@@ -4,22 +4,29 @@ The card's fields go into `characters` (the responder's system prompt is built f
 graph/nodes/db_access.py); each lorebook entry becomes a long-term node of the importing
 person's pair with the character (`dimension` "wissen", its keys as themes, provenance
 `karte:{user}:{character}:{entry}`), so the hybrid search and the enricher find it by its
-keys or its meaning. Everything is written in one transaction: a failure stores nothing.
-The character belongs to the importing person (store/characters.py): another person who
-imports the same card gets a character of their own, under the same id if they like.
-Importing the same card again (same digest) adds only what is missing; a different card
-under a taken id (the person's own or a shared one) is refused.
+keys or its meaning. The character belongs to the importing person (store/characters.py):
+another person who imports the same card gets a character of their own, under the same id if
+they like. Importing the same card again (same digest) adds only what is missing; a different
+card under a taken id (the person's own or a shared one) is refused.
+
+Bounded work: the character is written in one short transaction, then the lore in batches of
+`LORE_BATCH` — each batch embedded with no pool connection held, then written as one
+multi-row INSERT (store/lzg.py `insert_nodes`, its own short transaction). An import that
+fails halfway (the embedding server gone, the process stopped) leaves the character and the
+batches written before; the same import again skips what is stored, embeds only the rest and
+completes it (the report of that run says `neu: false` and counts the lore it added).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.imports.cards import ID_PATTERN, Card, CardError, character_id_for
+from novaberg.imports.cards import ID_PATTERN, Card, CardError, LoreEntry, character_id_for
 from novaberg.llm.base import LLM
 from novaberg.memory.curve import long_term_weight
 from novaberg.memory.search import CARD_KEY_PREFIX
@@ -35,6 +42,10 @@ AVATAR_MAX_BYTES: Final = 4 * 1024 * 1024
 """A card's picture is kept as the avatar up to this size (the page shows it small; a
 larger one is left out and the character gets the generated initial)."""
 AVATAR_TYPE: Final = "image/png"
+
+LORE_BATCH: Final = 128
+"""Lorebook entries per embedding call and per INSERT: a 2,000-entry world book is 16 short
+transactions, and a pool connection is back within milliseconds of each."""
 
 LORE_SALIENCE: Final = 1.0
 """A lorebook entry is knowledge the card's author wants kept: the strongest raw weight
@@ -93,12 +104,6 @@ async def import_card(
     if the id is taken (by another card of the user or a shared character),
     `characters.TooManyCharacters` if the user owns `max_characters` already."""
     cid = resolve_id(card, character_id)
-    vectors = (
-        await model.embed([embed_text(list(e.keys), e.content) for e in card.lore])
-        if card.lore
-        else []
-    )
-    weight = long_term_weight(LORE_SALIENCE)
     picture = card.image if card.image and len(card.image) <= AVATAR_MAX_BYTES else None
     async with pool.connection() as conn, conn.transaction():
         created = await characters.create(
@@ -129,37 +134,69 @@ async def import_card(
                 )
             if picture is not None:
                 await characters.add_missing_avatar(conn, user_id, cid, picture, AVATAR_TYPE)
-        pair = Pair(user_id, cid)
-        new_lore = 0
-        for entry, vector in zip(card.lore, vectors, strict=True):
-            node_id = await lzg.insert_node(
-                conn,
-                {
-                    "kzg_quell_key": lore_key(user_id, cid, entry.ident),
-                    "user_id": pair.user_id,
-                    "character_id": pair.character_id,
-                    "beobachter": LORE_OBSERVER,
-                    "inhalt": entry.content,
-                    "embedding": vector,
-                    "dimension": LORE_DIMENSION,
-                    "gewicht_roh": LORE_SALIENCE,
-                    "gewicht_absolut": weight,
-                    "gewicht_decay": weight,
-                    "haeufigkeit": 1,
-                    "erstellt_am": now,
-                    "verstaerkt_am": now,
-                    "themen": list(entry.keys),
-                    "gedaechtnistyp": LORE_MEMORY_TYPE,
-                    "entitaet_ids": [],
-                    "intentionen": "[]",
-                    "emotion": "",
-                    "emotions_vektor": "",
-                    "modus": "",
-                    "sprach_stil": "",
-                    "beziehungs_dynamik": "",
-                    "tone": "",
-                },
-            )
-            new_lore += node_id is not None
         has_avatar = await characters.has_avatar(conn, user_id, cid)
+    new_lore = await store_lore(pool, model, Pair(user_id, cid), card.lore, now)
     return CardReport(cid, card.name, created, new_lore, len(card.lore), has_avatar)
+
+
+async def store_lore(
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    lore: Sequence[LoreEntry],
+    now: datetime,
+    batch: int = LORE_BATCH,
+) -> int:
+    """Write the entries the pair lacks, batch by batch; how many were new. No connection is
+    held while a batch is embedded."""
+    weight = long_term_weight(LORE_SALIENCE)
+    keyed: dict[str, LoreEntry] = {}
+    for entry in lore:  # an id repeated in the card: its first entry
+        keyed.setdefault(lore_key(pair.user_id, pair.character_id, entry.ident), entry)
+    entries = list(keyed.items())
+    new = 0
+    for start in range(0, len(entries), batch):
+        chunk = entries[start : start + batch]
+        async with pool.connection() as conn:
+            stored = await lzg.stored_sources(conn, [key for key, _ in chunk])
+        fresh = [(key, entry) for key, entry in chunk if key not in stored]
+        if not fresh:
+            continue
+        vectors = await model.embed([embed_text(list(e.keys), e.content) for _, e in fresh])
+        nodes = [
+            _lore_node(pair, key, entry, vector, weight, now)
+            for (key, entry), vector in zip(fresh, vectors, strict=True)
+        ]
+        async with pool.connection() as conn:
+            new += sum(node_id is not None for node_id in await lzg.insert_nodes(conn, nodes))
+    return new
+
+
+def _lore_node(
+    pair: Pair, key: str, entry: LoreEntry, vector: list[float], weight: float, now: datetime
+) -> dict[str, Any]:
+    return {
+        "kzg_quell_key": key,
+        "user_id": pair.user_id,
+        "character_id": pair.character_id,
+        "beobachter": LORE_OBSERVER,
+        "inhalt": entry.content,
+        "embedding": vector,
+        "dimension": LORE_DIMENSION,
+        "gewicht_roh": LORE_SALIENCE,
+        "gewicht_absolut": weight,
+        "gewicht_decay": weight,
+        "haeufigkeit": 1,
+        "erstellt_am": now,
+        "verstaerkt_am": now,
+        "themen": list(entry.keys),
+        "gedaechtnistyp": LORE_MEMORY_TYPE,
+        "entitaet_ids": [],
+        "intentionen": "[]",
+        "emotion": "",
+        "emotions_vektor": "",
+        "modus": "",
+        "sprach_stil": "",
+        "beziehungs_dynamik": "",
+        "tone": "",
+    }

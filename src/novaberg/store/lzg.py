@@ -119,6 +119,68 @@ async def insert_node(conn: AsyncConnection[Any], node: Mapping[str, Any]) -> in
     return None if row is None else int(row["id"])
 
 
+INSERT_TYPES: Final = {
+    "embedding": "vector",
+    "gewicht_roh": "float8",
+    "gewicht_absolut": "float8",
+    "gewicht_decay": "float8",
+    "haeufigkeit": "int4",
+    "erstellt_am": "timestamptz",
+    "verstaerkt_am": "timestamptz",
+    "kzg_erstellt_am": "timestamptz",
+    "themen": "text[]",
+    "entitaet_ids": "int4[]",
+    "timeline_id": "int4",
+    "arousal": "float8",
+    "korrigiert_am": "timestamptz",
+    "sprache": "regconfig",
+}
+"""Column types of `INSERT_COLUMNS` other than text, cast in a VALUES list (whose NULLs
+would otherwise be text)."""
+
+_NODE_VALUES: Final = (
+    "(%s::int, " + ", ".join(f"%s::{INSERT_TYPES.get(col, 'text')}" for col in INSERT_COLUMNS) + ")"
+)
+"""One node of `insert_nodes`: its place in the batch, then its columns."""
+
+
+async def insert_nodes(
+    conn: AsyncConnection[Any], nodes: Sequence[Mapping[str, Any]]
+) -> list[int | None]:
+    """`insert_node` for a batch, as one statement (all or nothing; the pair-size triggers
+    run once), ids in the batch's order: per node its new id, or None where its
+    `kzg_quell_key` (required, distinct) is stored or tombstoned already."""
+    if not nodes:
+        return []
+    values: list[Any] = []
+    for place, node in enumerate(nodes):
+        row = [node.get(col) for col in INSERT_COLUMNS]
+        row[INSERT_COLUMNS.index("embedding")] = as_vector(node["embedding"])
+        row[INSERT_COLUMNS.index("sprache")] = node.get("sprache") or text_config(node["inhalt"])
+        values.extend([place, *row])
+    columns = ", ".join(INSERT_COLUMNS)
+    picked = ", ".join(f"v.{col}" for col in INSERT_COLUMNS)
+    cur = await conn.execute(
+        f"INSERT INTO lzg_knoten ({columns}) SELECT {picked} FROM (VALUES"
+        f" {', '.join([_NODE_VALUES] * len(nodes))}) AS v (platz, {columns})"
+        " WHERE NOT EXISTS (SELECT 1 FROM lzg_geloescht g WHERE g.kzg_key = v.kzg_quell_key)"
+        " ORDER BY v.platz ON CONFLICT (kzg_quell_key) DO NOTHING RETURNING id, kzg_quell_key",
+        values,
+    )
+    stored = {str(row["kzg_quell_key"]): int(row["id"]) for row in await cur.fetchall()}
+    return [stored.get(str(node["kzg_quell_key"])) for node in nodes]
+
+
+async def stored_sources(conn: AsyncConnection[Any], kzg_keys: Sequence[str]) -> set[str]:
+    """Which of these source keys have a node, or had one the person deleted."""
+    cur = await conn.execute(
+        "SELECT kzg_quell_key AS k FROM lzg_knoten WHERE kzg_quell_key = ANY(%(k)s)"
+        " UNION SELECT kzg_key FROM lzg_geloescht WHERE kzg_key = ANY(%(k)s)",
+        {"k": list(kzg_keys)},
+    )
+    return {str(row["k"]) for row in await cur.fetchall()}
+
+
 async def node_by_source(conn: AsyncConnection[Any], kzg_key: str) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"SELECT {NODE_COLUMNS} {_FROM} WHERE k.kzg_quell_key = %s", (kzg_key,)
