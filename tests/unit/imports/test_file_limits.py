@@ -144,3 +144,15 @@ def test_a_line_with_a_lone_surrogate_is_skipped() -> None:
     assert [str(p) for p in parsed.problems] == [
         "line 2: a string holds a lone surrogate (not UTF-8)"
     ]
+
+
+def test_a_chatgpt_conversation_with_a_lone_surrogate_is_skipped() -> None:
+    def conversation(text: str) -> dict[str, Any]:
+        message = {"id": text[:3], "author": {"role": "user"}, "create_time": 1}
+        message["content"] = {"parts": [text]}
+        return {"mapping": {"m": {"message": message}}}
+
+    data = json.dumps([conversation("Hallo"), conversation("kaputt \ud800")]).encode()
+    parsed = parse_chat(data, tz=TZ)
+    assert [t.text for t in parsed.turns] == ["Hallo"]
+    assert [str(p) for p in parsed.problems] == ["conversation 2: a string holds a lone surrogate"]
