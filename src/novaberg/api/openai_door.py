@@ -290,6 +290,7 @@ def failure_status(reason: str) -> int:
 
 
 NO_RETRY: Final = {"x-should-retry": "false"}
+REVOKED_WHILE_WAITING: Final = "the token was revoked while the answer was awaited"
 """On a failed turn: the message was accepted and answered; sending it again is the
 person's choice, not the client library's (the `openai` package obeys this header)."""
 
@@ -411,9 +412,9 @@ async def chat_completions(
         )
     timeout = ctx.settings.door_timeout
     if req.stream:
-        return await _stream(services, user_id, req.model, user_message.text(), timeout)
+        return await _stream(services, user_id, token_key, req.model, user_message.text(), timeout)
     try:
-        async with watch_user(services.hub, user_id) as watch:
+        async with watch_user(services.hub, user_id, token_key) as watch:
             accepted = await enqueue(services, user_id, req.model, user_message.text(), None)
             if isinstance(accepted, Reply):
                 return _from_reply(accepted)
@@ -439,7 +440,9 @@ async def _answer(
     while (remaining := deadline - time.monotonic()) > 0:
         try:
             seen = await watch.next(accepted.message_id, min(remaining, DISCONNECT_POLL))
-        except WatchLost:
+        except WatchLost as lost:
+            if lost.revoked:
+                return openai_error(401, "token_ungueltig", REVOKED_WHILE_WAITING)
             return openai_error(503, "nicht_bereit", "the server is shutting down", NO_RETRY)
         if seen is not None and seen.is_outcome:
             if seen.message.get("typ") == MSG_RESPONSE:
@@ -461,13 +464,14 @@ async def _answer(
 async def _stream(
     services: ChatServices,
     user_id: str,
+    token_key: str,
     character_id: str,
     text: str,
     timeout: float,
 ) -> Response:
     """Queue the message, then answer 200 with the event stream (refusals before that are
     plain HTTP errors)."""
-    watching = watch_user(services.hub, user_id)
+    watching = watch_user(services.hub, user_id, token_key)
     try:
         watch = await watching.__aenter__()
     except TooManyConnections:
@@ -517,8 +521,11 @@ async def _stream_outcome(
     while (remaining := deadline - time.monotonic()) > 0:
         try:
             seen: Seen | None = await watch.next(accepted.message_id, remaining)
-        except WatchLost:
-            yield _error_event("nicht_bereit", "the server is shutting down")
+        except WatchLost as lost:
+            if lost.revoked:
+                yield _error_event("token_ungueltig", REVOKED_WHILE_WAITING)
+            else:
+                yield _error_event("nicht_bereit", "the server is shutting down")
             return
         if seen is None:
             break

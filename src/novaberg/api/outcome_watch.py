@@ -26,7 +26,12 @@ OUTCOME_TYPES = frozenset({MSG_RESPONSE, MSG_FAILED})
 
 
 class WatchLost(Exception):
-    """The delivery stream of the watch ended before the outcome arrived."""
+    """The delivery stream of the watch ended before the outcome arrived: the server shuts
+    down, or (`revoked`) the token the watch was opened with was revoked meanwhile."""
+
+    def __init__(self, reason: str, *, revoked: bool = False) -> None:
+        super().__init__(reason)
+        self.revoked = revoked
 
 
 class _Inbox:
@@ -34,6 +39,7 @@ class _Inbox:
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.revoked = False
 
     async def send_text(self, data: str) -> None:
         self.queue.put_nowait(data)
@@ -41,8 +47,10 @@ class _Inbox:
     async def close(self, code: int = 1000, reason: str | None = None) -> None:
         return None
 
-    def ended(self, _pump: asyncio.Task[None]) -> None:
-        """The hub stopped feeding this inbox (server shutdown): wake the reader."""
+    def ended(self, conn: Connection) -> None:
+        """The hub stopped feeding this inbox (server shutdown, or its token revoked): wake
+        the reader."""
+        self.revoked = conn.revoked
         self.queue.put_nowait(None)
 
 
@@ -88,18 +96,23 @@ class Watch:
         except TimeoutError:
             return None
         if raw is None:
+            if self._inbox.revoked:
+                raise WatchLost("the token was revoked", revoked=True)
             raise WatchLost("the delivery stream ended")
         return raw
 
 
 @asynccontextmanager
-async def watch_user(hub: DeliveryHub, user_id: str) -> AsyncIterator[Watch]:
+async def watch_user(
+    hub: DeliveryHub, user_id: str, token_digest: str = ""
+) -> AsyncIterator[Watch]:
     """Attach to the user's stream for the duration of the block (it counts as one of the
-    user's connections: `TooManyConnections` when none is left)."""
+    user's connections: `TooManyConnections` when none is left). `token_digest`: the token
+    the caller came with; revoking it ends the watch (`WatchLost.revoked`)."""
     inbox = _Inbox()
-    conn: Connection = await hub.attach(inbox, user_id, None, None)
+    conn: Connection = await hub.attach(inbox, user_id, None, None, token_digest=token_digest)
     pump = asyncio.create_task(hub.pump(conn), name=f"outcome-watch:{user_id}")
-    pump.add_done_callback(inbox.ended)
+    pump.add_done_callback(lambda _pump: inbox.ended(conn))
     try:
         yield Watch(inbox)
     finally:

@@ -237,3 +237,31 @@ async def test_no_outcome_in_time_is_a_timeout_and_the_answer_still_arrives(
     assert answer["nachricht"] == "Gut Ding will Weile haben."
     await asyncio.sleep(0.5)
     assert len(ws.of("character_response")) == 1, "the client did not send it again"
+
+
+async def test_revoking_the_token_ends_a_waiting_completion(
+    server: Running, http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, sockets
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    hub = server.app.state.chat.hub
+    script_answer(scripted, "Das hört niemand mehr.", latency_ms=3000)
+    await workers(heartbeat_ttl=LIVE)
+    body = {"model": "nova", "messages": [{"role": "user", "content": "Warte mal"}]}
+    waiting = asyncio.create_task(
+        http.post("/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {anna}"})
+    )
+    for _ in range(200):
+        if hub.connection_count("anna") == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert hub.connection_count("anna") == 2, "the completion waits on the user's delivery"
+    listed = await http.get("/tokens", headers={"Authorization": f"Bearer {anna}"})
+    own = next(t["id"] for t in listed.json() if t["aktuell"])
+    gone = await http.delete(f"/tokens/{own}", headers={"Authorization": f"Bearer {anna}"})
+    assert gone.status_code == 204
+    answer = await asyncio.wait_for(waiting, WAIT)
+    assert answer.status_code == 401, "a revoked token's wait ends at once, not with the turn"
+    assert answer.json()["error"]["code"] == "token_ungueltig"
+    assert "Das hört niemand mehr." not in answer.text
+    assert (await ws.conn.wait_closed()) is None and ws.conn.close_code == 4401
