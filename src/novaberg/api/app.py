@@ -145,7 +145,7 @@ def create_app(
         json_lines=imports_api.JSON_LINES_PATHS,
     )
     # outside the guard: an import's slot is taken before its body is read
-    app.add_middleware(ImportGate, paths=imports_api.IMPORT_PATHS)
+    app.add_middleware(ImportGate, paths=imports_api.IMPORT_PATHS, limits=imports_api.body_limits)
     for router in ROUTERS:
         app.include_router(router)
     errors.install(app)

@@ -3,9 +3,10 @@
 Why: an import is the heaviest request there is. Its body (up to `NOVABERG_MAX_IMPORT_BYTES`)
 is held in memory, parsed in a worker thread into several times its size of objects, and
 embedded batch by batch. Imports at once do not finish sooner on a machine of a few cores;
-they take memory and CPU from everyone's chats. So one more is refused at once — before its
-body is read — with 429 `import_laeuft` and `Retry-After`, rather than queued holding its
-body and its connection. Counted per API process, like the other per-user limits (README
+they take memory and CPU from everyone's chats. So one more is refused with 429
+`import_laeuft` and `Retry-After` rather than queued holding its body and its connection:
+its body is read and dropped as it arrives (nothing of it is kept), so the client, which
+sends the whole body before it reads, gets the answer instead of a reset connection. Counted per API process, like the other per-user limits (README
 "Limits"); the constant is not a setting because more at once buys nothing but memory.
 
 The gate is ASGI middleware outside the request guard (api/request_guard.py): it takes the
@@ -15,7 +16,7 @@ without a valid token passes through: the guard answers it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from fastapi import HTTPException
@@ -23,7 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from novaberg.api.auth import bearer_user
 from novaberg.api.errors import ErrorOut
-from novaberg.api.request_guard import Refusal, header, refuse
+from novaberg.api.request_guard import BodyLimit, Refusal, header, refuse_unread
+from novaberg.config import Settings
 
 IMPORTS_AT_ONCE: Final = 2
 """Imports running at once in one API process: a parse and an embedding batch each keep a
@@ -47,9 +49,17 @@ IMPORT_BUSY: Final[dict[int | str, dict[str, Any]]] = {
 class ImportGate:
     """ASGI middleware: one import per user and `at_once` per process on `paths` (POST)."""
 
-    def __init__(self, app: ASGIApp, paths: Iterable[str], at_once: int = IMPORTS_AT_ONCE) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        paths: Iterable[str],
+        limits: Callable[[Settings], Mapping[str, BodyLimit]],
+        at_once: int = IMPORTS_AT_ONCE,
+    ) -> None:
         self.app = app
         self.paths = frozenset(paths)
+        self.limits = limits
+        """The paths' body limits: a refused import's body is read up to them and dropped."""
         self.at_once = at_once
         self.running: set[str] = set()
         """Users whose import runs now (one each, so also the count)."""
@@ -67,7 +77,9 @@ class ImportGate:
             return
         busy = self.refusal(user_id)
         if busy is not None:
-            await refuse(send, busy)
+            state = scope["app"].state
+            limit = self.limits(state.settings)[scope["path"]].size
+            await refuse_unread(scope, receive, send, busy, limit, state.settings.body_timeout)
             return
         self.running.add(user_id)
         try:

@@ -10,8 +10,9 @@
   trickling a partial body cannot hold a connection open (slowloris);
 - **rate**: right after the token, before the size: a bucket per API token
   (`NOVABERG_WRITE_RATE`, `NOVABERG_WRITE_BURST`; per API process). A token past it gets 429
-  `zu_viele_anfragen` with `Retry-After`, its body unread, so one user's flood of writes
-  costs the others nothing. The OpenAI door's completions take from the chat bucket instead
+  `zu_viele_anfragen` with `Retry-After`, its body dropped as it arrives (read, never kept,
+  so the client reads the answer rather than a reset connection), so one user's flood of
+  writes costs the others nothing. The OpenAI door's completions take from the chat bucket instead
   (api/chat.py), as `POST /chat` does;
 - **text**: a body that is not UTF-8, or whose JSON carries a lone UTF-16 surrogate
   (`"\\ud800"`, valid JSON syntax but no character), is a 400 `utf8_ungueltig` - the
@@ -204,15 +205,18 @@ class RequestGuard:
             detail = exc.detail if isinstance(exc.detail, dict) else {"detail": str(exc.detail)}
             await _answer(send, exc.status_code, detail, dict(exc.headers or {}))
             return
-        if scope.get("path", "") not in CHAT_BUCKET_PATHS:
+        path = scope.get("path", "")
+        limit = self.limits.get(path, DEFAULT_LIMIT)
+        if path not in CHAT_BUCKET_PATHS:
             limiter = write_limiter(app.state)
             wait = limiter.retry_after(token_key)
             if wait:
-                retry = {"Retry-After": retry_after_header(wait)}
-                await _answer(send, 429, _too_many(limiter), retry)
+                too_many = Refusal(
+                    429, **_too_many(limiter), **{"Retry-After": retry_after_header(wait)}
+                )
+                timeout = app.state.settings.body_timeout
+                await refuse_unread(scope, receive, send, too_many, limit.size, timeout)
                 return
-        path = scope.get("path", "")
-        limit = self.limits.get(path, DEFAULT_LIMIT)
         try:
             length = declared_length(scope)
             if length is not None and length > limit.size:
@@ -242,9 +246,9 @@ def write_limiter(app_state: Any) -> RateLimiter:
     return limiter
 
 
-def _too_many(limiter: RateLimiter) -> dict[str, Any]:
+def _too_many(limiter: RateLimiter) -> dict[str, str]:
     return {
-        "fehler": "zu_viele_anfragen",
+        "code": "zu_viele_anfragen",
         "detail": f"more than {limiter.burst:g} writes at once or {limiter.rate:g} per second; "
         "nothing was done",
     }
@@ -282,6 +286,42 @@ async def refuse(send: Send, refusal: Refusal) -> None:
     await _answer(
         send, refusal.status, {"fehler": refusal.code, "detail": refusal.detail}, refusal.headers
     )
+
+
+async def refuse_unread(
+    scope: Scope, receive: Receive, send: Send, refusal: Refusal, limit: int, timeout: float
+) -> None:
+    """Refuse a request whose body is not wanted (a 429) once the client has sent it: closing
+    while a client still sends makes its socket reset, and it never reads the answer (an
+    HTTP client writes the whole body before it reads). The body is discarded as it comes,
+    up to `limit` bytes within `timeout`; one declared larger is refused at once."""
+    length = declared_length(scope)
+    if length is None or length <= limit:
+        try:
+            if not await discard_body(receive, limit, timeout):
+                return  # the client left: nobody to answer
+        except Refusal:
+            pass  # too large or too slow after all: answer now, the connection closes
+    await refuse(send, refusal)
+
+
+async def discard_body(receive: Receive, limit: int, timeout: float) -> bool:
+    """Read the body and keep none of it; False if the client left first, a Refusal if it
+    passes `limit` bytes or `timeout` seconds."""
+    size = 0
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return False
+                size += len(message.get("body", b""))
+                if size > limit:
+                    raise BodyLimit(limit).refusal()
+                if not message.get("more_body", False):
+                    return True
+    except TimeoutError:
+        raise Refusal(408, "zeitueberschreitung", f"the body took over {timeout:g} s") from None
 
 
 async def _no_receive() -> Message:
