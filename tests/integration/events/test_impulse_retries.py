@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 from impulse_helpers import PAIR, Clock, at, prime
 
-from novaberg.cli_pixie import status_report
+from novaberg.cli.pixie import status_report
 from novaberg.events.impulses import DELIVERY_ERROR, ImpulseDelivery, impulse_ids
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps

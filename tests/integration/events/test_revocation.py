@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from websockets.asyncio.client import connect
 
 from novaberg.api.auth import TokenCache
-from novaberg.cli_tokens import Selection, revoke_selected
+from novaberg.cli.tokens import Selection, revoke_selected
 from novaberg.events.delivery import Delivery
 from novaberg.events.model import StageMessage
 from novaberg.store.users import hash_token, issue_token, list_tokens

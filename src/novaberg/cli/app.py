@@ -187,7 +187,7 @@ def user_list() -> None:
 
 
 def _register_tokens() -> None:
-    from novaberg.cli_tokens import revoke_command, tokens_command
+    from novaberg.cli.tokens import revoke_command, tokens_command
 
     user_app.command("tokens")(tokens_command)
     user_app.command("revoke")(revoke_command)
@@ -257,7 +257,7 @@ def doctor() -> None:
 
 
 def _register_turn() -> None:
-    from novaberg.cli_turn import turn_command
+    from novaberg.cli.turn import turn_command
 
     app.command("turn")(turn_command)
 
@@ -266,7 +266,7 @@ _register_turn()
 
 
 def _register_chat() -> None:
-    from novaberg.cli_chat import chat_command
+    from novaberg.cli.chat import chat_command
 
     app.command("chat")(chat_command)
 
@@ -275,7 +275,7 @@ _register_chat()
 
 
 def _register_memory() -> None:
-    from novaberg.cli_memory import memory_app
+    from novaberg.cli.memory import memory_app
 
     app.add_typer(memory_app, name="memory")
 
@@ -284,7 +284,7 @@ _register_memory()
 
 
 def _register_import() -> None:
-    from novaberg.cli_import import import_app
+    from novaberg.cli.imports import import_app
 
     app.add_typer(import_app, name="import")
 
@@ -293,7 +293,7 @@ _register_import()
 
 
 def _register_pixie() -> None:
-    from novaberg.cli_pixie import pixie_app
+    from novaberg.cli.pixie import pixie_app
 
     app.add_typer(pixie_app, name="pixie")
 
@@ -303,7 +303,3 @@ _register_pixie()
 
 def main() -> None:
     app()
-
-
-if __name__ == "__main__":
-    main()
