@@ -37,12 +37,13 @@ from novaberg.ei.canon import parse_number
 from novaberg.llm.errors import ModelError
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory
-from novaberg.store import character_profiles, goals, lzg
+from novaberg.store import character_profiles, goals
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
-from novaberg.store.kzg_codec import CORRECTED_FIELD
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_summary, read_turns
+from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_codec import CORRECTED_FIELD
 
 router = APIRouter(tags=["memory"], responses={**AUTH, **ITEM})
 
@@ -145,7 +146,7 @@ async def short_term_view(
     ctx: Context,
 ) -> dict[str, Any]:
     """Live short-term entries, newest first, with salience, themes and seconds to expiry."""
-    entries = await KzgStore(ctx.redis).entries(_pair(user_id, character_id))
+    entries = await ShortTermStore(ctx.redis).entries(_pair(user_id, character_id))
     result = [_short_term_row(e.key, e.fields, e.ttl_ms) for e in entries]
     return {"entries": result}
 
@@ -162,7 +163,7 @@ async def forget_short_term(
     user_id: User,
     ctx: Context,
 ) -> Response:
-    if not await KzgStore(ctx.redis).delete(_pair(user_id, character_id), key):
+    if not await ShortTermStore(ctx.redis).delete(_pair(user_id, character_id), key):
         raise _not_found(key)
     return Response(status_code=204)
 
@@ -181,7 +182,7 @@ async def correct_short_term(
 ) -> dict[str, Any]:
     """The corrected entry, stamped `korrigiert_am`; 404 unless a live entry of the pair."""
     pair = _pair(user_id, character_id)
-    store = KzgStore(ctx.redis)
+    store = ShortTermStore(ctx.redis)
     memory = ShortTermMemory(ctx.redis, ctx.model, store=store, promotions=False)
     try:
         corrected = await memory.correct(pair, key, body.inhalt)
@@ -207,10 +208,10 @@ async def long_term_view(
     """Long-term nodes, strongest first: weights, frequency, last reinforced and used."""
     pair = _pair(user_id, character_id)
     async with ctx.pool.connection() as conn:
-        rows = await lzg.list_nodes(
+        rows = await long_term_store.list_nodes(
             conn, pair, include_inactive=inaktive, limit=limit, offset=offset
         )
-        counts = await lzg.count_nodes(conn, pair)
+        counts = await long_term_store.count_nodes(conn, pair)
     return {"nodes": [_long_term_row(r) for r in rows], "anzahl": counts}
 
 

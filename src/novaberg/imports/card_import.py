@@ -11,7 +11,7 @@ card under a taken id (the person's own or a shared one) is refused.
 
 Bounded work: the character is written in one short transaction, then the lore in batches of
 `LORE_BATCH` — each batch embedded with no pool connection held, then written as one
-multi-row INSERT (store/lzg.py `insert_nodes`, its own short transaction). An import that
+multi-row INSERT (store/long_term.py `insert_nodes`, its own short transaction). An import that
 fails halfway (the embedding server gone, the process stopped) leaves the character and the
 batches written before; the same import again skips what is stored, embeds only the rest and
 completes it (the report of that run says `neu: false` and counts the lore it added).
@@ -31,7 +31,8 @@ from novaberg.llm.base import LLM
 from novaberg.memory.curve import long_term_weight
 from novaberg.memory.search import CARD_KEY_PREFIX
 from novaberg.memory.short_term import embed_text
-from novaberg.store import characters, lzg
+from novaberg.store import characters
+from novaberg.store import long_term as long_term_store
 from novaberg.store.characters import NewCharacter
 from novaberg.store.keys import Pair
 
@@ -158,7 +159,7 @@ async def store_lore(
     for start in range(0, len(entries), batch):
         chunk = entries[start : start + batch]
         async with pool.connection() as conn:
-            stored = await lzg.stored_sources(conn, [key for key, _ in chunk])
+            stored = await long_term_store.stored_sources(conn, [key for key, _ in chunk])
         fresh = [(key, entry) for key, entry in chunk if key not in stored]
         if not fresh:
             continue
@@ -168,7 +169,9 @@ async def store_lore(
             for (key, entry), vector in zip(fresh, vectors, strict=True)
         ]
         async with pool.connection() as conn:
-            new += sum(node_id is not None for node_id in await lzg.insert_nodes(conn, nodes))
+            new += sum(
+                node_id is not None for node_id in await long_term_store.insert_nodes(conn, nodes)
+            )
     return new
 
 

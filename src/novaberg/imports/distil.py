@@ -23,7 +23,7 @@ from novaberg.graph.nodes.salience import salience
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.gate import ModelGate, Priority
-from novaberg.memory.bridge import observer_for, store_kzg_writes
+from novaberg.memory.bridge import observer_for, store_short_term_writes
 from novaberg.store import archive
 from novaberg.store.keys import Pair
 from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER, GRAPH_CHARACTER, GRAPH_HUMAN
@@ -95,7 +95,7 @@ async def distil_import(
         state = _state(row, previous_user, human_salience)
         async with _slot(gate):
             update = await salience(state, deps)
-            outcome = await store_kzg_writes(
+            outcome = await store_short_term_writes(
                 deps.redis,
                 deps.pool,
                 deps.model,

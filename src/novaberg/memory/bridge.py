@@ -1,14 +1,14 @@
 """What the graph nodes call of the memory layer, with plain arguments (no graph types).
 
-- the dispatcher: `store_kzg_writes(...)` for the run's `kzg` PendingWrites (→ the kern
+- the dispatcher: `store_short_term_writes(...)` for the run's `kzg` PendingWrites (→ the kern
   for the session turn) and `summarise_session(...)` after the session turn is written;
 - the enricher: `resonance(...)` for the KZG and LZG memories of a turn, plus the hybrid
   search's (`hybrid_recall`): archived turns the session no longer holds (a fact told
   weeks ago that never became a short-term memory) and long-term nodes sharing a rare word
   with the stimulus (a name the vectors blur, a lorebook entry's key).
 
-The short-term vector cache lives in one `KzgStore` per Redis client for the life of the
-process (`kzg_store_for`), so a turn's search does not refetch every vector.
+The short-term vector cache lives in one `ShortTermStore` per Redis client for the life of the
+process (`short_term_store_for`), so a turn's search does not refetch every vector.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from novaberg.memory.short_term import (
 )
 from novaberg.store.archive import SPEAKER_USER
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
 from novaberg.store.pipeline_log import PipelineLog
+from novaberg.store.short_term import ShortTermStore
 from novaberg.wire import EI_ROLE_CHARACTER
 
 log = logging.getLogger(__name__)
@@ -73,14 +73,14 @@ class PendingWrite(TypedDict):
     description: str
 
 
-_stores: weakref.WeakKeyDictionary[aioredis.Redis, KzgStore] = weakref.WeakKeyDictionary()
+_stores: weakref.WeakKeyDictionary[aioredis.Redis, ShortTermStore] = weakref.WeakKeyDictionary()
 
 
-def kzg_store_for(redis: aioredis.Redis) -> KzgStore:
+def short_term_store_for(redis: aioredis.Redis) -> ShortTermStore:
     """The process-wide short-term store (and vector cache) of a Redis client."""
     store = _stores.get(redis)
     if store is None:
-        store = _stores[redis] = KzgStore(redis)
+        store = _stores[redis] = ShortTermStore(redis)
     return store
 
 
@@ -90,7 +90,7 @@ def observer_for(ei_calc_role: str | None) -> str:
 
 
 @dataclass
-class KzgWriteOutcome:
+class ShortTermWriteOutcome:
     """session_turn_kern: the kern of the highest-salience stored entry ("" if none)."""
 
     session_turn_kern: str = ""
@@ -106,7 +106,7 @@ class KzgWriteOutcome:
         }
 
 
-async def store_kzg_writes(
+async def store_short_term_writes(
     redis: aioredis.Redis,
     pool: AsyncConnectionPool,
     model: LLM,
@@ -123,7 +123,7 @@ async def store_kzg_writes(
     character_name: str | None = None,
     link_turns: bool = True,
     once_per_turn: bool = False,
-) -> KzgWriteOutcome:
+) -> ShortTermWriteOutcome:
     """Carry out every `kzg` create write; other writes are left to their managers.
 
     `link_turns=False`: the caller writes the `verbindung` rows of `outcome.stored`.
@@ -135,11 +135,11 @@ async def store_kzg_writes(
         model,
         pool=pool,
         pipeline_log=pipeline_log,
-        store=kzg_store_for(redis),
+        store=short_term_store_for(redis),
         clock=clock,
         promotions=promotions,
     )
-    outcome = KzgWriteOutcome()
+    outcome = ShortTermWriteOutcome()
     if once_per_turn and turn_id:
         earlier = await memory.store.keys_of_turn(pair, turn_id, observer)
         if earlier:
@@ -341,8 +341,8 @@ async def resonance(
 ) -> MemoryResonance:
     """KZG retrieval (≥ 0.72), LZG `spreading_lesen` and (given `recall`) the hybrid
     search's archived turns and word matches, with the same search vector."""
-    short = ShortTermMemory(redis, model, store=kzg_store_for(redis), clock=clock)
-    long_term = LongTermMemory(pool, redis, model, kzg=kzg_store_for(redis), clock=clock)
+    short = ShortTermMemory(redis, model, store=short_term_store_for(redis), clock=clock)
+    long_term = LongTermMemory(pool, redis, model, kzg=short_term_store_for(redis), clock=clock)
     # Redis and PostgreSQL answer in parallel: the reads share nothing
     hits, spread, archived = await asyncio.gather(
         short.retrieve(pair, vector),

@@ -46,10 +46,11 @@ from novaberg.llm.base import LLM
 from novaberg.memory import edges
 from novaberg.memory.context import SOURCE_LONG_TERM, ContextEntry
 from novaberg.memory.curve import LONG_TERM_CAP, long_term_weight
-from novaberg.store import keys, lzg, shadow_queue
+from novaberg.store import keys, shadow_queue
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
-from novaberg.store.kzg_codec import CORRECTED_FIELD
+from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_codec import CORRECTED_FIELD
 
 log = logging.getLogger(__name__)
 
@@ -265,13 +266,13 @@ class LongTermMemory:
         redis: aioredis.Redis,
         model: LLM,
         *,
-        kzg: KzgStore | None = None,
+        kzg: ShortTermStore | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.pool = pool
         self.redis = redis
         self.model = model
-        self.kzg = kzg or KzgStore(redis)
+        self.kzg = kzg or ShortTermStore(redis)
         self.clock = clock
 
     # --- promotion ------------------------------------------------------------------
@@ -291,8 +292,8 @@ class LongTermMemory:
             fields.get("character_id") or str(job["character_id"]),
         )
         async with self.pool.connection() as conn:
-            deleted = await lzg.deleted_key(conn, key)
-            done = None if deleted is not None else await lzg.promoted_to(conn, key)
+            deleted = await long_term_store.deleted_key(conn, key)
+            done = None if deleted is not None else await long_term_store.promoted_to(conn, key)
         if deleted is not None:
             log.info("promotion: %s belonged to deleted node %s; dropped", key, deleted)
             return PromotionOutcome("geloescht", key, None)
@@ -358,14 +359,16 @@ class LongTermMemory:
         """Create, reinforce or reactivate a node for `key`, recorded in the same
         transaction; `_AlreadyPromoted` (all undone) if another run recorded it first."""
         async with self.pool.connection() as conn, conn.transaction():
-            best = await lzg.nearest(conn, pair, vector, 1, active_only=False)
+            best = await long_term_store.nearest(conn, pair, vector, 1, active_only=False)
             if best and float(best[0]["cosine"]) >= MATCH_THRESHOLD:
                 outcome = await self._reinforce(conn, key, best[0], now)
             else:
                 outcome = await self._create(conn, pair, key, fields, vector, now)
             if outcome.node_id is not None:
-                await lzg.link_turn(conn, key, outcome.node_id)
-                if not await lzg.record_promotion(conn, key, outcome.node_id, outcome.action):
+                await long_term_store.link_turn(conn, key, outcome.node_id)
+                if not await long_term_store.record_promotion(
+                    conn, key, outcome.node_id, outcome.action
+                ):
                     raise _AlreadyPromoted(key)  # a concurrent run committed first
         return outcome
 
@@ -377,7 +380,7 @@ class LongTermMemory:
         absolute = float(node["gewicht_absolut"])
         if not node["aktiv"]:
             decayed = (absolute + REACTIVATION_BOOST) / 2
-            await lzg.set_weights(
+            await long_term_store.set_weights(
                 conn,
                 node_id,
                 raw=float(node["gewicht_roh"]),
@@ -389,7 +392,7 @@ class LongTermMemory:
             return PromotionOutcome("reaktiviert", key, node_id, cosine)
         raw = float(node["gewicht_roh"]) + REINFORCEMENT_BOOST
         absolute = long_term_weight(raw)
-        await lzg.set_weights(
+        await long_term_store.set_weights(
             conn,
             node_id,
             raw=raw,
@@ -446,11 +449,11 @@ class LongTermMemory:
             "tone": fields.get("tone") or "",
             "korrigiert_am": _dt(corrected) if corrected is not None else None,
         }
-        node_id = await lzg.insert_node(conn, node)
+        node_id = await long_term_store.insert_node(conn, node)
         if node_id is None:  # a concurrent promotion of the same key won, or it was deleted
-            existing = await lzg.node_by_source(conn, key)
+            existing = await long_term_store.node_by_source(conn, key)
             return PromotionOutcome("schon_befoerdert", key, existing["id"] if existing else None)
-        stored = await lzg.get_node(conn, node_id)
+        stored = await long_term_store.get_node(conn, node_id)
         assert stored is not None
         count = await self._connect(conn, pair, stored, vector, now)
         return PromotionOutcome("neu", key, node_id, None, count)
@@ -466,10 +469,10 @@ class LongTermMemory:
         """Two directed edges to every candidate a layer joins the new node to."""
         node_id = int(node["id"])
         candidates: dict[int, Mapping[str, Any]] = {}
-        for row in await lzg.nearest(conn, pair, vector, EDGE_EMBEDDING_CANDIDATES + 1):
+        for row in await long_term_store.nearest(conn, pair, vector, EDGE_EMBEDDING_CANDIDATES + 1):
             if float(row["cosine"]) > edges.EMBEDDING_THRESHOLD:
                 candidates[int(row["id"])] = row
-        for row in await lzg.overlap_candidates(
+        for row in await long_term_store.overlap_candidates(
             conn,
             pair,
             vector,
@@ -482,7 +485,7 @@ class LongTermMemory:
         precision = str(node.get("timeline_praezision") or "")
         moment = node.get("timeline_zeit")
         if precision in edges.TIMELINE_TOLERANCE_DAYS and moment is not None:
-            for row in await lzg.timeline_candidates(
+            for row in await long_term_store.timeline_candidates(
                 conn,
                 pair,
                 vector,
@@ -494,7 +497,7 @@ class LongTermMemory:
             ):
                 candidates.setdefault(int(row["id"]), row)
         candidates.pop(node_id, None)
-        rows: list[lzg.EdgeRow] = []
+        rows: list[long_term_store.EdgeRow] = []
         for other_id, other in candidates.items():
             layers = edges.find_layers(node, other, float(other["cosine"]))
             if not layers:
@@ -511,13 +514,13 @@ class LongTermMemory:
             )
             rows.append((node_id, other_id, a_to_b, edges.damped(a_to_b), *frozen))
             rows.append((other_id, node_id, b_to_a, edges.damped(b_to_a), *frozen))
-        await lzg.upsert_edges(conn, rows, now)
+        await long_term_store.upsert_edges(conn, rows, now)
         return len(rows)
 
     async def recompute_edges(self, conn: AsyncConnection[Any], node_id: int) -> int:
         """After a reinforcement: every edge of the node from the ends' current weights."""
         updates: list[tuple[float, float, int]] = []
-        for edge in await lzg.edges_touching(conn, node_id):
+        for edge in await long_term_store.edges_touching(conn, node_id):
             depths = edges.frozen_layers(
                 edge, edge["a_themen"] or [], edge["b_themen"] or [], edge["a_praezision"]
             )
@@ -528,7 +531,7 @@ class LongTermMemory:
                 float(edge["a_absolut"]), float(edge["b_absolut"]), depths
             )
             updates.append((a_to_b, edges.damped(a_to_b), int(edge["id"])))
-        await lzg.set_edge_weights(conn, updates)
+        await long_term_store.set_edge_weights(conn, updates)
         return len(updates)
 
     # --- reading --------------------------------------------------------------------
@@ -538,7 +541,7 @@ class LongTermMemory:
     ) -> list[dict[str, Any]]:
         """The pair's k nearest active nodes with `cosine` (emotional gravitation, search)."""
         async with self.pool.connection() as conn:
-            return await lzg.nearest(conn, pair, vector, k)
+            return await long_term_store.nearest(conn, pair, vector, k)
 
     async def spreading_read(
         self,
@@ -561,7 +564,7 @@ class LongTermMemory:
         async with self.pool.connection() as conn:
             anchors = [
                 row
-                for row in await lzg.nearest(conn, pair, vector, ANCHOR_COUNT)
+                for row in await long_term_store.nearest(conn, pair, vector, ANCHOR_COUNT)
                 if float(row["cosine"]) >= ANCHOR_MIN_COSINE
             ]
             result.anker_anzahl = len(anchors)
@@ -588,7 +591,7 @@ class LongTermMemory:
             for shell in range(1, depth + 1):
                 by_id = {m.knoten_id: m for m, _ in shell_members}
                 steps = [(m.knoten_id, prev) for m, prev in shell_members]
-                rows = await lzg.outgoing(conn, steps, EDGES_PER_SHELL.get(shell, 2))
+                rows = await long_term_store.outgoing(conn, steps, EDGES_PER_SHELL.get(shell, 2))
                 next_members: list[tuple[Memory, int | None]] = []
                 for row in rows:
                     source = by_id[int(row["quelle"])]
@@ -633,7 +636,7 @@ class LongTermMemory:
             )
             result.erinnerungen = ranked[:RESULT_COUNT]
             if mark_retrieved and result.erinnerungen:
-                await lzg.mark_retrieved(
+                await long_term_store.mark_retrieved(
                     conn, [m.knoten_id for m in result.erinnerungen], _dt(self.clock())
                 )
         return result
@@ -641,7 +644,7 @@ class LongTermMemory:
     async def mark_retrieved(self, node_ids: Sequence[int]) -> int:
         """Record a use of these nodes (reinforcement on retrieval)."""
         async with self.pool.connection() as conn:
-            return await lzg.mark_retrieved(conn, node_ids, _dt(self.clock()))
+            return await long_term_store.mark_retrieved(conn, node_ids, _dt(self.clock()))
 
     # --- the person's edits ---------------------------------------------------------
 
@@ -650,7 +653,7 @@ class LongTermMemory:
         when the pair has no such node. Live short-term entries among those keys are the
         same memory and are forgotten too; the profiles are marked for re-distillation."""
         async with self.pool.connection() as conn, conn.transaction():
-            source = await lzg.delete_node(conn, pair, node_id)
+            source = await long_term_store.delete_node(conn, pair, node_id)
         if source is None:
             return None
         for key in source:
@@ -665,11 +668,13 @@ class LongTermMemory:
         """Replace a node's text with the person's and re-embed it; the node, or None when
         the pair has no such node. Weights, edges and provenance stay."""
         async with self.pool.connection() as conn:
-            if await lzg.get_node_of(conn, pair, node_id) is None:
+            if await long_term_store.get_node_of(conn, pair, node_id) is None:
                 return None
         vector = (await self.model.embed([text]))[0]
         async with self.pool.connection() as conn:
-            node = await lzg.correct_node(conn, pair, node_id, text, vector, _dt(self.clock()))
+            node = await long_term_store.correct_node(
+                conn, pair, node_id, text, vector, _dt(self.clock())
+            )
         if node is not None:
             await self.redis.set(keys.profile_dirty(pair), "1")
         return node
@@ -683,7 +688,7 @@ class LongTermMemory:
         after = 0
         async with self.pool.connection() as conn:
             while True:
-                count, off, last = await lzg.decay_batch(
+                count, off, last = await long_term_store.decay_batch(
                     conn,
                     now=moment,
                     rate_per_day=DECAY_RATE_PER_DAY,
@@ -696,7 +701,9 @@ class LongTermMemory:
                 updated += count
                 deactivated += off
                 after = last
-            purged = await lzg.purge_pipeline_log(conn, moment - timedelta(days=LOG_RETENTION_DAYS))
+            purged = await long_term_store.purge_pipeline_log(
+                conn, moment - timedelta(days=LOG_RETENTION_DAYS)
+            )
         if deactivated:
             log.info("lzg decay: %d nodes updated, %d deactivated", updated, deactivated)
         return DecayOutcome(updated, deactivated, purged)

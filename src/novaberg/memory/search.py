@@ -42,10 +42,11 @@ from novaberg.llm.errors import ModelError
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
 from novaberg.memory.fusion import Fused, reciprocal_rank_fusion
 from novaberg.memory.time_expressions.windows import TimeWindow, query_window
-from novaberg.store import archive, lzg, pipelined, text_search
+from novaberg.store import archive, pipelined, text_search
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgEntry, KzgStore
 from novaberg.store.pipelined import Reply
+from novaberg.store.short_term import ShortTermEntry, ShortTermStore
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,7 @@ class _Search:
         self.options = options
         self.window = window
         self.filters = archive.Filters(window, options.before, options.exclude_turn)
-        self.entries: dict[str, KzgEntry] = {}
+        self.entries: dict[str, ShortTermEntry] = {}
         self.nodes: dict[int, dict[str, Any]] = {}
         self.depth = max(LIST_DEPTH, options.limit)
         self.by_context: set[int] = set()
@@ -268,7 +269,7 @@ class _Search:
             return
         entries = [
             entry
-            for entry in await KzgStore(self.redis, cache_vectors=False).entries(
+            for entry in await ShortTermStore(self.redis, cache_vectors=False).entries(
                 self.pair, with_ttl=False
             )
             if entry.fields.get("inhalt", "").strip()
@@ -424,7 +425,7 @@ class _Search:
     async def _long_term_vector(
         self, conn: AsyncConnection[Any], vector: np.ndarray
     ) -> Reply[Ranked]:
-        rows = await lzg.queue_nearest(
+        rows = await long_term_store.queue_nearest(
             conn, self.pair, vector, self.depth, active_only=not self.options.include_inactive
         )
         return rows.then(self._long_term_ranked)
@@ -438,7 +439,7 @@ class _Search:
     async def _long_term_lexical(
         self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
     ) -> Reply[Ranked]:
-        hits = await lzg.queue_lexical(
+        hits = await long_term_store.queue_lexical(
             conn,
             self.pair,
             terms,
@@ -469,8 +470,8 @@ class _Search:
             rows_reply = await archive.queue_rows_by_id(
                 conn, (int(i) for i in wanted[LAYER_ARCHIVE])
             )
-            nodes_reply = await lzg.queue_nodes_by_id(conn, missing)
-            keys_reply = await lzg.queue_source_keys(
+            nodes_reply = await long_term_store.queue_nodes_by_id(conn, missing)
+            keys_reply = await long_term_store.queue_source_keys(
                 conn, (int(i) for i in wanted[LAYER_LONG_TERM])
             )
             short_reply = await archive.queue_rows_by_turn(conn, self.pair, short_turns)
@@ -583,7 +584,7 @@ def _turn_sources(
     return [_archive_source(row) for row in own or rows]
 
 
-def _short_term_vector(entries: list[KzgEntry], vector: np.ndarray, depth: int) -> Ranked:
+def _short_term_vector(entries: list[ShortTermEntry], vector: np.ndarray, depth: int) -> Ranked:
     """Exact cosine over the pair's entries (a pair has hundreds at most: no index)."""
     with_vectors = [entry for entry in entries if entry.vector is not None]
     vectors: list[np.ndarray] = [entry.vector for entry in with_vectors if entry.vector is not None]

@@ -40,16 +40,16 @@ from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.entities import ids_field, ids_of_field, resolve_entities
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import FieldRow, KzgStore
-from novaberg.store.kzg_codec import (
+from novaberg.store.pipeline_log import PipelineLog
+from novaberg.store.short_term import FieldRow, ShortTermStore
+from novaberg.store.short_term_codec import (
     CORRECTED_FIELD,
     FIELD_THEMES_NORM,
-    KzgHit,
+    ShortTermHit,
     ThemeRow,
     themes_field,
     themes_of_field,
 )
-from novaberg.store.pipeline_log import PipelineLog
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class ShortTermMemory:
         *,
         pool: AsyncConnectionPool | None = None,
         pipeline_log: PipelineLog | None = None,
-        store: KzgStore | None = None,
+        store: ShortTermStore | None = None,
         clock: Callable[[], float] = time.time,
         promotions: bool = True,
     ) -> None:
@@ -162,7 +162,7 @@ class ShortTermMemory:
         self.model = model
         self.pool = pool
         self.pipeline_log = pipeline_log
-        self.store = store or KzgStore(redis)
+        self.store = store or ShortTermStore(redis)
         self.clock = clock
         self.promotions = promotions
 
@@ -465,7 +465,7 @@ class ShortTermMemory:
 
     async def nearest(
         self, pair: Pair, vector: Sequence[float] | np.ndarray, k: int = RETRIEVAL_TOP_K
-    ) -> list[KzgHit]:
+    ) -> list[ShortTermHit]:
         """Top k by cosine without the threshold (emotional gravitation scans these)."""
         return await self.store.nearest(pair, vector, k)
 
@@ -635,7 +635,7 @@ class ShortTermMemory:
         )
 
 
-def context_entry(hit: KzgHit) -> ContextEntry:
+def context_entry(hit: ShortTermHit) -> ContextEntry:
     """A search hit as the reducer's ContextEntry."""
     f = hit.fields
     salience = parse_number(f.get("salienz"))

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from novaberg.ei.vectors import PRESSURE_VECTORS
-from novaberg.memory.bridge import kzg_store_for
+from novaberg.memory.bridge import short_term_store_for
 from novaberg.memory.short_term import ShortTermMemory
 from novaberg.pixie.research import NO_PROVIDER_MARK, research
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
@@ -171,7 +171,7 @@ async def _own_memory(
     """Nova's short-term memory of what she found, marked as her research; once per task
     row (`{task}-{id}`), so a run repeated after a crash stores no second one."""
     memory = ShortTermMemory(
-        ctx.redis, ctx.model, pool=ctx.pool, store=kzg_store_for(ctx.redis), clock=ctx.clock
+        ctx.redis, ctx.model, pool=ctx.pool, store=short_term_store_for(ctx.redis), clock=ctx.clock
     )
     async with ctx.model_slot():
         stored = await memory.store_own_note(

@@ -30,16 +30,16 @@ from novaberg.memory.long_term import LongTermMemory
 from novaberg.pixie.impulse_jobs import impulse_jobs
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import WebSearchProvider
 
 DAY: int = 86_400
 
 
-def _kzg(ctx: JobContext) -> KzgStore:
+def _kzg(ctx: JobContext) -> ShortTermStore:
     store = ctx.services.get("kzg")
     if store is None:
-        store = ctx.services["kzg"] = KzgStore(ctx.redis)
+        store = ctx.services["kzg"] = ShortTermStore(ctx.redis)
     return store
 
 

@@ -23,7 +23,7 @@ from novaberg.config import Role
 from novaberg.llm.base import Message
 from novaberg.pixie.scheduler import JobContext
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearchResult, WebSearchProvider
 
 MAX_ROUNDS: Final = 3
@@ -124,7 +124,7 @@ async def _web(ctx: JobContext, web: WebSearchProvider, topic: str, context: str
 async def _memory(ctx: JobContext, pair: Pair, topic: str, context: str) -> ResearchNote:
     async with ctx.model_slot():
         vector = await ctx.model.embed_one(f"{topic} {context}".strip())
-    hits = await KzgStore(ctx.redis).nearest(pair, vector, MEMORIES)
+    hits = await ShortTermStore(ctx.redis).nearest(pair, vector, MEMORIES)
     memories = [h.fields.get("inhalt", "") for h in hits if h.fields.get("inhalt")]
     prompt = f"Thema: {topic}\nAnlass: {context or '-'}\nErinnerungen:\n" + (
         "\n".join(f"- {m}" for m in memories) or "- keine"

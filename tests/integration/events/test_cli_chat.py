@@ -24,7 +24,7 @@ from novaberg.events.queues import push_event
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 PAIR = keys.Pair("anna", "nova")
@@ -157,7 +157,7 @@ async def test_a_conversation_in_the_terminal(
                 break
             await asyncio.sleep(0.05)
         vector = (await model.embed(["Zitronenkuchen"]))[0]
-        await KzgStore(redis).create(
+        await ShortTermStore(redis).create(
             PAIR,
             {"inhalt": "Anna backt am liebsten Zitronenkuchen", "themen": "backen"},
             vector,

@@ -19,7 +19,7 @@ from novaberg.events.impulses import DELIVERY_ERROR, ImpulseDelivery, impulse_id
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.store import impulse_stack, keys
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 SCORE: dict[str, Any] = {
     "themen": ["streit"],
@@ -52,7 +52,7 @@ async def delivery(settings, redis, db, model, clock) -> AsyncIterator[ImpulseDe
 
 
 async def _memories(redis: aioredis.Redis, turn_id: str) -> list[str]:
-    return await KzgStore(redis).keys_of_turn(PAIR, turn_id, "assistant")
+    return await ShortTermStore(redis).keys_of_turn(PAIR, turn_id, "assistant")
 
 
 async def test_a_thought_formed_again_after_a_crash_stores_one_memory(

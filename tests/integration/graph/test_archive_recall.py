@@ -25,7 +25,7 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
 DAY = 86_400.0
@@ -133,7 +133,7 @@ async def test_a_fact_never_promoted_is_recalled_weeks_later(
     script_forgettable(scripted)
     payload = await run_human(moved, human_turn(FACT, received=START))
     await run_character(moved, payload)
-    assert await KzgStore(redis).members(PAIR) == set(), "below the threshold: no memory"
+    assert await ShortTermStore(redis).members(PAIR) == set(), "below the threshold: no memory"
 
     clock.now = START + 21 * DAY  # three weeks later, a new session
     await redis.delete(keys.session_turns(PAIR), keys.session_summary(PAIR))

@@ -29,8 +29,8 @@ from novaberg.graph.contract import CharacterTurn, GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
-from novaberg.store.kzg import KzgStore
 from novaberg.store.pipeline_log import read_turn
+from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearxngProvider
 
 ROME_QUESTION = "wie war dein Urlaub in Rom?"
@@ -59,7 +59,7 @@ async def remember(deps: GraphDeps, text: str, like: str) -> str:
         "beobachter": "assistant",
         "themen": "reise",
     }
-    store = KzgStore(deps.redis)
+    store = ShortTermStore(deps.redis)
     return await store.create(
         PAIR, fields, vector, ttl_seconds=3600, epoch_ms=int(NOW * 1000) - 60_000
     )

@@ -31,7 +31,7 @@ from novaberg.llm.scripted import ScriptedEmbedder
 from novaberg.runtime.services import Endpoints
 from novaberg.store import characters
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 from novaberg.store.users import issue_token
 
 PAIR = Pair("meister", "nova")
@@ -204,7 +204,7 @@ async def test_distil_turns_imported_turns_into_short_term_memories_with_their_s
     )
     assert result.exit_code == 0, result.output
     assert "distilled 6 turn(s) into 1 memories" in result.stdout
-    (entry,) = await KzgStore(redis).entries(PAIR)
+    (entry,) = await ShortTermStore(redis).entries(PAIR)
     assert entry.fields["inhalt"] == "Der Nachbar des Nutzers heißt Korbinian."
     assert entry.fields["turn_id"] == "import:jsonl:t2"
     assert (

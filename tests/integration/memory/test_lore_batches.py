@@ -15,7 +15,7 @@ from novaberg.imports.cards import parse_card
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
-from novaberg.store import lzg
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -107,7 +107,9 @@ async def test_lore_the_person_deleted_is_not_imported_again(
         row = await (
             await conn.execute("SELECT id FROM lzg_knoten WHERE kzg_quell_key LIKE '%:7'")
         ).fetchone()
-        assert await lzg.delete_node(conn, Pair("anna", "kaethe"), row["id"]) is not None
+        assert (
+            await long_term_store.delete_node(conn, Pair("anna", "kaethe"), row["id"]) is not None
+        )
     again = await import_card(db, model, card, user_id="anna", now=NOW)
     assert again.lore_new == 0
     assert await lore_count(db) == 299
@@ -131,7 +133,9 @@ async def test_insert_nodes_skips_stored_and_tombstoned_keys_in_batch_order(
             "INSERT INTO lzg_geloescht (kzg_key, lzg_id, user_id, character_id)"
             " VALUES ('weg', 1, 'anna', 'nova')"
         )
-        (first,) = await lzg.insert_nodes(conn, [node("a")])
-        ids = await lzg.insert_nodes(conn, [node("c"), node("a"), node("weg"), node("b")])
+        (first,) = await long_term_store.insert_nodes(conn, [node("a")])
+        ids = await long_term_store.insert_nodes(
+            conn, [node("c"), node("a"), node("weg"), node("b")]
+        )
     assert first is not None and ids[1] is None and ids[2] is None
     assert ids[0] is not None and ids[3] is not None and first < ids[0] < ids[3]

@@ -7,7 +7,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.memory.bridge import kzg_store_for, observer_for, resonance, store_kzg_writes
+from novaberg.memory.bridge import (
+    observer_for,
+    resonance,
+    short_term_store_for,
+    store_short_term_writes,
+)
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.store import keys
 from novaberg.store.keys import Pair
@@ -29,7 +34,7 @@ async def test_kzg_writes_give_the_top_salience_kern(
 ) -> None:
     scripted.add("Lissabon", "Der Nutzer fliegt nach Lissabon.")
     scripted.add("Koffer", "Der Nutzer packt den Koffer.")
-    outcome = await store_kzg_writes(
+    outcome = await store_short_term_writes(
         redis,
         db,
         model,
@@ -55,14 +60,14 @@ async def test_kzg_writes_give_the_top_salience_kern(
         assert [(r["turn_id"], r["kzg_id"]) for r in await cur.fetchall()] == [
             ("t-1", key) for key in outcome.results[:2]
         ]
-    assert kzg_store_for(redis) is kzg_store_for(redis)  # one vector cache per client
+    assert short_term_store_for(redis) is short_term_store_for(redis)  # one vector cache per client
 
 
 async def test_resonance_brings_both_memories(
     redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Lissabon", "Der Nutzer fliegt nach Lissabon.")
-    outcome = await store_kzg_writes(
+    outcome = await store_short_term_writes(
         redis,
         db,
         model,

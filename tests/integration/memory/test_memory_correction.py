@@ -19,9 +19,10 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory, StoredEntry, embed_text
-from novaberg.store import keys, lzg
+from novaberg.store import keys
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
 EMBED = ScriptedEmbedder(384)
@@ -87,7 +88,7 @@ async def test_a_corrected_short_term_entry_is_re_embedded_and_keeps_its_provena
     assert body["ttl_s"] is not None and body["ttl_s"] * 1000 <= ttl_before
     assert body["ttl_s"] * 1000 > ttl_before - 60_000, "the TTL is kept, not renewed or lost"
 
-    entry = await KzgStore(redis).get(stored.key)
+    entry = await ShortTermStore(redis).get(stored.key)
     assert entry is not None and entry.vector is not None
     wanted = EMBED.vector(embed_text(["Umzug"], "Der Nutzer zieht nach Lissabon."))
     assert cosine(entry.vector, wanted) == pytest.approx(1.0, abs=1e-5), "re-embedded"
@@ -120,12 +121,14 @@ async def test_short_term_correction_errors(
     assert unknown.status_code == 404 and unknown.json()["detail"]["fehler"] == "nicht_gefunden"
     foreign = await client.patch(f"/memory/nova/short_term/{other.key}", json={"inhalt": "x"})
     assert foreign.status_code == 404, "another person's entry is not the caller's"
-    assert (await KzgStore(redis).get(other.key)).fields["inhalt"] == "Anna zieht nach Rom."  # type: ignore[union-attr]
+    assert (await ShortTermStore(redis).get(other.key)).fields["inhalt"] == "Anna zieht nach Rom."  # type: ignore[union-attr]
     elsewhere = await client.patch(f"/memory/luna/short_term/{mine.key}", json={"inhalt": "x"})
     assert elsewhere.status_code == 404, "the caller's entry with another character"
     no_token = await client.patch(url, json={"inhalt": "x"}, headers={"Authorization": ""})
     assert no_token.status_code == 401
-    assert (await KzgStore(redis).get(mine.key)).fields["inhalt"] == "Der Nutzer zieht nach Madrid."  # type: ignore[union-attr]
+    assert (await ShortTermStore(redis).get(mine.key)).fields[
+        "inhalt"
+    ] == "Der Nutzer zieht nach Madrid."  # type: ignore[union-attr]
 
 
 async def test_another_process_searches_with_the_corrected_vector(
@@ -139,11 +142,11 @@ async def test_another_process_searches_with_the_corrected_vector(
     await remember(
         redis, db, model, scripted, "Katze!", "Die Katze heisst Mimi.", themes=("Tiere",)
     )
-    reader = KzgStore(redis)
+    reader = ShortTermStore(redis)
     old = EMBED.vector(embed_text(["Umzug"], "Der Nutzer zieht nach Madrid."))
     assert (await reader.nearest(PAIR, old, 1))[0].key == stored.key  # the vectors are cached
 
-    writer = ShortTermMemory(redis, model, store=KzgStore(redis), promotions=False)
+    writer = ShortTermMemory(redis, model, store=ShortTermStore(redis), promotions=False)
     assert await writer.correct(PAIR, stored.key, "Orangen und Zitronen aus Valencia")
     new = EMBED.vector(embed_text(["Umzug"], "Orangen und Zitronen aus Valencia"))
     (hit,) = await reader.nearest(PAIR, new, 1)
@@ -184,7 +187,7 @@ async def test_a_corrected_long_term_node_is_re_embedded_in_place(
         redis, db, model, scripted, "Madrid!", "Der Nutzer zieht nach Madrid."
     )
     async with db.connection() as conn:
-        before = await lzg.get_node(conn, node_id)
+        before = await long_term_store.get_node(conn, node_id)
     assert before is not None
     await redis.delete(keys.profile_dirty(PAIR))
 
@@ -197,8 +200,10 @@ async def test_a_corrected_long_term_node_is_re_embedded_in_place(
     assert body["korrigiert_am"] is not None
     assert body["gewicht_decay"] == pytest.approx(before["gewicht_decay"])
     async with db.connection() as conn:
-        after = await lzg.get_node(conn, node_id)
-        nearest = await lzg.nearest(conn, PAIR, EMBED.vector("Der Nutzer zieht nach Lissabon."), 1)
+        after = await long_term_store.get_node(conn, node_id)
+        nearest = await long_term_store.nearest(
+            conn, PAIR, EMBED.vector("Der Nutzer zieht nach Lissabon."), 1
+        )
         words = await conn.execute(
             "SELECT count(*) AS n FROM lzg_knoten WHERE tsv @@ plainto_tsquery('simple', 'lissabon')"
         )
@@ -307,7 +312,7 @@ async def test_a_deleted_node_does_not_come_back(
     )
     anchor = EMBED.vector("Der Nutzer sucht eine Wohnung.")
     async with db.connection() as conn:
-        anchors = await lzg.nearest(conn, PAIR, anchor, 3)
+        anchors = await long_term_store.nearest(conn, PAIR, anchor, 3)
     assert [r["id"] for r in anchors if float(r["cosine"]) >= 0.40] == [kept]
     before = await memory.spreading_read(PAIR, anchor, "glut", mark_retrieved=False)
     assert {m.knoten_id: m.schale for m in before.erinnerungen} == {kept: 0, gone: 1}
@@ -323,7 +328,7 @@ async def test_a_deleted_node_does_not_come_back(
     for key in (first.key, again.key):
         job = {"key": key, "user_id": "meister", "character_id": "nova"}
         assert (await memory.promote(job)).action in {"geloescht", "verfallen"}
-        await KzgStore(redis).create(
+        await ShortTermStore(redis).create(
             PAIR,
             {"inhalt": fact, "salienz": "0.95", "user_id": "meister", "character_id": "nova"},
             EMBED.vector(fact),
@@ -336,7 +341,7 @@ async def test_a_deleted_node_does_not_come_back(
 
     # an import (or any insert) of one of the keys
     async with db.connection() as conn:
-        inserted = await lzg.insert_node(
+        inserted = await long_term_store.insert_node(
             conn,
             {
                 "kzg_quell_key": first.key,
@@ -381,10 +386,10 @@ async def test_a_correction_that_cannot_be_embedded_changes_nothing(
         answer = await client.patch(url, json={"inhalt": "Der Nutzer zieht nach Lissabon."})
         assert answer.status_code == 503
         assert answer.json()["detail"]["fehler"] == "modell_nicht_erreichbar"
-    entry = await KzgStore(redis).get(stored.key)
+    entry = await ShortTermStore(redis).get(stored.key)
     assert entry is not None and entry.fields["inhalt"] == "Der Nutzer zieht nach Madrid."
     assert "korrigiert_am" not in entry.fields
     async with db.connection() as conn:
-        node = await lzg.get_node(conn, node_id)
+        node = await long_term_store.get_node(conn, node_id)
     assert node is not None and node["inhalt"] == "Der Nutzer zieht nach Madrid."
     assert node["korrigiert_am"] is None

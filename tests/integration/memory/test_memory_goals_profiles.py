@@ -15,7 +15,7 @@ from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.store import character_profiles, goals, keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
 NOW = datetime(2026, 8, 1, 12, tzinfo=UTC)
@@ -118,7 +118,7 @@ LAYERS = {
 async def test_dirty_flag_runs_distillation_once_for_both_rows(
     db: AsyncConnectionPool, redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:
-    store = KzgStore(redis)
+    store = ShortTermStore(redis)
     vec = (await model.embed(["x"]))[0]
     fields = {
         "user_id": "meister",

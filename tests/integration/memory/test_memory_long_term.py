@@ -21,7 +21,7 @@ from novaberg.memory.long_term import (
 )
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
 T0 = 1_790_000_000.0
@@ -37,7 +37,7 @@ class Clock:
 
 
 async def kzg_entry(
-    store: KzgStore,
+    store: ShortTermStore,
     model: ModelLayer,
     inhalt: str,
     *,
@@ -76,13 +76,17 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(redis: aioredis.Redis) -> KzgStore:
-    return KzgStore(redis)
+def store(redis: aioredis.Redis) -> ShortTermStore:
+    return ShortTermStore(redis)
 
 
 @pytest.fixture
 def memory(
-    db: AsyncConnectionPool, redis: aioredis.Redis, model: ModelLayer, store: KzgStore, clock: Clock
+    db: AsyncConnectionPool,
+    redis: aioredis.Redis,
+    model: ModelLayer,
+    store: ShortTermStore,
+    clock: Clock,
 ) -> LongTermMemory:
     return LongTermMemory(db, redis, model, kzg=store, clock=clock)
 
@@ -103,7 +107,7 @@ async def edges(db: AsyncConnectionPool) -> list[dict[str, Any]]:
 
 async def test_promotion_creates_then_reinforces_on_near_duplicate(
     memory: LongTermMemory,
-    store: KzgStore,
+    store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
     redis: aioredis.Redis,
@@ -152,7 +156,7 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
 
 
 async def test_new_node_gets_two_directed_edges_per_joining_layer(
-    memory: LongTermMemory, store: KzgStore, model: ModelLayer, db: AsyncConnectionPool
+    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
     a = await memory.promote(
         job(await kzg_entry(store, model, "Anna liebt Katzen sehr.", ms=1, themen="Tiere"))
@@ -196,7 +200,7 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
 
 
 async def test_inactive_match_is_half_reactivated(
-    memory: LongTermMemory, store: KzgStore, model: ModelLayer, db: AsyncConnectionPool
+    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
     created = await memory.promote(job(await kzg_entry(store, model, "Der Nutzer mag Jazz.", ms=1)))
     async with db.connection() as conn:
@@ -211,7 +215,7 @@ async def test_inactive_match_is_half_reactivated(
 
 async def test_decay_deactivates_unused_and_spares_used(
     memory: LongTermMemory,
-    store: KzgStore,
+    store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
     clock: Clock,
@@ -260,7 +264,7 @@ async def test_decay_purges_old_pipeline_log_but_keeps_turn_roh(
 
 async def test_spreading_read_follows_edges_by_cluster_depth(
     memory: LongTermMemory,
-    store: KzgStore,
+    store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
     clock: Clock,
@@ -315,7 +319,7 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
 
 
 async def test_promotion_job_drains_queue_requeues_and_gives_up(
-    memory: LongTermMemory, store: KzgStore, model: ModelLayer, redis: aioredis.Redis
+    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, redis: aioredis.Redis
 ) -> None:
     good = await kzg_entry(store, model, "Der Nutzer lernt Spanisch.", ms=1)
     queue, working = keys.promotion_queue("meister"), keys.promotion_working("meister")

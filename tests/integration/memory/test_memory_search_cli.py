@@ -17,7 +17,7 @@ from novaberg.llm.scripted import ScriptedEmbedder
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg_codec import encode_vector
+from novaberg.store.short_term_codec import encode_vector
 
 PAIR = Pair("meister", "nova")
 

@@ -18,9 +18,9 @@ from novaberg.memory.short_term import ShortTermMemory, embed_text
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
-from novaberg.store.kzg_search import PairCache, rank
 from novaberg.store.redis_client import create_redis
+from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_search import PairCache, rank
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")
@@ -290,7 +290,7 @@ async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
     (up to the rounding of normalising one row instead of all)."""
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((60, 8)).astype(np.float32)
-    store = KzgStore(redis)
+    store = ShortTermStore(redis)
     await store.create(PAIR, {"inhalt": "0"}, vectors[0], ttl_seconds=3600, epoch_ms=1)
     assert len(await store.nearest(PAIR, vectors[0], 3)) == 1  # the cache is built
     expected = store._pairs[PAIR].matrix.copy()
@@ -311,7 +311,7 @@ async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
         unit = query / np.linalg.norm(query)
         ours, theirs = rank(cached, unit, 10), rank(stacked, unit, 10)
         assert np.array_equal(ours[0], theirs[0]) and ours[2] == theirs[2]
-    rebuilt = KzgStore(redis)  # another process: its matrix comes from Redis
+    rebuilt = ShortTermStore(redis)  # another process: its matrix comes from Redis
     assert len(await rebuilt.nearest(PAIR, vectors[0], 3)) == 3
     fresh = rebuilt._pairs[PAIR]
     fresh_rows = dict(zip(fresh.keys, fresh.matrix, strict=True))
@@ -408,10 +408,10 @@ async def test_reinforcement_prunes_expired_members_and_queues_normalised_themes
 async def test_cached_search_notices_entries_added_and_removed_by_another_client(
     redis: aioredis.Redis, endpoints: Endpoints, model: ModelLayer
 ) -> None:
-    reader = KzgStore(redis)
+    reader = ShortTermStore(redis)
     other = create_redis(endpoints.redis_url)  # another process: its own client and cache
     try:
-        writer = KzgStore(other)
+        writer = ShortTermStore(other)
         texts = ["Der Nutzer segelt gern.", "Die Katze heisst Mimi.", "Das Auto ist rot."]
         vectors = await model.embed(texts)
         fields = {"user_id": "meister", "character_id": "nova", "salienz": "0.8"}
@@ -440,7 +440,7 @@ async def test_cached_search_notices_entries_added_and_removed_by_another_client
 async def test_search_hits_keep_every_text_field_however_it_is_encoded(
     redis: aioredis.Redis, model: ModelLayer
 ) -> None:
-    store = KzgStore(redis)
+    store = ShortTermStore(redis)
     vector = (await model.embed(["Notiz"]))[0]
     fields = {"user_id": "meister", "inhalt": "Notiz", "roh": b"a\xffb", "nul": "x\0y", "leer": ""}
     key = await store.create(PAIR, fields, vector, ttl_seconds=3600, epoch_ms=1)

@@ -19,9 +19,9 @@ from novaberg.pixie.impulse_jobs import GAP_LEAD
 from novaberg.pixie.jobs import build_scheduler
 from novaberg.pixie.research import MAX_ROUNDS, NO_PROVIDER_MARK
 from novaberg.store import impulse_stack, keys, shadow_queue
-from novaberg.store.kzg import KzgStore
 from novaberg.store.session import append_turn
 from novaberg.store.shadow_queue import ShadowTask
+from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearxngProvider
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -63,7 +63,7 @@ async def _calm_user(redis) -> None:  # type: ignore[no-untyped-def]
 
 
 async def _own_memories(redis) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
-    return [e.fields for e in await KzgStore(redis).entries(PAIR)]
+    return [e.fields for e in await ShortTermStore(redis).entries(PAIR)]
 
 
 def scheduler_for(redis, db, model, web: Any = None):  # type: ignore[no-untyped-def]
@@ -205,7 +205,7 @@ async def test_knowledge_that_came_back_becomes_one_entry_and_no_near_duplicate(
     assert await impulse_stack.size(redis, PAIR) == 1
 
 
-async def _kzg(store: KzgStore, model, text: str, ms: int, turn: str) -> str:  # type: ignore[no-untyped-def]
+async def _kzg(store: ShortTermStore, model, text: str, ms: int, turn: str) -> str:  # type: ignore[no-untyped-def]
     vector = (await model.embed([text]))[0]
     fields = {
         "user_id": "anna", "character_id": "nova", "beobachter": "user", "themen": "Hochzeit, Rom",
@@ -219,7 +219,7 @@ async def _kzg(store: KzgStore, model, text: str, ms: int, turn: str) -> str:  #
 async def test_a_promotion_that_meets_known_knowledge_feeds_wissen_rueckweg(
     redis, db, model
 ) -> None:  # type: ignore[no-untyped-def]
-    store = KzgStore(redis)
+    store = ShortTermStore(redis)
     memory = LongTermMemory(db, redis, model, kzg=store, clock=lambda: NOW.timestamp())
 
     def job(key: str) -> dict[str, Any]:

@@ -46,9 +46,9 @@ from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory.archive import live_row
 from novaberg.memory.bridge import (
-    KzgWriteOutcome,
+    ShortTermWriteOutcome,
     observer_for,
-    store_kzg_writes,
+    store_short_term_writes,
     summarise_session,
 )
 from novaberg.store import archive, keys, pipelined
@@ -214,13 +214,13 @@ async def _archive_alone(deps: GraphDeps, row: ArchiveRow | None) -> int | BaseE
 
 async def store_writes(
     state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
-) -> KzgWriteOutcome:
+) -> ShortTermWriteOutcome:
     """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory. An
     AgentGraph run stores its thought once per turn id (`impuls-{entry}`): a thought formed
     again (after a crash, or after the user wrote first) finds its memory and adds none."""
     if not writes:
-        return KzgWriteOutcome()
-    return await store_kzg_writes(
+        return ShortTermWriteOutcome()
+    return await store_short_term_writes(
         deps.redis,
         deps.pool,
         deps.model,
@@ -448,7 +448,7 @@ async def _store_and_write(
             state.get("turn_id"),
             WRITE_FAILED,
         )
-        outcome = KzgWriteOutcome(results=[WRITE_FAILED] * len(writes))
+        outcome = ShortTermWriteOutcome(results=[WRITE_FAILED] * len(writes))
     if outcome.session_turn_kern:
         update["session_turn_core"] = outcome.session_turn_kern
         if turn is not None:

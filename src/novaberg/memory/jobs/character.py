@@ -32,9 +32,10 @@ from novaberg.llm.errors import ModelError
 from novaberg.memory import wheel
 from novaberg.memory.long_term import ModelSlot, no_slot
 from novaberg.prompts import render, user_message
-from novaberg.store import character_profiles, goals, keys, lzg
+from novaberg.store import character_profiles, goals, keys
+from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
-from novaberg.store.kzg import KzgStore
+from novaberg.store.short_term import ShortTermStore
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def _render_profile(profile: dict[str, Any] | None) -> str:
 async def distil_pair(
     pool: AsyncConnectionPool,
     model: LLM,
-    kzg: KzgStore,
+    kzg: ShortTermStore,
     pair: Pair,
     *,
     now: datetime,
@@ -145,7 +146,7 @@ async def distil_pair(
         if e.fields.get("inhalt")
     ]
     async with pool.connection() as conn:
-        nodes = await lzg.list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
+        nodes = await long_term_store.list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
         user_profile, own_profile = await character_profiles.read_pair_profiles(conn, pair)
     long_term = "\n".join(f"- ({n['beobachter']}) {_clip(n['inhalt'])}" for n in nodes)
     name = character_name or pair.character_id.capitalize()
@@ -281,12 +282,12 @@ async def run_distillation(
     model: LLM,
     *,
     now: float,
-    kzg: KzgStore | None = None,
+    kzg: ShortTermStore | None = None,
     slot: ModelSlot = no_slot,
     limit: int = PAIRS_PER_RUN,
 ) -> dict[str, Any]:
     """Distil every dirty pair (up to `limit`); raises if any distillation failed."""
-    store = kzg or KzgStore(redis)
+    store = kzg or ShortTermStore(redis)
     flags = sorted([key async for key in redis.scan_iter(match=DIRTY_PATTERN, count=500)])
     done: dict[str, Any] = {}
     failures: list[str] = []

@@ -1,4 +1,4 @@
-"""The Lua scripts `KzgStore` runs (store/kzg.py): one round trip per usual path.
+"""The Lua scripts `ShortTermStore` runs (store/short_term.py): one round trip per usual path.
 
 Each comment names the script's keys and arguments and what it returns. Field names are the
 stored entry hash's (docs/behaviour/memory.md#short-term-memory).

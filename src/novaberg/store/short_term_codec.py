@@ -44,7 +44,7 @@ def similarity_of(cosine: float) -> float:
 
 
 @dataclass(slots=True)
-class KzgEntry:
+class ShortTermEntry:
     """One stored entry: its key, text fields (embedding removed) and vector."""
 
     key: str
@@ -54,7 +54,7 @@ class KzgEntry:
 
 
 @dataclass(slots=True)
-class KzgHit:
+class ShortTermHit:
     """A search result: cosine to the query and the similarity (1 + cos) / 2."""
 
     key: str

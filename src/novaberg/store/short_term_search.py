@@ -7,7 +7,7 @@ current (the index version). An embedding changes only by a person's correction,
 also bumps the pair's re-embedding counter: a cache built under another counter refetches
 every vector of the pair.
 
-`KzgSearch` is the search half of `KzgStore` (store/kzg.py), which supplies the Redis
+`ShortTermSearch` is the search half of `ShortTermStore` (store/short_term.py), which supplies the Redis
 client, the scripts and the index bookkeeping it declares.
 """
 
@@ -27,9 +27,9 @@ from redis.exceptions import NoScriptError
 
 from novaberg.store import keys
 from novaberg.store.keys import Pair
-from novaberg.store.kzg_codec import (
+from novaberg.store.short_term_codec import (
     DTYPE,
-    KzgHit,
+    ShortTermHit,
     as_list,
     decode_flats,
     indices,
@@ -79,8 +79,8 @@ class PairCache:
         self.keys.append(key)
 
 
-class KzgSearch:
-    """The search methods of `KzgStore`; the attributes below are set by its `__init__`."""
+class ShortTermSearch:
+    """The search methods of `ShortTermStore`; the attributes below are set by its `__init__`."""
 
     redis: aioredis.Redis
     cache_vectors: bool
@@ -101,7 +101,7 @@ class KzgSearch:
 
     async def nearest(
         self, pair: Pair, vector: Sequence[float] | np.ndarray, k: int = 10
-    ) -> list[KzgHit]:
+    ) -> list[ShortTermHit]:
         """The k entries of the pair with the highest cosine to `vector`, both perspectives.
 
         Exact search (no ANN): every vector of the pair is compared. Entries that expired
@@ -116,7 +116,7 @@ class KzgSearch:
         if first is None:
             return []
         cache, scores, order, chunk, fetched = first
-        hits: list[KzgHit] = []
+        hits: list[ShortTermHit] = []
         gone: list[str] = []
         start = len(chunk)
         while True:
@@ -126,7 +126,7 @@ class KzgSearch:
                     gone.append(key)
                 elif len(hits) < k:
                     cosine = float(scores[i])
-                    hits.append(KzgHit(key, cosine, similarity_of(cosine), fields))
+                    hits.append(ShortTermHit(key, cosine, similarity_of(cosine), fields))
             if len(hits) >= k or start >= len(scores):
                 break
             if start >= len(order):  # more expired entries than expected: rank them all

@@ -33,13 +33,13 @@ import redis.asyncio as aioredis
 from redis.client import NEVER_DECODE
 
 from novaberg.store import keys
-from novaberg.store import kzg_lua as lua
+from novaberg.store import short_term_lua as lua
 from novaberg.store.keys import Pair
-from novaberg.store.kzg_codec import (
+from novaberg.store.short_term_codec import (
     DTYPE,
     FIELD_EMBEDDING,
     FIELD_PROMOTION,
-    KzgEntry,
+    ShortTermEntry,
     ThemeRow,
     as_mapping,
     decode_hash,
@@ -48,9 +48,9 @@ from novaberg.store.kzg_codec import (
     key_ms,
     theme_tokens,
 )
-from novaberg.store.kzg_search import KzgSearch, PairCache
+from novaberg.store.short_term_search import PairCache, ShortTermSearch
 
-__all__ = ["INDEX_TTL", "CreatedEntry", "FieldRow", "KzgStore"]
+__all__ = ["INDEX_TTL", "CreatedEntry", "FieldRow", "ShortTermStore"]
 
 INDEX_TTL: Final = 30 * 86_400
 """The index outlives its longest entry tier (30 d) and is refreshed on
@@ -73,8 +73,8 @@ class CreatedEntry:
     rows: list[FieldRow]
 
 
-class KzgStore(KzgSearch):
-    """Redis access for short-term memory entries of every pair (search: `KzgSearch`)."""
+class ShortTermStore(ShortTermSearch):
+    """Redis access for short-term memory entries of every pair (search: `ShortTermSearch`)."""
 
     def __init__(self, redis: aioredis.Redis, *, cache_vectors: bool = True) -> None:
         self.redis = redis
@@ -231,12 +231,12 @@ class KzgStore(KzgSearch):
 
     # --- reading -------------------------------------------------------------------
 
-    async def get(self, key: str) -> KzgEntry | None:
+    async def get(self, key: str) -> ShortTermEntry | None:
         raw = await self.redis.execute_command("HGETALL", key, **{NEVER_DECODE: True})
         if not raw:
             return None
         fields, vector = decode_hash(as_mapping(raw))
-        return KzgEntry(key, fields, vector)
+        return ShortTermEntry(key, fields, vector)
 
     async def members(self, pair: Pair) -> set[str]:
         return (await self._members_versioned(pair))[1]
@@ -307,7 +307,7 @@ class KzgStore(KzgSearch):
         self._pairs.pop(pair, None)
         return int(done) == 1
 
-    async def entries(self, pair: Pair, *, with_ttl: bool = True) -> list[KzgEntry]:
+    async def entries(self, pair: Pair, *, with_ttl: bool = True) -> list[ShortTermEntry]:
         """Every live entry of a pair, newest first (read APIs and distillation)."""
         members = sorted(await self.members(pair), key=key_ms, reverse=True)
         if not members:
@@ -319,7 +319,7 @@ class KzgStore(KzgSearch):
                 pipe.pttl(key)
         raw = await pipe.execute()
         step = 2 if with_ttl else 1
-        result: list[KzgEntry] = []
+        result: list[ShortTermEntry] = []
         gone: list[str] = []
         for i, key in enumerate(members):
             values = raw[i * step]
@@ -328,7 +328,7 @@ class KzgStore(KzgSearch):
                 continue
             fields, vector = decode_hash(as_mapping(values))
             ttl = int(raw[i * step + 1]) if with_ttl else None
-            result.append(KzgEntry(key, fields, vector, ttl))
+            result.append(ShortTermEntry(key, fields, vector, ttl))
         await self.forget(pair, gone)
         return result
 
