@@ -24,7 +24,6 @@ from novaberg.api import (
     errors,
     health,
     imports_api,
-    impulses_api,
     memory,
     memory_search,
     openai_door,
@@ -38,6 +37,7 @@ from novaberg.api.import_gate import ImportGate
 from novaberg.api.request_guard import RequestGuard
 from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
+from novaberg.impulses import routes as impulses_routes
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ ROUTERS: list[APIRouter] = [
     characters_api.router,
     openai_door.router,
     page_api.router,
-    impulses_api.router,
+    impulses_routes.router,
     tokens_api.router,
 ]
 """Every router the app serves, in order."""

@@ -54,8 +54,10 @@ async def _with_stores(settings: Settings, work: Callable[[Any, Any], Awaitable[
 
 async def status_report(redis: Any, pool: Any) -> dict[str, Any]:
     """Lanes and jobs (schedule, last run), failures, stack and queue sizes per pair."""
+    from novaberg.impulses import shadow_queue
+    from novaberg.impulses import stack as impulse_stack
     from novaberg.pixie.jobs import default_jobs
-    from novaberg.store import impulse_stack, keys, shadow_queue
+    from novaberg.store import keys
 
     jobs = []
     for job in default_jobs():

@@ -153,7 +153,7 @@ class Worker:
             reminders = reminder_loop(deps, self.graphs.agent_graph, self._stop)
             self._tasks.append(asyncio.create_task(reminders, name="reminders"))
             if deps.settings.pixie:
-                from novaberg.events.impulses import ImpulseDelivery
+                from novaberg.impulses.delivery import ImpulseDelivery
                 from novaberg.pixie.jobs import build_scheduler, lane_periods
 
                 periods = lane_periods(deps.settings)

@@ -17,9 +17,10 @@ from psycopg import AsyncConnection
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.uptake import OpenQuestion
-from novaberg.store import impulse_stack, shadow_queue
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.shadow_queue import TASK_KNOWLEDGE_BACK, TASK_KNOWLEDGE_GAP
 from novaberg.store.keys import Pair
-from novaberg.store.shadow_queue import TASK_KNOWLEDGE_BACK, TASK_KNOWLEDGE_GAP
 
 log = logging.getLogger(__name__)
 

@@ -42,11 +42,12 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.ei.canon import NEUTRAL, canonicalise, parse_number, sector_distance, sector_of
+from novaberg.impulses import shadow_queue
 from novaberg.llm.base import LLM
 from novaberg.memory import edges
 from novaberg.memory.context import SOURCE_LONG_TERM, ContextEntry
 from novaberg.memory.curve import LONG_TERM_CAP, long_term_weight
-from novaberg.store import keys, shadow_queue
+from novaberg.store import keys
 from novaberg.store import long_term as long_term_store
 from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore

@@ -7,7 +7,7 @@
 | ziel_decay | 0.2 / daily | cpu | none |
 | charakter | 0.3 / 600 s | llm | structured, per dirty pair |
 
-plus the impulse jobs of pixie/impulse_jobs.py (nachfragen, recherche, wissensluecken,
+plus the impulse jobs of impulses/jobs.py (nachfragen, recherche, wissensluecken,
 wissen_rueckweg, wiedervorlage, schatten_decay).
 """
 
@@ -22,12 +22,12 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import Settings
+from novaberg.impulses.jobs import impulse_jobs
 from novaberg.llm.gate import ModelGate
 from novaberg.memory.archive import fill_missing_vectors, purge_expired
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
 from novaberg.memory.long_term import LongTermMemory
-from novaberg.pixie.impulse_jobs import impulse_jobs
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
 from novaberg.store.short_term import ShortTermStore

@@ -1,4 +1,5 @@
-"""Apply `store/migrations/*.sql` (and agents' `schema.sql`) in order, once each.
+"""Apply `store/migrations/*.sql`, the impulse feature's `impulses/migrations/*.sql` (a
+feature keeps its schema beside its code) and agents' `schema.sql`, in order, once each.
 
 Applied files are recorded in `schema_migrations`; a cluster-wide advisory lock
 keeps an API and a worker starting together from racing. The embedding
@@ -19,6 +20,10 @@ import psycopg
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+FEATURE_MIGRATION_DIRS = (Path(__file__).parent.parent / "impulses" / "migrations",)
+"""Schema files of features that live in a package of their own; their names number them
+into the one sequence with MIGRATIONS_DIR's (a file is recorded by its name, so it may move
+between folders without running again)."""
 ADVISORY_LOCK_ID = 7_120_304_511
 DIM_PLACEHOLDER = "{{EMBED_DIM}}"
 
@@ -38,7 +43,10 @@ class Migration:
 
 
 def core_migrations() -> list[Migration]:
-    return [Migration(p.name, p.read_text()) for p in sorted(MIGRATIONS_DIR.glob("*.sql"))]
+    files = [
+        p for folder in (MIGRATIONS_DIR, *FEATURE_MIGRATION_DIRS) for p in folder.glob("*.sql")
+    ]
+    return [Migration(p.name, p.read_text()) for p in sorted(files, key=lambda p: p.name)]
 
 
 def migrate(database_url: str, embed_dim: int, extra: Iterable[Migration] = ()) -> list[str]:

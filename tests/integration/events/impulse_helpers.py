@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 
 import redis.asyncio as aioredis
 
-from novaberg.store import impulse_stack, keys
-from novaberg.store.impulse_stack import StackEntry
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.stack import StackEntry
+from novaberg.store import keys
 from novaberg.store.session import append_turn
 
 PAIR = keys.Pair("anna", "nova")

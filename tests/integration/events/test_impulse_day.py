@@ -14,11 +14,12 @@ import pytest
 import redis.asyncio as aioredis
 from impulse_helpers import BERLIN, DIM, PAIR, Clock, at, entry, present, stance, user_turn
 
-from novaberg.events.impulse_gates import FIRED
-from novaberg.events.impulses import ImpulseDelivery
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
-from novaberg.store import impulse_stack, keys
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.delivery import ImpulseDelivery
+from novaberg.impulses.gates import FIRED
+from novaberg.store import keys
 
 STEP = 300.0
 """The simulated delivery looks every five minutes (the real loop: every 5 s)."""

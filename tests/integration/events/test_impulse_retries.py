@@ -15,10 +15,11 @@ import redis.asyncio as aioredis
 from impulse_helpers import PAIR, Clock, at, prime
 
 from novaberg.cli.pixie import status_report
-from novaberg.events.impulses import DELIVERY_ERROR, ImpulseDelivery, impulse_ids
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
-from novaberg.store import impulse_stack, keys
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.delivery import DELIVERY_ERROR, ImpulseDelivery, impulse_ids
+from novaberg.store import keys
 from novaberg.store.short_term import ShortTermStore
 
 SCORE: dict[str, Any] = {

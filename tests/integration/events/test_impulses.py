@@ -15,11 +15,13 @@ from event_helpers import script_answer
 from impulse_helpers import PAIR, Clock, at, direction, entry, prime, user_turn
 
 from novaberg.agents.pending import store_pending
-from novaberg.events.impulse_gates import FIRED, HELD
-from novaberg.events.impulses import ImpulseDelivery, impulse_ids
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
-from novaberg.store import impulse_settings, impulse_stack, keys
+from novaberg.impulses import settings as impulse_settings
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.delivery import ImpulseDelivery, impulse_ids
+from novaberg.impulses.gates import FIRED, HELD
+from novaberg.store import keys
 from novaberg.store.session import read_turns
 
 GATES = [

@@ -12,8 +12,10 @@ import redis.asyncio as aioredis
 from event_helpers import post, script_answer
 from impulse_helpers import PAIR, entry
 
-from novaberg.store import impulse_stack, keys, shadow_queue
-from novaberg.store.shadow_queue import ShadowTask
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.shadow_queue import ShadowTask
+from novaberg.store import keys
 
 
 def auth(token: str) -> dict[str, str]:

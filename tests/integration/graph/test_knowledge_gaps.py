@@ -16,10 +16,11 @@ from novaberg.graph.knowledge_gaps import open_questions, task_question
 from novaberg.graph.nodes.uptake import uptake
 from novaberg.graph.runner import GraphRuntime
 from novaberg.graph.state import ConversationState
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.shadow_queue import ShadowTask
+from novaberg.impulses.stack import StackEntry
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.store import impulse_stack, shadow_queue
-from novaberg.store.impulse_stack import StackEntry
-from novaberg.store.shadow_queue import ShadowTask
 
 QUESTION = "Wie hoch ist eigentlich der Mount Everest?"
 

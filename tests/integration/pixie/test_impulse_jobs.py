@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
-from novaberg.pixie.impulse_jobs import NO_PROVIDER_MARK, route
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.jobs import NO_PROVIDER_MARK, route
+from novaberg.impulses.shadow_queue import ShadowTask
 from novaberg.pixie.jobs import build_scheduler
-from novaberg.store import impulse_stack, keys, shadow_queue
+from novaberg.store import keys
 from novaberg.store.session import append_turn
-from novaberg.store.shadow_queue import ShadowTask
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PAIR = keys.Pair("anna", "nova")

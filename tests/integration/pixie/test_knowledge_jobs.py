@@ -14,13 +14,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "graph"))
 from searxng_double import SearxngDouble, searxng_server
 
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.jobs import GAP_LEAD
+from novaberg.impulses.shadow_queue import ShadowTask
 from novaberg.memory.long_term import LongTermMemory
-from novaberg.pixie.impulse_jobs import GAP_LEAD
 from novaberg.pixie.jobs import build_scheduler
 from novaberg.pixie.research import MAX_ROUNDS, NO_PROVIDER_MARK
-from novaberg.store import impulse_stack, keys, shadow_queue
+from novaberg.store import keys
 from novaberg.store.session import append_turn
-from novaberg.store.shadow_queue import ShadowTask
 from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearxngProvider
 

@@ -29,8 +29,8 @@ from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.vectors import PRESSURE_VECTORS
 from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
-from novaberg.store import shadow_queue
-from novaberg.store.shadow_queue import (
+from novaberg.impulses import shadow_queue
+from novaberg.impulses.shadow_queue import (
     TASK_DELEGATION,
     TASK_KNOWLEDGE_GAP,
     TASK_RESEARCH,

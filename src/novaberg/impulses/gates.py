@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from novaberg.ei.canon import NEGATIVE, canonicalise, group_of, parse_number
-from novaberg.store.impulse_settings import ImpulseSettings, in_quiet_hours, parse_quiet_hours
-from novaberg.store.impulse_stack import StackEntry, cosine
-from novaberg.store.shadow_queue import TASK_FOLLOW_UP
+from novaberg.impulses.settings import ImpulseSettings, in_quiet_hours, parse_quiet_hours
+from novaberg.impulses.shadow_queue import TASK_FOLLOW_UP
+from novaberg.impulses.stack import StackEntry, cosine
 
 MAX_BURST: Final = 2
 """Impulses in a row without a reply from the user."""

@@ -4,7 +4,7 @@ Every `DELIVERY_PERIOD` seconds, for each connected user whose pair has a stack 
 delivery reads a snapshot (settings, today's count, the stack, silence, momentum, turn
 marker and event queue, the open agent question, the burst count, the stance hash, the
 user's last emotion, mode and utterance embeddings), evaluates every gate
-(events/impulse_gates.py) and logs the decision with every gate's value in
+(impulses/gates.py) and logs the decision with every gate's value in
 `impuls_protokoll` (a decision equal to the pair's previous one is logged at most once a
 minute). When all gates are open:
 
@@ -21,7 +21,7 @@ minute). When all gates are open:
 
 A delivery that raises (AgentGraph or queueing) counts a failure of the entry: it waits
 30 s, then 120 s, and the third failure parks it off the stack with its reason
-(store/impulse_stack.py). A worker that dies before step 3 leaves the entry on the stack
+(impulses/stack.py). A worker that dies before step 3 leaves the entry on the stack
 (it is delivered later); the AgentGraph stores the thought's memory once per turn id, so
 forming it again adds no second memory. One
 that dies between 3 and 4 leaves the entry too: while its event waits the `turn_laeuft`
@@ -46,13 +46,15 @@ from psycopg.types.json import Jsonb
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import has_pending
-from novaberg.events.impulse_gates import FIRED, HELD, Decision, Gate, Snapshot, evaluate
 from novaberg.events.model import impulse_event
 from novaberg.events.queues import push_event
 from novaberg.graph.agent_graph import run_agent_graph
+from novaberg.impulses import settings as impulse_settings
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.gates import FIRED, HELD, Decision, Gate, Snapshot, evaluate
+from novaberg.impulses.stack import StackEntry
 from novaberg.llm.gate import ModelGate, Priority
-from novaberg.store import impulse_settings, impulse_stack, keys
-from novaberg.store.impulse_stack import StackEntry
+from novaberg.store import keys
 from novaberg.store.keys import Pair
 from novaberg.store.lease import Leases
 from novaberg.store.session import ROLE_USER, read_turns

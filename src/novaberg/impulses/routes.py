@@ -23,7 +23,10 @@ from novaberg.api.auth import current_user
 from novaberg.api.characters_api import NOT_FOUND, unknown_character
 from novaberg.api.context import AppContext, get_context
 from novaberg.api.errors import AUTH, BODY, ITEM
-from novaberg.store import characters, impulse_settings, impulse_stack, shadow_queue
+from novaberg.impulses import settings as impulse_settings
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.store import characters
 from novaberg.store.keys import Pair
 
 router = APIRouter(tags=["impulses"], responses={**AUTH, **BODY, **ITEM})

@@ -15,7 +15,7 @@ heartbeat of their lane. Research (`recherche`, `wissensluecken`) goes through t
 provider in `ctx.services["web"]` (pixie/research.py) and also stores a short-term memory
 of Nova's, marked as her research. Each run handles one task (the best) so a lane is never
 blocked for long; a task that
-failed three times is deleted (store/shadow_queue.py). `pixie run JOB --user U
+failed three times is deleted (impulses/shadow_queue.py). `pixie run JOB --user U
 --character C` limits a run to one pair (`ctx.services["scope"]`).
 """
 
@@ -27,15 +27,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from novaberg.ei.vectors import PRESSURE_VECTORS
-from novaberg.memory.bridge import short_term_store_for
-from novaberg.memory.short_term import ShortTermMemory
-from novaberg.pixie.research import NO_PROVIDER_MARK, research
-from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
-from novaberg.store import impulse_stack, shadow_queue
-from novaberg.store.impulse_stack import StackEntry, embed_text
-from novaberg.store.keys import Pair
-from novaberg.store.session import ROLE_USER, read_turns
-from novaberg.store.shadow_queue import (
+from novaberg.impulses import shadow_queue
+from novaberg.impulses import stack as impulse_stack
+from novaberg.impulses.shadow_queue import (
     TASK_DELEGATION,
     TASK_FOLLOW_UP,
     TASK_KNOWLEDGE_BACK,
@@ -43,6 +37,13 @@ from novaberg.store.shadow_queue import (
     TASK_RESEARCH,
     TASK_RESUBMISSION,
 )
+from novaberg.impulses.stack import StackEntry, embed_text
+from novaberg.memory.bridge import short_term_store_for
+from novaberg.memory.short_term import ShortTermMemory
+from novaberg.pixie.research import NO_PROVIDER_MARK, research
+from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
+from novaberg.store.keys import Pair
+from novaberg.store.session import ROLE_USER, read_turns
 
 __all__ = ["NO_PROVIDER_MARK", "impulse_jobs", "route"]
 
