@@ -48,6 +48,7 @@ from websockets.asyncio.client import connect
 
 from _cluster import Cluster, Proc, in_flight, tree_cpu_seconds
 from _machine import cpu_times, steal_percent
+from novaberg.pair import Pair
 from novaberg.store import keys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -432,10 +433,7 @@ def read_sessions(cluster: Cluster, users: list[str]) -> dict[str, list[dict[str
     client = cluster.redis()
     try:
         return {
-            u: [
-                json.loads(t)
-                for t in client.lrange(keys.session_turns(keys.Pair(u, "nova")), 0, -1)
-            ]
+            u: [json.loads(t) for t in client.lrange(keys.session_turns(Pair(u, "nova")), 0, -1)]
             for u in users
         }
     finally:
@@ -639,7 +637,7 @@ def scale(cluster: Cluster, users: list[str], turns_per_user: int) -> list[dict[
         began = time.monotonic()
         pipe = client.pipeline(transaction=False)
         for user in users:
-            pair = keys.Pair(user, "nova")
+            pair = Pair(user, "nova")
             for n in range(turns_per_user):
                 entry = {
                     "nachrichten_id": f"scale-{count}-{user}-{n}",

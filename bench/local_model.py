@@ -147,8 +147,8 @@ async def run_turns(home: Path, turns: int) -> list[dict[str, Any]]:
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.llm.accounting import track_calls
     from novaberg.llm.factory import build_model_layer
+    from novaberg.pair import Pair
     from novaberg.runtime.services import EmbeddedServices
-    from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
     from novaberg.store.redis_client import create_redis
 

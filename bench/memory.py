@@ -333,8 +333,8 @@ async def exact_truth(
     url: str, queries: np.ndarray, nodes: int, pair: tuple[str, str] = PAIR
 ) -> tuple[list[list[int]], list[float]]:
     """Ground truth and latency of the exact baseline (index scans off)."""
+    from novaberg.pair import Pair
     from novaberg.store import long_term as long_term_store
-    from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
 
     pool = await create_pool(url, max_size=1)
@@ -379,8 +379,8 @@ async def measure_long_term(
     extra: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """One record per ef_search; a failed measurement keeps its figures None."""
+    from novaberg.pair import Pair
     from novaberg.store import long_term as long_term_store
-    from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
 
     pair = Pair(*PAIR)
@@ -452,8 +452,8 @@ async def measure_rare_pair(
 ) -> dict[str, Any]:
     """The production query for the small pair beside the big one: which plan serves it,
     its latency and recall (production ef_search only)."""
+    from novaberg.pair import Pair
     from novaberg.store import long_term as long_term_store
-    from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
 
     truth, exact_ms = await exact_truth(url, queries, rare_nodes, RARE_PAIR)
@@ -538,7 +538,7 @@ def goal_met(record: dict[str, Any]) -> bool | None:
 async def measure_short_term(
     redis_url: str, entries: int, queries: np.ndarray, data: Clustered
 ) -> list[dict[str, Any]]:
-    from novaberg.store.keys import Pair
+    from novaberg.pair import Pair
     from novaberg.store.redis_client import create_redis
     from novaberg.store.short_term import ShortTermStore
 

@@ -59,10 +59,10 @@ from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
 from novaberg.config import load_settings
 from novaberg.llm.factory import build_model_layer
 from novaberg.memory.search import ALL_METHODS, SearchOptions, search_memory
+from novaberg.pair import Pair
 from novaberg.runtime.services import EmbeddedServices
 from novaberg.store import characters
 from novaberg.store.characters import NewCharacter
-from novaberg.store.keys import Pair
 from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
 

@@ -107,9 +107,9 @@ async def _bench(home: Path, turns: int, warmup: int, human_only: bool) -> dict[
     from novaberg.llm.accounting import track_calls
     from novaberg.llm.layer import ModelLayer
     from novaberg.llm.scripted import Rule, ScriptedEmbedder, ScriptedLLM
+    from novaberg.pair import Pair
     from novaberg.runtime.heap import freeze_startup_heap
     from novaberg.runtime.services import EmbeddedServices
-    from novaberg.store.keys import Pair
     from novaberg.store.postgres import create_pool
     from novaberg.store.redis_client import create_redis
 

@@ -13,6 +13,7 @@ import pytest
 from browser_kit import ServerThread, open_page, serve_settings
 from playwright.sync_api import Browser, Page, expect
 
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 
 pytestmark = pytest.mark.browser
@@ -128,7 +129,7 @@ def test_novas_own_thought_after_a_sad_message_is_shown_as_hers(
         # a warm stance, fixed so the closeness gate does not depend on the scripted
         # model's landscape (the stance node wrote its own in these turns)
         with sync_redis.Redis.from_url(endpoints.redis_url) as client:
-            pair = keys.Pair(settings.default_user, "nova")
+            pair = Pair(settings.default_user, "nova")
             client.hset(keys.stance(pair), mapping=stance_fields(time.time()))
         thought = page.locator(".msg.nova.impulse")
         expect(thought).to_have_count(1, timeout=60_000)

@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from impulse_script import ENV, GREETING, IMPULSE_ANSWER, RULES, SAD, stance_fields
 from websockets.asyncio.client import connect
 
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 from novaberg.store.users import issue_token
@@ -99,7 +100,7 @@ async def test_sad_then_silent_receives_novas_own_thought(
 ) -> None:  # type: ignore[no-untyped-def]
     token = (await issue_token(db, "anna", "e2e")).token
     headers = {"Authorization": f"Bearer {token}"}
-    pair = keys.Pair("anna", "nova")
+    pair = Pair("anna", "nova")
     seen: list[dict[str, Any]] = []
     async with (
         httpx.AsyncClient(base_url=serve, timeout=WAIT) as http,

@@ -21,7 +21,7 @@ from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
 from novaberg.llm.embeddings import LocalEmbedder
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.local import LocalLLM
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.session import read_turns
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from novaberg.pair import Pair
 from novaberg.store import keys, session
-from novaberg.store.keys import Pair
 from novaberg.store.redis_client import create_redis
 from novaberg.store.scripts import script
 

@@ -33,8 +33,8 @@ from novaberg.imports.cards import CardError, read_card
 from novaberg.imports.chat_formats import ChatFormatError, parse_chat
 from novaberg.imports.chat_import import import_chat
 from novaberg.imports.limits import ImportLimits, QuotaFull, TooLarge, setting_name
+from novaberg.pair import Pair
 from novaberg.store import characters
-from novaberg.store.keys import Pair
 
 router = APIRouter(tags=["imports"], responses={**AUTH})
 

@@ -37,9 +37,9 @@ from novaberg.ei.canon import parse_number
 from novaberg.llm.errors import ModelError
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory
+from novaberg.pair import Pair
 from novaberg.store import character_profiles, goals
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_summary, read_turns
 from novaberg.store.short_term import ShortTermStore

@@ -13,7 +13,7 @@ from novaberg.api.errors import AUTH
 from novaberg.api.fields import NO_NUL, NoNul
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.memory.search import SearchOptions, search_memory
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 router = APIRouter(tags=["memory"], responses={**AUTH})
 

@@ -25,9 +25,9 @@ from novaberg.api.errors import AUTH, ErrorOut
 from novaberg.config import LLMBackend, Role, Settings
 from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
 from novaberg.llm.local import BUNDLED_NAME
+from novaberg.pair import Pair
 from novaberg.store import characters
 from novaberg.store.conversation_history import read_history
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_FAILED_TURN
 from novaberg.wire import ORIGIN_USER
 

@@ -146,8 +146,8 @@ async def _import_chat(
     from novaberg.imports.chat_import import check_room, import_chat
     from novaberg.imports.distil import distil_import
     from novaberg.imports.limits import QuotaFull
+    from novaberg.pair import Pair
     from novaberg.store import characters
-    from novaberg.store.keys import Pair
 
     async with ctx.pool.connection() as conn:
         if not await characters.is_visible(conn, user_id, character_id):

@@ -111,8 +111,8 @@ def pin_command(
         err_console.print("[red]name archive ids or --all[/red]", highlight=False)
         raise typer.Exit(2)
     settings = settings_or_exit()
+    from novaberg.pair import Pair
     from novaberg.store import archive
-    from novaberg.store.keys import Pair
 
     pair = Pair(user or settings.default_user, character or settings.character)
 
@@ -134,7 +134,7 @@ async def _search(
     inactive: bool,
 ) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
     from novaberg.memory.search import SearchOptions, search_memory
-    from novaberg.store.keys import Pair
+    from novaberg.pair import Pair
 
     result = await search_memory(
         ctx.redis,

@@ -60,8 +60,8 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
     from novaberg.api.context import AppContext
     from novaberg.graph.contract import release_ready
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.pair import Pair
     from novaberg.runtime.services import EmbeddedServices
-    from novaberg.store.keys import Pair
     from novaberg.store.pipeline_log import read_turn
 
     services = EmbeddedServices(settings, extra_migrations=agent_migrations())

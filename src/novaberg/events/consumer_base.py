@@ -19,7 +19,7 @@ from novaberg.events.outcomes import FailureRecorder, Outcomes
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
-from novaberg.store import keys
+from novaberg.pair import Pair
 from novaberg.store.retry import FIRST_PAUSE, MAX_PAUSE, is_outage
 
 log = logging.getLogger(__name__)
@@ -53,8 +53,8 @@ class PairConsumer:
         self.delivery = delivery or Delivery(redis)
         self.outcomes = Outcomes(redis, self.delivery, failures)
         self.poll_interval = poll_interval
-        self._running: dict[keys.Pair, asyncio.Task[None]] = {}
-        self._owned: dict[keys.Pair, str] = {}
+        self._running: dict[Pair, asyncio.Task[None]] = {}
+        self._owned: dict[Pair, str] = {}
 
     @property
     def running(self) -> int:
@@ -67,13 +67,13 @@ class PairConsumer:
     async def poll_once(self) -> int:
         raise NotImplementedError
 
-    def _start(self, pair: keys.Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
+    def _start(self, pair: Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
         """Register the task now running `entry` for `pair`."""
         self._running[pair] = task
         self._owned[pair] = entry.raw
         task.add_done_callback(self._forget(pair))
 
-    def _forget(self, pair: keys.Pair) -> Callable[[asyncio.Task[None]], None]:
+    def _forget(self, pair: Pair) -> Callable[[asyncio.Task[None]], None]:
         def done(_task: asyncio.Task[None]) -> None:
             self._running.pop(pair, None)
             self._owned.pop(pair, None)

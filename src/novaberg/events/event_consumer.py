@@ -57,6 +57,7 @@ from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
 from novaberg.events.queues import Claimed, Supersede
 from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
 from novaberg.llm.errors import GateTimeout
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 from novaberg.wire import (
@@ -158,7 +159,7 @@ class EventConsumer(PairConsumer):
 
     # -- one event -----------------------------------------------------------------------------
 
-    async def _handle(self, pair: keys.Pair, entry: Claimed) -> None:
+    async def _handle(self, pair: Pair, entry: Claimed) -> None:
         end = RunEnd()
         cancelled = False
         try:
@@ -202,7 +203,7 @@ class EventConsumer(PairConsumer):
 
         return await until_redis_back(mark, f"start of event {event.event_id}")
 
-    async def _run(self, pair: keys.Pair, event: Event, entry: Claimed) -> RunEnd:
+    async def _run(self, pair: Pair, event: Event, entry: Claimed) -> RunEnd:
         """Run the CharacterGraph for `event` (see the module docstring)."""
         ids = event.message_ids
         try:
@@ -257,7 +258,7 @@ class EventConsumer(PairConsumer):
         return RunEnd(follow_up=await self._self_trigger(pair, event, final or {}))
 
     async def _supersede(
-        self, pair: keys.Pair, event: Event, entry: Claimed, window_start: float, node: str
+        self, pair: Pair, event: Event, entry: Claimed, window_start: float, node: str
     ) -> bool:
         """Abandon this unreleased run if the user wrote on; True if it was abandoned."""
         stage = StageMessage(
@@ -326,9 +327,7 @@ class EventConsumer(PairConsumer):
         )
         return True if seq else await self.outcomes.decided(event.turn_id, event.trigger_count)
 
-    async def _self_trigger(
-        self, pair: keys.Pair, event: Event, result: dict[str, Any]
-    ) -> Event | None:
+    async def _self_trigger(self, pair: Pair, event: Event, result: dict[str, Any]) -> Event | None:
         # Log every arrival, not only success: a dead channel must be told from
         # "no trigger needed".
         log.info(
@@ -388,7 +387,7 @@ class EventConsumer(PairConsumer):
             event_prompts(event.payload),
         )
 
-    async def _reject(self, pair: keys.Pair, entry: Claimed, problem: str) -> None:
+    async def _reject(self, pair: Pair, entry: Claimed, problem: str) -> None:
         """A rule-breaking event is dropped and logged, never repaired. If it names the
         user's utterances, they still get their outcome."""
         raw = str(entry.data.get("raw", ""))
@@ -396,7 +395,7 @@ class EventConsumer(PairConsumer):
         if raw_identity(raw)[1]:
             await self._fail_raw(pair, entry, f"{BAD_EVENT}: {problem}")
 
-    async def _fail_raw(self, pair: keys.Pair, entry: Claimed, reason: str) -> None:
+    async def _fail_raw(self, pair: Pair, entry: Claimed, reason: str) -> None:
         """Fail an event we may not be able to parse: report whatever ids it names."""
         raw = str(entry.data.get("raw", ""))
         turn_id, ids, count = raw_identity(raw)

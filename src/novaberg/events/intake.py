@@ -22,6 +22,7 @@ from pydantic_core import to_json
 from novaberg.events import intake_lua as lua
 from novaberg.events.model import MAX_PROMPT_BYTES, new_id
 from novaberg.events.resp import ScriptClient, script_client
+from novaberg.pair import Pair
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
@@ -130,14 +131,14 @@ class CharacterCache:
             entry.added -= {character_id}
 
 
-def pair_member(pair: keys.Pair) -> str:
+def pair_member(pair: Pair) -> str:
     """Member of the active-pairs set; user ids never contain ':' (store.users)."""
     return str(pair)
 
 
-def pair_from_member(member: str) -> keys.Pair:
+def pair_from_member(member: str) -> Pair:
     user_id, _, character_id = member.partition(":")
-    return keys.Pair(user_id, character_id)
+    return Pair(user_id, character_id)
 
 
 def check_text(text: str) -> str:
@@ -244,7 +245,7 @@ class Intake:
             raise IntakeError(422, "client_id_ungueltig", "client_id must be 1-64 characters")
         if not await self.characters.known(user_id, character_id):
             raise IntakeError(404, "charakter_unbekannt", f"unknown character {character_id!r}")
-        pair = keys.Pair(user_id, character_id)
+        pair = Pair(user_id, character_id)
         message_id = new_id()
         received_at = time.time()
         entry = to_json(

@@ -48,6 +48,7 @@ from novaberg.events.outcomes import reason_for
 from novaberg.events.queues import Claimed
 from novaberg.graph.contract import HumanTurn
 from novaberg.llm.gate import Priority
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 from novaberg.wire import GRAPH_HUMAN, KIND_MESSAGE
@@ -58,7 +59,7 @@ LAST_ACTIVITY_TTL = 7_200
 """`last_activity:{u}` lives 2 h."""
 
 
-def block_turn(pair: keys.Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUtterance]]:
+def block_turn(pair: Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUtterance]]:
     """The HumanTurn for a cut block; the utterances are joined with newlines."""
     items = [QueuedUtterance.model_validate_json(raw) for raw in entry.data["items"]]
     turn = HumanTurn(
@@ -88,7 +89,7 @@ class _Path1:
     def __init__(
         self,
         consumer: PromptConsumer,
-        pair: keys.Pair,
+        pair: Pair,
         entry: Claimed,
         turn: HumanTurn,
         items: list[QueuedUtterance],
@@ -196,7 +197,7 @@ class PromptConsumer(PairConsumer):
         while self._running:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
 
-    async def _turn(self, pair: keys.Pair, entry: Claimed, slot: str) -> None:
+    async def _turn(self, pair: Pair, entry: Claimed, slot: str) -> None:
         """Path 1 for one cut block; `slot` is the gate slot taken for it (released here)."""
         turn_id = str(entry.data["turn_id"])
         try:
@@ -291,7 +292,7 @@ class PromptConsumer(PairConsumer):
         except EventRejected as exc:
             raise ValueError(f"the HumanGraph's event payload broke a rule: {exc}") from None
 
-    async def _fail(self, pair: keys.Pair, entry: Claimed, ids: list[str], reason: str) -> None:
+    async def _fail(self, pair: Pair, entry: Claimed, ids: list[str], reason: str) -> None:
         """Report the turn and free the pair (both retried through a Redis outage). If Redis
         stays away longer, the entry stays in the processing list and this worker's
         housekeeping ends it once Redis is back."""

@@ -50,6 +50,7 @@ from novaberg.events.delivery import (
 )
 from novaberg.events.intake import pair_member
 from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 
@@ -111,15 +112,15 @@ class Claimed:
         return str(self.data.get("marker", ""))
 
     @property
-    def pair(self) -> keys.Pair | None:
+    def pair(self) -> Pair | None:
         if self.kind == "block":
             try:
-                return keys.Pair(str(self.data["user_id"]), str(self.data["character_id"]))
+                return Pair(str(self.data["user_id"]), str(self.data["character_id"]))
             except KeyError:
                 return None
         try:
             event = json.loads(self.data["raw"])
-            return keys.Pair(str(event["user_id"]), str(event["character_id"]))
+            return Pair(str(event["user_id"]), str(event["character_id"]))
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -141,7 +142,7 @@ class TurnQueues:
         self._supersede = redis.register_script(lua.SUPERSEDE)
         self._hand_back = redis.register_script(lua.HAND_BACK)
 
-    async def ready(self, pair: keys.Pair) -> bool:
+    async def ready(self, pair: Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the
         active set here)."""
         result = await self._ready(
@@ -155,7 +156,7 @@ class TurnQueues:
         )
         return bool(result)
 
-    async def begin_turn(self, pair: keys.Pair, turn_id: str) -> Claimed | None:
+    async def begin_turn(self, pair: Pair, turn_id: str) -> Claimed | None:
         """Take the marker and cut the front block, if no turn runs and no event waits."""
         raw = await self._begin(
             keys=[
@@ -179,7 +180,7 @@ class TurnQueues:
         )
         return Claimed.parse(raw) if raw else None
 
-    async def claim_event(self, pair: keys.Pair) -> Claimed | None:
+    async def claim_event(self, pair: Pair) -> Claimed | None:
         """Move the next runnable event of the pair into this worker's processing list."""
         raw = await self._claim(
             keys=[keys.event_queue(pair), self.processing, keys.turn_marker(pair)],
@@ -189,7 +190,7 @@ class TurnQueues:
 
     async def supersede(
         self,
-        pair: keys.Pair,
+        pair: Pair,
         entry: Claimed,
         last_received_at: float,
         message_ids: list[str],
@@ -235,7 +236,7 @@ class TurnQueues:
         )
         return Supersede(int(done))
 
-    async def refresh_marker(self, pair: keys.Pair, value: str) -> bool:
+    async def refresh_marker(self, pair: Pair, value: str) -> bool:
         """Extend the marker's TTL while its turn makes progress (after every node): the
         TTL brakes a turn that stopped moving, not a long one that still moves."""
         refreshed = await until_redis_back(
@@ -248,7 +249,7 @@ class TurnQueues:
 
     async def finish(
         self,
-        pair: keys.Pair,
+        pair: Pair,
         entry: Claimed,
         *,
         release_marker: bool = True,
@@ -271,7 +272,7 @@ class TurnQueues:
         )
         return bool(done)
 
-    async def hand_back(self, pair: keys.Pair, entry: Claimed) -> bool:
+    async def hand_back(self, pair: Pair, entry: Claimed) -> bool:
         """Put a claimed event that never ran back at the front of its queue and free the
         marker it holds (its claim's reply was lost, so no task ever ran it)."""
         args: list[str | int] = [
@@ -291,7 +292,7 @@ class TurnQueues:
         """What this worker's processing list holds now."""
         return [Claimed.parse(str(raw)) for raw in await self.redis.lrange(self.processing, 0, -1)]
 
-    def _end_keys(self, pair: keys.Pair, processing: str | None) -> list[str]:
+    def _end_keys(self, pair: Pair, processing: str | None) -> list[str]:
         return [
             keys.turn_marker(pair),
             processing or self.processing,
@@ -302,7 +303,7 @@ class TurnQueues:
 
 async def push_event(redis: aioredis.Redis, event: Event) -> None:
     """Enqueue an event (e.g. a Pixie impulse) so the event consumer finds it."""
-    pair = keys.Pair(event.user_id, event.character_id)
+    pair = Pair(event.user_id, event.character_id)
     queue = keys.event_queue(pair)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.rpush(queue, event.wire())

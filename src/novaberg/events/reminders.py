@@ -31,8 +31,8 @@ from novaberg.agents.timeline.repository import (
 from novaberg.events.model import impulse_event
 from novaberg.events.queues import push_event
 from novaberg.graph.agent_graph import run_agent_graph
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.lease import Leases
 
 log = logging.getLogger(__name__)

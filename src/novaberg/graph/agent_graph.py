@@ -25,7 +25,7 @@ from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.salience import salience
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.roles import AGENT_ROLES
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.wire import GRAPH_AGENT, ORIGIN_OWN_THOUGHT, SOURCE_CHARACTER
 
 __all__ = ["AGENT_NODE_NAMES", "AGENT_TABLE", "agent_state", "build_agent_graph", "run_agent_graph"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 __all__ = [
     "AGENT_NODE",

@@ -20,7 +20,7 @@ from novaberg.graph.nodes.uptake import OpenQuestion
 from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.shadow_queue import TASK_KNOWLEDGE_BACK, TASK_KNOWLEDGE_GAP
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
 

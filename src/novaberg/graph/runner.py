@@ -31,8 +31,8 @@ from novaberg.graph.human_graph import build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.roles import CHARACTER_ROLES, HUMAN_ROLES
 from novaberg.graph.state import ConversationState
+from novaberg.pair import Pair
 from novaberg.store.human_tail import publish_tail
-from novaberg.store.keys import Pair
 from novaberg.wire import (
     FIELD_EMOTION_HISTORY,
     FIELD_HUMAN_SALIENCE,

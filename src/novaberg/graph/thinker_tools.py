@@ -21,7 +21,7 @@ from novaberg.agents.timeline import repository as timeline
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.search import SearchOptions, search_memory
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.websearch import WebSearchError
 
 MEMORY_TOP_K: Final = 20

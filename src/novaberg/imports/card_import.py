@@ -31,10 +31,10 @@ from novaberg.llm.base import LLM
 from novaberg.memory.curve import long_term_weight
 from novaberg.memory.search import CARD_KEY_PREFIX
 from novaberg.memory.short_term import embed_text
+from novaberg.pair import Pair
 from novaberg.store import characters
 from novaberg.store import long_term as long_term_store
 from novaberg.store.characters import NewCharacter
-from novaberg.store.keys import Pair
 
 LORE_DIMENSION: Final = "wissen"
 LORE_MEMORY_TYPE: Final = "lang"

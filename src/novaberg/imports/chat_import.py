@@ -24,8 +24,8 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.imports.chat_formats import ImportedTurn, ParsedChat, Problem
 from novaberg.imports.limits import QuotaFull, setting_name
 from novaberg.llm.base import LLM
+from novaberg.pair import Pair
 from novaberg.store import archive
-from novaberg.store.keys import Pair
 from novaberg.store.text_search import text_config
 
 BATCH: Final = 64

@@ -24,8 +24,8 @@ from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.gate import ModelGate, Priority
 from novaberg.memory.bridge import observer_for, store_short_term_writes
+from novaberg.pair import Pair
 from novaberg.store import archive
-from novaberg.store.keys import Pair
 from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER, GRAPH_CHARACTER, GRAPH_HUMAN
 
 NO_PREVIOUS_TURN: Final = "(kein vorheriger Beitrag)"

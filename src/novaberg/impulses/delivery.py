@@ -54,8 +54,8 @@ from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.gates import FIRED, HELD, Decision, Gate, Snapshot, evaluate
 from novaberg.impulses.stack import StackEntry
 from novaberg.llm.gate import ModelGate, Priority
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.lease import Leases
 from novaberg.store.session import ROLE_USER, read_turns
 

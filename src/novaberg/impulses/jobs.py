@@ -40,9 +40,9 @@ from novaberg.impulses.shadow_queue import (
 from novaberg.impulses.stack import StackEntry, embed_text
 from novaberg.memory.bridge import short_term_store_for
 from novaberg.memory.short_term import ShortTermMemory
+from novaberg.pair import Pair
 from novaberg.pixie.research import NO_PROVIDER_MARK, research
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
-from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_USER, read_turns
 
 __all__ = ["NO_PROVIDER_MARK", "impulse_jobs", "route"]

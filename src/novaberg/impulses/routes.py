@@ -26,8 +26,8 @@ from novaberg.api.errors import AUTH, BODY, ITEM
 from novaberg.impulses import settings as impulse_settings
 from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
+from novaberg.pair import Pair
 from novaberg.store import characters
-from novaberg.store.keys import Pair
 
 router = APIRouter(tags=["impulses"], responses={**AUTH, **BODY, **ITEM})
 

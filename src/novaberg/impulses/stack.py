@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import redis.asyncio as aioredis
 
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 
 NEAR_DUPLICATE: Final = 0.60
 """Entries this similar to a delivered one leave the stack with it."""

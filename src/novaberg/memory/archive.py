@@ -21,8 +21,8 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory.long_term import LOG_RETENTION_DAYS
+from novaberg.pair import Pair
 from novaberg.store import archive
-from novaberg.store.keys import Pair
 from novaberg.store.text_search import text_config
 
 log = logging.getLogger(__name__)

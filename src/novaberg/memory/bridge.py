@@ -45,8 +45,8 @@ from novaberg.memory.short_term import (
     ShortTermMemory,
     StoredEntry,
 )
+from novaberg.pair import Pair
 from novaberg.store.archive import SPEAKER_USER
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.short_term import ShortTermStore
 from novaberg.wire import EI_ROLE_CHARACTER

@@ -47,9 +47,9 @@ from novaberg.llm.base import LLM
 from novaberg.memory import edges
 from novaberg.memory.context import SOURCE_LONG_TERM, ContextEntry
 from novaberg.memory.curve import LONG_TERM_CAP, long_term_weight
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.short_term_codec import CORRECTED_FIELD
 

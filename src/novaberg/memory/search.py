@@ -42,9 +42,9 @@ from novaberg.llm.errors import ModelError
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
 from novaberg.memory.fusion import Fused, reciprocal_rank_fusion
 from novaberg.memory.time_expressions.windows import TimeWindow, query_window
+from novaberg.pair import Pair
 from novaberg.store import archive, pipelined, text_search
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.pipelined import Reply
 from novaberg.store.short_term import ShortTermEntry, ShortTermStore
 

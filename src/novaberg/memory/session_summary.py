@@ -28,9 +28,9 @@ from novaberg.config import Role
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import session_summary_lua as lua
+from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.scripts import script
 from novaberg.store.session import ROLE_ASSISTANT
 

@@ -36,10 +36,10 @@ from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import curve
 from novaberg.memory.context import SOURCE_SHORT_TERM, ContextEntry
+from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.entities import ids_field, ids_of_field, resolve_entities
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.short_term import FieldRow, ShortTermStore
 from novaberg.store.short_term_codec import (

@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 
 from novaberg.config import Role
 from novaberg.llm.base import Message
+from novaberg.pair import Pair
 from novaberg.pixie.scheduler import JobContext
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearchResult, WebSearchProvider
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 import numpy as np
 from psycopg import AsyncConnection, AsyncCursor
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
 from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
 

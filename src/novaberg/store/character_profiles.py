@@ -15,7 +15,7 @@ from typing import Any, Final
 from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 LAYER_COLUMNS: Final[Mapping[str, str]] = {
     "core": "kern_hash",

@@ -18,8 +18,8 @@ from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.pair import Pair
 from novaberg.store.batch_read import Query
-from novaberg.store.keys import Pair
 
 PREVIEW_CHARS: Final = 200
 """A list shows this much of a description (a card's may be megabytes)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
 
 _SQL = (

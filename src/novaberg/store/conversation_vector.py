@@ -17,8 +17,8 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Any, Final, cast
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 NAME_MAX_CHARS: Final = 80
 _WORD = re.compile(r"\w+", re.UNICODE)

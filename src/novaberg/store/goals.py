@@ -20,7 +20,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 HALF_LIFE_DAYS: Final = 14.0
 """motivation = basis × e^(−ln2/14 × days since basis_am)."""

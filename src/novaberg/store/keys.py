@@ -7,7 +7,7 @@ Nothing else in the code base formats a Redis key by hand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from novaberg.pair import Pair
 
 # --- TTLs that belong to the key itself (seconds) -------------------------------
 
@@ -28,17 +28,6 @@ after the last write, like the session (docs/behaviour/nodes.md#situation)."""
 PENDING_AGENT_TTL = 300
 """A task agent's open question expires after 5 minutes
 (docs/behaviour/agents.md#open-questions)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    """A (user, character) conversation; every per-conversation key is scoped by it."""
-
-    user_id: str
-    character_id: str
-
-    def __str__(self) -> str:
-        return f"{self.user_id}:{self.character_id}"
 
 
 # --- event model (docs/behaviour/events.md) ------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 from psycopg import AsyncConnection
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.pipeline_log import HISTORY_ARTS
 from novaberg.store.pipelined import Reply, local_settings, pipeline
 from novaberg.store.text_search import QueryTerms, text_config

@@ -14,8 +14,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from novaberg.ei.persistence import nova_state_fields
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 
 
 def as_strings(stored: Mapping[Any, Any]) -> dict[str, str]:

@@ -19,8 +19,8 @@ from typing import Any, Final
 import orjson
 import redis.asyncio as aioredis
 
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)

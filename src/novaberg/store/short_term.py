@@ -32,9 +32,9 @@ import numpy as np
 import redis.asyncio as aioredis
 from redis.client import NEVER_DECODE
 
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store import short_term_lua as lua
-from novaberg.store.keys import Pair
 from novaberg.store.short_term_codec import (
     DTYPE,
     FIELD_EMBEDDING,

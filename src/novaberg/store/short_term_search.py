@@ -25,8 +25,8 @@ from redis.client import NEVER_DECODE
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.short_term_codec import (
     DTYPE,
     ShortTermHit,

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from psycopg import AsyncConnection
 
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
 
 CONFIG_GERMAN: Final = "german"

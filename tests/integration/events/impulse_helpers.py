@@ -12,10 +12,11 @@ import redis.asyncio as aioredis
 
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.stack import StackEntry
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.session import append_turn
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 BERLIN = ZoneInfo("Europe/Berlin")
 DIM = 384
 

@@ -23,11 +23,12 @@ from novaberg.events.model import impulse_event
 from novaberg.events.queues import push_event
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.short_term import ShortTermStore
 
 SRC = Path(__file__).resolve().parents[3] / "src"
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 COLUMNS = 80
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

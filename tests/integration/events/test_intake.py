@@ -16,9 +16,10 @@ from websockets.exceptions import ConnectionClosed
 
 from novaberg.events.model import MAX_PROMPT_BYTES, QueuedUtterance
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 CONCURRENT = 40
 """Requests sent at once by one token: within its burst (NOVABERG_CHAT_BURST, 50)."""
@@ -96,7 +97,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
         await client.aclose()
     assert calls == 2, "the first is written inline, the 49 behind it in one drain call"
     for character in ("nova", "lumen"):
-        queued = await redis.lrange(keys.prompt_queue(keys.Pair("anna", character)), 0, -1)
+        queued = await redis.lrange(keys.prompt_queue(Pair("anna", character)), 0, -1)
         texts = [QueuedUtterance.model_validate_json(raw).text for raw in queued]
         start = 0 if character == "nova" else 1
         assert texts == [f"Satz {n}" for n in range(start, 50, 2)], "order kept per pair"

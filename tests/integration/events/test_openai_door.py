@@ -16,9 +16,10 @@ from event_helpers import WAIT, Running, script_answer
 from openai import AsyncOpenAI
 
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 LIVE = 30.0
 """Heartbeat TTL of the workers here: the door answers 503 when no worker beats, and the

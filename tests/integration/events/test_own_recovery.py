@@ -19,9 +19,10 @@ from novaberg.events.outcomes import RUN_STRANDED
 from novaberg.events.queues import TurnQueues, push_event
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 FAST = {"heartbeat_interval": 0.1, "heartbeat_ttl": 5.0}
 """Housekeeping every 0.1 s: a stranded entry is ended within two scans."""
 

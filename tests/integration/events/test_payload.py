@@ -15,6 +15,7 @@ import redis.asyncio as aioredis
 from novaberg.events.model import EventRejected, build_event, impulse_event, parse_event
 from novaberg.events.queues import push_event
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
 
@@ -163,12 +164,12 @@ async def test_a_rejected_impulse_is_logged_and_never_runs(
     ws = await sockets(anna)
     raw = impulse().model_dump(by_alias=True)
     raw["payload"]["gedanke_arousal"] = 1.2  # a producer that skipped the model
-    await redis.rpush(keys.event_queue(keys.Pair("anna", "nova")), json.dumps(raw))
+    await redis.rpush(keys.event_queue(Pair("anna", "nova")), json.dumps(raw))
     await redis.sadd(keys.active_pairs(), "anna:nova")
     caplog.set_level(logging.ERROR, logger="novaberg.events")
     await workers()
     for _ in range(200):
-        if not await redis.llen(keys.event_queue(keys.Pair("anna", "nova"))):
+        if not await redis.llen(keys.event_queue(Pair("anna", "nova"))):
             break
         await asyncio.sleep(0.02)
     await asyncio.sleep(0.3)
@@ -177,7 +178,7 @@ async def test_a_rejected_impulse_is_logged_and_never_runs(
     assert any(
         "rejected" in r.getMessage() and "gedanke_arousal" in r.getMessage() for r in caplog.records
     )
-    assert not await redis.exists(keys.turn_marker(keys.Pair("anna", "nova")))
+    assert not await redis.exists(keys.turn_marker(Pair("anna", "nova")))
 
 
 async def test_a_valid_impulse_is_answered_and_marked(

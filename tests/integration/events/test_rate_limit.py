@@ -8,6 +8,7 @@ import redis.asyncio as aioredis
 from event_helpers import post
 
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
+from novaberg.pair import Pair
 from novaberg.store import keys
 
 
@@ -40,7 +41,7 @@ async def test_a_token_past_its_rate_gets_429_and_nothing_is_queued(
     refused = answers[3]
     assert refused.json()["fehler"] == "zu_viele_anfragen"
     assert int(refused.headers["retry-after"]) >= 1
-    assert await redis.llen(keys.prompt_queue(keys.Pair("anna", "nova"))) == 3
+    assert await redis.llen(keys.prompt_queue(Pair("anna", "nova"))) == 3
     assert (await post(http, bob, "Hallo")).status_code == 202, "another user is not affected"
 
 

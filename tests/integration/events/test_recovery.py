@@ -19,11 +19,12 @@ from event_helpers import post, script_answer
 from novaberg.config import Settings
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 
 SRC = Path(__file__).resolve().parents[3] / "src"
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 DOOMED_WORKER = """
 import asyncio, sys

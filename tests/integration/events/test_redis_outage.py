@@ -30,6 +30,7 @@ from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store import keys
 from novaberg.store.characters import load_visible_ids
@@ -169,7 +170,7 @@ async def test_every_id_ends_once_through_a_redis_restart_mid_turn(
         for worker in workers:
             assert not await redis.exists(keys.processing_list(worker.worker_id))
         for user in USERS:
-            assert not await redis.exists(keys.turn_marker(keys.Pair(user, "nova")))
+            assert not await redis.exists(keys.turn_marker(Pair(user, "nova")))
         assert await gate.held() == 0, "no model-gate slot outlives its run"
     finally:
         for worker in workers:

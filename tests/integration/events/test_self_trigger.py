@@ -12,9 +12,10 @@ from event_helpers import RESPONDER, script_approval
 from novaberg.events.model import build_event
 from novaberg.events.queues import push_event
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 FACTUAL = "Wir sehen uns am Montag um 14:30 Uhr."
 """An answer with fact indicators, so the thinker checks it."""
 

@@ -8,9 +8,10 @@ import redis.asyncio as aioredis
 from event_helpers import post
 
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 
 async def test_a_stopped_worker_fails_the_turn_it_cuts_off(

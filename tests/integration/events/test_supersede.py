@@ -36,10 +36,11 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.wire import MSG_FAILED, MSG_RESPONSE
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 QUICK = ["Hey", "Achso, ich wollte sagen...", "...dass ich morgen nicht kann"]
 

@@ -16,9 +16,10 @@ from novaberg.events.model import QueuedUtterance, build_event
 from novaberg.events.queues import TurnQueues, push_event
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
 
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 
 async def _accepted(http: httpx.AsyncClient, token: str, text: str, **kw: object) -> str:
@@ -215,7 +216,7 @@ async def test_gate_wait_does_not_stall_other_pairs(
     await push_event(redis, _user_event("bob", "t-bob", "m-bob"))
     await workers()
     for user in ("anna", "bob"):
-        pair = keys.Pair(user, "nova")
+        pair = Pair(user, "nova")
         for _ in range(500):
             if "@" in (await redis.get(keys.turn_marker(pair)) or ""):
                 break

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.graph.agent_graph import build_agent_graph, run_agent_graph
-from novaberg.store import keys
+from novaberg.pair import Pair
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_turns
 
 
 async def test_thought_is_judged_but_writes_no_session_turn(deps, redis, db) -> None:  # type: ignore[no-untyped-def]
-    pair = keys.Pair("anna", "nova")
+    pair = Pair("anna", "nova")
     final = await run_agent_graph(
         build_agent_graph(deps),
         pair,

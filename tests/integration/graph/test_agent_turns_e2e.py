@@ -7,7 +7,7 @@ from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import discover_agents
 from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 PAIR = Pair("anna", "nova")
 

@@ -23,8 +23,8 @@ from novaberg.graph.contract import CharacterTurn, GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")

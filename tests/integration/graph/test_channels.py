@@ -22,7 +22,7 @@ from novaberg.graph.contract import HumanTurn
 from novaberg.graph.runner import GraphRuntime
 from novaberg.graph.state import STATE_CHANNELS
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 PAIR = Pair("meister", "nova")
 

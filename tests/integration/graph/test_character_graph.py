@@ -26,8 +26,8 @@ from novaberg.graph.nodes.evaluate import FALLBACK_DE
 from novaberg.graph.nodes.thinker import UNSURE_SUFFIX
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_turns
 

@@ -11,7 +11,7 @@ from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
 from novaberg.graph.contract import GraphDeps, HumanTurn
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_turns
 

@@ -15,7 +15,7 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 PAIR = Pair("meister", "nova")
 QUESTION = "Thema Wohnort: der Nutzer wohnt in? Die Schwester des Nutzers heisst?"

@@ -21,8 +21,8 @@ from novaberg.graph.nodes.enricher import hook_entries, stored_cluster
 from novaberg.graph.nodes.router import router
 from novaberg.graph.nodes.situation import situation_node
 from novaberg.graph.nodes.stance import stance_node
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 
 PAIR = Pair("meister", "nova")
 

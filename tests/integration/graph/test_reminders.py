@@ -12,6 +12,7 @@ import pytest
 from novaberg.agents.pending import store_pending
 from novaberg.events.reminders import deliver_due_reminders
 from novaberg.graph.agent_graph import build_agent_graph
+from novaberg.pair import Pair
 from novaberg.store import keys
 
 NOW = datetime.fromtimestamp(1_790_000_000.0, UTC)  # the graph conftest's FIXED_NOW
@@ -38,7 +39,7 @@ async def test_due_reminder_is_delivered_once_as_an_impulse(deps, agent_graph, r
     await _appointment(db, "Kein Alarm", minutes_ago=1, remind=False)
     await _appointment(db, "Später", minutes_ago=-60)
     assert await deliver_due_reminders(deps, agent_graph) == 1
-    queued = await redis.lrange(keys.event_queue(keys.Pair("anna", "nova")), 0, -1)
+    queued = await redis.lrange(keys.event_queue(Pair("anna", "nova")), 0, -1)
     assert len(queued) == 1
     event = json.loads(queued[0])
     payload = event["payload"]
@@ -76,7 +77,7 @@ async def test_a_worker_stopped_mid_delivery_loses_nothing(
     deps, agent_graph, redis, db, scripted
 ) -> None:  # type: ignore[no-untyped-def]
     entry_id = await _appointment(db, "Zahnarzt", minutes_ago=1)
-    queue = keys.event_queue(keys.Pair("anna", "nova"))
+    queue = keys.event_queue(Pair("anna", "nova"))
     scripted.default_latency_ms = 10_000  # the thought is still being formed ...
     delivery = asyncio.create_task(deliver_due_reminders(deps, agent_graph))
     for _ in range(200):
@@ -108,7 +109,7 @@ async def test_a_repeat_after_a_lost_mark_carries_the_same_event_id(
         await conn.execute("UPDATE timeline SET erinnert_am = NULL WHERE id = %s", (entry_id,))
     await redis.delete(keys.reminder_claim(entry_id))
     assert await deliver_due_reminders(deps, agent_graph) == 1
-    queued = await redis.lrange(keys.event_queue(keys.Pair("anna", "nova")), 0, -1)
+    queued = await redis.lrange(keys.event_queue(Pair("anna", "nova")), 0, -1)
     first, second = (json.loads(raw) for raw in queued)
     assert first["event_id"] == second["event_id"]
     assert first["payload"]["turn_id"] != second["payload"]["turn_id"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 
+from novaberg.pair import Pair
 from novaberg.store import keys, session
-from novaberg.store.keys import Pair
 
 PAIR = Pair("meister", "nova")
 

@@ -29,11 +29,11 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory.archive import archive_live_turn, purge_expired
 from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import archive, keys
 from novaberg.store import long_term as long_term_store
 from novaberg.store.archive import stored_vector
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import encode_vector
 from novaberg.store.users import issue_token
 

@@ -17,9 +17,9 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.imports.chat_formats import parse_chat
 from novaberg.imports.chat_import import ImportReport, import_chat
 from novaberg.llm.layer import ModelLayer
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import archive, text_search
-from novaberg.store.keys import Pair
 from novaberg.store.postgres import create_pool
 
 PAIR = Pair("meister", "nova")

@@ -12,6 +12,7 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory import curve
 from novaberg.memory.short_term import MAGNET_FIELDS, ShortTermMemory
+from novaberg.pair import Pair
 from novaberg.store.entities import (
     Resolution,
     _resolve_in_order,
@@ -19,7 +20,7 @@ from novaberg.store.entities import (
     normalise_name,
     resolve_entities,
 )
-from novaberg.store.keys import Pair, kzg_index
+from novaberg.store.keys import kzg_index
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")

@@ -28,9 +28,9 @@ from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import characters
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.users import issue_token
 

@@ -15,8 +15,8 @@ from novaberg.imports.cards import parse_card
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
+from novaberg.pair import Pair
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -18,9 +18,9 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import character_profiles, goals
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.session import append_turn
 from novaberg.store.users import issue_token

@@ -14,8 +14,8 @@ from novaberg.memory.bridge import (
     store_short_term_writes,
 )
 from novaberg.memory.long_term import LongTermMemory
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 
 PAIR = Pair("meister", "nova")
 

@@ -19,8 +19,8 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.wheel import SPOKES
+from novaberg.pair import Pair
 from novaberg.store import character_profiles, goals, keys
-from novaberg.store.keys import Pair
 
 PAIR = Pair("meister", "nova")
 NOW = datetime(2026, 8, 1, 12, tzinfo=UTC)

@@ -19,9 +19,9 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.memory.long_term import LongTermMemory
 from novaberg.memory.short_term import ShortTermMemory, StoredEntry, embed_text
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")

@@ -13,8 +13,8 @@ from novaberg.ei.goals import GOAL_ACTIVATION_THRESHOLD, activate_goals
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.jobs.character import run_distillation
+from novaberg.pair import Pair
 from novaberg.store import character_profiles, goals, keys
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")

@@ -19,8 +19,8 @@ from novaberg.memory.long_term import (
     LongTermMemory,
     decayed_weight,
 )
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")

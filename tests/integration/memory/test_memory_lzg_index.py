@@ -7,8 +7,8 @@ import re
 import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.pair import Pair
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.migrate import MIGRATIONS_DIR
 
 MIGRATION = MIGRATIONS_DIR / "003_lzg_index.sql"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
+from novaberg.pair import Pair
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 
 BIG = Pair("gross", "nova")
 SMALL = Pair("klein", "nova")

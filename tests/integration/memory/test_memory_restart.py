@@ -10,8 +10,8 @@ from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
+from novaberg.pair import Pair
 from novaberg.runtime.services import EmbeddedServices
-from novaberg.store.keys import Pair
 from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
 

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from novaberg.cli import app
 from novaberg.llm.scripted import ScriptedEmbedder
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.short_term_codec import encode_vector
 
 PAIR = Pair("meister", "nova")

@@ -13,8 +13,8 @@ import redis.asyncio as aioredis
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.session_summary import summarise_if_needed
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.session import append_turn, read_turns
 
 PAIR = Pair("meister", "nova")

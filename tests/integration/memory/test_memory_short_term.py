@@ -15,9 +15,9 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory import curve
 from novaberg.memory.short_term import ShortTermMemory, embed_text
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.redis_client import create_redis
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.short_term_search import PairCache, rank

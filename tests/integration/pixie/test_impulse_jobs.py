@@ -13,12 +13,13 @@ from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.jobs import NO_PROVIDER_MARK, route
 from novaberg.impulses.shadow_queue import ShadowTask
+from novaberg.pair import Pair
 from novaberg.pixie.jobs import build_scheduler
 from novaberg.store import keys
 from novaberg.store.session import append_turn
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 
 
 def task(kind: str = "nachfragen", topic: str = "Vater", **extra: Any) -> ShadowTask:

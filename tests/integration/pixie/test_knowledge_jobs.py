@@ -19,15 +19,15 @@ from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.jobs import GAP_LEAD
 from novaberg.impulses.shadow_queue import ShadowTask
 from novaberg.memory.long_term import LongTermMemory
+from novaberg.pair import Pair
 from novaberg.pixie.jobs import build_scheduler
 from novaberg.pixie.research import MAX_ROUNDS, NO_PROVIDER_MARK
-from novaberg.store import keys
 from novaberg.store.session import append_turn
 from novaberg.store.short_term import ShortTermStore
 from novaberg.websearch import SearxngProvider
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
-PAIR = keys.Pair("anna", "nova")
+PAIR = Pair("anna", "nova")
 HITS = [
     {
         "url": "http://127.0.0.1:1/reha",

@@ -13,6 +13,7 @@ import redis as redis_lib
 from typer.testing import CliRunner
 
 from novaberg.cli import app
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
 
@@ -35,7 +36,7 @@ def seeded(endpoints: Endpoints, db: object, redis: object) -> None:
     client = redis_lib.Redis.from_url(endpoints.redis_url)
     for user in ("anna", "bert"):
         client.rpush(
-            keys.session_turns(keys.Pair(user, "nova")),
+            keys.session_turns(Pair(user, "nova")),
             json.dumps({"rolle": "user", "emotion": "traurigkeit", "emotions_vektor": "absturz"}),
         )
     client.close()

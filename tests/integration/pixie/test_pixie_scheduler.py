@@ -202,8 +202,8 @@ async def test_default_jobs_promote_decay_and_distil(
     context: JobContext, redis: aioredis.Redis, db: AsyncConnectionPool, scripted: Any
 ) -> None:
     from novaberg.memory.short_term import ShortTermMemory
+    from novaberg.pair import Pair
     from novaberg.pixie.jobs import default_jobs
-    from novaberg.store.keys import Pair
 
     pair = Pair("meister", "nova")
     scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")

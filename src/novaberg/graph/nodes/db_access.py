@@ -80,10 +80,10 @@ from novaberg.graph.personality import (
     RegisterSpace,
 )
 from novaberg.graph.state import ConversationState
+from novaberg.pair import Pair
 from novaberg.store import characters, keys, nova_state
 from novaberg.store.batch_read import Query, fetch_batch
 from novaberg.store.goals import activation_goals_from_rows, activation_query
-from novaberg.store.keys import Pair
 from novaberg.store.session import decode_turns
 from novaberg.store.tables import DIRECTIVES, IDENTITIES
 from novaberg.wire import SOURCE_USER

@@ -51,10 +51,10 @@ from novaberg.memory.bridge import (
     store_short_term_writes,
     summarise_session,
 )
+from novaberg.pair import Pair
 from novaberg.store import archive, keys, pipelined
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
 from novaberg.store.conversation_vector import queue_turn_trace
-from novaberg.store.keys import Pair
 from novaberg.store.pipeline_log import ART_RAW_TURN
 from novaberg.store.session import (
     ROLE_ASSISTANT,

@@ -35,7 +35,7 @@ from novaberg.ei.vectors import emotion_vector
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality, RegisterSpace
 from novaberg.graph.state import ConversationState
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.session import ROLE_USER, read_turns
 from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER
 

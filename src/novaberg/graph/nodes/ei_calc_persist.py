@@ -19,8 +19,8 @@ from novaberg.ei.persistence import resolve_user_time
 from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
 from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
+from novaberg.pair import Pair
 from novaberg.store import nova_state
-from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT
 from novaberg.wire import FIELD_RECEIVED_AT, SOURCE_USER
 

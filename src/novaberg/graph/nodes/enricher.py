@@ -50,9 +50,9 @@ from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
+from novaberg.pair import Pair
 from novaberg.store.conversation_vector import detail_from_raw, load_detail
 from novaberg.store.goals import load_activation_goals
-from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
 from novaberg.wire import FIELD_USER_INTENTIONS, GRAPH_HUMAN
 

@@ -30,7 +30,7 @@ from psycopg.rows import dict_row
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.reducer import character_display_name, render_contexts
 from novaberg.graph.state import ConversationState
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
 

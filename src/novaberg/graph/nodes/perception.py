@@ -46,8 +46,8 @@ from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelUnavailable
+from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
-from novaberg.store.keys import Pair
 from novaberg.store.session import numbered_view, read_turns
 from novaberg.wire import PERCEIVE_ASSISTANT, PERCEIVE_USER
 

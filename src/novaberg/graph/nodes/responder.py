@@ -38,8 +38,8 @@ from novaberg.graph.state import ConversationState
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.base import Message
 from novaberg.llm.errors import ModelOutputError
+from novaberg.pair import Pair
 from novaberg.prompts import render
-from novaberg.store.keys import Pair
 from novaberg.store.session import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.dispatcher import build_session_turn
 from novaberg.graph.state import ConversationState
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 from novaberg.store.session import append_open_turn
 
 

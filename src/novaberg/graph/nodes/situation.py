@@ -35,9 +35,10 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
-from novaberg.store.keys import SITUATION_TTL, Pair
+from novaberg.store.keys import SITUATION_TTL
 from novaberg.store.scripts import script
 from novaberg.store.session import numbered_view
 

@@ -32,8 +32,8 @@ from novaberg.ei.landscape import initiative_score, known_cluster, nova_leads
 from novaberg.ei.stance import MAGNITUDES, StanceError, stance
 from novaberg.graph.nodes.conversation_vector import landscape_of
 from novaberg.graph.state import ConversationState
+from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.keys import Pair
 from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)

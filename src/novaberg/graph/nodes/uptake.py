@@ -31,7 +31,7 @@ from psycopg import AsyncConnection
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.store.keys import Pair
+from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
 

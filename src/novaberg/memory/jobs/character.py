@@ -31,10 +31,10 @@ from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import wheel
 from novaberg.memory.long_term import ModelSlot, no_slot
+from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import character_profiles, goals, keys
 from novaberg.store import long_term as long_term_store
-from novaberg.store.keys import Pair
 from novaberg.store.short_term import ShortTermStore
 
 log = logging.getLogger(__name__)
