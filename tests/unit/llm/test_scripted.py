@@ -3,6 +3,8 @@ latency, faults, schema-valid default objects and determinism."""
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import time
 from enum import StrEnum
@@ -163,9 +165,11 @@ async def test_a_latency_ends_on_its_deadline_not_a_timer_tick_later(
     rest, so a bench counting rounds of L is not off by a tick per round."""
     sleeps: list[float] = []
     real_sleep = scripted.asyncio.sleep
+    this_task = asyncio.current_task()
 
     async def recording_sleep(delay: float) -> None:
-        sleeps.append(delay)
+        if asyncio.current_task() is this_task:  # not a sleep of another test's leftover task
+            sleeps.append(delay)
         await real_sleep(delay)
 
     monkeypatch.setattr(scripted.asyncio, "sleep", recording_sleep)
