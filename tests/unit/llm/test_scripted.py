@@ -4,7 +4,6 @@ latency, faults, schema-valid default objects and determinism."""
 from __future__ import annotations
 
 import asyncio
-
 import json
 import time
 from enum import StrEnum
