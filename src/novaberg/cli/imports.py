@@ -23,7 +23,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from novaberg.cli.memory import settings_or_exit, with_services
+from novaberg.cli.services import settings_or_exit, with_services
 from novaberg.config import Settings
 from novaberg.imports.limits import ImportLimits
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from novaberg.cli.services import settings_or_exit, with_services
 from novaberg.config import Settings
 
 console = Console()
@@ -22,19 +22,6 @@ memory_app = typer.Typer(help="Look into a pair's memory.", no_args_is_help=True
 
 UserOption = Annotated[str | None, typer.Option(help="User id [NOVABERG_DEFAULT_USER].")]
 CharacterOption = Annotated[str | None, typer.Option(help="Character id [NOVABERG_CHARACTER].")]
-
-
-def settings_or_exit() -> Settings:
-    from novaberg.config import SettingsError, load_settings
-    from novaberg.llm.factory import check_backend_settings
-
-    try:
-        settings = load_settings()
-        check_backend_settings(settings)
-    except SettingsError as exc:
-        err_console.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
-    return settings
 
 
 @memory_app.command("search")
@@ -148,21 +135,3 @@ async def _search(
     )
     hits = [hit.as_json(rank) for rank, hit in enumerate(result.hits, start=1)]
     return hits, result.window.as_json() if result.window else None
-
-
-async def with_services(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run `work(context)` with Redis, PostgreSQL and the model layer the settings name
-    (the embedded servers started or joined for the call)."""
-    from novaberg.api.context import AppContext
-    from novaberg.runtime.services import EmbeddedServices
-
-    services = EmbeddedServices(settings)
-    endpoints = await asyncio.to_thread(services.start)
-    try:
-        ctx = await AppContext.open(settings, endpoints)
-        try:
-            return await work(ctx)
-        finally:
-            await ctx.aclose()
-    finally:
-        await asyncio.to_thread(services.stop)

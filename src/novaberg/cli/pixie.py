@@ -5,51 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from novaberg.config import Settings
+from novaberg.cli.services import settings_or_exit, with_stores
 
 console = Console()
 T = TypeVar("T")
 
 pixie_app = typer.Typer(help="Background jobs and Nova's impulses.", no_args_is_help=True)
-
-
-def _load() -> Settings:
-    from novaberg.config import SettingsError, load_settings
-    from novaberg.llm.factory import check_backend_settings
-
-    try:
-        settings = load_settings()
-        check_backend_settings(settings)
-    except SettingsError as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
-    return settings
-
-
-async def _with_stores(settings: Settings, work: Callable[[Any, Any], Awaitable[T]]) -> T:
-    from novaberg.runtime.services import EmbeddedServices
-    from novaberg.store.postgres import create_pool
-    from novaberg.store.redis_client import create_redis
-
-    services = EmbeddedServices(settings)
-    endpoints = await asyncio.to_thread(services.start)
-    try:
-        redis = create_redis(endpoints.redis_url)
-        pool = await create_pool(endpoints.database_url, max_size=2)
-        try:
-            return await work(redis, pool)
-        finally:
-            await pool.close()
-            await redis.aclose()
-    finally:
-        await asyncio.to_thread(services.stop)
 
 
 async def status_report(redis: Any, pool: Any) -> dict[str, Any]:
@@ -116,8 +83,8 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Lanes, last runs, failures, stack and queue sizes per pair."""
-    settings = _load()
-    report = asyncio.run(_with_stores(settings, status_report))
+    settings = settings_or_exit()
+    report = asyncio.run(with_stores(settings, lambda pool, redis: status_report(redis, pool)))
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, default=str))
         return
@@ -164,7 +131,7 @@ def run_command(
     character: Annotated[str | None, typer.Option(help="Only this character's tasks.")] = None,
 ) -> None:
     """Run one job now (due or not); prints its result."""
-    settings = _load()
+    settings = settings_or_exit()
 
     async def work(redis: Any, pool: Any) -> Any:
         from novaberg.llm.factory import build_model_layer
@@ -186,7 +153,7 @@ def run_command(
             console.print(f"[red]{exc.args[0]}[/red]")
             raise typer.Exit(2) from None
 
-    result = asyncio.run(_with_stores(settings, work))
+    result = asyncio.run(with_stores(settings, lambda pool, redis: work(redis, pool)))
     typer.echo(
         json.dumps(
             {"job": result.job, "status": result.status, "detail": result.detail,

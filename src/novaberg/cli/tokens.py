@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -20,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from novaberg.cli.services import settings_or_exit, with_stores
 from novaberg.config import Settings
 
 console = Console()
@@ -130,7 +130,7 @@ def revoke_command(
     selection = selection_or_exit(token, label, user, all_of)
     settings = _settings()
     done = asyncio.run(
-        _with_stores(settings, lambda pool, redis: revoke_selected(pool, redis, selection))
+        with_stores(settings, lambda pool, redis: revoke_selected(pool, redis, selection))
     )
     if not done.count:
         err_console.print("no token matched; nothing revoked", highlight=False)
@@ -158,7 +158,7 @@ def tokens_command(
         err_console.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
     settings = _settings()
-    rows = asyncio.run(_with_stores(settings, lambda pool, _redis: list_tokens(pool, name)))
+    rows = asyncio.run(with_stores(settings, lambda pool, _redis: list_tokens(pool, name)))
     table = Table(title=f"tokens of {name}")
     for column in ("id", "label", "erstellt_am"):
         table.add_column(column)
@@ -170,34 +170,6 @@ def tokens_command(
 def _settings() -> Settings:
     import logging
 
-    from novaberg.config import SettingsError, load_settings
-    from novaberg.llm.factory import check_backend_settings
-
-    try:
-        settings = load_settings()
-        check_backend_settings(settings)
-    except SettingsError as exc:
-        err_console.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
+    settings = settings_or_exit()
     logging.basicConfig(level=max(logging.WARNING, logging.getLevelName(settings.log_level)))
     return settings
-
-
-async def _with_stores(settings: Settings, work: Callable[[Any, Any], Awaitable[T]]) -> T:
-    """Run `work(pool, redis)` against the configured (or embedded) PostgreSQL and Redis."""
-    from novaberg.runtime.services import EmbeddedServices
-    from novaberg.store.postgres import create_pool
-    from novaberg.store.redis_client import create_redis
-
-    services = EmbeddedServices(settings)
-    endpoints = await asyncio.to_thread(services.start)
-    try:
-        redis = create_redis(endpoints.redis_url)
-        pool = await create_pool(endpoints.database_url, max_size=2)
-        try:
-            return await work(pool, redis)
-        finally:
-            await pool.close()
-            await redis.aclose()
-    finally:
-        await asyncio.to_thread(services.stop)
