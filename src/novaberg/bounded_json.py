@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 MAX_DEPTH: Final = 64
@@ -83,3 +84,29 @@ def loads(data: bytes | str, limit: int = MAX_DEPTH) -> Any:
         return json.loads(data)
     except RecursionError:  # only if called from an already deep stack
         raise TooDeep(limit) from None
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed value, object keys included, walked with a stack of its own
+    (no recursion, whatever the depth)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                stack.append(inner)
+                stack.append(key)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+
+
+def is_utf8(text: str) -> bool:
+    """False for a string holding an unpaired UTF-16 surrogate (`"\\ud800"` is valid JSON
+    but no character: nothing can store or encode it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

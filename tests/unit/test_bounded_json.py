@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from novaberg import bounded_json
 from novaberg.bounded_json import MAX_DEPTH, TooDeep, check_depth, loads
 
 TRICKY_TEXT = st.text(alphabet=st.sampled_from('[]{}"\\/ aé\n\u2028') | st.characters())
@@ -105,3 +106,18 @@ def test_brackets_inside_strings_are_text() -> None:
     assert loads(text)["n"] == [[1]]
     with pytest.raises(json.JSONDecodeError):
         loads("[" * 10 + "}" * 10)
+
+
+def test_strings_walks_keys_and_values_at_any_depth_without_recursion() -> None:
+    deep: Any = "unten"
+    for level in range(5000):  # far past the interpreter's recursion limit
+        deep = {f"k{level}": [deep, level]} if level % 2 else [deep]
+    found = set(bounded_json.strings(deep))
+    assert "unten" in found and "k4999" in found and "k1" in found
+    assert len(found) == 2501, "every key once, the one leaf string"
+
+
+def test_is_utf8_refuses_only_a_lone_surrogate() -> None:
+    assert bounded_json.is_utf8("Grüße 👋")
+    assert not bounded_json.is_utf8("\ud800")
+    assert not all(bounded_json.is_utf8(s) for s in bounded_json.strings({"a": ["x", "\udfff"]}))

@@ -98,21 +98,7 @@ def lone_surrogate(body: bytes) -> bool:
         parsed = bounded_json.loads(body)  # so the walk below is no deeper than its limit
     except ValueError:
         return False  # not JSON, or too deep: `check_text` refuses that first
-    return _has_surrogate(parsed)
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
+    return not all(bounded_json.is_utf8(text) for text in bounded_json.strings(parsed))
 
 
 def check_text(body: bytes, json_lines: bool = False) -> None:

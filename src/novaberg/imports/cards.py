@@ -217,19 +217,9 @@ def _lore(data: Mapping[str, Any], limits: ImportLimits) -> tuple[LoreEntry, ...
 
 def _storable(value: Any) -> bool:
     """Every string in it is text PostgreSQL can store: no NUL, no unpaired surrogate."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return False
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    if isinstance(value, Mapping):
-        return all(_storable(k) and _storable(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_storable(item) for item in value)
-    return True
+    return all(
+        "\x00" not in text and bounded_json.is_utf8(text) for text in bounded_json.strings(value)
+    )
 
 
 def parse_card(obj: Any, limits: ImportLimits = DEFAULT_LIMITS) -> Card:
