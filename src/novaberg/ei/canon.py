@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 logger = logging.getLogger(__name__)
@@ -20,27 +21,46 @@ NEUTRAL: Final = "neutral"
 SECTOR_COUNT: Final = 8
 """Number of sectors on the wheel; distances wrap around it."""
 
-SECTORS: Final[Mapping[str, int]] = {
-    "begeisterung": 1,
-    "freude": 1,
-    "dankbarkeit": 2,
-    "zufriedenheit": 2,
-    "stress": 3,
-    "unsicherheit": 3,
-    "ueberrascht": 4,
-    "verwundert": 4,
-    "verzweiflung": 5,
-    "traurigkeit": 5,
-    "frustration": 6,
-    "enttaeuschung": 6,
-    "wut": 7,
-    "aerger": 7,
-    "hoffnung": 8,
-    "neugierig": 8,
-}
-"""Sector of each canonical emotion (intense listed first)."""
 
-CANON: Final[frozenset[str]] = frozenset(SECTORS) | {NEUTRAL}
+@dataclass(frozen=True, slots=True)
+class EmotionConstants:
+    """One canonical emotion's place and pace: its sector on the wheel (None for neutral),
+    the arousal assumed when none is given, and its per-turn arousal decay in the history
+    (None: the fallback rate)."""
+
+    sector: int | None
+    default_arousal: float
+    decay_rate: float | None
+
+
+EMOTIONS: Final[Mapping[str, EmotionConstants]] = {
+    # name: sector, default arousal, decay per turn (the intense emotion of a sector first)
+    "begeisterung": EmotionConstants(1, 0.7, 0.15),
+    "freude": EmotionConstants(1, 0.5, 0.10),
+    "dankbarkeit": EmotionConstants(2, 0.5, 0.08),
+    "zufriedenheit": EmotionConstants(2, 0.3, 0.05),
+    "stress": EmotionConstants(3, 0.6, 0.04),
+    "unsicherheit": EmotionConstants(3, 0.4, 0.05),
+    "ueberrascht": EmotionConstants(4, 0.7, 0.20),
+    "verwundert": EmotionConstants(4, 0.4, 0.15),
+    "verzweiflung": EmotionConstants(5, 0.8, 0.02),
+    "traurigkeit": EmotionConstants(5, 0.4, 0.03),
+    "frustration": EmotionConstants(6, 0.6, 0.04),
+    "enttaeuschung": EmotionConstants(6, 0.5, 0.05),
+    "wut": EmotionConstants(7, 0.8, 0.08),
+    "aerger": EmotionConstants(7, 0.5, 0.06),
+    "hoffnung": EmotionConstants(8, 0.5, 0.08),
+    "neugierig": EmotionConstants(8, 0.4, 0.12),
+    NEUTRAL: EmotionConstants(None, 0.2, None),
+}
+"""The 16+1 canonical emotions, one row each (docs/behaviour/emotion.md#canon)."""
+
+SECTORS: Final[Mapping[str, int]] = {
+    name: e.sector for name, e in EMOTIONS.items() if e.sector is not None
+}
+"""Sector of each canonical emotion but neutral."""
+
+CANON: Final[frozenset[str]] = frozenset(EMOTIONS)
 """The 16+1 canonical emotion names."""
 
 POSITIVE: Final = "positiv"
@@ -54,23 +74,7 @@ NEUTRAL_SECTORS: Final = frozenset({4})
 """Group membership by sector."""
 
 DEFAULT_AROUSAL: Final[Mapping[str, float]] = {
-    "begeisterung": 0.7,
-    "freude": 0.5,
-    "dankbarkeit": 0.5,
-    "zufriedenheit": 0.3,
-    "stress": 0.6,
-    "unsicherheit": 0.4,
-    "ueberrascht": 0.7,
-    "verwundert": 0.4,
-    "verzweiflung": 0.8,
-    "traurigkeit": 0.4,
-    "frustration": 0.6,
-    "enttaeuschung": 0.5,
-    "wut": 0.8,
-    "aerger": 0.5,
-    "hoffnung": 0.5,
-    "neugierig": 0.4,
-    NEUTRAL: 0.2,
+    name: e.default_arousal for name, e in EMOTIONS.items()
 }
 """Arousal used when none is given for an emotion."""
 
@@ -78,22 +82,7 @@ UNKNOWN_AROUSAL: Final = 0.5
 """Arousal for names outside the canon and for unreadable values."""
 
 AROUSAL_DECAY_RATE: Final[Mapping[str, float]] = {
-    "begeisterung": 0.15,
-    "freude": 0.10,
-    "dankbarkeit": 0.08,
-    "zufriedenheit": 0.05,
-    "stress": 0.04,
-    "unsicherheit": 0.05,
-    "ueberrascht": 0.20,
-    "verwundert": 0.15,
-    "verzweiflung": 0.02,
-    "traurigkeit": 0.03,
-    "frustration": 0.04,
-    "enttaeuschung": 0.05,
-    "wut": 0.08,
-    "aerger": 0.06,
-    "hoffnung": 0.08,
-    "neugierig": 0.12,
+    name: e.decay_rate for name, e in EMOTIONS.items() if e.decay_rate is not None
 }
 """Per-turn exponential arousal decay in the history."""
 
