@@ -42,8 +42,8 @@ from novaberg.graph.objection import (
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
-from novaberg.store.session import ROLE_ASSISTANT
 from novaberg.websearch import WebSearchError
+from novaberg.wire import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
