@@ -150,7 +150,7 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
             initiative_reason=reason,
         ),
     )
-    haltung = {
+    computed = {
         **values,
         "cluster": cluster,
         "initiative": leads,
@@ -158,7 +158,7 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
         "details": {name: result.as_dict() for name, result in results.items()},
     }
     return {
-        "stance": haltung,
+        "stance": computed,
         "_log": {
             "gerechnet": True,
             "cluster": cluster,
@@ -171,9 +171,9 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
     }
 
 
-def stance_text(haltung: dict[str, Any] | None) -> str:
+def stance_text(stance_value: dict[str, Any] | None) -> str:
     """The `[HALTUNG]` lines the responder reads; "" when no stance was computed."""
-    if not haltung:
+    if not stance_value:
         return ""
     words = {
         "umfang": ("knapp", "ausführlich"),
@@ -184,8 +184,8 @@ def stance_text(haltung: dict[str, Any] | None) -> str:
     }
     lines = []
     for name in MAGNITUDES:
-        value = float(haltung.get(name, 0.0))
+        value = float(stance_value.get(name, 0.0))
         low, high = words[name]
         lines.append(f"{name}: {value:.2f} ({high if value >= 0.5 else low})")
-    lead = "du darfst führen" if haltung.get("initiative") else "lass den Nutzer führen"
+    lead = "du darfst führen" if stance_value.get("initiative") else "lass den Nutzer führen"
     return "\n".join([*lines, f"Initiative: {lead}"])
