@@ -271,7 +271,7 @@ async def avatar(
     return (bytes(row["avatar"]), str(row["avatar_typ"])) if row else None
 
 
-# --- the CharacterGraph's reads (graph/nodes/db_access.py), batched with its other reads ----
+# --- the CharacterGraph's reads (agents/turn_context.py), batched with its other reads ----
 
 _PAIR_ROW: Final = (
     "SELECT {columns} FROM characters WHERE character_id = %s AND besitzer IN ('', %s)"
