@@ -14,9 +14,10 @@ identities and directives (`agents/rule_store.py`), the timeline's proactive win
 enrich hooks' rows.
 
 A failed PostgreSQL part (after `fetch_batch`'s retry of each query alone) is logged at
-ERROR, named in `failures` and left empty (its field None where a reader must tell "not
-read" from "nothing there"): the turn can still be answered. A failed Redis read fails the
-turn, as any storage failure before the answer does.
+ERROR, named in `failures` and left empty — where a reader must tell "not read" from
+"nothing there" it can: the wheel by `failures`, the proactive window by `rows` None, a
+hook by its absence from `hooks.rows`. The turn can still be answered. A failed Redis read
+fails the turn, as any storage failure before the answer does.
 """
 
 from __future__ import annotations
