@@ -57,7 +57,6 @@ __all__ = [
     "StoredSituation",
     "TurnContext",
     "WheelRow",
-    "character_name",
     "goals_of",
     "hypothesis_detail",
     "read_turn_context",
@@ -165,15 +164,6 @@ def display_name(stored: str, character_id: str) -> str:
     if stored:
         return stored
     return character_id.strip().title() if character_id.strip() else DEFAULT_CHARACTER_NAME
-
-
-async def character_name(pool: AsyncConnectionPool, pair: Pair) -> str:
-    """The display name of the pair's character, read alone (for a node run without db_access)."""
-    [rows] = await fetch_batch(pool, [characters.name_query(pair)])
-    if isinstance(rows, psycopg.Error):
-        log.error("characters: name of %r unreadable: %s", pair.character_id, rows)
-        rows = []
-    return display_name(characters.name_from_rows(rows), pair.character_id)
 
 
 async def goals_of(pool: AsyncConnectionPool, pair: Pair) -> list[dict[str, Any]]:

@@ -74,6 +74,20 @@ PAYLOAD_TO_EMOTION: Final = {
 }
 """Event payload field (wire name) → Emotion attribute."""
 
+LOGGED_PARTS: Final = {
+    "character_profile": "profil_charakter",
+    "user_profile": "profil_nutzer",
+    "identities": "identitaeten",
+    "directives": "direktiven",
+    "name": "name",
+    "goals": "ziele",
+    "persona": "persona",
+    "wheel": "rad",
+    "appointments": "termine",
+}
+"""Turn-context part → its name in the node's `ausfaelle` (pipeline_log wire names; a hook
+part keeps its `hook_<agent>` name)."""
+
 LEVEL_APPLIED: Final = "angewandt"
 LEVEL_MISSING: Final = "kein_level"
 LEVEL_NOT_IMPULSE: Final = "kein_impuls"
@@ -212,7 +226,7 @@ async def db_access(
             "zurueckgesetzt": reload.reset,
             "thought_level": thought_level,
             "fehlende_felder": missing,
-            "ausfaelle": list(context.failures),
+            "ausfaelle": [LOGGED_PARTS.get(part, part) for part in context.failures],
             "identitaeten": len(internal.identities),
             "direktiven": len(internal.directives),
         },
