@@ -72,6 +72,14 @@ PERCEIVE_USER: Final = "user"
 PERCEIVE_ASSISTANT: Final = "assistant"
 """perception reads the character's own answer (stored turn role `rolle` "assistant")."""
 
+# --- session turn roles (a stored turn's `rolle`) -------------------------------------------
+
+ROLE_USER: Final = "user"
+"""A turn the counterpart said."""
+
+ROLE_ASSISTANT: Final = "assistant"
+"""A turn the character said."""
+
 # --- WebSocket message types (server → client `typ`) ----------------------------------------
 
 MSG_STAGE: Final = "character_stage"

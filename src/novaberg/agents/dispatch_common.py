@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Correction
 from novaberg.agents.pending import pending_question, store_pending, take_pending
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
-from novaberg.store.session import numbered_view
+from novaberg.memory.session_view import numbered_view
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps

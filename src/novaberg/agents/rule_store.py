@@ -31,7 +31,7 @@ def _columns(table: RuleTable) -> str:
 
 def active_sql(table: RuleTable) -> str:
     """The user's active rules, oldest first (one parameter: user_id). Also read by the
-    CharacterGraph's db_access in its batched read."""
+    turn context (agents/turn_context.py) in its batched read."""
     return f"SELECT {_columns(table)} FROM {table} WHERE user_id = %s AND aktiv ORDER BY id"
 
 

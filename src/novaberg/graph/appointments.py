@@ -60,14 +60,15 @@ def _midnight(day: date, tz: ZoneInfo) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=tz)
 
 
-def proactive_window(now: datetime, tz: ZoneInfo, unreadable: str = "") -> Window:
+def proactive_bounds(now: datetime, tz: ZoneInfo) -> tuple[datetime, datetime]:
+    """[start, end) of the proactive window: today and tomorrow in `tz`."""
     today = now.astimezone(tz).date()
-    return Window(
-        KIND_PROACTIVE,
-        _midnight(today, tz),
-        _midnight(today + timedelta(days=PROACTIVE_DAYS), tz),
-        unreadable=unreadable,
-    )
+    return _midnight(today, tz), _midnight(today + timedelta(days=PROACTIVE_DAYS), tz)
+
+
+def proactive_window(now: datetime, tz: ZoneInfo, unreadable: str = "") -> Window:
+    start, end = proactive_bounds(now, tz)
+    return Window(KIND_PROACTIVE, start, end, unreadable=unreadable)
 
 
 def _parse_point(text: str, tz: ZoneInfo) -> tuple[datetime, bool] | None:

@@ -23,7 +23,6 @@ pops it from the update and stores it as the row's `inhalt`; it never reaches th
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -33,14 +32,8 @@ from langgraph.types import Command
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
-from novaberg.llm.accounting import track_calls
-from novaberg.store.pipeline_log import (
-    ART_NODE,
-    INHALT_STRUCTURED,
-    RESULT_FAILED,
-    RESULT_OK,
-    LogRow,
-)
+from novaberg.llm.accounting import CallStats, track_calls
+from novaberg.memory.run_log import record_node_run
 from novaberg.wire import GRAPH_NAMES
 
 LOG_KEY: Final = "_log"
@@ -95,6 +88,28 @@ def wrap_node(
     if pipeline_log is None:  # GraphDeps.__post_init__ always sets one
         raise ValueError("GraphDeps.log is None; construct GraphDeps normally")
 
+    def record(
+        state: ConversationState,
+        elapsed_ms: float,
+        stats: CallStats,
+        *,
+        ok: bool,
+        summary: dict[str, Any],
+    ) -> None:
+        record_node_run(
+            pipeline_log,
+            graph=graph,
+            node=name,
+            turn_id=state.get("turn_id"),
+            user_id=state.get("user_id"),
+            character_id=state.get("character_id"),
+            elapsed_ms=elapsed_ms,
+            calls=stats.calls,
+            ok=ok,
+            summary=summary,
+            structured=stats.structured_summary() if stats.structured else None,
+        )
+
     async def run(state: ConversationState) -> dict[str, Any] | Command[str]:
         started = time.perf_counter()
         summary: dict[str, Any] = {}
@@ -112,20 +127,14 @@ def wrap_node(
                 check_channels(name, update)
             except BaseException as exc:
                 elapsed = (time.perf_counter() - started) * 1000
-                inhalt = dict(summary)
-                inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
-                if stats.structured:
-                    inhalt.setdefault(INHALT_STRUCTURED, stats.structured_summary())
-                pipeline_log.record(
-                    _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
-                )
+                content = dict(summary)
+                content["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
+                record(state, elapsed, stats, ok=False, summary=content)
                 raise
         elapsed = round((time.perf_counter() - started) * 1000, 3)
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
-        if stats.structured:
-            summary.setdefault(INHALT_STRUCTURED, stats.structured_summary())
-        pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
+        record(state, elapsed, stats, ok=True, summary=summary)
         update[TIMINGS_KEY] = {name: elapsed}
         if route is None:
             return update
@@ -134,30 +143,6 @@ def wrap_node(
     run.__name__ = f"node_{name}"
     run.__qualname__ = run.__name__
     return run
-
-
-def _row(
-    state: ConversationState,
-    node: str,
-    graph: str,
-    elapsed_ms: float,
-    calls: int,
-    ergebnis: str,
-    inhalt: dict[str, Any],
-) -> LogRow:
-    return LogRow(
-        quelle=graph,
-        node=node,
-        art=ART_NODE,
-        turn_id=state.get("turn_id"),
-        dauer_ms=round(elapsed_ms, 3),
-        modell_aufrufe=calls,
-        ergebnis=ergebnis,
-        inhalt=inhalt,
-        user_id=state.get("user_id"),
-        character_id=state.get("character_id"),
-        span_id=uuid.uuid4(),
-    )
 
 
 @dataclass(frozen=True)

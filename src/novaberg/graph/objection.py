@@ -12,14 +12,14 @@ The composer writes five head lines, a line `---`, then the content::
     <third-person content>
 
 `parse_composer_output` splits the two. An unreadable head block gives a verdict with
-`geliefert=False` and the reason in `ausfall` — that means "no readable verdict", never
+`delivered=False` and the reason in `failure` — that means "no readable verdict", never
 "no objection" — while the prose is kept. Pure: no I/O, no state.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Final
 
 SEPARATOR: Final = "---"
@@ -57,30 +57,44 @@ _CANON = {"GEPRÜFT": "GEPRUEFT", "STÄRKE": "STAERKE"}
 class ObjectionVerdict:
     """The verdict on the utterance's claim or premise (wire `einwandsurteil`).
 
-    `einwand`: the utterance carries a claim, premise or objection that needed judging.
-    `bewertung`: whether it holds (`trifft_zu`), does not (`trifft_nicht_zu`), or names a
-    value that deviates from the known one (`abweichend`: that value may be quoted, never
-    used as a premise). `staerke` is the composer's confidence, `quelle` what it rests on."""
+    `delivered`: a readable head block was given (wire `geliefert`). `objection`: the
+    utterance carries a claim, premise or objection that needed judging (`einwand`).
+    `assessment` (`bewertung`): whether it holds (`trifft_zu`), does not
+    (`trifft_nicht_zu`), or names a value that deviates from the known one (`abweichend`:
+    that value may be quoted, never used as a premise). `strength` (`staerke`) is the
+    composer's confidence, `source` (`quelle`) what it rests on, `checked` (`geprueft`)
+    what was checked against what; `failure`/`failure_field` (`ausfall`/`ausfall_feld`)
+    why the head block was unreadable."""
 
-    geliefert: bool
-    einwand: bool = False
-    geprueft: str = ""
-    bewertung: str = ""
-    staerke: float | None = None
-    quelle: str = ""
-    ausfall: str | None = None
-    ausfall_feld: str | None = None
+    delivered: bool
+    objection: bool = False
+    checked: str = ""
+    assessment: str = ""
+    strength: float | None = None
+    source: str = ""
+    failure: str | None = None
+    failure_field: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The verdict with its wire names (state channel, pipeline_log, prompts' readers)."""
+        return {
+            "geliefert": self.delivered,
+            "einwand": self.objection,
+            "geprueft": self.checked,
+            "bewertung": self.assessment,
+            "staerke": self.strength,
+            "quelle": self.source,
+            "ausfall": self.failure,
+            "ausfall_feld": self.failure_field,
+        }
 
     @property
     def contests(self) -> bool:
         """True when the answer must not build on the utterance's premise."""
         return (
-            self.geliefert
-            and self.einwand
-            and self.bewertung in (ASSESSMENT_FAILS, ASSESSMENT_DEVIATES)
+            self.delivered
+            and self.objection
+            and self.assessment in (ASSESSMENT_FAILS, ASSESSMENT_DEVIATES)
         )
 
 
@@ -88,7 +102,7 @@ def failed(reason: str, field: str | None = None) -> ObjectionVerdict:
     """A verdict that could not be read, with its reason (one of FAILURE_REASONS)."""
     if reason not in FAILURE_REASONS:
         raise ValueError(f"unknown objection failure {reason!r}")
-    return ObjectionVerdict(geliefert=False, ausfall=reason, ausfall_feld=field)
+    return ObjectionVerdict(delivered=False, failure=reason, failure_field=field)
 
 
 def _head_values(lines: list[str]) -> dict[str, str]:
@@ -128,12 +142,12 @@ def read_head(lines: list[str]) -> ObjectionVerdict:
     if source not in SOURCES:
         return failed(FAILURE_BAD_VALUE, "QUELLE")
     return ObjectionVerdict(
-        geliefert=True,
-        einwand=objection == "ja",
-        geprueft=values["GEPRUEFT"].strip(),
-        bewertung=assessment,
-        staerke=strength,
-        quelle=source,
+        delivered=True,
+        objection=objection == "ja",
+        checked=values["GEPRUEFT"].strip(),
+        assessment=assessment,
+        strength=strength,
+        source=source,
     )
 
 

@@ -28,8 +28,8 @@ from typing import Any, Final
 from novaberg.config import Role
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.memory.session_view import numbered_view
 from novaberg.prompts import render, user_message
-from novaberg.store.session import numbered_view
 
 log = logging.getLogger(__name__)
 

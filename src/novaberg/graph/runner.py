@@ -31,8 +31,8 @@ from novaberg.graph.human_graph import build_human_graph
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.roles import CHARACTER_ROLES, HUMAN_ROLES
 from novaberg.graph.state import ConversationState
+from novaberg.memory.pair_state import publish_path1_tail
 from novaberg.pair import Pair
-from novaberg.store.human_tail import publish_tail
 from novaberg.wire import (
     FIELD_EMOTION_HISTORY,
     FIELD_HUMAN_SALIENCE,
@@ -206,7 +206,7 @@ class GraphRuntime:
                     await on_event(after, None)
                 elif node == HUMAN_TAIL_NODE and handed_on:
                     published = True
-                    await publish_tail(self.deps.redis, turn.turn_id, tail_result(after))
+                    await publish_path1_tail(self.deps.redis, turn.turn_id, tail_result(after))
         except Exception as exc:
             failure = failure_text(exc, last_node)
             if not handed_on:
@@ -220,7 +220,7 @@ class GraphRuntime:
                 exc_info=True,
             )
             if not published:
-                await publish_tail(
+                await publish_path1_tail(
                     self.deps.redis, turn.turn_id, {**tail_result(state or {}), "ausfall": failure}
                 )
             return state

@@ -12,10 +12,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
+from novaberg.agents.turn_context import TurnContext
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.memory.bridge import PendingWrite
 
-__all__ = ["STATE_CHANNELS", "ConversationState", "PendingWrite", "TribunalVote"]
+__all__ = ["STATE_CHANNELS", "ConversationState", "PendingWrite", "TribunalVote", "turn_context"]
 
 
 class TribunalVote(TypedDict):
@@ -35,6 +36,7 @@ def _merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> d
 
 class ConversationState(TypedDict, total=False):
     # --- core -----------------------------------------------------------------------------
+    turn_context: TurnContext  # what the run read from storage, once (db_access; CharacterGraph)
     user_id: str
     character_id: str
     character_name: str  # display name from `characters`, loaded by db_access
@@ -65,13 +67,6 @@ class ConversationState(TypedDict, total=False):
     session_summary: str
     user_intentions: list[str]
     prompt_embedding: list[float] | None
-    loaded_goals: list[dict[str, Any]]  # active goals with embeddings, read by db_access
-    loaded_wheel: dict[str, Any]  # {row: stance's charakter_hash row or None}, by db_access
-    loaded_appointments: dict[str, Any]  # {von, bis, rows}: the proactive window, by db_access
-    loaded_pending: dict[str, Any]  # {raw}: the stored pending agent question, by db_access
-    loaded_situation: dict[str, Any]  # {stand, vorher, anlass}: stored bubbles, by db_access
-    loaded_detail: dict[str, Any]  # {raw}: the stored gv:detail, by db_access
-    loaded_hooks: dict[str, Any]  # {text, rows: {agent: rows}}: enrich-hook reads, by db_access
     activated_goals: list[dict[str, Any]]
     goal_vectors: dict[int, list[float]]
     gravitation_term: float
@@ -183,3 +178,11 @@ class ConversationState(TypedDict, total=False):
 
 STATE_CHANNELS: frozenset[str] = frozenset(ConversationState.__annotations__)
 """Names of every declared channel (used by the channel-declaration test)."""
+
+
+def turn_context(state: ConversationState) -> TurnContext:
+    """The run's turn context; a node that reads it runs after db_access (CharacterGraph)."""
+    context = state.get("turn_context")
+    if context is None:
+        raise KeyError("turn_context: this node runs after db_access (CharacterGraph only)")
+    return context

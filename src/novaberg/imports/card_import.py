@@ -1,7 +1,7 @@
 """A character card becomes a character, usable at once by its `character_id`.
 
 The card's fields go into `characters` (the responder's system prompt is built from them:
-graph/nodes/db_access.py); each lorebook entry becomes a long-term node of the importing
+agents/turn_context.py); each lorebook entry becomes a long-term node of the importing
 person's pair with the character (`dimension` "wissen", its keys as themes, provenance
 `karte:{user}:{character}:{entry}`), so the hybrid search and the enricher find it by its
 keys or its meaning. The character belongs to the importing person (store/characters.py):

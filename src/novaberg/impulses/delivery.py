@@ -57,7 +57,8 @@ from novaberg.llm.gate import ModelGate, Priority
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.lease import Leases
-from novaberg.store.session import ROLE_USER, read_turns
+from novaberg.store.session import read_turns
+from novaberg.wire import ROLE_USER
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,8 @@ from novaberg.memory.short_term import ShortTermMemory
 from novaberg.pair import Pair
 from novaberg.pixie.research import NO_PROVIDER_MARK, research
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
-from novaberg.store.session import ROLE_USER, read_turns
+from novaberg.store.session import read_turns
+from novaberg.wire import ROLE_USER
 
 __all__ = ["NO_PROVIDER_MARK", "impulse_jobs", "route"]
 

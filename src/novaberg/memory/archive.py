@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from psycopg_pool import AsyncConnectionPool
@@ -24,6 +24,7 @@ from novaberg.memory.long_term import LOG_RETENTION_DAYS
 from novaberg.pair import Pair
 from novaberg.store import archive
 from novaberg.store.text_search import text_config
+from novaberg.wire import FIELD_MESSAGE_IDS, ROLE_USER
 
 log = logging.getLogger(__name__)
 
@@ -135,3 +136,40 @@ async def fill_missing_vectors(
         for row, vector in zip(rows, vectors, strict=True):
             await archive.set_vector(conn, int(row["id"]), np.asarray(vector, dtype=np.float32))
     return len(rows)
+
+
+async def archive_session_turn(
+    pool: AsyncConnectionPool,
+    model: LLM,
+    pair: Pair,
+    turn: Mapping[str, Any] | None,
+    round_: int = 0,
+) -> int | BaseException | None:
+    """Archive a session turn as stored (the user's with its prompt vector, the answer
+    embedded here): the row's id, None (no turn, or archived already) or the failure —
+    returned, never raised: the conversation goes on without it. The dispatcher starts it
+    with its memory writes, so the server's index work on the row (about a millisecond)
+    overlaps theirs instead of being waited for after them."""
+    if turn is None:
+        return None
+    user = turn["rolle"] == ROLE_USER
+    try:
+        row = await live_row(
+            model,
+            pair,
+            speaker=archive.SPEAKER_USER if user else archive.SPEAKER_CHARACTER,
+            text=str(turn["inhalt"]),
+            time=datetime.fromtimestamp(float(turn["zeit"]), UTC),
+            turn_id=turn.get("turn_id"),
+            message_ids=[str(i) for i in turn.get(FIELD_MESSAGE_IDS) or []],
+            origin=str(turn.get("herkunft") or ""),
+            round_=round_,
+            embedding=turn.get("embedding") if user else None,
+        )
+    except Exception as exc:  # a row that cannot be built is the archive's failure
+        return exc
+    try:
+        async with pool.connection() as conn:
+            return await archive.insert_live(conn, row)
+    except Exception as exc:  # reported in the dispatcher's row, like any archive failure
+        return exc

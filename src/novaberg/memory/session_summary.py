@@ -32,7 +32,7 @@ from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
 from novaberg.store.scripts import script
-from novaberg.store.session import ROLE_ASSISTANT
+from novaberg.wire import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 

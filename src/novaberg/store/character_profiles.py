@@ -8,7 +8,8 @@ in code, the table's column names on the wire.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -16,6 +17,7 @@ from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 
 from novaberg.pair import Pair
+from novaberg.store.batch_read import Query
 
 LAYER_COLUMNS: Final[Mapping[str, str]] = {
     "core": "kern_hash",
@@ -121,4 +123,69 @@ async def set_user_weight(
         " nutzer_gewichtung_rad = EXCLUDED.nutzer_gewichtung_rad,"
         " nutzer_gewichtung_am = EXCLUDED.nutzer_gewichtung_am",
         (pair.character_id, pair.user_id, weight, source, Jsonb(dict(wheel)), now),
+    )
+
+
+# --- the CharacterGraph's reads (agents/turn_context.py), batched with its other reads ----
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileLayers:
+    """The five text layers of one row, and its `nutzer_gewichtung` as stored."""
+
+    core: str | None = None
+    adaptive: str | None = None
+    relationship: str | None = None
+    intentions: str | None = None
+    emotions: str | None = None
+    user_weight: Any = None
+
+
+_LAYERS_SQL: Final = (
+    f"SELECT {', '.join(LAYER_COLUMNS.values())}, nutzer_gewichtung FROM charakter_hash"
+    " WHERE user_id = %s AND character_id = %s"
+)
+
+
+def layers_query(user_id: str, character_id: str) -> Query:
+    """Row (user_id, character_id)'s layers and weight."""
+    return _LAYERS_SQL, (user_id, character_id)
+
+
+def layers_from_rows(rows: Sequence[Mapping[str, Any]]) -> ProfileLayers | None:
+    """The `layers_query` row; None when the row does not exist."""
+    if not rows:
+        return None
+    row = rows[0]
+    return ProfileLayers(
+        **{key: row[column] for key, column in LAYER_COLUMNS.items()},
+        user_weight=row["nutzer_gewichtung"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WheelRow:
+    """The character's wheel toward the user and her initiative offset, as stored."""
+
+    wheel: Any
+    initiative_offset: Any
+
+
+_WHEEL_SQL: Final = (
+    "SELECT nutzer_gewichtung_rad, initiative_versatz FROM charakter_hash"
+    " WHERE user_id = %s AND character_id = %s"
+)
+
+
+def wheel_query(pair: Pair) -> Query:
+    """Row (character, user): the stance's wheel."""
+    return _WHEEL_SQL, (pair.character_id, pair.user_id)
+
+
+def wheel_from_rows(rows: Sequence[Mapping[str, Any]]) -> WheelRow | None:
+    """The `wheel_query` row; None when the row does not exist."""
+    if not rows:
+        return None
+    return WheelRow(
+        wheel=rows[0]["nutzer_gewichtung_rad"], initiative_offset=rows[0]["initiative_versatz"]
     )

@@ -10,6 +10,7 @@ column names appear only in the SQL below.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -270,7 +271,7 @@ async def avatar(
     return (bytes(row["avatar"]), str(row["avatar_typ"])) if row else None
 
 
-# --- the CharacterGraph's reads (graph/nodes/db_access.py), batched with its other reads ----
+# --- the CharacterGraph's reads (agents/turn_context.py), batched with its other reads ----
 
 _PAIR_ROW: Final = (
     "SELECT {columns} FROM characters WHERE character_id = %s AND besitzer IN ('', %s)"
@@ -296,3 +297,35 @@ def persona_query(pair: Pair) -> Query:
         f" FROM ({inner}) r WHERE karten_hash IS NOT NULL",
         (pair.character_id, pair.user_id),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CardFields:
+    """A card character's fields as its `persona_query` row holds them."""
+
+    name: str
+    system_prompt: str
+    description: str
+    personality: str
+    scenario: str
+    example_dialogue: str
+
+
+def card_from_rows(rows: Sequence[Mapping[str, Any]]) -> CardFields | None:
+    """The `persona_query` row; None for a character that came from no card."""
+    if not rows:
+        return None
+    row = rows[0]
+    return CardFields(
+        name=str(row["name"] or ""),
+        system_prompt=str(row["system_prompt"] or ""),
+        description=str(row["beschreibung"] or ""),
+        personality=str(row["persoenlichkeit"] or ""),
+        scenario=str(row["szenario"] or ""),
+        example_dialogue=str(row["beispiel_dialog"] or ""),
+    )
+
+
+def name_from_rows(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The `name_query` row's display name, "" without a row or a name."""
+    return str(rows[0]["name"] or "").strip() if rows else ""

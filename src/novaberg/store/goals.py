@@ -73,8 +73,8 @@ _ACTIVATION_SQL: Final = (
 
 def activation_query(pair: Pair) -> tuple[str, tuple[str, str]]:
     """(sql, params) of the goals the enricher activates against the stimulus: active ones
-    with an embedding. db_access sends it with its own reads; the HumanGraph's enricher
-    sends it alone (`load_activation_goals`)."""
+    with an embedding. The turn context (agents/turn_context.py) sends it with its other
+    reads; the HumanGraph's enricher sends it alone (`load_activation_goals`)."""
     subject, counterpart = goal_owner(pair)
     return _ACTIVATION_SQL, (subject, counterpart)
 

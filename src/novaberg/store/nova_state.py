@@ -2,7 +2,7 @@
 (docs/behaviour/emotion.md#persisted-state).
 
 Only string I/O lives here; the field mapping and the pause decay are the pure functions of
-`ei.persistence`. Writer: `ei_calc_persist`; reader: `db_zugriff`.
+`ei.persistence`. Writer: `ei_calc_persist`; reader: the turn context (`agents/turn_context.py`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from novaberg.store import keys
 
 
 def as_strings(stored: Mapping[Any, Any]) -> dict[str, str]:
-    """An HGETALL reply of the hash as a dict of strings (db_access reads it in its own
-    pipeline and hands it to `ei.persistence.reload_nova_state`)."""
+    """An HGETALL reply of the hash as a dict of strings (the turn context reads it in
+    its own pipeline; db_access hands it to `ei.persistence.reload_nova_state`)."""
     return {str(key): str(value) for key, value in stored.items()}
 
 

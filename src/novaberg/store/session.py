@@ -34,14 +34,6 @@ def _dumps(turn: dict[str, Any]) -> str:
     return orjson.dumps(turn).decode("utf-8")
 
 
-VIEW_PAIRS: Final = 5
-VIEW_WIDTH: Final = 100
-"""Perception and router read the last 5 pairs, 100 chars each."""
-
-ROLE_USER: Final = "user"
-ROLE_ASSISTANT: Final = "assistant"
-
-
 async def append_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, Any]) -> int:
     """RPUSH one complete turn and refresh the session TTL; returns the new list length."""
     return await _append(redis, keys.session_turns(pair), _dumps(turn))
@@ -294,32 +286,3 @@ async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:
     """The LLM summary of older turns, "" if none."""
     value = await redis.get(keys.session_summary(pair))
     return str(value) if value else ""
-
-
-def _clip(text: str, width: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def numbered_view(
-    turns: list[dict[str, Any]],
-    pairs: int = VIEW_PAIRS,
-    width: int = VIEW_WIDTH,
-    character_label: str = "NOVA",
-) -> str:
-    """The numbered history block: the last `pairs` pairs, higher number = newer.
-
-    `[n] USER (emotion): …` / `[n] NOVA: …`; "" when there are no turns.
-    """
-    recent = [turn for turn in turns if str(turn.get("inhalt") or "").strip()][-2 * pairs :]
-    lines = []
-    for number, turn in enumerate(recent, start=1):
-        text = _clip(turn.get("inhalt") or "", width)
-        if turn.get("rolle") == ROLE_ASSISTANT:
-            lines.append(f"[{number}] {character_label}: {text}")
-        else:
-            emotion = turn.get("emotion") or "neutral"
-            answer = recent[number] if number < len(recent) else {}
-            marker = f" {answer['marker']}" if answer.get("marker") else ""
-            lines.append(f"[{number}] USER ({emotion}){marker}: {text}")
-    return "\n".join(lines)

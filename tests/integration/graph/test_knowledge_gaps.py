@@ -12,7 +12,7 @@ from test_character_graph import PAIR, script_character, user_turn
 
 from novaberg.graph.character_graph import build_character_graph
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.knowledge_gaps import open_questions, task_question
+from novaberg.graph.knowledge_gaps import open_questions
 from novaberg.graph.nodes.uptake import uptake
 from novaberg.graph.runner import GraphRuntime
 from novaberg.graph.state import ConversationState
@@ -20,6 +20,7 @@ from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.shadow_queue import ShadowTask
 from novaberg.impulses.stack import StackEntry
+from novaberg.impulses.turn_tasks import task_question
 from novaberg.llm.scripted import ScriptedLLM
 
 QUESTION = "Wie hoch ist eigentlich der Mount Everest?"

@@ -1,18 +1,26 @@
-"""db_access reads, with its own reads, what later nodes would each read alone (the stance's
-wheel row, the proactive window's appointments, the router's pending question, the stored
-situation, the last gv:detail), and those nodes use it instead of another round trip —
-real Redis and PostgreSQL."""
+"""db_access reads the turn context: with its own reads, what later nodes would each read
+alone (the stance's wheel row, the proactive window's appointments, the router's pending
+question, the stored situation, the last gv:detail), and those nodes use it instead of
+another round trip — real Redis and PostgreSQL."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from test_understanding import NOW, set_wheel
 
 from novaberg.agents.registry import discover_agents
 from novaberg.agents.timeline import repository
+from novaberg.agents.turn_context import (
+    HookReads,
+    ProactiveAppointments,
+    StoredSituation,
+    TurnContext,
+    WheelRow,
+)
 from novaberg.graph.appointments import proactive_window
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.appointment_reading import appointment_reading
@@ -25,6 +33,31 @@ from novaberg.pair import Pair
 from novaberg.store import keys
 
 PAIR = Pair("meister", "nova")
+
+
+def _context(**parts: Any) -> TurnContext:
+    """A turn context holding nothing but `parts` (what a node is handed)."""
+    window = proactive_window(datetime.fromtimestamp(NOW), ZoneInfo("UTC"))
+    empty: dict[str, Any] = {
+        "character_name": "Nova",
+        "persona": "",
+        "character_profile": None,
+        "user_profile": None,
+        "user_weight": None,
+        "identities": (),
+        "directives": (),
+        "nova_state": {},
+        "session_turns": (),
+        "session_summary": "",
+        "goals": (),
+        "wheel": None,
+        "appointments": ProactiveAppointments(window.start, window.end, ()),
+        "pending_question": None,
+        "situation": StoredSituation(None, None, None),
+        "hypothesis_detail": None,
+        "hooks": None,
+    }
+    return TurnContext(**{**empty, **parts})
 
 
 def _state(**extra: Any) -> Any:
@@ -62,16 +95,17 @@ async def test_db_access_reads_what_later_nodes_need(deps: GraphDeps) -> None:
 
     update = await db_access(_state(), deps)
 
-    wheel_row = update["loaded_wheel"]["row"]
-    assert wheel_row["nutzer_gewichtung_rad"] == {"distanz": 1.0}
-    assert float(wheel_row["initiative_versatz"]) == -0.5
-    appointments = update["loaded_appointments"]
+    context = update["turn_context"]
+    assert context.wheel is not None
+    assert context.wheel.wheel == {"distanz": 1.0}
+    assert float(context.wheel.initiative_offset) == -0.5
+    appointments = context.appointments
     window = proactive_window(datetime.fromtimestamp(NOW, tz=deps.settings.tz), deps.settings.tz)
-    assert (appointments["von"], appointments["bis"]) == (window.start, window.end)
-    assert [row["title"] for row in appointments["rows"]] == ["Zahnarzt Dr. Weber"]
-    assert json.loads(update["loaded_pending"]["raw"]) == {"agent_name": "x"}
-    assert json.loads(update["loaded_situation"]["stand"])["gegenstand"] == "Umzug"
-    assert json.loads(update["loaded_detail"]["raw"]) == {"cluster": "bier"}
+    assert (appointments.start, appointments.end) == (window.start, window.end)
+    assert [row["title"] for row in appointments.rows] == ["Zahnarzt Dr. Weber"]
+    assert context.pending_question == {"agent_name": "x", "parameter": {}}
+    assert json.loads(context.situation.current)["gegenstand"] == "Umzug"
+    assert context.hypothesis_detail == {"cluster": "bier"}
     assert update["_log"]["ausfaelle"] == []
 
 
@@ -90,12 +124,12 @@ async def test_the_appointment_reading_takes_db_access_rows_for_the_same_window(
         "details": "",
         "precision": "minute",
     }
-    loaded = {"von": window.start, "bis": window.end, "rows": [row]}
-    update = await appointment_reading(_state(loaded_appointments=loaded), deps)
+    loaded = ProactiveAppointments(window.start, window.end, (row,))
+    update = await appointment_reading(_state(turn_context=_context(appointments=loaded)), deps)
     assert [t["titel"] for t in update["appointment_reading"]["termine"]] == ["Nur vorab gelesen"]
 
-    other = {"von": window.start - timedelta(days=1), "bis": window.end, "rows": [row]}
-    update = await appointment_reading(_state(loaded_appointments=other), deps)
+    other = ProactiveAppointments(window.start - timedelta(days=1), window.end, (row,))
+    update = await appointment_reading(_state(turn_context=_context(appointments=other)), deps)
     assert update["appointment_reading"]["termine"] == []  # read: the timeline is empty
 
 
@@ -103,29 +137,32 @@ async def test_the_stance_router_situation_and_enricher_use_what_db_access_read(
     deps: GraphDeps,
 ) -> None:
     """Each reads the handed-over value, not Redis/PostgreSQL (which hold nothing here)."""
-    wheel = {"row": {"nutzer_gewichtung_rad": {"distanz": 1.0}, "initiative_versatz": -1.0}}
+    wheel = WheelRow(wheel={"distanz": 1.0}, initiative_offset=-1.0)
     update = await stance_node(
-        _state(loaded_wheel=wheel, hypothesis_detail={"cluster": "bier"}), deps
+        _state(turn_context=_context(wheel=wheel), hypothesis_detail={"cluster": "bier"}), deps
     )
     assert update["stance"]["details"]["naehe"]["art"] == "uebersteuerung"
     assert update["stance"]["initiative"] is False
 
-    pending = {"raw": json.dumps({"agent_name": "timeline", "parameter": {}})}
-    update = await router(_state(user_prompt="ja", loaded_pending=pending), deps)
+    pending = {"agent_name": "timeline", "parameter": {}}
+    update = await router(
+        _state(user_prompt="ja", turn_context=_context(pending_question=pending)), deps
+    )
     assert update["_log"] == {"weg": "resume", "agent": "timeline"}
 
-    bubble = {"stand": None, "vorher": json.dumps({"gegenstand": "Umzug"}), "anlass": "t-0"}
+    bubble = StoredSituation(None, json.dumps({"gegenstand": "Umzug"}), "t-0")
     update = await situation_node(
         _state(
             own_thought="Wie lief der Umzug?",
             event_payload={"reiz_herkunft": "eigener_impuls", "ausloeser_turn_id": "t-0"},
-            loaded_situation=bubble,
+            turn_context=_context(situation=bubble),
         ),
         deps,
     )
     assert update["situation_bridge"]["gefunden"] is True
 
-    assert await stored_cluster(deps, PAIR, {"raw": json.dumps({"cluster": "bier"})}) == "bier"
+    handed = _context(hypothesis_detail={"cluster": "bier"})
+    assert await stored_cluster(deps, PAIR, handed) == "bier"
     assert await stored_cluster(deps, PAIR) == "paradox"  # nothing stored, read here
 
 
@@ -140,17 +177,17 @@ async def test_db_access_reads_the_enrich_hooks_and_the_enricher_only_shapes_the
 
     update = await db_access(_state(user_prompt=text), deps, registry=registry)
 
-    loaded = update["loaded_hooks"]
-    assert loaded["text"] == text
-    assert [row["title"] for row in loaded["rows"]["timeline"]] == ["Zahnarzt Dr. Weber"]
-    assert loaded["rows"]["notizen"] == []
+    loaded = update["turn_context"].hooks
+    assert loaded.text == text
+    assert [row["title"] for row in loaded.rows["timeline"]] == ["Zahnarzt Dr. Weber"]
+    assert loaded.rows["notizen"] == []
     expected, _ = await hook_entries(registry, deps, PAIR.user_id, text)
     entries, counts = await hook_entries(registry, deps, PAIR.user_id, text, loaded)
     assert entries == expected and [e["inhalt"][:8] for e in entries] == ["Termin: "]
     assert (counts["notizen"], counts["timeline"]) == (0, 1)
 
     note = {"name": "Einkaufsliste", "typ": "einkauf", "text": "Milch,  Brot"}
-    handed = {"text": text, "rows": {"notizen": [note]}}
+    handed = HookReads(text, {"notizen": [note]})
     entries, counts = await hook_entries(registry, deps, PAIR.user_id, text, handed)
     assert [e["inhalt"] for e in entries if e["quelle"] == "notizen"] == [
         "Notiz „Einkaufsliste“: Milch, Brot"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 
+from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
 from novaberg.store import keys, session
 
@@ -30,12 +31,12 @@ def test_numbered_view_last_five_pairs_newest_highest() -> None:
     for i in range(7):
         turns.append({"rolle": "user", "inhalt": f"frage {i}", "emotion": "freude"})
         turns.append({"rolle": "assistant", "inhalt": f"antwort {i} " + "x" * 200})
-    view = session.numbered_view(turns).splitlines()
+    view = numbered_view(turns).splitlines()
     assert len(view) == 10
     assert view[0] == "[1] USER (freude): frage 2"
     assert view[-1].startswith("[10] NOVA: antwort 6 ")
     assert len(view[-1]) == len("[10] NOVA: ") + 100
-    assert session.numbered_view([]) == ""
+    assert numbered_view([]) == ""
 
 
 async def test_complete_turn_sets_late_fields_on_the_right_turn(redis) -> None:  # type: ignore[no-untyped-def]

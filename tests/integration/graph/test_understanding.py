@@ -26,10 +26,11 @@ from test_character_graph import (
 
 from novaberg.agents.timeline import repository
 from novaberg.graph.contract import GraphDeps
-from novaberg.graph.nodes.situation import _store as situation_store
+from novaberg.graph.nodes.db_access import db_access
 from novaberg.graph.nodes.stance import stance_hash, stance_node
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.memory.pair_state import store_situation
 from novaberg.store import keys
 from novaberg.store.keys import SITUATION_TTL
 from novaberg.store.pipeline_log import read_turn
@@ -280,6 +281,7 @@ async def test_stance_with_an_unreadable_wheel_writes_gerechnet_zero(deps: Graph
         "turn_id": "t-rad",
         "hypothesis_detail": {"cluster": "bier"},
     }
+    state["turn_context"] = (await db_access(state, deps))["turn_context"]  # reads the wheel
     update = await stance_node(state, deps)
     assert "stance" not in update
     stored = await deps.redis.hgetall(keys.stance(PAIR))
@@ -555,9 +557,9 @@ async def test_the_situation_is_stored_with_its_history_in_one_script_call(
     """Bubble and history entry, both with the TTL, by one EVALSHA (no MULTI/EXEC); with
     no turn id only the bubble, by one SET."""
     bubble = {"gegenstand": "Umzug nach Köln"}
-    await situation_store(deps, PAIR, "t-null", bubble)  # loads the script
+    await store_situation(deps.redis, PAIR, "t-null", bubble)  # loads the script
     redis_trips.clear()
-    await situation_store(deps, PAIR, "t-eins", SITUATION_BELLO)
+    await store_situation(deps.redis, PAIR, "t-eins", SITUATION_BELLO)
     assert len(redis_trips) == 1 and b"EVALSHA" in redis_trips[0]
     data = json.dumps(SITUATION_BELLO, ensure_ascii=False)
     assert await deps.redis.get(keys.situation(PAIR)) == data
@@ -569,7 +571,7 @@ async def test_the_situation_is_stored_with_its_history_in_one_script_call(
     for key in (keys.situation(PAIR), history):
         assert SITUATION_TTL - 5 < await deps.redis.ttl(key) <= SITUATION_TTL
     redis_trips.clear()
-    await situation_store(deps, PAIR, "", bubble)
+    await store_situation(deps.redis, PAIR, "", bubble)
     assert len(redis_trips) == 1 and redis_trips[0].startswith(b"*5\r\n$3\r\nSET")
     assert json.loads(await deps.redis.get(keys.situation(PAIR))) == bubble
     assert len(await deps.redis.hgetall(history)) == 2

@@ -31,16 +31,16 @@ Person B war nie in Rom und sagt das. Sie fragt, wie Person A darauf kommt."""
 def test_head_block_and_content_are_split() -> None:
     content, verdict = parse_composer_output(ROME)
     assert content == "Person B war nie in Rom und sagt das. Sie fragt, wie Person A darauf kommt."
-    assert verdict.geliefert and verdict.einwand
-    assert verdict.bewertung == "trifft_nicht_zu" and verdict.staerke == 0.9
-    assert verdict.quelle == "fakt" and verdict.geprueft.startswith("Laut Erinnerung")
-    assert verdict.contests and verdict.ausfall is None
+    assert verdict.delivered and verdict.objection
+    assert verdict.assessment == "trifft_nicht_zu" and verdict.strength == 0.9
+    assert verdict.source == "fakt" and verdict.checked.startswith("Laut Erinnerung")
+    assert verdict.contests and verdict.failure is None
 
 
 def test_umlaut_and_bold_keys_are_read() -> None:
     text = "**EINWAND:** nein\nGEPRÜFT: nichts\nBEWERTUNG: trifft_zu\nSTÄRKE: 1\nQUELLE: haltung\n---\nx"
     content, verdict = parse_composer_output(text)
-    assert content == "x" and verdict.geliefert and not verdict.einwand
+    assert content == "x" and verdict.delivered and not verdict.objection
     assert not verdict.contests
 
 
@@ -67,8 +67,8 @@ def test_unreadable_head_fails_with_a_reason_and_keeps_the_prose(
     text: str, reason: str, field: str | None, content: str | None
 ) -> None:
     prose, verdict = parse_composer_output(text)
-    assert verdict.geliefert is False and verdict.ausfall == reason
-    assert verdict.ausfall_feld == field
+    assert verdict.delivered is False and verdict.failure == reason
+    assert verdict.failure_field == field
     assert not verdict.contests, "an unreadable verdict never contests a premise"
     if content is not None:
         assert prose == content
@@ -77,7 +77,7 @@ def test_unreadable_head_fails_with_a_reason_and_keeps_the_prose(
 
 
 def test_failure_reasons_are_a_closed_set() -> None:
-    assert failed(FAILURE_EMPTY).ausfall in FAILURE_REASONS
+    assert failed(FAILURE_EMPTY).failure in FAILURE_REASONS
     with pytest.raises(ValueError):
         failed("irgendwas")
 

@@ -26,16 +26,16 @@ def _state(arousal: float, *writes: dict[str, Any]) -> Any:
 
 def test_gate_opens_only_for_a_salient_answer_that_moved_her() -> None:
     check = check_gate(_state(0.8, _write(0.4, ["wetter"]), _write(0.9, ["Sterne", "nacht"])))
-    assert check.offen and check.thema == "sterne" and check.salienz == 0.9
+    assert check.open and check.topic == "sterne" and check.salience == 0.9
     assert check.increment == pytest.approx(0.72)
     assert (
-        check_gate(_state(0.8, _write(SALIENCE_GATE - 0.01, ["x"]))).grund == "salienz_zu_niedrig"
+        check_gate(_state(0.8, _write(SALIENCE_GATE - 0.01, ["x"]))).reason == "salienz_zu_niedrig"
     )
-    assert check_gate(_state(AROUSAL_GATE - 0.01, _write(0.9, ["x"]))).grund == "nicht_bewegt"
-    assert check_gate(_state(0.9)).grund == "keine_salienz"
-    assert check_gate(_state(0.9, _write("hoch", ["x"]))).grund == "keine_salienz"
-    assert check_gate(_state(0.9, _write(0.9, []))).grund == "kein_thema"
-    assert not check_gate(_state(0.9, _write(0.9, []))).offen
+    assert check_gate(_state(AROUSAL_GATE - 0.01, _write(0.9, ["x"]))).reason == "nicht_bewegt"
+    assert check_gate(_state(0.9)).reason == "keine_salienz"
+    assert check_gate(_state(0.9, _write("hoch", ["x"]))).reason == "keine_salienz"
+    assert check_gate(_state(0.9, _write(0.9, []))).reason == "kein_thema"
+    assert not check_gate(_state(0.9, _write(0.9, []))).open
 
 
 def test_topic_falls_back_to_the_short_topic() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from novaberg.agents.base import AgentResult
 from novaberg.graph.nodes.dispatcher import build_session_turn
 from novaberg.graph.personality import InternalPersonality
-from novaberg.store.session import numbered_view
+from novaberg.memory.session_view import numbered_view
 
 
 def _assistant_turn(status: str, **extra: str) -> dict:

@@ -33,6 +33,7 @@ from novaberg.graph.query_rewrite import (
     accept,
     precheck,
 )
+from novaberg.memory.named_nodes import NamedNode
 
 TZ = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 12, 3, 15, 0, tzinfo=TZ)
@@ -110,7 +111,7 @@ def test_bridge_to_the_triggering_turn() -> None:
 def test_anchor_groups_go_in_front_with_facts_then_memories() -> None:
     obj = {"name": "Bello", "eigenschaften": {"rasse": "Dackel"}}
     memories = new_memories(
-        [{"id": 1, "inhalt": "Bello bellt nachts."}, {"id": 2, "inhalt": "Bello ist 3."}],
+        [NamedNode(1, "Bello bellt nachts."), NamedNode(2, "Bello ist 3.")],
         known_ids={2},
     )
     assert [m["knoten_id"] for m in memories] == [1]
@@ -122,7 +123,7 @@ def test_anchor_groups_go_in_front_with_facts_then_memories() -> None:
 
 
 def test_new_memories_respect_the_limit() -> None:
-    found = [{"id": i, "inhalt": f"m{i}"} for i in range(5)]
+    found = [NamedNode(i, f"m{i}") for i in range(5)]
     assert len(new_memories(found, set(), limit=3)) == 3
     assert new_memories(found, set(), limit=0) == []
 

@@ -166,7 +166,7 @@ IN_RANGE_SQL: Final = (
     f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
     " AND event_time >= %s AND event_time < %s ORDER BY event_time"
 )
-"""`in_range`'s query (params: user_id, start, end); db_access batches it with its reads."""
+"""`in_range`'s query (params: user_id, start, end); the turn context batches it with its reads."""
 
 
 async def in_range(

@@ -8,13 +8,14 @@ writes `appointment_reading` for the content stage, which shows it as `[TERMINE]
 Nova knows tomorrow's appointment without the timeline agent being routed. A read error
 sets `failed` and is logged at ERROR; an unreadable router question is logged and read
 as the proactive window. Routing after this node is the router's (`route_after_router`).
-The proactive window is what most turns read: db_access reads it with its own reads
-(`loaded_appointments`), so this node only goes to the database for another window.
+The proactive window is what most turns read: it comes with the turn context db_access
+read, so this node only goes to the timeline for another window.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,7 @@ from novaberg.graph.appointments import (
     appointment_window,
     appointments_from_rows,
 )
-from novaberg.graph.state import ConversationState
+from novaberg.graph.state import ConversationState, turn_context
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +48,22 @@ async def appointment_reading(state: ConversationState, deps: GraphDeps) -> dict
         )
     user_id = state.get("user_id", "")
     reading = Reading(window)
-    loaded = state.get("loaded_appointments")
+    proactive = turn_context(state).appointments
+    rows: Sequence[dict[str, Any]] | None
     try:
         if window.kind == KIND_SEARCH or window.start is None or window.end is None:
             rows = await repository.by_title(deps.pool, user_id, window.search)
-        elif loaded is not None and (loaded["von"], loaded["bis"]) == (window.start, window.end):
-            rows = list(loaded["rows"])  # db_access read this very window with its reads
+        elif (window.start, window.end) == (proactive.start, proactive.end):
+            rows = proactive.rows  # None: the turn context could not read it (logged there)
         else:
             rows = await repository.in_range(deps.pool, user_id, window.start, window.end)
     except psycopg.Error as exc:
         log.error("appointment_reading: timeline unreadable: %s", exc)
+        rows = None
+    if rows is None:
         reading.failed = True
     else:
-        reading.appointments, reading.dropped = appointments_from_rows(rows, tz)
+        reading.appointments, reading.dropped = appointments_from_rows(list(rows), tz)
     return {
         "appointment_reading": reading.as_dict(),
         "_log": {

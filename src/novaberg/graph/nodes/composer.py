@@ -14,7 +14,7 @@ and the recent history. It writes a head block — the objection verdict
   the stimulus is searched once and the top hits become `web_context`; without a
   provider nothing is searched and nothing is invented.
 - A failed call (timeout, unreadable) or empty output leaves `response_content` "" (the
-  responder then answers from the stimulus alone) and a verdict with `geliefert=False`;
+  responder then answers from the stimulus alone) and a verdict not `delivered`;
   the turn goes on. A model that cannot be used at all (`ModelUnavailable`) fails the turn.
 - A verdict that contests the premise is added to `node_annotations`, so the tribunal
   sees it too.
@@ -42,8 +42,8 @@ from novaberg.graph.objection import (
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
-from novaberg.store.session import ROLE_ASSISTANT
 from novaberg.websearch import WebSearchError
+from novaberg.wire import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,9 @@ def annotation(verdict: ObjectionVerdict) -> str | None:
     """The tribunal's note on a contested premise; None when nothing is contested."""
     if not verdict.contests:
         return None
-    return f"Verfasser: Einwand ({verdict.bewertung}, Stärke {verdict.staerke}): {verdict.geprueft}"
+    return (
+        f"Verfasser: Einwand ({verdict.assessment}, Stärke {verdict.strength}): {verdict.checked}"
+    )
 
 
 async def composer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:

@@ -36,8 +36,8 @@ from novaberg.ei.landscape import Landscape, LandscapeInput, intentions_tuple, l
 from novaberg.graph.personality import Emotion, InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.memory.session_view import numbered_view
 from novaberg.prompts import render, user_message
-from novaberg.store.session import numbered_view
 
 log = logging.getLogger(__name__)
 

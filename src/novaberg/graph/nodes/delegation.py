@@ -29,12 +29,12 @@ from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.vectors import PRESSURE_VECTORS
 from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
-from novaberg.impulses import shadow_queue
-from novaberg.impulses.shadow_queue import (
+from novaberg.impulses.turn_tasks import (
     TASK_DELEGATION,
     TASK_KNOWLEDGE_GAP,
     TASK_RESEARCH,
     ShadowTask,
+    push_task,
 )
 from novaberg.wire import GRAPH_CHARACTER
 
@@ -163,7 +163,7 @@ async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int,
     try:
         now = datetime.fromtimestamp(deps.clock(), UTC)
         for task in tasks_for(state):
-            pushed.append(await shadow_queue.push(deps.pool, task, now))
+            pushed.append(await push_task(deps.pool, task, now))
     except Exception:
         log.exception("delegation trigger of turn %s failed", state.get("turn_id"))
     return pushed

@@ -5,10 +5,11 @@
   `external.emotion` with `inhalt = user_prompt` (nothing on an impulse, which has no user
   prompt). Never in the AgentGraph. The turn's fields are in docs/behaviour/memory.md#session.
 - Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
-  every write is recorded in `pending_writes_log` with what became of it.
+  every write is recorded in `pending_writes_log` with what became of it
+  (`memory/run_log.py`).
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
 - Stores the conversation vector's trace of an answered CharacterGraph turn
-  (`gv:detail`, `gv:vorturn`; `store/conversation_vector.py`).
+  (`gv:detail`, `gv:vorturn`; `memory/pair_state.py`).
 - Archives the session turn (`gespraechsarchiv`, memory/archive.py): the user's block with
   the enricher's vector, the answer embedded here. The row is written on its own
   connection as soon as it is built, while the memory writes run: the archive's indexes
@@ -29,14 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
-from datetime import UTC, datetime
 from typing import Any, Final, cast
-
-import orjson
-import psycopg
-from psycopg.types.json import Jsonb
-from redis.asyncio.client import Pipeline
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
@@ -44,38 +38,29 @@ from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.graph.nodes.delegation import delegate, momentum_to_keep
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
-from novaberg.memory.archive import live_row
+from novaberg.memory import run_log, session_turns
+from novaberg.memory.archive import archive_session_turn
 from novaberg.memory.bridge import (
     ShortTermWriteOutcome,
     observer_for,
     store_short_term_writes,
     summarise_session,
 )
+from novaberg.memory.pair_state import write_run_trace
 from novaberg.pair import Pair
-from novaberg.store import archive, keys, pipelined
-from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
-from novaberg.store.conversation_vector import queue_turn_trace
-from novaberg.store.pipeline_log import ART_RAW_TURN
-from novaberg.store.session import (
+from novaberg.wire import (
+    EI_ROLE_USER,
+    FIELD_MESSAGE_IDS,
+    GRAPH_AGENT,
+    GRAPH_CHARACTER,
     ROLE_ASSISTANT,
     ROLE_USER,
-    append_turn,
-    complete_turn_counted,
 )
-from novaberg.wire import EI_ROLE_USER, FIELD_MESSAGE_IDS, GRAPH_AGENT, GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
 
-WRITE_OPEN: Final = "offen"
-"""pending_writes_log.ergebnis of a write nobody carried out yet."""
 WRITE_FAILED: Final = "fehlgeschlagen"
 """pending_writes_log.ergebnis when storing failed; the row keeps the write's data."""
-
-_PENDING_SQL: Final = (
-    "INSERT INTO pending_writes_log (turn_id, user_id, character_id, quelle, ziel, aktion,"
-    " daten, beschreibung, ergebnis) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-_LINK_SQL: Final = "INSERT INTO verbindung (turn_id, kzg_id) VALUES (%s, %s)"
 
 
 def _emotion_fields(emotion: Emotion) -> dict[str, Any]:
@@ -135,81 +120,20 @@ async def record_pending_writes(
     deps: GraphDeps,
     writes: list[PendingWrite],
     results: list[str] | None = None,
-    links: Sequence[str] = (),
+    links: list[str] | None = None,
 ) -> int:
-    """Record every write in pending_writes_log with what became of it, together with the
-    `verbindung` rows (this turn → each new short-term key in `links`): all or none, in
-    one round trip. If that fails, each is written alone, so a failure stays attached: a
-    failed link is logged (the entry exists), a failed log write raises. Returns the rows
-    logged."""
-    outcomes = list(results or [])
-    rows = [
-        (
-            state.get("turn_id"),
-            state["user_id"],
-            state["character_id"],
-            state.get("graph_role", ""),
-            write["target"],
-            write["action"],
-            Jsonb(write["data"]),
-            write.get("description", ""),
-            outcomes[index] if index < len(outcomes) else WRITE_OPEN,
-        )
-        for index, write in enumerate(writes)
-    ]
-    link_rows = [(state.get("turn_id"), key) for key in links]
-    if not rows and not link_rows:
-        return 0
-    try:
-        await _insert(deps, (_PENDING_SQL, rows), (_LINK_SQL, link_rows))
-        return len(rows)
-    except psycopg.Error as exc:
-        if not link_rows:
-            raise
-        # nothing was written: write each alone, so a failure stays attached
-        log.error("dispatcher: log and links failed together (%s); writing apart", exc)
-    if rows:
-        await _insert(deps, (_PENDING_SQL, rows))
-    try:
-        await _insert(deps, (_LINK_SQL, link_rows))
-    except psycopg.Error as link_exc:
-        log.error("dispatcher: verbindung of %s not written: %s", list(links), link_exc)
-    return len(rows)
-
-
-async def _insert(deps: GraphDeps, *batches: tuple[str, list[tuple[Any, ...]]]) -> None:
-    """Every row of every (sql, rows) batch in one pipelined round trip. The statements of
-    one pipeline run in one implicit transaction (PostgreSQL pipeline mode): all or none.
-    (An explicit BEGIN/COMMIT around them costs more client CPU and buys nothing.)"""
-    async with deps.pool.connection() as conn, pipelined.pipeline(conn), conn.cursor() as cur:
-        for sql, rows in batches:
-            for row in rows:
-                await cur.execute(sql, row)
-
-
-async def _archive(
-    deps: GraphDeps, row: Awaitable[ArchiveRow | None]
-) -> int | BaseException | None:
-    """The turn's archive row, once built, written by itself: its id, None (no row, or
-    archived already) or its failure — returned, never raised: the conversation goes on
-    without it. Started with the memory writes, so the server's index work on the row
-    (about a millisecond) overlaps theirs instead of being waited for after them."""
-    try:
-        archived = await row
-    except Exception as exc:  # a row that cannot be built is the archive's failure
-        return exc
-    return await _archive_alone(deps, archived)
-
-
-async def _archive_alone(deps: GraphDeps, row: ArchiveRow | None) -> int | BaseException | None:
-    """The archive row written by itself; its id, or its failure (never fatal)."""
-    if row is None:
-        return None
-    try:
-        async with deps.pool.connection() as conn:
-            return await archive.insert_live(conn, row)
-    except Exception as exc:  # reported in the node's row, like any archive failure
-        return exc
+    """Record every write in pending_writes_log with what became of it, with this turn's
+    `verbindung` rows (`memory/run_log.py`: one round trip). Returns the rows logged."""
+    return await run_log.record_pending_writes(
+        deps.pool,
+        turn_id=state.get("turn_id"),
+        user_id=state["user_id"],
+        character_id=state["character_id"],
+        source=state.get("graph_role", ""),
+        writes=writes,
+        results=results or [],
+        links=links or [],
+    )
 
 
 async def store_writes(
@@ -244,34 +168,12 @@ async def write_session_turn(
     """Append the run's session turn once and summarise the session if it grew too long."""
     if turn is None:
         return None
-    length = await append_turn(deps.redis, pair, turn)
+    length = await session_turns.append(deps.redis, pair, turn)
     summary: dict[str, Any] = {"rolle": turn["rolle"], "laenge": length}
     summarised = await summarise_session(deps.redis, deps.model, pair, length=length)
     if summarised is not None:
         summary["zusammenfassung"] = str(summarised.action)
     return summary
-
-
-async def archive_row(
-    state: ConversationState, deps: GraphDeps, pair: Pair, turn: dict[str, Any] | None
-) -> ArchiveRow | None:
-    """The session turn's archive row (the user's with its prompt vector, the answer
-    embedded); written with the pending-writes log."""
-    if turn is None:
-        return None
-    user = turn["rolle"] == ROLE_USER
-    return await live_row(
-        deps.model,
-        pair,
-        speaker=SPEAKER_USER if user else SPEAKER_CHARACTER,
-        text=str(turn["inhalt"]),
-        time=datetime.fromtimestamp(float(turn["zeit"]), UTC),
-        turn_id=turn.get("turn_id"),
-        message_ids=[str(i) for i in turn.get(FIELD_MESSAGE_IDS) or []],
-        origin=str(turn.get("herkunft") or ""),
-        round_=int(state.get("trigger_count") or 0),
-        embedding=turn.get("embedding") if user else None,
-    )
 
 
 def drive_snapshot(state: ConversationState, now: float) -> dict[str, Any]:
@@ -290,14 +192,6 @@ def drive_snapshot(state: ConversationState, now: float) -> dict[str, Any]:
     }
 
 
-def queue_drive_snapshot(
-    pipe: Pipeline, state: ConversationState, deps: GraphDeps, pair: Pair
-) -> None:
-    """Queue the snapshot's SET (no TTL: it is replaced by the next run) on `pipe`."""
-    snapshot = drive_snapshot(state, deps.clock())
-    pipe.set(keys.drive_snapshot(pair), orjson.dumps(snapshot, default=str))
-
-
 async def complete_open_turn(
     state: ConversationState, deps: GraphDeps, pair: Pair
 ) -> dict[str, Any]:
@@ -308,7 +202,7 @@ async def complete_open_turn(
         "intentionen": list(state.get("user_intentions") or []),
         "kern": state.get("session_turn_core") or "",
     }
-    stored, length = await complete_turn_counted(
+    stored, length = await session_turns.complete(
         deps.redis, pair, str(state.get("turn_id")), ROLE_USER, late
     )
     if stored is None:
@@ -347,40 +241,34 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     }
     if state.get("response_content"):
         raw["antwort_inhalt"] = state.get("response_content")
-    deps.log.add(
-        quelle=str(state.get("graph_role") or GRAPH_CHARACTER),
+    run_log.record_raw_turn(
+        deps.log,
+        graph=str(state.get("graph_role") or GRAPH_CHARACTER),
         node="dispatcher",
-        art=ART_RAW_TURN,
         turn_id=state.get("turn_id"),
-        inhalt=raw,
         user_id=state["user_id"],
         character_id=state["character_id"],
+        content=raw,
     )
-
-
-def queue_trace(pipe: Pipeline, state: ConversationState, pair: Pair) -> list[str]:
-    """Queue gv:detail and gv:vorturn of a character run on `pipe`; returns their keys."""
-    internal = state.get("internal")
-    mode = internal.emotion.mode if isinstance(internal, InternalPersonality) else ""
-    return queue_turn_trace(pipe, pair, state.get("hypothesis_detail"), state.get("response"), mode)
 
 
 async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:
     """The writes that need nothing the memory writes produce — the drive snapshot, the
     conversation vector's trace and the momentum, all of a CharacterGraph run only (other
-    graphs have no vector) — in one non-transactional pipeline: one round trip, and no
-    write reads another, so nothing needs them atomic. Returns the trace's keys; a failure
-    is raised once every queued write has been tried."""
+    graphs have no vector) — in one round trip. Returns the trace's keys; a failure is
+    raised once every write has been tried."""
     if state.get("graph_role") != GRAPH_CHARACTER:
         return []
-    pipe = deps.redis.pipeline(transaction=False)
-    queue_drive_snapshot(pipe, state, deps, pair)
-    trace = queue_trace(pipe, state, pair)
-    momentum = momentum_to_keep(state)
-    if momentum is not None:
-        pipe.set(keys.momentum(pair), momentum, ex=keys.MOMENTUM_TTL)
-    await pipe.execute()
-    return trace
+    internal = state.get("internal")
+    return await write_run_trace(
+        deps.redis,
+        pair,
+        drive_snapshot=drive_snapshot(state, deps.clock()),
+        detail=state.get("hypothesis_detail"),
+        answer=state.get("response"),
+        mode=internal.emotion.mode if isinstance(internal, InternalPersonality) else "",
+        momentum=momentum_to_keep(state),
+    )
 
 
 async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -401,8 +289,10 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
             # built now; the kern of the memory writes below is filled in before it is written
             turn = build_session_turn(state, deps.clock())
         archived_turn = turn
-    archiving = asyncio.ensure_future(
-        _archive(deps, archive_row(state, deps, pair, archived_turn))  # embeds meanwhile
+    archiving = asyncio.ensure_future(  # embeds meanwhile, written on its own connection
+        archive_session_turn(
+            deps.pool, deps.model, pair, archived_turn, int(state.get("trigger_count") or 0)
+        )
     )
     try:
         return await _store_and_write(

@@ -7,12 +7,11 @@ No model call. Two variants, chosen by `ei_calc_role`:
   style R reads the user's recent turns *including the current utterance* (the session
   does not hold it yet — the dispatcher writes it at the end of the graph).
 - **character** (CharacterGraph): Nova's history over her own turns (`raw_turns`, which
-  db_access read; read here only if it could not), empathy
+  db_access read with the turn context), empathy
   toward `external.emotion` only when `event_source == "user"` (else pure decay, no
   conflict), Nova's vector, the top emotion transferred into `internal.emotion`, and the
   register space pulled toward the last speaker's register (factor 1.0). Writes
-  `nova_emotions_verlauf` and `nova_emotion_konflikt`, and hands the session on as
-  `raw_turns` (the enricher runs after it in the CharacterGraph and reuses them).
+  `nova_emotions_verlauf` and `nova_emotion_konflikt`.
   Mode/style plausibility for Nova runs later in `ei_calc_persist`.
 
 Personalities are copied, never mutated in place.
@@ -22,8 +21,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Final
-
-from redis.exceptions import RedisError
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import StimulusError, stimulus_text
@@ -35,9 +32,7 @@ from novaberg.ei.vectors import emotion_vector
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality, RegisterSpace
 from novaberg.graph.state import ConversationState
-from novaberg.pair import Pair
-from novaberg.store.session import ROLE_USER, read_turns
-from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER
+from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER, ROLE_USER
 
 log = logging.getLogger(__name__)
 
@@ -85,19 +80,11 @@ def _user_variant(state: ConversationState) -> dict[str, Any]:
     return {"external": external, "emotion_history": history, "_log": summary}
 
 
-async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+def _character_variant(state: ConversationState) -> dict[str, Any]:
     internal = emotion_copy(state.get("internal") or InternalPersonality())
     external = state.get("external") or Personality()
     event_source = state.get("event_source", "")
-    loaded = state.get("raw_turns")  # db_access read them (None when it could not)
-    try:
-        if loaded is not None:
-            turns = list(loaded)
-        else:
-            turns = await read_turns(deps.redis, Pair(state["user_id"], state["character_id"]))
-    except (KeyError, RedisError, OSError) as exc:
-        log.error("ei_calc(character): session turns unavailable (%s); empty history", exc)
-        turns = []
+    turns = list(state.get("raw_turns") or [])  # the session db_access read
 
     result = character_emotion_update(
         turns,
@@ -133,7 +120,6 @@ async def _character_variant(state: ConversationState, deps: GraphDeps) -> dict[
     }
     return {
         "internal": internal,
-        "raw_turns": turns,  # loaded anyway; the enricher after this node reuses them
         "nova_emotion_history": result.history,
         "nova_emotion_conflict": result.conflict,
         "_log": summary,
@@ -146,5 +132,5 @@ async def ei_calc(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     if role == EI_ROLE_USER:
         return _user_variant(state)
     if role == EI_ROLE_CHARACTER:
-        return await _character_variant(state, deps)
+        return _character_variant(state)
     raise ValueError(f"unknown ei_calc_role {role!r}")

@@ -19,10 +19,9 @@ from novaberg.ei.persistence import resolve_user_time
 from novaberg.ei.plausibility import plausibility_pass, tiebreak_profile
 from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
+from novaberg.memory.pair_state import save_nova_state
 from novaberg.pair import Pair
-from novaberg.store import nova_state
-from novaberg.store.session import ROLE_ASSISTANT
-from novaberg.wire import FIELD_RECEIVED_AT, SOURCE_USER
+from novaberg.wire import FIELD_RECEIVED_AT, ROLE_ASSISTANT, SOURCE_USER
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +62,13 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
         if received is None:
             received = state.get("received_at")
         user_time = resolve_user_time(received, now)
-    fields = await nova_state.save(
+    fields = await save_nova_state(
         deps.redis,
         Pair(user_id, character_id),
         emotion.to_dict(),
         updated.register,
         now,
-        nutzer_zeit=user_time,
+        user_time=user_time,
     )
     return {
         "internal": updated,

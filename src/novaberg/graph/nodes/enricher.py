@@ -23,12 +23,13 @@ stored in `gv:detail` (default paradox); it also sets the long-term spreading de
 hybrid search's recall keeps the raw stimulus (its rare words). With a registry
 (CharacterGraph), the agents' enrich hooks add their entries.
 
-A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. The
-session, its summary and the goals are read here unless an earlier node of this run
-already loaded them into `raw_turns` / `session_summary` / `geladene_ziele` (db_access
-does in the CharacterGraph, together with its own reads; the session is written only by
-the HumanGraph, before the event, and by the dispatcher after the release — only the
-current user turn's `intentionen`/`kern` may still be filled in meanwhile).
+A failed embedding leaves `prompt_embedding` None (logged) and activates no goals. In
+the CharacterGraph the session, its summary, the goals, the last `gv:detail` and the enrich
+hooks' rows come with the turn context db_access read (`turn_context`; the session is
+written only by the HumanGraph, before the event, and by the dispatcher after the release —
+only the current user turn's `intentionen`/`kern` may still be filled in meanwhile). The
+HumanGraph (its perception hands on the session it read) and the AgentGraph read what they
+need through the same services (`memory/session_turns.py`, `agents/turn_context.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from novaberg.agents.base import BaseAgent
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_text
+from novaberg.agents.turn_context import HookReads, TurnContext, goals_of, hypothesis_detail
 from novaberg.ei.goals import GoalActivation, activate_goals, search_key
 from novaberg.ei.landscape import DEFAULT_CLUSTER, known_cluster
 from novaberg.graph.nodes.emotional_gravitation import gravity_points
@@ -49,12 +51,10 @@ from novaberg.graph.nodes.human_tail import path1_tail
 from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
+from novaberg.memory import session_turns
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
 from novaberg.pair import Pair
-from novaberg.store.conversation_vector import detail_from_raw, load_detail
-from novaberg.store.goals import load_activation_goals
-from novaberg.store.session import ROLE_ASSISTANT, ROLE_USER, read_summary, read_turns
-from novaberg.wire import FIELD_USER_INTENTIONS, GRAPH_HUMAN
+from novaberg.wire import FIELD_USER_INTENTIONS, GRAPH_HUMAN, ROLE_ASSISTANT, ROLE_USER
 
 log = logging.getLogger(__name__)
 
@@ -129,16 +129,16 @@ async def _embed(deps: GraphDeps, text: str) -> list[float] | None:
         return None
 
 
-async def _goals(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
-    """The goals db_access read (CharacterGraph), else read here (HumanGraph)."""
-    loaded = state.get("loaded_goals")
-    return list(loaded) if loaded is not None else await load_activation_goals(deps.pool, pair)
+async def _goals(context: TurnContext | None, deps: GraphDeps, pair: Pair) -> list[dict[str, Any]]:
+    """The goals of the turn context (CharacterGraph), else read (HumanGraph, AgentGraph)."""
+    return list(context.goals) if context is not None else await goals_of(deps.pool, pair)
 
 
-async def _summary(state: ConversationState, deps: GraphDeps, pair: Pair) -> str:
-    """The session summary db_access read (CharacterGraph), else read here."""
-    loaded = state.get("session_summary")
-    return str(loaded) if loaded is not None else await read_summary(deps.redis, pair)
+async def _summary(context: TurnContext | None, deps: GraphDeps, pair: Pair) -> str:
+    """The session summary of the turn context (CharacterGraph), else read (AgentGraph)."""
+    if context is not None:
+        return context.session_summary
+    return await session_turns.read_summary(deps.redis, pair)
 
 
 async def _nothing(value: Any) -> Any:
@@ -210,13 +210,13 @@ async def hook_entries(
     deps: GraphDeps,
     user_id: str,
     text: str,
-    loaded: Mapping[str, Any] | None = None,
+    read: HookReads | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, int | None]]:
     """The agents' enrich hooks, concurrently: (entries, count per agent; None = failed).
-    A hook whose rows db_access read for this very text (`loaded`) is not read again."""
+    A hook whose rows the turn context read for this very text (`read`) is only shaped."""
     if registry is None or not text.strip():
         return [], {}
-    prefetched = dict(loaded["rows"]) if loaded and loaded.get("text") == text else {}
+    prefetched = dict(read.rows) if read is not None and read.text == text else {}
     results = await asyncio.gather(
         *(
             _shaped(name, agent, deps, prefetched[name])
@@ -229,13 +229,13 @@ async def hook_entries(
     return entries, {name: None if found is None else len(found) for name, found in results}
 
 
-async def stored_cluster(deps: GraphDeps, pair: Pair, loaded: dict[str, Any] | None = None) -> str:
-    """The landscape cluster the last turn stored in gv:detail (as db_access read it, else
-    read here), else paradox."""
-    if loaded is not None:
-        detail = detail_from_raw(loaded.get("raw"), pair)
+async def stored_cluster(deps: GraphDeps, pair: Pair, context: TurnContext | None = None) -> str:
+    """The landscape cluster the last turn stored in gv:detail (from the turn context, else
+    read), else paradox."""
+    if context is not None:
+        detail = context.hypothesis_detail
     else:
-        detail = await load_detail(deps.redis, pair)
+        detail = await hypothesis_detail(deps.redis, pair)
     return known_cluster((detail or {}).get("cluster")) or DEFAULT_CLUSTER
 
 
@@ -257,19 +257,18 @@ async def enricher(
     """Load turns, embed the stimulus, activate goals; the full variant adds session context
     (and, with a `registry`, the agents' enrich hooks)."""
     pair = Pair(state["user_id"], state["character_id"])
-    loaded = state.get("raw_turns")
-    turns = list(loaded) if loaded is not None else await read_turns(deps.redis, pair)
+    context = state.get("turn_context")
+    known = state.get("raw_turns")  # db_access's (CharacterGraph) or perception's (HumanGraph)
+    turns = list(known) if known is not None else await session_turns.read(deps.redis, pair)
     text = stimulus_text(state)
     full = state.get("graph_role") != GRAPH_HUMAN
     # goals, summary, cluster, the rewrite and Path 1's salience do not need the
     # embedding: all run at once
     embedding, goals, session_summary, cluster, rewritten, tail = await asyncio.gather(
         _embed(deps, text),
-        _goals(state, deps, pair),
-        _summary(state, deps, pair) if full else _nothing(""),
-        stored_cluster(deps, pair, state.get("loaded_detail"))
-        if full
-        else _nothing(DEFAULT_CLUSTER),
+        _goals(context, deps, pair),
+        _summary(context, deps, pair) if full else _nothing(""),
+        stored_cluster(deps, pair, context) if full else _nothing(DEFAULT_CLUSTER),
         rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
         if full
         else _nothing(SearchText(text, "")),
@@ -299,7 +298,7 @@ async def enricher(
     if full:
         found, (hooked, hook_counts) = await asyncio.gather(
             _resonance(state, deps, pair, search_vector, turns, cluster),
-            hook_entries(registry, deps, pair.user_id, text, state.get("loaded_hooks")),
+            hook_entries(registry, deps, pair.user_id, text, context.hooks if context else None),
         )
 
     update: dict[str, Any] = {
@@ -327,10 +326,10 @@ async def enricher(
     if tail:  # Path 1's salience ran after the hand-over: its results win
         summary["pfad1_nachlauf"] = tail.pop("_log", {})
         update.update(tail)
-    session_turns = without_impulses(turns)
-    entries = session_memory_entries(session_summary, session_turns)
+    shown = without_impulses(turns)
+    entries = session_memory_entries(session_summary, shown)
     update.update(
-        session_turns=session_turns,
+        session_turns=shown,
         session_summary=session_summary,
         raw_goal_pull=activation.raw_goal_pull,
         search_vector=search_vector,

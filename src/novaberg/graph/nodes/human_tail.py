@@ -19,7 +19,7 @@ from typing import Any, Final
 from novaberg.agents.deps import GraphDeps
 from novaberg.ei.canon import parse_number
 from novaberg.graph.state import ConversationState
-from novaberg.store.human_tail import await_tail
+from novaberg.memory.pair_state import await_path1_tail
 from novaberg.wire import FIELD_HUMAN_SALIENCE, FIELD_PATH1_TAIL, FIELD_USER_INTENTIONS
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ async def path1_tail(state: ConversationState, deps: GraphDeps) -> dict[str, Any
     if not tail_follows(state):
         return {}
     turn_id = str(state.get("turn_id") or "")
-    result = await await_tail(deps.redis, turn_id, HUMAN_TAIL_TIMEOUT_S)
+    result = await await_path1_tail(deps.redis, turn_id, HUMAN_TAIL_TIMEOUT_S)
     if result is None:
         log.error(
             "Path 1's salience of turn %s did not arrive within %.0f s",

@@ -18,42 +18,34 @@ the node's pipeline_log row). No model call; it runs after the answer was releas
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.ei.canon import parse_number
 from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
+from novaberg.memory.imprint import strengthen_thread
+from novaberg.pair import Pair
 
 SALIENCE_GATE: Final = 0.6
 AROUSAL_GATE: Final = 0.5
 MAX_STRENGTH: Final = 10.0
 STEP: Final = "praegung_tor"
 
-_UPSERT_SQL: Final = (
-    "INSERT INTO praegung_faden (user_id, character_id, thema, staerke, letzter_turn)"
-    " VALUES (%s, %s, %s, LEAST(%s, %s), %s)"
-    " ON CONFLICT (user_id, character_id, thema) DO UPDATE SET"
-    " staerke = LEAST(praegung_faden.staerke + EXCLUDED.staerke, %s),"
-    " anzahl = praegung_faden.anzahl + 1, zuletzt_am = now(),"
-    " letzter_turn = EXCLUDED.letzter_turn"
-    " RETURNING staerke, anzahl"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class GateCheck:
     """One check of the thread gate (what the log row carries)."""
 
-    thema: str
-    salienz: float | None
+    topic: str
+    salience: float | None
     arousal: float
-    offen: bool
-    grund: str  # "offen" | "keine_salienz" | "salienz_zu_niedrig" | "nicht_bewegt" | "kein_thema"
+    open: bool
+    reason: str  # "offen" | "keine_salienz" | "salienz_zu_niedrig" | "nicht_bewegt" | "kein_thema"
 
     @property
     def increment(self) -> float:
-        return round((self.salienz or 0.0) * self.arousal, 4) if self.offen else 0.0
+        return round((self.salience or 0.0) * self.arousal, 4) if self.open else 0.0
 
 
 def strongest_write(state: ConversationState) -> dict[str, Any] | None:
@@ -101,27 +93,21 @@ async def imprint(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     check = check_gate(state)
     summary: dict[str, Any] = {
         "schritt": STEP,
-        "thema": check.thema,
-        "salienz": check.salienz,
+        "thema": check.topic,
+        "salienz": check.salience,
         "arousal": round(check.arousal, 3),
-        "offen": check.offen,
-        "grund": check.grund,
+        "offen": check.open,
+        "grund": check.reason,
     }
-    if check.offen:
-        async with deps.pool.connection() as conn:
-            cur = await conn.execute(
-                _UPSERT_SQL,
-                (
-                    state["user_id"],
-                    state["character_id"],
-                    check.thema,
-                    check.increment,
-                    MAX_STRENGTH,
-                    state.get("turn_id"),
-                    MAX_STRENGTH,
-                ),
-            )
-            row = cast(dict[str, Any] | None, await cur.fetchone())
-        if row is not None:
-            summary.update(staerke=round(float(row["staerke"]), 4), anzahl=int(row["anzahl"]))
+    if check.open:
+        thread = await strengthen_thread(
+            deps.pool,
+            Pair(state["user_id"], state["character_id"]),
+            check.topic,
+            check.increment,
+            MAX_STRENGTH,
+            state.get("turn_id"),
+        )
+        if thread is not None:
+            summary.update(staerke=round(thread.strength, 4), anzahl=thread.count)
     return {"_log": summary}

@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import psycopg
-from psycopg.rows import dict_row
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.reducer import character_display_name, render_contexts
 from novaberg.graph.state import ConversationState
+from novaberg.memory.named_nodes import NamedNode, nodes_naming
 from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
@@ -40,28 +40,6 @@ NEW_MEMORIES_MAX: Final = 3
 NODES_PER_OBJECT: Final = 3
 ANCHOR_WEIGHT: Final = 1.0
 ANCHOR_SOURCE: Final = "anker"
-
-NODES_SQL: Final = (
-    "SELECT id, inhalt, dimension, themen, emotion, gewicht_decay, beobachter"
-    " FROM lzg_knoten WHERE user_id = %s AND character_id = %s AND aktiv"
-    " AND (EXISTS (SELECT 1 FROM unnest(themen) AS t WHERE lower(t) = lower(%s))"
-    " OR inhalt ILIKE %s)"
-    " ORDER BY gewicht_decay DESC, id LIMIT %s"
-)
-
-
-def _like(name: str) -> str:
-    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-async def nodes_naming(deps: GraphDeps, pair: Pair, name: str) -> list[dict[str, Any]]:
-    """The pair's active long-term nodes that name `name` (theme or text)."""
-    async with deps.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(
-            NODES_SQL, (pair.user_id, pair.character_id, name, _like(name), NODES_PER_OBJECT)
-        )
-        return list(await cur.fetchall())
 
 
 def fact_lines(obj: Mapping[str, Any]) -> list[str]:
@@ -92,27 +70,28 @@ def anchor_entries(
 
 
 def new_memories(
-    found: Sequence[Mapping[str, Any]], known_ids: set[int], limit: int = NEW_MEMORIES_MAX
+    found: Sequence[NamedNode], known_ids: set[int], limit: int = NEW_MEMORIES_MAX
 ) -> list[dict[str, Any]]:
-    """Found nodes not already in the resonance, as lzg_resonanz memories (≤ limit)."""
+    """Found nodes not already in the resonance, as lzg_resonanz memories (≤ limit; the
+    resonance channel's wire fields)."""
     out: list[dict[str, Any]] = []
     for node in found:
-        if node["id"] in known_ids or len(out) == limit:
+        if node.id in known_ids or len(out) == limit:
             continue
-        known_ids.add(node["id"])
+        known_ids.add(node.id)
         out.append(
             {
-                "knoten_id": node["id"],
-                "inhalt": node["inhalt"],
-                "dimension": node.get("dimension") or "",
-                "themen": list(node.get("themen") or []),
-                "emotion": node.get("emotion") or "",
-                "gewicht_decay": float(node.get("gewicht_decay") or 0.0),
+                "knoten_id": node.id,
+                "inhalt": node.text,
+                "dimension": node.dimension,
+                "themen": list(node.topics),
+                "emotion": node.emotion,
+                "gewicht_decay": node.decayed_weight,
                 "schale": 0,
-                "sortier_gewicht": float(node.get("gewicht_decay") or 0.0),
+                "sortier_gewicht": node.decayed_weight,
                 "pfad": [],
                 "erstellt_am": None,
-                "beobachter": node.get("beobachter") or "",
+                "beobachter": node.observer,
                 "cosine": None,
                 "anker": True,
             }
@@ -137,7 +116,7 @@ async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, 
     failures: list[str] = []
     for obj in acute:
         try:
-            found = await nodes_naming(deps, pair, obj["name"])
+            found = await nodes_naming(deps.pool, pair, obj["name"], NODES_PER_OBJECT)
         except psycopg.Error as exc:
             log.error("memory_anchor: long-term read for %r failed: %s", obj["name"], exc)
             failures.append(obj["name"])

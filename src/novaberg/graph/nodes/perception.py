@@ -46,9 +46,10 @@ from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelUnavailable
+from novaberg.memory import session_turns
+from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
-from novaberg.store.session import numbered_view, read_turns
 from novaberg.wire import PERCEIVE_ASSISTANT, PERCEIVE_USER
 
 log = logging.getLogger(__name__)
@@ -159,7 +160,7 @@ async def _turns(state: ConversationState, deps: GraphDeps) -> tuple[list[dict],
     if turns is not None:
         return list(turns), False
     pair = Pair(state["user_id"], state["character_id"])
-    return await read_turns(deps.redis, pair), True
+    return await session_turns.read(deps.redis, pair), True
 
 
 async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:

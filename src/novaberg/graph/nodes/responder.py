@@ -30,17 +30,15 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text, identities_text, task_text
-from novaberg.graph.nodes.db_access import character_name
 from novaberg.graph.nodes.stance import stance_text
 from novaberg.graph.objection import ASSESSMENT_DEVIATES, ASSESSMENT_FAILS
 from novaberg.graph.personality import Character, Emotion
-from novaberg.graph.state import ConversationState
+from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.accounting import track_calls
 from novaberg.llm.base import Message
 from novaberg.llm.errors import ModelOutputError
-from novaberg.pair import Pair
 from novaberg.prompts import render
-from novaberg.store.session import ROLE_ASSISTANT
+from novaberg.wire import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
@@ -188,9 +186,7 @@ def build_messages(state: ConversationState, name: str) -> list[Message]:
 
 async def responder(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write `response`, `model` and `token_total`."""
-    name = state.get("character_name") or await character_name(
-        deps.pool, Pair(state.get("user_id") or "", state.get("character_id") or "")
-    )
+    name = turn_context(state).character_name
     messages = build_messages(state, name)
     with track_calls() as stats:
         text = (

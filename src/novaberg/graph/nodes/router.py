@@ -4,10 +4,10 @@
 Two ways through:
 
 - **Resume without a model call.** A task agent left an open question
-  (`pending_agent:{u}`, agents/pending.py) and the stimulus is a real user utterance: the
-  utterance is the answer, so `management_action="resume"` and the planner hands it to the
-  waiting agent. An impulse (Nova's own thought) is nobody's answer and
-  leaves the question untouched.
+  (`pending_agent:{u}`, agents/pending.py; read with the turn context) and the stimulus is
+  a real user utterance: the utterance is the answer, so `management_action="resume"` and
+  the planner hands it to the waiting agent. An impulse (Nova's own thought) is nobody's
+  answer and leaves the question untouched.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
   documented defaults (all false, momentum mid, no management, target type "titel") and
@@ -28,15 +28,14 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.pending import pending_from_raw, pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.contract import ANSWER_JOIN
-from novaberg.graph.state import ConversationState
+from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.memory.session_view import numbered_view
 from novaberg.prompts import render, user_message
-from novaberg.store.session import numbered_view
 
 log = logging.getLogger(__name__)
 
@@ -158,12 +157,7 @@ async def router(
     """Set the routing channels (see the module docstring)."""
     own_thought = stimulus_is_own_thought(state)
     if not own_thought:
-        loaded = state.get("loaded_pending")
-        pending = (
-            pending_from_raw(loaded["raw"], state.get("user_id", ""))
-            if loaded is not None
-            else await pending_question(deps.redis, state.get("user_id", ""))
-        )
+        pending = turn_context(state).pending_question
         if pending is not None:
             update = resume_update()
             update["_log"] = {"weg": "resume", "agent": pending.get("agent_name")}

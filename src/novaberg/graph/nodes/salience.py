@@ -199,28 +199,29 @@ def ordered_union(lists: list[list[str]]) -> list[str]:
     return seen
 
 
-def human_salience(raw: float, gravitationsterm: float) -> float:
+def human_salience(raw: float, gravitation_term: float) -> float:
     """Boosted salience of one user segment."""
-    if gravitationsterm > 0:
-        return round(min(1.0, raw + gravitationsterm), 2)
+    if gravitation_term > 0:
+        return round(min(1.0, raw + gravitation_term), 2)
     return raw
 
 
 def character_salience(
     raw: float,
-    gravitationsterm: float,
+    gravitation_term: float,
     nova_arousal: float,
-    salienz_human: float | None,
-    nutzer_gewichtung: float | None,
+    human: float | None,
+    user_weight: float | None,
 ) -> tuple[float, float, float | None]:
-    """(effektiv, eigen, pflicht) of one of Nova's segments."""
-    eigen = max(raw, gravitationsterm) * (1 + AROUSAL_BOOST * nova_arousal)
-    pflicht = None
-    if salienz_human is not None and nutzer_gewichtung is not None:
-        weight = min(USER_WEIGHT_MAX, max(USER_WEIGHT_MIN, nutzer_gewichtung))
-        pflicht = salienz_human * weight
-    effektiv = min(1.0, max(eigen, pflicht if pflicht is not None else eigen))
-    return effektiv, eigen, pflicht
+    """(effektiv, eigen, pflicht) of one of Nova's segments: the effective salience, her
+    own, and the duty `human × user weight` (None without either)."""
+    own = max(raw, gravitation_term) * (1 + AROUSAL_BOOST * nova_arousal)
+    duty = None
+    if human is not None and user_weight is not None:
+        weight = min(USER_WEIGHT_MAX, max(USER_WEIGHT_MIN, user_weight))
+        duty = human * weight
+    effective = min(1.0, max(own, duty if duty is not None else own))
+    return effective, own, duty
 
 
 def _texts(state: ConversationState, role: str) -> tuple[str, str]:
@@ -303,11 +304,11 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         *(_score(deps, role, segment, background, character) for segment in segments)
     )
 
-    gravitationsterm = float(state.get("gravitation_term") or 0.0)
+    gravitation = float(state.get("gravitation_term") or 0.0)
     perceived = _perceived(state, role).emotion
-    salienz_human = state.get("human_salience")
-    if salienz_human is None and not is_human:
-        salienz_human = parse_number((state.get("event_payload") or {}).get(FIELD_HUMAN_SALIENCE))
+    human = state.get("human_salience")
+    if human is None and not is_human:
+        human = parse_number((state.get("event_payload") or {}).get(FIELD_HUMAN_SALIENCE))
     # read by db_access with the character's profile row (for pflicht)
     user_weight = state.get("user_weight") if role == GRAPH_CHARACTER else None
 
@@ -328,12 +329,12 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         obj["salienz_roh"] = raw
         obj["intentionen"] = ordered_union([score.intentionen])
         if is_human:
-            obj["salienz"] = human_salience(raw, gravitationsterm)
+            obj["salienz"] = human_salience(raw, gravitation)
         else:
-            effektiv, eigen, pflicht = character_salience(
-                raw, gravitationsterm, perceived.arousal, salienz_human, user_weight
+            effective, own, duty = character_salience(
+                raw, gravitation, perceived.arousal, human, user_weight
             )
-            obj.update(salienz=clamp01(effektiv), eigen=eigen, pflicht=pflicht)
+            obj.update(salienz=clamp01(effective), eigen=own, pflicht=duty)
         obj.update(
             emotion=perceived.emotion,
             modus=perceived.mode,
@@ -342,7 +343,7 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             sprach_stil=perceived.language_style,
             beziehungs_dynamik=perceived.relationship_dynamic,
             tone=perceived.tone,
-            gravitationsterm=gravitationsterm,
+            gravitationsterm=gravitation,
             thema_kurz=segment.thema_kurz,
         )
         writes.append(
@@ -362,14 +363,14 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             )
         )
 
-    ausfall = "; ".join(failures) if failures else None
+    failure = "; ".join(failures) if failures else None
     summary.update(
         segmente=total,
         lesbar=len(raws),
         salienzen=[round(w["data"]["salienz_obj"]["salienz"], 3) for w in writes],
-        ausfall=ausfall,
+        ausfall=failure,
     )
-    update = {"pending_writes": writes, "salience_failure": ausfall, "_log": summary}
+    update = {"pending_writes": writes, "salience_failure": failure, "_log": summary}
     if is_human:
         update["human_salience"] = max(raws) if raws else None
         if raws:  # nothing readable: keep the enricher's intentions of the last user turn

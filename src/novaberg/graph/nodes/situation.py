@@ -1,11 +1,12 @@
 """Situation node (Sachlage, docs/behaviour/nodes.md#situation): the running understanding
 of the conversation. One structured model call on a user turn, none on an impulse.
 
-The model gets the understanding as the last turn left it (`sachlage:{u}:{c}`, 4 h) and
-writes it forward: the matter (`gegenstand`), the presumed user goal (`nutzerziel`), the
-reference objects with known and open properties, the object this utterance is about
-(`objekt_bezug`), what Nova offered that is still open (`angebot`) and whether this
-utterance takes it up, and the open questions. A form check (`clean_situation`) holds
+The model gets the understanding as the last turn left it (`sachlage:{u}:{c}`, 4 h; read
+with the turn context, stored by `memory/pair_state.py`) and writes it forward: the matter
+(`gegenstand`), the presumed user goal (`nutzerziel`), the reference objects with known and
+open properties, the object this utterance is about (`objekt_bezug`), what Nova offered
+that is still open (`angebot`) and whether this utterance takes it up, and the open
+questions. A form check (`clean_situation`) holds
 every field to its shape and size, also for the stored bubble it loads.
 
 Derived without a model:
@@ -33,14 +34,12 @@ from pydantic import BaseModel, Field
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
-from novaberg.graph.state import ConversationState
+from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
+from novaberg.memory.pair_state import store_situation
+from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
-from novaberg.store import keys
-from novaberg.store.keys import SITUATION_TTL
-from novaberg.store.scripts import script
-from novaberg.store.session import numbered_view
 
 log = logging.getLogger(__name__)
 
@@ -226,40 +225,6 @@ def _decode(raw: Any) -> dict[str, Any] | None:
         return None
 
 
-async def _load(
-    deps: GraphDeps, pair: Pair, trigger: str | None
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    pipe = deps.redis.pipeline(transaction=False)
-    pipe.get(keys.situation(pair))
-    pipe.hget(keys.situation_history(pair), trigger or "")
-    stored, then = await pipe.execute()
-    return _decode(stored), _decode(then) if trigger else None
-
-
-_STORE_LUA: Final = """
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[2])
-return 1
-"""
-"""KEYS[1]=situation, KEYS[2]=its history; ARGV[1]=bubble, ARGV[2]=TTL, ARGV[3]=turn id."""
-
-
-async def _store(deps: GraphDeps, pair: Pair, turn_id: str, situation: dict[str, Any]) -> None:
-    # Only this pair's later turns read the bubble and its history, and a pair's turns run
-    # one at a time, so nothing sees a half-written state; still, one script (or one SET)
-    # is the cheapest single command for the writes, and leaves them all-or-nothing as
-    # MULTI/EXEC did.
-    data = json.dumps(situation, ensure_ascii=False)
-    if not turn_id:
-        await deps.redis.set(keys.situation(pair), data, ex=SITUATION_TTL)
-        return
-    await script(deps.redis, _STORE_LUA)(
-        keys=[keys.situation(pair), keys.situation_history(pair)],
-        args=[data, SITUATION_TTL, turn_id],
-    )
-
-
 def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
     acute = acute_objects(situation, utterance)
     return {
@@ -279,12 +244,9 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
     payload = state.get("event_payload") or {}
     trigger = payload.get(TRIGGER_FIELD) if impulse else None
     trigger = str(trigger) if trigger else None
-    loaded = state.get("loaded_situation")
-    if loaded is not None and loaded.get("anlass") == trigger:  # db_access read them
-        stored = _decode(loaded.get("stand"))
-        then = _decode(loaded.get("vorher")) if trigger else None
-    else:
-        stored, then = await _load(deps, pair, trigger)
+    read = turn_context(state).situation  # the trigger db_access read is this payload's
+    stored = _decode(read.current)
+    then = _decode(read.at_trigger) if trigger else None
     previous = stored or clean_situation({})
     utterance = stimulus_text(state)
 
@@ -316,7 +278,7 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
         return {**_channels(kept, utterance), "_log": {"stand": STAND_FAILED, "ausfall": reason}}
 
     current = clean_situation(reading.model_dump())
-    await _store(deps, pair, turn_id, current)
+    await store_situation(deps.redis, pair, turn_id, current)
     written = {**current, "stand": STAND_NEW, "turn_id": turn_id}
     channels = _channels(written, utterance)
     return {

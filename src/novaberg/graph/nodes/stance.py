@@ -4,9 +4,10 @@ Computes the turn's five behaviour magnitudes (`ei/stance.py`) from the landscap
 the conversation vector wrote into `gv_detail["cluster"]` (or, when this node runs before
 the vector has written `gv_detail`, the same landscape computed here from the same
 inputs — it needs no model) and Nova's wheel toward the user
-(`charakter_hash.nutzer_gewichtung_rad`, row (character, user)); the same row's
-`initiative_versatz` shifts the landscape's initiative score, and the final bit says
-whether Nova may lead (impulse delivery reads it).
+(`charakter_hash.nutzer_gewichtung_rad`, row (character, user), read with the turn
+context); the same row's `initiative_versatz` shifts the landscape's initiative score, and
+the final bit says whether Nova may lead (impulse delivery reads it). The hash is written
+by `memory/pair_state.py` (atomically: the impulse delivery reads it from another process).
 
 Success: `stance` (wire `haltung`) in the state and the `haltung:{u}:{c}` hash with
 gerechnet=1. Anything that makes the computation impossible (no cluster, a read error,
@@ -20,29 +21,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from typing import Any, Final
 
-import psycopg
-from psycopg.rows import dict_row
-
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.turn_context import PART_WHEEL, WheelRow
 from novaberg.ei.canon import parse_number
 from novaberg.ei.landscape import initiative_score, known_cluster, nova_leads
 from novaberg.ei.stance import MAGNITUDES, StanceError, stance
 from novaberg.graph.nodes.conversation_vector import landscape_of
-from novaberg.graph.state import ConversationState
+from novaberg.graph.state import ConversationState, turn_context
+from novaberg.memory.pair_state import replace_stance
 from novaberg.pair import Pair
-from novaberg.store import keys
-from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
-
-WHEEL_SQL: Final = (
-    "SELECT nutzer_gewichtung_rad, initiative_versatz FROM charakter_hash"
-    " WHERE user_id = %s AND character_id = %s"
-)
-"""Row (character, user): Nova's wheel toward the user and her initiative offset."""
 
 REASON_OK: Final = "gerechnet"
 REASON_NO_CLUSTER: Final = "kein_cluster"
@@ -51,32 +42,29 @@ REASON_WHEEL: Final = "rad_unlesbar"
 """`grund` values of the haltung hash."""
 
 
-def wheel_from_row(row: Mapping[str, Any] | None) -> tuple[Any, float]:
-    """(wheel JSON or None, initiative offset or 0) of a `WHEEL_SQL` row; no row → (None, 0).
+def wheel_from_row(row: WheelRow | None) -> tuple[Any, float]:
+    """(wheel JSON or None, initiative offset or 0) of the stance's row; no row → (None, 0).
     Raises ValueError for wheel text that is no JSON."""
     if row is None:
         return None, 0.0
-    wheel = row["nutzer_gewichtung_rad"]
+    wheel = row.wheel
     if isinstance(wheel, str):
         wheel = json.loads(wheel)
-    offset = parse_number(row["initiative_versatz"])
+    offset = parse_number(row.initiative_offset)
     return wheel, offset if offset is not None else 0.0
 
 
-async def read_wheel_row(deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
-    """(wheel JSON or None, initiative offset or 0). No row → (None, 0)."""
-    async with deps.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(WHEEL_SQL, (pair.character_id, pair.user_id))
-        row = await cur.fetchone()
-    return wheel_from_row(row)
+def _wheel(state: ConversationState) -> tuple[Any, float]:
+    """The wheel row of the turn context. Raises WheelUnread when the context could not
+    read it, ValueError when it is no JSON."""
+    context = turn_context(state)
+    if PART_WHEEL in context.failures:
+        raise WheelUnread("not read with the turn context")
+    return wheel_from_row(context.wheel)
 
 
-async def _wheel(state: ConversationState, deps: GraphDeps, pair: Pair) -> tuple[Any, float]:
-    """The wheel row db_access read with its other reads, else read here."""
-    loaded = state.get("loaded_wheel")
-    if loaded is not None:
-        return wheel_from_row(loaded.get("row"))
-    return await read_wheel_row(deps, pair)
+class WheelUnread(Exception):
+    """The turn context could not read the stance's row (logged there)."""
 
 
 def stance_hash(
@@ -105,22 +93,6 @@ def stance_hash(
     return fields
 
 
-_REPLACE_HASH_LUA: Final = """
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
-"""KEYS[1]=hash; ARGV=field, value, field, value, … → the hash holds exactly these."""
-
-
-async def _persist(deps: GraphDeps, pair: Pair, fields: dict[str, str]) -> None:
-    # Atomic on purpose: the impulse snapshot reads the hash from another process, and an
-    # empty hash between DEL and HSET reads as "haltung fehlt". One script keeps that (as
-    # MULTI/EXEC did) in one command, without a reply to parse per queued command.
-    flat = [part for field in fields.items() for part in field]
-    await script(deps.redis, _REPLACE_HASH_LUA)(keys=[keys.stance(pair)], args=flat)
-
-
 async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write `stance` and the `haltung:` hash (see the module docstring)."""
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
@@ -133,8 +105,8 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
 
     async def fail(reason: str, message: str) -> dict[str, Any]:
         log.error("stance: %s (turn=%s)", message, turn_id)
-        await _persist(
-            deps,
+        await replace_stance(
+            deps.redis,
             pair,
             stance_hash(computed=False, cluster=cluster, turn_id=turn_id, now=now, reason=reason),
         )
@@ -145,8 +117,8 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
             REASON_NO_CLUSTER, f"no landscape cluster in gv_detail: {detail.get('cluster')!r}"
         )
     try:
-        wheel, offset = await _wheel(state, deps, pair)
-    except (psycopg.Error, ValueError) as exc:
+        wheel, offset = _wheel(state)
+    except (WheelUnread, ValueError) as exc:
         return await fail(REASON_READ_FAILED, f"charakter_hash unreadable: {exc}")
     try:
         results = stance(cluster, wheel)
@@ -164,8 +136,8 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
         f" → {score:+.2f} {'≥' if leads else '<'} -0.05"
     )
     values = {name: result.ergebnis for name, result in results.items()}
-    await _persist(
-        deps,
+    await replace_stance(
+        deps.redis,
         pair,
         stance_hash(
             computed=True,
@@ -178,7 +150,7 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
             initiative_reason=reason,
         ),
     )
-    haltung = {
+    computed = {
         **values,
         "cluster": cluster,
         "initiative": leads,
@@ -186,7 +158,7 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
         "details": {name: result.as_dict() for name, result in results.items()},
     }
     return {
-        "stance": haltung,
+        "stance": computed,
         "_log": {
             "gerechnet": True,
             "cluster": cluster,
@@ -199,9 +171,9 @@ async def stance_node(state: ConversationState, deps: GraphDeps) -> dict[str, An
     }
 
 
-def stance_text(haltung: dict[str, Any] | None) -> str:
+def stance_text(stance_value: dict[str, Any] | None) -> str:
     """The `[HALTUNG]` lines the responder reads; "" when no stance was computed."""
-    if not haltung:
+    if not stance_value:
         return ""
     words = {
         "umfang": ("knapp", "ausführlich"),
@@ -212,8 +184,8 @@ def stance_text(haltung: dict[str, Any] | None) -> str:
     }
     lines = []
     for name in MAGNITUDES:
-        value = float(haltung.get(name, 0.0))
+        value = float(stance_value.get(name, 0.0))
         low, high = words[name]
         lines.append(f"{name}: {value:.2f} ({high if value >= 0.5 else low})")
-    lead = "du darfst führen" if haltung.get("initiative") else "lass den Nutzer führen"
+    lead = "du darfst führen" if stance_value.get("initiative") else "lass den Nutzer führen"
     return "\n".join([*lines, f"Initiative: {lead}"])

@@ -31,6 +31,7 @@ from psycopg import AsyncConnection
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
+from novaberg.memory.run_log import UptakeRow, record_uptake
 from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
@@ -38,17 +39,14 @@ log = logging.getLogger(__name__)
 UPTAKE_COSINE: Final = 0.6
 """An answer this close (cosine) to an offered question takes it up."""
 
-_INSERT_SQL: Final = (
-    "INSERT INTO offene_fragen_aufgriff (turn_id, user_id, character_id, angeboten,"
-    " aufgegriffen, frage_id, frage, cosinus, ausfall) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-
 
 @dataclass(frozen=True, slots=True)
 class OpenQuestion:
+    """An offered question: its id (closes it when taken up), its text, where it came from."""
+
     id: str | None
-    frage: str
-    quelle: str = ""
+    question: str
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +160,7 @@ async def judge_uptake(
     if not offers or not answer:
         return Uptake(len(offers), None, None)
     try:
-        vectors = await deps.model.embed([answer, *(q.frage for q in offers)])
+        vectors = await deps.model.embed([answer, *(q.question for q in offers)])
     except ModelError as exc:
         return Uptake(len(offers), None, None, f"embedding_gescheitert: {type(exc).__name__}")
     return judge(vectors[0], vectors[1:], offers)
@@ -171,18 +169,18 @@ async def judge_uptake(
 async def _write_row(conn: AsyncConnection[Any], state: ConversationState, result: Uptake) -> None:
     """The turn's `offene_fragen_aufgriff` row."""
     taken = result.taken
-    await conn.execute(
-        _INSERT_SQL,
-        (
-            state.get("turn_id") or "",
-            state["user_id"],
-            state["character_id"],
-            result.offered,
-            result.taken_up,
-            taken.id if taken else None,
-            taken.frage if taken else None,
-            result.cosine,
-            result.failure,
+    await record_uptake(
+        conn,
+        UptakeRow(
+            turn_id=state.get("turn_id") or "",
+            user_id=state["user_id"],
+            character_id=state["character_id"],
+            offered=result.offered,
+            taken_up=result.taken_up,
+            question_id=taken.id if taken else None,
+            question=taken.question if taken else None,
+            cosine=result.cosine,
+            failure=result.failure,
         ),
     )
 
