@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NO_NUL, NoNul
 from novaberg.api.memory import CharacterId, Context, User
-from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import SearchOptions
 from novaberg.pair import Pair
 
 router = APIRouter(tags=["memory"], responses={**AUTH})

@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
-from novaberg.memory.long_term import LOG_RETENTION_DAYS
+from novaberg.memory.long_term.decay import LOG_RETENTION_DAYS
 from novaberg.pair import Pair
 from novaberg.store import archive
 from novaberg.store.text_search import text_config

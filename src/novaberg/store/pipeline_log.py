@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
+from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
@@ -257,3 +258,13 @@ async def read_turn(pool: AsyncConnectionPool, turn_id: str) -> list[dict[str, A
             (turn_id,),
         )
         return [dict(row) for row in await cur.fetchall()]
+
+
+async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> int:
+    """Delete pipeline_log rows older than `before`, except the conversation history
+    (answered and failed turns, kept forever)."""
+    cur = await conn.execute(
+        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> ALL(%s)",
+        (before, list(HISTORY_ARTS)),
+    )
+    return cur.rowcount

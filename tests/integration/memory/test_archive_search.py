@@ -28,11 +28,11 @@ from novaberg.imports.chat_import import import_chat
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory.archive import archive_live_turn, purge_expired
-from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import SearchOptions
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
-from novaberg.store import archive, keys
-from novaberg.store import long_term as long_term_store
+from novaberg.store import archive, keys, long_term_search
 from novaberg.store.archive import stored_vector
 from novaberg.store.short_term import encode_vector
 from novaberg.store.users import issue_token
@@ -240,7 +240,7 @@ async def test_a_search_runs_on_one_connection_in_few_round_trips(
     many lists there are (`store/pipelined.py`): the query's terms, the lists, the
     long-term pair size (not yet remembered), the corrected name's list, the details."""
     await store_chat(db, model, PAIR, chat_file(sample_lines()))
-    long_term_store.forget_pair_sizes()
+    long_term_search.forget_pair_sizes()
     checkouts: list[int] = []
     trips: list[str] = []
     connection = db.connection

@@ -16,8 +16,8 @@ from novaberg.config import Settings
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.memory.long_term import LongTermMemory
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.long_term.promotion import Promotion
+from novaberg.memory.short_term.creation import ShortTermWriter
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import character_profiles, goals
@@ -65,7 +65,7 @@ async def test_memory_panels_show_the_callers_pair(
     await append_turn(redis, PAIR, {"rolle": "user", "inhalt": "Hallo", "embedding": [0.1] * 384})
     await append_turn(redis, Pair("anna", "nova"), {"rolle": "user", "inhalt": "fremd"})
     scripted.add("Madrid", "Der Nutzer zieht nach Madrid.")
-    short = ShortTermMemory(redis, model, pool=db)
+    short = ShortTermWriter(redis, model, pool=db)
     stored = await short.store_salience_write(
         PAIR,
         {"salienz_obj": {"salienz": 0.9, "themen": ["Umzug"]}, "segment": "Madrid!"},
@@ -73,7 +73,7 @@ async def test_memory_panels_show_the_callers_pair(
         "t-1",
     )
     assert stored is not None
-    node = await LongTermMemory(db, redis, model).promote(
+    node = await Promotion(db, redis, model).promote(
         {"key": stored.key, "user_id": "meister", "character_id": "nova"}
     )
     async with db.connection() as conn:
@@ -153,7 +153,7 @@ async def test_forgetting_a_short_term_entry_of_the_callers_pair_only(
     scripted: ScriptedLLM,
 ) -> None:
     scripted.add("Lissabon", "Der Nutzer mag Lissabon.")
-    short = ShortTermMemory(redis, model, pool=db)
+    short = ShortTermWriter(redis, model, pool=db)
     mine = await short.store_salience_write(
         Pair("meister", "luna"),
         {"salienz_obj": {"salienz": 0.9, "themen": ["Reisen"]}, "segment": "Lissabon!"},

@@ -134,7 +134,7 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
     await redis.set(keys.profile_dirty(PAIR), "1")
     now = NOW.timestamp()
 
-    result = await run_distillation(redis, db, model, now=now, kzg=store)
+    result = await run_distillation(redis, db, model, now=now, short_term=store)
     assert set(result["destilliert"]) == {"meister:nova"}
     schemas = [c["schema"] for c in scripted.calls]
     assert schemas == ["ProfileLayers"] * 2 + ["SpokeRatings"] * 3 + ["LastingGoals"]
@@ -152,7 +152,7 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
     assert own["updated"]["core"] == NOW and own["updated"]["adaptive"] is None
     assert own["nutzer_gewichtung_am"] == NOW  # the wheel was rated in the same run
 
-    await run_distillation(redis, db, model, now=now, kzg=store)
+    await run_distillation(redis, db, model, now=now, short_term=store)
     assert len(scripted.calls) == 6  # the flag was consumed: no second distillation
 
 

@@ -21,8 +21,7 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.long_term import purge_pipeline_log
-from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog
+from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog, purge_pipeline_log
 from novaberg.store.users import issue_token
 
 

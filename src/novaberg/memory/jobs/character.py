@@ -30,12 +30,13 @@ from novaberg.config import Role
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import wheel
-from novaberg.memory.long_term import ModelSlot, no_slot
+from novaberg.memory.model_slot import ModelSlot, no_slot
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import character_profiles, goals, keys
-from novaberg.store import long_term as long_term_store
+from novaberg.store.long_term_nodes import list_nodes
 from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_fields import EntryFields
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def _render_profile(profile: dict[str, Any] | None) -> str:
 async def distil_pair(
     pool: AsyncConnectionPool,
     model: LLM,
-    kzg: ShortTermStore,
+    short_term: ShortTermStore,
     pair: Pair,
     *,
     now: datetime,
@@ -139,16 +140,15 @@ async def distil_pair(
     Returns what was written, with `fehler` listing the steps that failed (empty = all ok).
     Raises if the profiles cannot be distilled.
     """
-    entries = (await kzg.entries(pair, with_ttl=False))[:SHORT_TERM_ITEMS]
-    memories = [
-        f"- ({e.fields.get('beobachter', '?')}) {_clip(e.fields.get('inhalt', ''))}"
-        for e in entries
-        if e.fields.get("inhalt")
+    entries = [
+        EntryFields.of(e.fields)
+        for e in (await short_term.entries(pair, with_ttl=False))[:SHORT_TERM_ITEMS]
     ]
+    memories = [f"- ({e.observer or '?'}) {_clip(e.text)}" for e in entries if e.text]
     async with pool.connection() as conn:
-        nodes = await long_term_store.list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
+        nodes = await list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
         user_profile, own_profile = await character_profiles.read_pair_profiles(conn, pair)
-    long_term = "\n".join(f"- ({n['beobachter']}) {_clip(n['inhalt'])}" for n in nodes)
+    long_term = "\n".join(f"- ({n.observer}) {_clip(n.text)}" for n in nodes)
     name = character_name or pair.character_id.capitalize()
     rows = [
         ((pair.user_id, pair.character_id), pair.user_id, name, user_profile),
@@ -282,12 +282,12 @@ async def run_distillation(
     model: LLM,
     *,
     now: float,
-    kzg: ShortTermStore | None = None,
+    short_term: ShortTermStore | None = None,
     slot: ModelSlot = no_slot,
     limit: int = PAIRS_PER_RUN,
 ) -> dict[str, Any]:
     """Distil every dirty pair (up to `limit`); raises if any distillation failed."""
-    store = kzg or ShortTermStore(redis)
+    store = short_term or ShortTermStore(redis)
     flags = sorted([key async for key in redis.scan_iter(match=DIRTY_PATTERN, count=500)])
     done: dict[str, Any] = {}
     failures: list[str] = []
