@@ -36,7 +36,7 @@ from novaberg.graph.state import STATE_CHANNELS, ConversationState
 from novaberg.llm.accounting import track_calls
 from novaberg.store.pipeline_log import (
     ART_NODE,
-    INHALT_STRUCTURED,
+    CONTENT_STRUCTURED,
     RESULT_FAILED,
     RESULT_OK,
     LogRow,
@@ -115,7 +115,7 @@ def wrap_node(
                 inhalt = dict(summary)
                 inhalt["fehler"] = f"{type(exc).__name__}: {exc}"[:2000]
                 if stats.structured:
-                    inhalt.setdefault(INHALT_STRUCTURED, stats.structured_summary())
+                    inhalt.setdefault(CONTENT_STRUCTURED, stats.structured_summary())
                 pipeline_log.record(
                     _row(state, name, graph, elapsed, stats.calls, RESULT_FAILED, inhalt)
                 )
@@ -124,7 +124,7 @@ def wrap_node(
         if stats.total_tokens:
             summary.setdefault("tokens", stats.total_tokens)
         if stats.structured:
-            summary.setdefault(INHALT_STRUCTURED, stats.structured_summary())
+            summary.setdefault(CONTENT_STRUCTURED, stats.structured_summary())
         pipeline_log.record(_row(state, name, graph, elapsed, stats.calls, RESULT_OK, summary))
         update[TIMINGS_KEY] = {name: elapsed}
         if route is None:
@@ -146,14 +146,14 @@ def _row(
     inhalt: dict[str, Any],
 ) -> LogRow:
     return LogRow(
-        quelle=graph,
+        source=graph,
         node=node,
-        art=ART_NODE,
+        kind=ART_NODE,
         turn_id=state.get("turn_id"),
-        dauer_ms=round(elapsed_ms, 3),
-        modell_aufrufe=calls,
-        ergebnis=ergebnis,
-        inhalt=inhalt,
+        duration_ms=round(elapsed_ms, 3),
+        model_calls=calls,
+        outcome=ergebnis,
+        content=inhalt,
         user_id=state.get("user_id"),
         character_id=state.get("character_id"),
         span_id=uuid.uuid4(),

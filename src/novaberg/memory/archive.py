@@ -130,8 +130,8 @@ async def fill_missing_vectors(
         rows = await archive.missing_vectors(conn, limit)
     if not rows:
         return 0
-    vectors = await model.embed([str(row["inhalt"]) for row in rows])
+    vectors = await model.embed([text for _, text in rows])
     async with pool.connection() as conn:
-        for row, vector in zip(rows, vectors, strict=True):
-            await archive.set_vector(conn, int(row["id"]), np.asarray(vector, dtype=np.float32))
+        for (row_id, _), vector in zip(rows, vectors, strict=True):
+            await archive.set_vector(conn, row_id, np.asarray(vector, dtype=np.float32))
     return len(rows)

@@ -50,7 +50,7 @@ from novaberg.wire import EI_ROLE_CHARACTER
 
 log = logging.getLogger(__name__)
 
-KZG_TARGET: Final = "kzg"
+SHORT_TERM_TARGET: Final = "kzg"
 CREATE: Final = "create"
 """The PendingWrite this layer carries out: {target: "kzg", action: "create"}
 (docs/behaviour/graphs.md#pending-writes)."""
@@ -142,12 +142,13 @@ async def store_short_term_writes(
         if earlier:
             log.info("kzg %s: turn %s stored %s before; not again", pair, turn_id, earlier)
             outcome.results = [
-                ALREADY_STORED if w.get("target") == KZG_TARGET else "nicht_kzg" for w in writes
+                ALREADY_STORED if w.get("target") == SHORT_TERM_TARGET else "nicht_kzg"
+                for w in writes
             ]
             return outcome
     best: StoredEntry | None = None
     for write in writes:
-        if write.get("target") != KZG_TARGET or write.get("action") != CREATE:
+        if write.get("target") != SHORT_TERM_TARGET or write.get("action") != CREATE:
             outcome.results.append("nicht_kzg")
             continue
         stored = await memory.store_salience_write(
@@ -167,7 +168,7 @@ async def store_short_term_writes(
         outcome.stored.append(stored)
         if best is None or stored.intake > best.intake:
             best = stored
-    outcome.session_turn_kern = best.kern if best else ""
+    outcome.session_turn_kern = best.core if best else ""
     return outcome
 
 

@@ -21,7 +21,7 @@ from novaberg.store.entities import (
     normalise_name,
     resolve_entities,
 )
-from novaberg.store.keys import kzg_index
+from novaberg.store.keys import short_term_index
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")
@@ -247,7 +247,7 @@ async def test_the_create_call_matches_and_reads_in_one_pass(
             PAIR, daten(f"{name} zieht nach Köln.", ["umzug"], [name]), "user"
         )
         assert stored is not None, index
-    entries = len(await redis.smembers(kzg_index(PAIR)))
+    entries = len(await redis.smembers(short_term_index(PAIR)))
     vector = (await memory.model.embed(["Lena zieht um."]))[0]
     names = ("entitaet_ids", "haeufigkeit")
     before = await _hmget_calls(redis)

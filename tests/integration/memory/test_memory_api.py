@@ -78,7 +78,11 @@ async def test_memory_panels_show_the_callers_pair(
     )
     async with db.connection() as conn:
         await goals.insert_goal(
-            conn, PAIR, zielsatz="Mehr ueber Madrid erfahren", embedding=None, now=datetime.now(UTC)
+            conn,
+            PAIR,
+            statement="Mehr ueber Madrid erfahren",
+            embedding=None,
+            now=datetime.now(UTC),
         )
         await character_profiles.upsert_layers(
             conn, "meister", "nova", {"core": "Zieht um."}, datetime.now(UTC)
@@ -116,17 +120,17 @@ async def test_pipeline_of_a_turn_only_for_its_user(
 ) -> None:
     log = PipelineLog(db)
     log.add(
-        quelle="human",
+        source="human",
         node="perception",
-        art="node",
+        kind="node",
         turn_id="t-9",
         user_id="meister",
         character_id="nova",
     )
     log.add(
-        quelle="human",
+        source="human",
         node="perception",
-        art="node",
+        kind="node",
         turn_id="t-x",
         user_id="anna",
         character_id="nova",

@@ -34,7 +34,7 @@ class Clock:
         return self.now
 
 
-async def kzg_entry(
+async def short_term_entry(
     store: ShortTermStore,
     model: ModelLayer,
     inhalt: str,
@@ -110,7 +110,7 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
     db: AsyncConnectionPool,
     redis: aioredis.Redis,
 ) -> None:
-    first = await kzg_entry(
+    first = await short_term_entry(
         store, model, "Der Nutzer heiratet im Mai Anna in Rom.", ms=1, themen="Hochzeit, Rom"
     )
     async with db.connection() as conn:
@@ -133,7 +133,9 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
     assert again.action == "schon_befoerdert" and again.node_id == created.node_id
 
     # near-duplicate (0.82 ≤ cosine < 1): one word more
-    second = await kzg_entry(store, model, "Der Nutzer heiratet im Mai Anna in Rom bald.", ms=2)
+    second = await short_term_entry(
+        store, model, "Der Nutzer heiratet im Mai Anna in Rom bald.", ms=2
+    )
     reinforced = await memory.promote(job(second))
     assert reinforced.action == "verstaerkt" and reinforced.node_id == created.node_id
     assert reinforced.cosine is not None and 0.82 <= reinforced.cosine < 0.99
@@ -157,14 +159,18 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
     memory: Promotion, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
     a = await memory.promote(
-        job(await kzg_entry(store, model, "Anna liebt Katzen sehr.", ms=1, themen="Tiere"))
+        job(await short_term_entry(store, model, "Anna liebt Katzen sehr.", ms=1, themen="Tiere"))
     )
     b = await memory.promote(
-        job(await kzg_entry(store, model, "Der Nutzer faehrt Ski in Tirol.", ms=2, themen="Sport"))
+        job(
+            await short_term_entry(
+                store, model, "Der Nutzer faehrt Ski in Tirol.", ms=2, themen="Sport"
+            )
+        )
     )
     c = await memory.promote(
         job(
-            await kzg_entry(
+            await short_term_entry(
                 store,
                 model,
                 "Ein Hund wohnt jetzt beim Nutzer.",
@@ -190,7 +196,7 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
     # reinforcing c recomputes its edges from the new anchor weight
     before = {e["id"]: e["gewicht_roh"] for e in rows}
     again = await memory.promote(
-        job(await kzg_entry(store, model, "Ein Hund wohnt jetzt beim Nutzer.", ms=4))
+        job(await short_term_entry(store, model, "Ein Hund wohnt jetzt beim Nutzer.", ms=4))
     )
     assert again.action == "verstaerkt" and again.edges == 2
     after = {e["id"]: e["gewicht_roh"] for e in await edges(db)}
@@ -200,10 +206,14 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
 async def test_inactive_match_is_half_reactivated(
     memory: Promotion, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
-    created = await memory.promote(job(await kzg_entry(store, model, "Der Nutzer mag Jazz.", ms=1)))
+    created = await memory.promote(
+        job(await short_term_entry(store, model, "Der Nutzer mag Jazz.", ms=1))
+    )
     async with db.connection() as conn:
         await conn.execute("UPDATE lzg_knoten SET aktiv = FALSE, gewicht_decay = 0.05")
-    back = await memory.promote(job(await kzg_entry(store, model, "Der Nutzer mag Jazz.", ms=2)))
+    back = await memory.promote(
+        job(await short_term_entry(store, model, "Der Nutzer mag Jazz.", ms=2))
+    )
     assert back.action == "reaktiviert" and back.node_id == created.node_id
     row = await node(db, created.node_id)
     assert row["aktiv"]
@@ -219,10 +229,10 @@ async def test_decay_deactivates_unused_and_spares_used(
     clock: Clock,
 ) -> None:
     unused = await memory.promote(
-        job(await kzg_entry(store, model, "Alte Geschichte vom Zelten.", ms=1))
+        job(await short_term_entry(store, model, "Alte Geschichte vom Zelten.", ms=1))
     )
     used = await memory.promote(
-        job(await kzg_entry(store, model, "Die Schwester heisst Lea.", ms=2))
+        job(await short_term_entry(store, model, "Die Schwester heisst Lea.", ms=2))
     )
     assert unused.node_id and used.node_id
     clock.now = T0 + 8 * YEAR - 86_400
@@ -272,7 +282,7 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
 ) -> None:
     anchor = await memory.promote(
         job(
-            await kzg_entry(
+            await short_term_entry(
                 store,
                 model,
                 "Der Nutzer segelt am Gardasee.",
@@ -283,10 +293,14 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
         )
     )
     friend = await memory.promote(
-        job(await kzg_entry(store, model, "Tom kauft ein neues Boot.", ms=2, themen="segeln, boot"))
+        job(
+            await short_term_entry(
+                store, model, "Tom kauft ein neues Boot.", ms=2, themen="segeln, boot"
+            )
+        )
     )
     far = await memory.promote(
-        job(await kzg_entry(store, model, "Die Werft liegt in Kiel.", ms=3, themen="boot"))
+        job(await short_term_entry(store, model, "Die Werft liegt in Kiel.", ms=3, themen="boot"))
     )
     query = (await model.embed(["Der Nutzer segelt am Gardasee"]))[0]
 
@@ -324,10 +338,10 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
 async def test_promotion_job_drains_queue_requeues_and_gives_up(
     memory: Promotion, store: ShortTermStore, model: ModelLayer, redis: aioredis.Redis
 ) -> None:
-    good = await kzg_entry(store, model, "Der Nutzer lernt Spanisch.", ms=1)
+    good = await short_term_entry(store, model, "Der Nutzer lernt Spanisch.", ms=1)
     queue, working = keys.promotion_queue("meister"), keys.promotion_working("meister")
-    gone = job(keys.kzg_entry(PAIR, 999))  # expired before promotion
-    broken = {**job(await kzg_entry(store, model, "Kaputt.", ms=2)), "character_id": "nova"}
+    gone = job(keys.short_term_entry(PAIR, 999))  # expired before promotion
+    broken = {**job(await short_term_entry(store, model, "Kaputt.", ms=2)), "character_id": "nova"}
     await redis.hdel(broken["key"], "salienz")  # promotion of this one raises
     for item in (job(good), gone, broken):
         await redis.rpush(queue, json.dumps(item))

@@ -91,13 +91,13 @@ async def test_entry_is_stored_with_tier_fields_and_index(
     )
     assert stored is not None
     assert stored.key.startswith("kzg:meister:nova:")
-    assert stored.kern == "Der Nutzer war letzte Woche mit Anna in Rom."
+    assert stored.core == "Der Nutzer war letzte Woche mit Anna in Rom."
     entry = await memory.store.get(stored.key)
     assert entry is not None and entry.vector is not None
     fields = entry.fields
     assert fields["beobachter"] == "assistant"
     assert fields["themen"] == "Rom, Reise"
-    assert fields["inhalt"] == stored.kern
+    assert fields["inhalt"] == stored.core
     assert float(fields["salienz"]) == pytest.approx(curve.salience(0.5))
     assert float(fields["salienz_eingang"]) == 0.5
     assert fields["salienz_eingang_herkunft"] == "gemessen"
@@ -105,11 +105,11 @@ async def test_entry_is_stored_with_tier_fields_and_index(
     assert fields["emotion"] == "begeisterung"  # perception wins over the salience object
     assert fields["modus"] == "alltag"
     assert json.loads(fields["intentionen"]) == ["information_teilen"]
-    expected = await memory.model.embed([embed_text(["Rom", "Reise"], stored.kern)])
+    expected = await memory.model.embed([embed_text(["Rom", "Reise"], stored.core)])
     assert np.allclose(entry.vector, np.asarray(expected[0], dtype=np.float32))
     ttl = await redis.ttl(stored.key)
     assert 13 * 86_400 < ttl <= 14 * 86_400
-    assert await redis.smembers(keys.kzg_index(PAIR)) == {stored.key}
+    assert await redis.smembers(keys.short_term_index(PAIR)) == {stored.key}
     assert await redis.get(keys.profile_dirty(PAIR)) == "1"
     assert await redis.llen(keys.promotion_queue("meister")) == 0  # below the gate
     call = scripted.calls[-1]
@@ -162,9 +162,9 @@ async def test_reinforcement_never_shortens_ttl_and_skips_unmeasured(
     high = await memory.store_salience_write(PAIR, daten("Berg hoch.", 0.69, ["wandern"]), "user")
     assert high is not None
     await redis.expire(high.key, 40 * 86_400)
-    legacy = keys.kzg_entry(PAIR, 1)
+    legacy = keys.short_term_entry(PAIR, 1)
     await redis.hset(legacy, mapping={"user_id": "meister", "themen": "wandern", "haeufigkeit": 1})
-    await redis.sadd(keys.kzg_index(PAIR), legacy)
+    await redis.sadd(keys.short_term_index(PAIR), legacy)
     await memory.store_salience_write(PAIR, daten("Berg runter.", 0.4, ["Wandern"]), "user")
     assert await redis.ttl(high.key) > 39 * 86_400
     assert await redis.hget(legacy, "haeufigkeit") == "1"
@@ -239,13 +239,13 @@ async def test_retrieval_sees_both_perspectives_and_prunes_expired(
     a = await memory.store_salience_write(PAIR, daten("Garten.", 0.6, ["garten"]), "user")
     b = await memory.store_salience_write(PAIR, daten("Garten!", 0.6, ["garten"]), "assistant")
     assert a and b
-    query = (await model.embed([embed_text(["garten"], a.kern)]))[0]
+    query = (await model.embed([embed_text(["garten"], a.core)]))[0]
     result = await retrieve(memory.store, PAIR, query)
     assert {e.meta["beobachter"] for e in result} == {"user", "assistant"}
     await redis.delete(a.key)  # expired
     result = await retrieve(memory.store, PAIR, query)
     assert [e.meta["key"] for e in result] == [b.key]
-    assert await redis.smembers(keys.kzg_index(PAIR)) == {b.key}
+    assert await redis.smembers(keys.short_term_index(PAIR)) == {b.key}
 
 
 async def test_search_cache_sees_new_entries_of_other_writers(
@@ -256,7 +256,7 @@ async def test_search_cache_sees_new_entries_of_other_writers(
     scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
     first = await writer.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
     assert first is not None
-    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
+    query = (await model.embed([embed_text(["kultur"], first.core)]))[0]
     assert [e.meta["key"] for e in await retrieve(reader.store, PAIR, query)] == [first.key]
     second = await writer.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "assistant")
     assert second is not None
@@ -271,13 +271,13 @@ async def test_own_writes_update_the_search_cache_without_a_refetch(
     scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
     first = await memory.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
     assert first is not None
-    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
+    query = (await model.embed([embed_text(["kultur"], first.core)]))[0]
     assert [e.meta["key"] for e in await retrieve(memory.store, PAIR, query)] == [first.key]
     second = await memory.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "user")
     assert second is not None
     cached = memory.store._pairs[PAIR]
     # the cache already holds the new entry at the version Redis has now
-    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+    assert cached.version == await redis.get(keys.short_term_index_version(PAIR))
     assert second.key in cached.keys and len(cached.keys) == cached.matrix.shape[0] == 2
     found = {e.meta["key"] for e in await retrieve(memory.store, PAIR, query)}
     assert found == {first.key, second.key}
@@ -304,7 +304,7 @@ async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
         if i in (5, 30):  # searches between the creates see the grown matrix
             assert len(await store.nearest(PAIR, vector, 3)) == 3
     cached = store._pairs[PAIR]
-    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))  # no refetch
+    assert cached.version == await redis.get(keys.short_term_index_version(PAIR))  # no refetch
     assert len(cached.keys) == 60
     assert cached.matrix.dtype == expected.dtype and cached.matrix.flags.c_contiguous
     assert np.array_equal(cached.matrix, expected)
@@ -402,7 +402,7 @@ async def test_reinforcement_prunes_expired_members_and_queues_normalised_themes
     await redis.delete(gone.key)  # expired
     stored = await memory.store_salience_write(PAIR, daten("Hochzeit?", 0.4, ["ÄRGER"]), "user")
     assert stored is not None and stored.reinforced == (near.key,)
-    assert gone.key not in await redis.smembers(keys.kzg_index(PAIR))
+    assert gone.key not in await redis.smembers(keys.short_term_index(PAIR))
     assert await redis.hget(near.key, "haeufigkeit") == "3"  # bumped by both later entries
     queue = [json.loads(j) for j in await redis.lrange(keys.promotion_queue("meister"), 0, -1)]
     assert [(j["key"], j["themen"]) for j in queue] == [(near.key, ["hochzeit", "ärger"])]
@@ -436,7 +436,7 @@ async def test_cached_search_notices_entries_added_and_removed_by_another_client
         await writer.forget(PAIR, [made[0]])
         assert {h.key for h in await reader.nearest(PAIR, query, 5)} == {sailing, made[1]}
         cached = reader._pairs[PAIR]
-        assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+        assert cached.version == await redis.get(keys.short_term_index_version(PAIR))
     finally:
         await other.aclose()
 

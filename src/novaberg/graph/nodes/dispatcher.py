@@ -348,11 +348,11 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     if state.get("response_content"):
         raw["antwort_inhalt"] = state.get("response_content")
     deps.log.add(
-        quelle=str(state.get("graph_role") or GRAPH_CHARACTER),
+        source=str(state.get("graph_role") or GRAPH_CHARACTER),
         node="dispatcher",
-        art=ART_RAW_TURN,
+        kind=ART_RAW_TURN,
         turn_id=state.get("turn_id"),
-        inhalt=raw,
+        content=raw,
         user_id=state["user_id"],
         character_id=state["character_id"],
     )

@@ -69,7 +69,7 @@ async def ei_calc_persist(state: ConversationState, deps: GraphDeps) -> dict[str
         emotion.to_dict(),
         updated.register,
         now,
-        nutzer_zeit=user_time,
+        user_time=user_time,
     )
     return {
         "internal": updated,

@@ -87,17 +87,19 @@ class ProfileLayers(BaseModel):
 
 
 class LastingGoalDraft(BaseModel):
-    """One proposed long-term goal (wire names of the prompt)."""
+    """One proposed long-term goal (the schema's field names are the prompt's)."""
 
-    zielsatz: str = Field(min_length=1, max_length=300)
-    thema: str = Field(default="", max_length=60)
+    statement: str = Field(alias="zielsatz", min_length=1, max_length=300)
+    topic: str = Field(alias="thema", default="", max_length=60)
     motivation: float = Field(ge=0.1, le=1.0)
 
 
 class LastingGoals(BaseModel):
     """The model's answer to the goal prompt; an empty list means "no evidence"."""
 
-    ziele: list[LastingGoalDraft] = Field(default_factory=list, max_length=MAX_LASTING_GOALS)
+    goals: list[LastingGoalDraft] = Field(
+        alias="ziele", default_factory=list, max_length=MAX_LASTING_GOALS
+    )
 
 
 def _pair_of(flag_key: str) -> Pair | None:
@@ -263,13 +265,13 @@ async def _refresh_goals(
         answer = await model.structured(
             Role.BACKGROUND, user_message(prompt), LastingGoals, temperature=GOALS_TEMPERATURE
         )
-    drafts = [d for d in answer.ziele if d.zielsatz.strip()]
+    drafts = [d for d in answer.goals if d.statement.strip()]
     vectors: list[list[float]] = []
     if drafts:
         async with slot():
-            vectors = await model.embed([d.zielsatz.strip() for d in drafts])
+            vectors = await model.embed([d.statement.strip() for d in drafts])
     proposed = [
-        goals.LastingGoal(d.zielsatz.strip(), d.thema.strip(), d.motivation, vector)
+        goals.LastingGoal(d.statement.strip(), d.topic.strip(), d.motivation, vector)
         for d, vector in zip(drafts, vectors, strict=True)
     ]
     async with pool.connection() as conn, conn.transaction():

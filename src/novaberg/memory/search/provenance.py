@@ -27,6 +27,7 @@ from novaberg.memory.search.results import (
     Source,
 )
 from novaberg.store import archive, long_term_nodes, long_term_provenance, pipelined
+from novaberg.store.archive import ArchivedTurn
 from novaberg.store.long_term_provenance import NodeSource
 from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, EntryFields
 
@@ -62,9 +63,9 @@ async def details(
     if node_turns:
         more = await archive.queue_rows_by_turn(conn, lists.pair, node_turns)
         turn_rows += await more.read()
-    by_turn: dict[str, list[dict[str, Any]]] = {}
+    by_turn: dict[str, list[ArchivedTurn]] = {}
     for row in turn_rows:
-        by_turn.setdefault(str(row["turn_id"]), []).append(row)
+        by_turn.setdefault(str(row.turn_id), []).append(row)
     keys_of: dict[int, list[NodeSource]] = {}
     for source in node_keys:
         keys_of.setdefault(source.node_id, []).append(source)
@@ -90,8 +91,8 @@ def _hit(
     lists: RankedLists,
     layer: str,
     ident: str,
-    rows: dict[int, dict[str, Any]],
-    by_turn: dict[str, list[dict[str, Any]]],
+    rows: dict[int, ArchivedTurn],
+    by_turn: dict[str, list[ArchivedTurn]],
     keys_of: dict[int, list[NodeSource]],
 ) -> MemoryHit | None:
     if layer == LAYER_ARCHIVE:
@@ -99,13 +100,7 @@ def _hit(
         if row is None:  # purged between the lists and the details
             return None
         return MemoryHit(
-            layer,
-            ident,
-            0.0,
-            row["inhalt"],
-            row["zeit"],
-            [_archive_source(row)],
-            speaker=row["sprecher"],
+            layer, ident, 0.0, row.text, row.time, [_archive_source(row)], speaker=row.speaker
         )
     if layer == LAYER_SHORT_TERM:
         stored = lists.entries.get(ident)
@@ -129,25 +124,25 @@ def _hit(
     return MemoryHit(layer, ident, 0.0, node.text, node_time(node), sources)
 
 
-def _archive_source(row: dict[str, Any]) -> Source:
-    imported = row["quelle"] != archive.SOURCE_LIVE
+def _archive_source(row: ArchivedTurn) -> Source:
+    imported = row.source != archive.SOURCE_LIVE
     return Source(
         LAYER_ARCHIVE,
-        str(row["id"]),
-        turn_id=row["turn_id"],
-        message_ids=tuple(row["nachrichten_ids"] or ()),
-        source_id=row["quell_id"] if imported else None,
-        speaker=row["sprecher"],
-        time=row["zeit"],
+        str(row.id),
+        turn_id=row.turn_id,
+        message_ids=tuple(row.message_ids),
+        source_id=row.source_id if imported else None,
+        speaker=row.speaker,
+        time=row.time,
     )
 
 
 def _turn_sources(
-    by_turn: dict[str, list[dict[str, Any]]], turn_id: str | None, observer: str | None
+    by_turn: dict[str, list[ArchivedTurn]], turn_id: str | None, observer: str | None
 ) -> list[Source]:
     """The archive rows of the turn an entry was condensed from: the speaker it observed
     (the user's words for `user`, the character's for `assistant`), else the whole turn."""
     rows = by_turn.get(turn_id or "", [])
     speaker = archive.SPEAKER_CHARACTER if observer == OBSERVER_ASSISTANT else archive.SPEAKER_USER
-    own = [row for row in rows if row["sprecher"] == speaker]
+    own = [row for row in rows if row.speaker == speaker]
     return [_archive_source(row) for row in own or rows]

@@ -1,7 +1,7 @@
 """Creation: a salience write becomes a short-term entry (docs/behaviour/memory.md#creation).
 
 Refuse an unreadable or too weak salience, condense the segment (LLM, analysis role,
-temperature 0.1) into `kern`, embed "Thema: … Aussage: …", store with the TTL tier,
+temperature 0.1) into its core statement (`kern`), embed "Thema: … Aussage: …", store with the TTL tier,
 reinforce the pair's entries sharing a theme or an entity, queue the promotion once an
 entry crosses the gate, mark the profiles dirty. The time expression of a score
 (`zeitausdruck_roh`) is not resolved here.
@@ -25,7 +25,7 @@ from novaberg.ei.canon import parse_number
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import curve
-from novaberg.memory.short_term.entry_text import clean_kern, embed_text, theme_set
+from novaberg.memory.short_term.entry_text import clean_core, embed_text, theme_set
 from novaberg.memory.short_term.gate import PromotionGate
 from novaberg.memory.short_term.magnets import MAGNET_FIELDS, EntityMagnets, resolve
 from novaberg.memory.short_term.reinforcement import Reinforcement
@@ -60,10 +60,11 @@ LOG_SOURCE: Final = "kzg"
 
 @dataclass(frozen=True, slots=True)
 class StoredEntry:
-    """A created entry: key, the condensed kern (→ `session_turn_kern`), curved salience."""
+    """A created entry: key, the condensed statement (`core`: the `kern` of the stored
+    turn, `session_turn_kern`), curved salience."""
 
     key: str
-    kern: str
+    core: str
     salience: float
     intake: float
     promotion_queued: bool
@@ -130,7 +131,7 @@ class ShortTermWriter:
         writes it together with its own rows in one database round trip.
 
         Returns None, logged with the reason, when the salience is unreadable or below the
-        gate, the segment is empty, the condensing call fails or gives an empty kern.
+        gate, the segment is empty, the condensing call fails or gives an empty statement.
         """
         score = data.get("salienz_obj") or {}
         segment = str(data.get("segment") or "").strip()
@@ -152,7 +153,7 @@ class ShortTermWriter:
 
         themes = [str(t).strip() for t in score.get("themen") or [] if str(t).strip()]
         try:
-            kern = await self._condense(
+            core = await self._condense(
                 segment, themes, observer, hints, character_name or pair.character_id.capitalize()
             )
         except ModelError as exc:
@@ -160,11 +161,11 @@ class ShortTermWriter:
                 pair, turn_id, "verdichtung_gescheitert", {"fehler": f"{type(exc).__name__}: {exc}"}
             )
             return None
-        if not kern:
+        if not core:
             self._refuse(pair, turn_id, "kern_leer", {}, error=False)
             return None
         try:
-            vector = (await self.model.embed([embed_text(themes, kern)]))[0]
+            vector = (await self.model.embed([embed_text(themes, core)]))[0]
         except ModelError as exc:
             self._refuse(
                 pair, turn_id, "embedding_gescheitert", {"fehler": f"{type(exc).__name__}: {exc}"}
@@ -183,7 +184,7 @@ class ShortTermWriter:
             score,
             observer,
             themes,
-            kern,
+            core,
             intake,
             curved,
             now,
@@ -228,7 +229,7 @@ class ShortTermWriter:
                 "befoerderung": queued,
             },
         )
-        return StoredEntry(key, kern, curved, intake, queued, tuple(reinforced))
+        return StoredEntry(key, core, curved, intake, queued, tuple(reinforced))
 
     async def store_own_note(
         self,
@@ -245,15 +246,15 @@ class ShortTermWriter:
         intake origin naming where it came from. Once per `turn_id`: when the pair already
         holds Nova's entry of that id (a job repeated after a crash), that entry is returned
         and nothing is stored."""
-        kern = clean_kern(text)
-        if not kern:
+        core = clean_core(text)
+        if not core:
             raise ValueError("an own note needs a text")
         if turn_id:
             earlier = await self.store.keys_of_turn(pair, turn_id, OBSERVER_ASSISTANT)
             if earlier:
-                return StoredEntry(earlier[0], kern, curve.salience(intake, 1), intake, False)
+                return StoredEntry(earlier[0], core, curve.salience(intake, 1), intake, False)
         themes = [str(t).strip() for t in themes if str(t).strip()]
-        vector = (await self.model.embed([embed_text(themes, kern)]))[0]
+        vector = (await self.model.embed([embed_text(themes, core)]))[0]
         now = self.clock()
         curved = curve.salience(intake, 1)
         entry = _new_entry(
@@ -261,7 +262,7 @@ class ShortTermWriter:
             {"gedaechtnistyp": DEFAULT_MEMORY_TYPE},
             OBSERVER_ASSISTANT,
             themes,
-            kern,
+            core,
             intake,
             curved,
             now,
@@ -283,7 +284,7 @@ class ShortTermWriter:
         self._note(
             pair, turn_id, "db_write", {"key": key, "quelle": origin, "salienz": round(curved, 5)}
         )
-        return StoredEntry(key, kern, curved, intake, queued)
+        return StoredEntry(key, core, curved, intake, queued)
 
     async def _condense(
         self, segment: str, themes: Sequence[str], observer: str, hints: str, name: str
@@ -303,7 +304,7 @@ class ShortTermWriter:
             temperature=CONDENSE_TEMPERATURE,
             max_tokens=CONDENSE_MAX_TOKENS,
         )
-        return clean_kern(text)
+        return clean_core(text)
 
     async def _link_turn(self, turn_id: str | None, key: str) -> None:
         """One `verbindung` row per new key; the promotion fills in the node later."""
@@ -348,12 +349,12 @@ class ShortTermWriter:
         if self.pipeline_log is None:
             return
         self.pipeline_log.add(
-            quelle=LOG_SOURCE,
+            source=LOG_SOURCE,
             node=LOG_SOURCE,
-            art=kind,
+            kind=kind,
             turn_id=turn_id,
-            ergebnis=outcome,
-            inhalt=dict(content),
+            outcome=outcome,
+            content=dict(content),
             user_id=pair.user_id,
             character_id=pair.character_id,
         )
@@ -364,7 +365,7 @@ def _new_entry(
     score: Mapping[str, Any],
     observer: str,
     themes: Sequence[str],
-    kern: str,
+    core: str,
     intake: float,
     curved: float,
     now: float,
@@ -392,7 +393,7 @@ def _new_entry(
         themes=", ".join(themes),
         # what reinforcement compares, normalised here (Python's Unicode lowercasing)
         themes_norm=themes_field(theme_set(", ".join(themes))),
-        text=kern,
+        text=core,
         salience=curved,
         intake_salience=intake,
         intake_origin=origin or INTAKE_SOURCE,

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-KERN_MAX_CHARS: Final = 600
-"""A kern longer than this is cut (the prompt asks for ≤ 2 sentences)."""
+CORE_MAX_CHARS: Final = 600
+"""A condensed statement (`kern`) longer than this is cut (the prompt asks for ≤ 2
+sentences)."""
 
 
 def theme_set(themes: str | Iterable[str] | None) -> set[str]:
@@ -18,14 +19,14 @@ def theme_set(themes: str | Iterable[str] | None) -> set[str]:
     return {str(t).strip().lower() for t in items if str(t).strip()}
 
 
-def embed_text(themes: Sequence[str], kern: str) -> str:
+def embed_text(themes: Sequence[str], core: str) -> str:
     """The text that is embedded."""
     if themes:
-        return f"Thema: {', '.join(themes)}. Aussage: {kern}"
-    return f"Aussage: {kern}"
+        return f"Thema: {', '.join(themes)}. Aussage: {core}"
+    return f"Aussage: {core}"
 
 
-def clean_kern(text: str) -> str:
-    """A condensed statement on one line, without quotes, at most `KERN_MAX_CHARS`."""
-    kern = " ".join(text.split()).strip().strip('"„“”»«').strip()
-    return kern[:KERN_MAX_CHARS].rstrip()
+def clean_core(text: str) -> str:
+    """A condensed statement on one line, without quotes, at most `CORE_MAX_CHARS`."""
+    core = " ".join(text.split()).strip().strip('"„“”»«').strip()
+    return core[:CORE_MAX_CHARS].rstrip()
