@@ -1,5 +1,5 @@
 """`GET /memory/{character_id}/search?q=…&limit=…`: the hybrid memory search for the page and
-clients, answering the objects `novaberg memory search --json` prints (memory/search.py).
+clients, answering the objects `novaberg memory search --json` prints (memory/search/results.py).
 No model call but the query's embedding; scoped to the caller's pair."""
 
 from __future__ import annotations

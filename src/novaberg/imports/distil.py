@@ -4,7 +4,7 @@ For each archived row of an import not yet distilled (`destilliert_am` NULL), ol
 the salience node scores it (a user turn as the HumanGraph does, an answer as the
 CharacterGraph does, with the user turn before it as background), and every segment above
 the gate becomes a short-term entry (condense, embed, reinforce, queue the promotion, mark
-the profiles dirty — memory/short_term.py). Its `turn_id` is the row's, so the entry's
+the profiles dirty — memory/short_term/creation.py). Its `turn_id` is the row's, so the entry's
 provenance leads back to the imported turn. The row is then marked: a second run continues
 with the rest (a crash between an entry and its mark may condense that one turn twice).
 The model calls take the model gate at background priority — a live user turn goes first.

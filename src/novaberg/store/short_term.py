@@ -18,7 +18,8 @@ magnets' read of the pair's entries), a promotion mark.
 
 This module stores what it is given: no model calls and no salience rules (those live in
 `novaberg.memory.short_term` and `novaberg.memory.curve`). Its Lua scripts are in
-`kzg_lua.py`, the entry format in `kzg_codec.py`, the search half in `kzg_search.py`.
+`short_term_lua.py`, the entry format in `short_term_codec.py` (the hash fields under English
+names in `short_term_fields.py`), the search half in `short_term_search.py`.
 """
 
 from __future__ import annotations
