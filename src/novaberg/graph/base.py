@@ -35,8 +35,8 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.graph.state import STATE_CHANNELS, ConversationState
 from novaberg.llm.accounting import track_calls
 from novaberg.store.pipeline_log import (
-    ART_NODE,
     CONTENT_STRUCTURED,
+    KIND_NODE,
     RESULT_FAILED,
     RESULT_OK,
     LogRow,
@@ -148,7 +148,7 @@ def _row(
     return LogRow(
         source=graph,
         node=node,
-        kind=ART_NODE,
+        kind=KIND_NODE,
         turn_id=state.get("turn_id"),
         duration_ms=round(elapsed_ms, 3),
         model_calls=calls,

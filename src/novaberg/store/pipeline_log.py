@@ -34,16 +34,16 @@ costing the turn anything."""
 RETRY_DELAY_S: Final = 0.2
 """Pause before the single retry of a failed flush."""
 
-ART_NODE: Final = "node"
+KIND_NODE: Final = "node"
 """`art` of the row the node wrapper writes for each node run."""
 
-ART_RAW_TURN: Final = "turn_roh"
+KIND_RAW_TURN: Final = "turn_roh"
 """`art` of an answered turn's raw record (the dispatcher); kept when older rows are purged."""
 
-ART_FAILED_TURN: Final = "turn_gescheitert"
+KIND_FAILED_TURN: Final = "turn_gescheitert"
 """`art` of a user's turn that ended without an answer (store/failed_turns.py); kept too."""
 
-HISTORY_ARTS: Final = (ART_RAW_TURN, ART_FAILED_TURN)
+HISTORY_KINDS: Final = (KIND_RAW_TURN, KIND_FAILED_TURN)
 """The rows of the conversation history, never purged."""
 
 RESULT_OK: Final = "ok"
@@ -267,6 +267,6 @@ async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> in
     (answered and failed turns, kept forever)."""
     cur = await conn.execute(
         "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> ALL(%s)",
-        (before, list(HISTORY_ARTS)),
+        (before, list(HISTORY_KINDS)),
     )
     return cur.rowcount

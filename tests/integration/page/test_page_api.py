@@ -21,7 +21,7 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog, purge_pipeline_log
+from novaberg.store.pipeline_log import KIND_RAW_TURN, PipelineLog, purge_pipeline_log
 from novaberg.store.users import issue_token
 
 
@@ -51,7 +51,7 @@ def _raw_turn(log: PipelineLog, user: str, prompt: str, answer: str, origin: str
     log.add(
         source="character",
         node="dispatcher",
-        kind=ART_RAW_TURN,
+        kind=KIND_RAW_TURN,
         turn_id=f"t-{prompt}",
         content={
             "user_prompt": prompt,

@@ -55,7 +55,7 @@ from novaberg.pair import Pair
 from novaberg.store import archive, keys, pipelined
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER, ArchiveRow
 from novaberg.store.conversation_vector import queue_turn_trace
-from novaberg.store.pipeline_log import ART_RAW_TURN
+from novaberg.store.pipeline_log import KIND_RAW_TURN
 from novaberg.store.session import (
     ROLE_ASSISTANT,
     ROLE_USER,
@@ -350,7 +350,7 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     deps.log.add(
         source=str(state.get("graph_role") or GRAPH_CHARACTER),
         node="dispatcher",
-        kind=ART_RAW_TURN,
+        kind=KIND_RAW_TURN,
         turn_id=state.get("turn_id"),
         content=raw,
         user_id=state["user_id"],

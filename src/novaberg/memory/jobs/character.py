@@ -19,6 +19,7 @@ job report the failure (the scheduler logs and retries it); what was written sta
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -127,6 +128,27 @@ def _render_profile(profile: dict[str, Any] | None) -> str:
     return "\n".join(f"{names[k]}: {_clip(profile[k])}" for k in names if profile.get(k))
 
 
+@dataclass(slots=True)
+class Distillation:
+    """What one pair's distillation wrote: the profile layers per row, the user weight and
+    the long-term goal counts (None: that step failed), and the steps that failed."""
+
+    layers: dict[str, list[str]]
+    user_weight: float | None = None
+    goals: dict[str, int] | None = None
+    failures: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The job's outcome for this pair (logged; the keys are the log's)."""
+        result: dict[str, Any] = {"schichten": self.layers}
+        if self.user_weight is not None:
+            result["nutzer_gewichtung"] = self.user_weight
+        if self.goals is not None:
+            result["ziele"] = self.goals
+        result["fehler"] = self.failures
+        return result
+
+
 async def distil_pair(
     pool: AsyncConnectionPool,
     model: LLM,
@@ -136,11 +158,11 @@ async def distil_pair(
     now: datetime,
     slot: ModelSlot = no_slot,
     character_name: str | None = None,
-) -> dict[str, Any]:
+) -> Distillation:
     """Distil both profile rows, the user weight and the long-term goals of a pair.
 
-    Returns what was written, with `fehler` listing the steps that failed (empty = all ok).
-    Raises if the profiles cannot be distilled.
+    Returns what was written, with `failures` listing the steps that failed (empty = all
+    ok). Raises if the profiles cannot be distilled.
     """
     entries = [
         EntryFields.of(e.fields)
@@ -185,21 +207,19 @@ async def distil_pair(
         "eigenes_profil": _render_profile(own_profile),
         "gegenueber_profil": _render_profile(user_profile),
     }
-    failures: list[str] = []
-    result: dict[str, Any] = {"schichten": layers}
+    result = Distillation(layers)
     try:
-        result["nutzer_gewichtung"] = await _rate_user_weight(
+        result.user_weight = await _rate_user_weight(
             pool, model, pair, profiles, memories[:WHEEL_EVIDENCE_ITEMS], now=now, slot=slot
         )
     except ModelError as exc:
-        failures.append(f"nutzer_gewichtung: {type(exc).__name__}: {exc}")
+        result.failures.append(f"nutzer_gewichtung: {type(exc).__name__}: {exc}")
         log.error("charakter %s: wheel unreadable (%s); nutzer_gewichtung kept", pair, exc)
     try:
-        result["ziele"] = await _refresh_goals(pool, model, pair, profiles, now=now, slot=slot)
+        result.goals = await _refresh_goals(pool, model, pair, profiles, now=now, slot=slot)
     except ModelError as exc:
-        failures.append(f"ziele: {type(exc).__name__}: {exc}")
+        result.failures.append(f"ziele: {type(exc).__name__}: {exc}")
         log.error("charakter %s: long-term goals unreadable (%s); goals kept", pair, exc)
-    result["fehler"] = failures
     return result
 
 
@@ -310,10 +330,10 @@ async def run_distillation(
             failures.append(f"{pair}: {type(exc).__name__}: {exc}")
             log.error("charakter %s: distillation failed (%s); flag set again", pair, exc)
             continue
-        done[str(pair)] = outcome
-        if outcome["fehler"]:
+        done[str(pair)] = outcome.as_json()
+        if outcome.failures:
             await redis.set(flag, "1")
-            failures.append(f"{pair}: " + "; ".join(outcome["fehler"]))
+            failures.append(f"{pair}: " + "; ".join(outcome.failures))
     if failures:
         raise RuntimeError("; ".join(failures))
     return {"destilliert": done, "offen": max(0, len(flags) - limit)}
