@@ -35,7 +35,7 @@ from novaberg.api.errors import AUTH, BODY, EMBEDDING, ITEM
 from novaberg.api.fields import MAX_OFFSET, NO_NUL, MemoryText, NoNul
 from novaberg.ei.canon import parse_number
 from novaberg.llm.errors import ModelError
-from novaberg.memory.long_term.edits import LongTermEdits
+from novaberg.memory.long_term.edits import correct_node, delete_node
 from novaberg.memory.short_term.edits import correct_entry
 from novaberg.pair import Pair
 from novaberg.store import character_profiles, goals
@@ -229,8 +229,8 @@ async def delete_long_term(
 ) -> Response:
     """The node and its edges go; its source keys are tombstoned so no promotion or import
     brings it back, and their live short-term entries are forgotten with it."""
-    edits = LongTermEdits(ctx.pool, ctx.redis, ctx.model)
-    if await edits.delete(_pair(user_id, character_id), node_id) is None:
+    pair = _pair(user_id, character_id)
+    if await delete_node(ctx.pool, ShortTermStore(ctx.redis), pair, node_id) is None:
         raise _not_found(node_id)
     return Response(status_code=204)
 
@@ -248,9 +248,9 @@ async def correct_long_term(
     ctx: Context,
 ) -> dict[str, Any]:
     """The corrected node, stamped `korrigiert_am`; 404 unless a node of the caller's pair."""
-    edits = LongTermEdits(ctx.pool, ctx.redis, ctx.model)
+    pair = _pair(user_id, character_id)
     try:
-        node = await edits.correct(_pair(user_id, character_id), node_id, body.inhalt)
+        node = await correct_node(ctx.pool, ctx.redis, ctx.model, pair, node_id, body.inhalt)
     except ModelError as exc:
         raise _unembedded(exc) from exc
     if node is None:

@@ -13,7 +13,7 @@ from test_character_graph import NOW, human_turn, run_character, run_human, scri
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.memory.long_term.edits import LongTermEdits
+from novaberg.memory.long_term.edits import correct_node
 from novaberg.memory.long_term.promotion import Promotion
 from novaberg.memory.short_term.creation import ShortTermWriter
 from novaberg.memory.short_term.edits import correct_entry
@@ -70,8 +70,8 @@ async def test_the_composer_reads_the_corrected_memories(
     assert await correct_entry(
         ShortTermStore(redis), model, PAIR, key, "Der Nutzer wohnt in Lissabon."
     )
-    corrected = await LongTermEdits(db, redis, model).correct(
-        PAIR, node_id, "Die Schwester des Nutzers heisst Clara."
+    corrected = await correct_node(
+        db, redis, model, PAIR, node_id, "Die Schwester des Nutzers heisst Clara."
     )
     assert corrected is not None
 

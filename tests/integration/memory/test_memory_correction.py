@@ -18,7 +18,7 @@ from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.memory.long_term.decay import decay
-from novaberg.memory.long_term.edits import LongTermEdits
+from novaberg.memory.long_term.edits import delete_node
 from novaberg.memory.long_term.promotion import Promotion
 from novaberg.memory.long_term.spreading import spreading_read
 from novaberg.memory.short_term.creation import ShortTermWriter, StoredEntry
@@ -323,8 +323,8 @@ async def test_a_deleted_node_does_not_come_back(
     before = await spreading_read(db, PAIR, anchor, "glut", mark_retrieved=False)
     assert {m.node_id: m.shell for m in before.memories} == {kept: 0, gone: 1}
 
-    edits = LongTermEdits(db, redis, model)
-    assert sorted(await edits.delete(PAIR, gone) or []) == sorted([first.key, again.key])
+    deleted = await delete_node(db, ShortTermStore(redis), PAIR, gone)
+    assert sorted(deleted or []) == sorted([first.key, again.key])
 
     # decay, even years later, touches only what exists
     await decay(db, datetime(2031, 1, 1, tzinfo=UTC).timestamp())

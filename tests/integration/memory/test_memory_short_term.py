@@ -16,6 +16,7 @@ from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory import curve
 from novaberg.memory.short_term.creation import ShortTermWriter
 from novaberg.memory.short_term.entry_text import embed_text
+from novaberg.memory.short_term.reinforcement import reinforce_neighbours
 from novaberg.memory.short_term.retrieval import RETRIEVAL_TOP_K, retrieve
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
@@ -338,9 +339,10 @@ async def test_reinforcement_compares_unicode_themes_case_insensitively(
     assert await redis.hget(cathedral.key, "haeufigkeit") == "1"
     assert await redis.hget(moving.key, "themen") == "Köln"  # content stays as written
     # the same rule when called on its own (not from a create)
-    assert await memory.reinforcement.neighbours(PAIR, stored.key, ["kölner DOM"]) == [
-        cathedral.key
-    ]
+    again = await reinforce_neighbours(
+        memory.store, memory.gate, PAIR, stored.key, ["kölner DOM"], clock=memory.clock
+    )
+    assert again == [cathedral.key]
     assert await redis.hget(cathedral.key, "haeufigkeit") == "2"
     assert await redis.hget(stored.key, "haeufigkeit") == "1"
 

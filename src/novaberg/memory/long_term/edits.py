@@ -24,51 +24,43 @@ from novaberg.store.short_term import ShortTermStore
 log = logging.getLogger(__name__)
 
 
-class LongTermEdits:
-    """Deletes and corrects one of a pair's nodes."""
+async def delete_node(
+    pool: AsyncConnectionPool, short_term: ShortTermStore, pair: Pair, node_id: int
+) -> list[str] | None:
+    """Delete one of the pair's nodes for good; the tombstoned short-term keys, or None
+    when the pair has no such node. Live short-term entries among those keys are the
+    same memory and are forgotten too; the profiles are marked for re-distillation."""
+    async with pool.connection() as conn, conn.transaction():
+        source = await long_term_nodes.delete_node(conn, pair, node_id)
+    if source is None:
+        return None
+    for key in source:
+        await short_term.delete(pair, key)
+    await short_term.redis.set(keys.profile_dirty(pair), "1")
+    log.info("lzg %s: node %s deleted by the person (%d source keys)", pair, node_id, len(source))
+    return source
 
-    def __init__(
-        self,
-        pool: AsyncConnectionPool,
-        redis: aioredis.Redis,
-        model: LLM,
-        *,
-        short_term: ShortTermStore | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.pool = pool
-        self.redis = redis
-        self.model = model
-        self.short_term = short_term or ShortTermStore(redis)
-        self.clock = clock
 
-    async def delete(self, pair: Pair, node_id: int) -> list[str] | None:
-        """Delete one of the pair's nodes for good; the tombstoned short-term keys, or None
-        when the pair has no such node. Live short-term entries among those keys are the
-        same memory and are forgotten too; the profiles are marked for re-distillation."""
-        async with self.pool.connection() as conn, conn.transaction():
-            source = await long_term_nodes.delete_node(conn, pair, node_id)
-        if source is None:
+async def correct_node(
+    pool: AsyncConnectionPool,
+    redis: aioredis.Redis,
+    model: LLM,
+    pair: Pair,
+    node_id: int,
+    text: str,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> LongTermNode | None:
+    """Replace a node's text with the person's and re-embed it; the node, or None when
+    the pair has no such node. Weights, edges and provenance stay."""
+    async with pool.connection() as conn:
+        if await long_term_nodes.get_node_of(conn, pair, node_id) is None:
             return None
-        for key in source:
-            await self.short_term.delete(pair, key)
-        await self.redis.set(keys.profile_dirty(pair), "1")
-        log.info(
-            "lzg %s: node %s deleted by the person (%d source keys)", pair, node_id, len(source)
+    vector = (await model.embed([text]))[0]
+    async with pool.connection() as conn:
+        node = await long_term_nodes.correct_node(
+            conn, pair, node_id, text, vector, datetime.fromtimestamp(clock(), UTC)
         )
-        return source
-
-    async def correct(self, pair: Pair, node_id: int, text: str) -> LongTermNode | None:
-        """Replace a node's text with the person's and re-embed it; the node, or None when
-        the pair has no such node. Weights, edges and provenance stay."""
-        async with self.pool.connection() as conn:
-            if await long_term_nodes.get_node_of(conn, pair, node_id) is None:
-                return None
-        vector = (await self.model.embed([text]))[0]
-        async with self.pool.connection() as conn:
-            node = await long_term_nodes.correct_node(
-                conn, pair, node_id, text, vector, datetime.fromtimestamp(self.clock(), UTC)
-            )
-        if node is not None:
-            await self.redis.set(keys.profile_dirty(pair), "1")
-        return node
+    if node is not None:
+        await redis.set(keys.profile_dirty(pair), "1")
+    return node

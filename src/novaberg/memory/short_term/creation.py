@@ -27,8 +27,8 @@ from novaberg.llm.errors import ModelError
 from novaberg.memory import curve
 from novaberg.memory.short_term.entry_text import clean_core, embed_text, theme_set
 from novaberg.memory.short_term.gate import PromotionGate
-from novaberg.memory.short_term.magnets import MAGNET_FIELDS, EntityMagnets, resolve
-from novaberg.memory.short_term.reinforcement import Reinforcement
+from novaberg.memory.short_term.magnets import MAGNET_FIELDS, attract, resolve
+from novaberg.memory.short_term.reinforcement import reinforce_matched
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import keys
@@ -108,8 +108,6 @@ class ShortTermWriter:
         self.store = store or ShortTermStore(redis)
         self.clock = clock
         self.gate = PromotionGate(self.store, enabled=promotions)
-        self.reinforcement = Reinforcement(self.store, self.gate, clock=clock)
-        self.magnets = EntityMagnets(self.store, self.gate, clock=clock)
 
     async def store_salience_write(
         self,
@@ -210,10 +208,27 @@ class ShortTermWriter:
         queued = await self.gate.queue(pair, key, curved, themes, entry.dimension, now)
         # independent writes (Redis neighbours, PostgreSQL link) go out together
         reinforced, _ = await asyncio.gather(
-            self.reinforcement.matched(pair, created.matched, created.legacy, wanted),
+            reinforce_matched(
+                self.store,
+                self.gate,
+                pair,
+                created.matched,
+                created.legacy,
+                wanted,
+                clock=self.clock,
+            ),
             self._link_turn(turn_id, key) if link_turn else _done(),
         )
-        magnets = await self.magnets.attract(pair, key, entities, set(reinforced), created.rows)
+        magnets = await attract(
+            self.store,
+            self.gate,
+            pair,
+            key,
+            entities,
+            set(reinforced),
+            created.rows,
+            clock=self.clock,
+        )
         self._note(
             pair,
             turn_id,

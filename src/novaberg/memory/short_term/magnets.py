@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.ei.canon import parse_number
 from novaberg.memory import curve
 from novaberg.memory.short_term.gate import PromotionGate
+from novaberg.memory.short_term.reinforcement import Bumped, strengthen
 from novaberg.pair import Pair
 from novaberg.store.entities import Resolution, ids_of_field, resolve_entities
 from novaberg.store.short_term import FieldRow, ShortTermStore
@@ -44,58 +45,38 @@ async def resolve(pool: AsyncConnectionPool | None, pair: Pair, names: Sequence[
         return Resolution()
 
 
-class EntityMagnets:
-    """Strengthens the pair's entries that name one of a new entry's entities."""
-
-    def __init__(
-        self,
-        store: ShortTermStore,
-        gate: PromotionGate,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.store = store
-        self.gate = gate
-        self.clock = clock
-
-    async def attract(
-        self,
-        pair: Pair,
-        new_key: str,
-        entity_ids: Sequence[int],
-        already: set[str],
-        rows: Sequence[FieldRow],
-    ) -> list[str]:
-        """One more frequency for every other entry of the pair naming one of
-        `entity_ids` (skipping `already` reinforced ones), and for the new entry once when
-        any was found; saliences and TTLs recomputed. `rows`: the pair's `MAGNET_FIELDS`
-        rows, read by the new entry's create call. The keys strengthened, the new one last."""
-        wanted = set(entity_ids)
-        if not wanted:
-            return []
-        neighbours = [
-            (key, parse_number(intake))
-            for key, (ids, intake) in rows
-            if key != new_key and key not in already and ids_of_field(ids) & wanted
-        ]
-        neighbours = [(key, intake) for key, intake in neighbours if intake is not None]
-        if not neighbours:
-            return []
-        own = next((parse_number(v[1]) for k, v in rows if k == new_key), None)
-        targets = [*neighbours, *([(new_key, own)] if own is not None else [])]
-        frequencies = await self.store.increment_frequencies([key for key, _ in targets])
-        updates = [
-            (key, curve.salience(intake, frequency), frequency)
-            for (key, intake), frequency in zip(targets, frequencies, strict=True)
-            if frequency is not None and intake is not None
-        ]
-        left = await self.store.set_saliences(
-            pair, [(key, curved, curve.ttl_seconds(curved)) for key, curved, _ in updates]
-        )
-        strengthened: list[str] = []
-        for (key, curved, _), remaining in zip(updates, left, strict=True):
-            if remaining is None:
-                continue
-            strengthened.append(key)
-            await self.gate.queue(pair, key, curved, [], None, self.clock())
-        return strengthened
+async def attract(
+    store: ShortTermStore,
+    gate: PromotionGate,
+    pair: Pair,
+    new_key: str,
+    entity_ids: Sequence[int],
+    already: set[str],
+    rows: Sequence[FieldRow],
+    *,
+    clock: Callable[[], float] = time.time,
+) -> list[str]:
+    """One more frequency for every other entry of the pair naming one of `entity_ids`
+    (skipping `already` reinforced ones), and for the new entry once when any was found;
+    saliences and TTLs recomputed. `rows`: the pair's `MAGNET_FIELDS` rows, read by the new
+    entry's create call. The keys strengthened, the new one last."""
+    wanted = set(entity_ids)
+    if not wanted:
+        return []
+    neighbours = [
+        (key, parse_number(intake))
+        for key, (ids, intake) in rows
+        if key != new_key and key not in already and ids_of_field(ids) & wanted
+    ]
+    neighbours = [(key, intake) for key, intake in neighbours if intake is not None]
+    if not neighbours:
+        return []
+    own = next((parse_number(v[1]) for k, v in rows if k == new_key), None)
+    targets = [*neighbours, *([(new_key, own)] if own is not None else [])]
+    frequencies = await store.increment_frequencies([key for key, _ in targets])
+    bumped: list[Bumped] = [
+        (key, curve.salience(intake, frequency), [])
+        for (key, intake), frequency in zip(targets, frequencies, strict=True)
+        if frequency is not None and intake is not None
+    ]
+    return await strengthen(store, gate, pair, bumped, clock)
