@@ -5,7 +5,7 @@ vectors: 1000 gaussian centroids + noise, so approximate search has something to
 wrong) are loaded with binary COPY, then the production HNSW index is built with the
 CREATE INDEX statement of the newest migration that defines `lzg_knoten_embedding` (so the
 benchmark measures exactly what production builds). Queries run the production query
-(`store.long_term_store.nearest`: pair filter + aktiv, `ORDER BY embedding <=> q LIMIT 10`,
+(`store.long_term_search.nearest`: pair filter + aktiv, `ORDER BY embedding <=> q LIMIT 10`,
 hnsw.ef_search, iterative scan); the exact baseline is the same query with index scans
 off, measured in the same run on the same queries. Reported: p50/p99 latency of both,
 their ratio, recall@10 against exact. A measurement that failed shows as `null` / "failed",
@@ -81,7 +81,7 @@ COPY_BATCH = 50_000
 PAIR = ("bench", "nova")
 RARE_PAIR = ("selten", "nova")
 """A second, small pair in the same table: its query must filter out almost every row, which
-is where the iterative-scan settings (`long_term_store.ITERATIVE_SCAN`, `long_term_store.MAX_SCAN_TUPLES`) matter."""
+is where the iterative-scan settings (`long_term_search.ITERATIVE_SCAN`, `long_term_search.MAX_SCAN_TUPLES`) matter."""
 INDEX_NAME = "lzg_knoten_embedding"
 
 
@@ -334,7 +334,7 @@ async def exact_truth(
 ) -> tuple[list[list[int]], list[float]]:
     """Ground truth and latency of the exact baseline (index scans off)."""
     from novaberg.pair import Pair
-    from novaberg.store import long_term as long_term_store
+    from novaberg.store import long_term_search
     from novaberg.store.postgres import create_pool
 
     pool = await create_pool(url, max_size=1)
@@ -345,9 +345,9 @@ async def exact_truth(
             log(f"exact search: {len(queries)} queries over {nodes:,} nodes")
             for q in queries:
                 t = time.perf_counter()
-                rows = await long_term_store.nearest(conn, Pair(*pair), q, K, exact=True)
+                rows = await long_term_search.nearest(conn, Pair(*pair), q, K, exact=True)
                 timings.append((time.perf_counter() - t) * 1000)
-                ids.append([r["id"] for r in rows])
+                ids.append([r.id for r in rows])
     finally:
         await pool.close()
     return ids, timings
@@ -380,7 +380,7 @@ async def measure_long_term(
 ) -> list[dict[str, Any]]:
     """One record per ef_search; a failed measurement keeps its figures None."""
     from novaberg.pair import Pair
-    from novaberg.store import long_term as long_term_store
+    from novaberg.store import long_term_nodes, long_term_search
     from novaberg.store.postgres import create_pool
 
     pair = Pair(*PAIR)
@@ -389,11 +389,11 @@ async def measure_long_term(
     try:
         async with pool.connection() as conn:
             async with conn.transaction():
-                await long_term_store.set_search_params(conn)
+                await long_term_search.set_search_params(conn)
                 cur = await conn.execute(
                     "EXPLAIN SELECT id FROM lzg_knoten k WHERE k.user_id = %s AND k.character_id = %s"
                     " AND k.aktiv ORDER BY k.embedding <=> %s LIMIT 10",
-                    (*PAIR, long_term_store.as_vector(queries[0])),
+                    (*PAIR, long_term_nodes.as_vector(queries[0])),
                 )
                 plan = " | ".join(str(dict(r)["QUERY PLAN"]) for r in await cur.fetchall())
             uses_hnsw = INDEX_NAME in plan
@@ -402,9 +402,9 @@ async def measure_long_term(
                     "store": "lzg",
                     "queries": len(queries),
                     "ef_search": ef,
-                    "production_ef": ef == long_term_store.EF_SEARCH,
-                    "iterative_scan": long_term_store.ITERATIVE_SCAN,
-                    "max_scan_tuples": long_term_store.MAX_SCAN_TUPLES,
+                    "production_ef": ef == long_term_search.EF_SEARCH,
+                    "iterative_scan": long_term_search.ITERATIVE_SCAN,
+                    "max_scan_tuples": long_term_search.MAX_SCAN_TUPLES,
                     "hnsw_p50_ms": None,
                     "hnsw_p99_ms": None,
                     "exact_p50_ms": round(percentile(exact_ms, 50), 3),
@@ -421,14 +421,14 @@ async def measure_long_term(
                             f"the production query does not use {INDEX_NAME}: {_short_plan(plan)}"
                         )
                     for q in queries[: min(20, len(queries))]:  # warm-up
-                        await long_term_store.nearest(conn, pair, q, K, ef_search=ef)
+                        await long_term_search.nearest(conn, pair, q, K, ef_search=ef)
                     ann_ms: list[float] = []
                     recalls: list[float] = []
                     for q, want in zip(queries, truth, strict=True):
                         t = time.perf_counter()
-                        rows = await long_term_store.nearest(conn, pair, q, K, ef_search=ef)
+                        rows = await long_term_search.nearest(conn, pair, q, K, ef_search=ef)
                         ann_ms.append((time.perf_counter() - t) * 1000)
-                        recalls.append(len({r["id"] for r in rows} & set(want)) / K)
+                        recalls.append(len({r.id for r in rows} & set(want)) / K)
                     record["hnsw_p50_ms"] = round(percentile(ann_ms, 50), 3)
                     record["hnsw_p99_ms"] = round(percentile(ann_ms, 99), 3)
                     record["speedup_p50"] = round(
@@ -453,7 +453,7 @@ async def measure_rare_pair(
     """The production query for the small pair beside the big one: which plan serves it,
     its latency and recall (production ef_search only)."""
     from novaberg.pair import Pair
-    from novaberg.store import long_term as long_term_store
+    from novaberg.store import long_term_nodes, long_term_search
     from novaberg.store.postgres import create_pool
 
     truth, exact_ms = await exact_truth(url, queries, rare_nodes, RARE_PAIR)
@@ -462,9 +462,9 @@ async def measure_rare_pair(
         "pair_nodes": rare_nodes,
         "table_nodes": table_nodes,
         "queries": len(queries),
-        "ef_search": long_term_store.EF_SEARCH,
-        "iterative_scan": long_term_store.ITERATIVE_SCAN,
-        "max_scan_tuples": long_term_store.MAX_SCAN_TUPLES,
+        "ef_search": long_term_search.EF_SEARCH,
+        "iterative_scan": long_term_search.ITERATIVE_SCAN,
+        "max_scan_tuples": long_term_search.MAX_SCAN_TUPLES,
         "plan": None,
         "p50_ms": None,
         "p99_ms": None,
@@ -477,31 +477,31 @@ async def measure_rare_pair(
         async with pool.connection() as conn:
             # the plan of the statement production sends for this pair (exact when small)
             small = (
-                await long_term_store.pair_size(conn, Pair(*RARE_PAIR))
-                <= long_term_store.EXACT_PAIR_LIMIT
+                await long_term_search.pair_size(conn, Pair(*RARE_PAIR))
+                <= long_term_search.EXACT_PAIR_LIMIT
             )
-            sql = long_term_store.nearest_sql(active_only=True, index_order=not small)
+            sql = long_term_search.nearest_sql(active_only=True, index_order=not small)
             params = {
-                "v": long_term_store.as_vector(queries[0]),
+                "v": long_term_nodes.as_vector(queries[0]),
                 "u": RARE_PAIR[0],
                 "c": RARE_PAIR[1],
                 "k": K,
             }
             async with conn.transaction():
-                await long_term_store.set_search_params(conn)
+                await long_term_search.set_search_params(conn)
                 cur = await conn.execute(f"EXPLAIN {sql}", params)  # type: ignore[arg-type]
                 plan = " | ".join(str(dict(r)["QUERY PLAN"]) for r in await cur.fetchall())
             record["plan"] = _plan_label(plan)
             pair = Pair(*RARE_PAIR)
             for q in queries[: min(20, len(queries))]:
-                await long_term_store.nearest(conn, pair, q, K)
+                await long_term_search.nearest(conn, pair, q, K)
             timings: list[float] = []
             recalls: list[float] = []
             for q, want in zip(queries, truth, strict=True):
                 t = time.perf_counter()
-                rows = await long_term_store.nearest(conn, pair, q, K)
+                rows = await long_term_search.nearest(conn, pair, q, K)
                 timings.append((time.perf_counter() - t) * 1000)
-                recalls.append(len({r["id"] for r in rows} & set(want)) / K)
+                recalls.append(len({r.id for r in rows} & set(want)) / K)
             record["p50_ms"] = round(percentile(timings, 50), 3)
             record["p99_ms"] = round(percentile(timings, 99), 3)
             record["recall_at_10"] = round(statistics.fmean(recalls), 4)
@@ -737,12 +737,12 @@ async def rare_pair(
 async def run(args: argparse.Namespace, home: Path, reuse: bool) -> int:
     from novaberg.runtime.embedded_postgres import EmbeddedPostgres, shared_buffers_for
     from novaberg.runtime.embedded_redis import EmbeddedRedis
-    from novaberg.store import long_term as long_term_store
+    from novaberg.store import long_term_search
     from novaberg.store.migrate import migrate
 
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     ef_values = sorted(
-        {int(e) for e in args.ef.split(",") if e.strip()} | {long_term_store.EF_SEARCH}
+        {int(e) for e in args.ef.split(",") if e.strip()} | {long_term_search.EF_SEARCH}
     )
     production = production_index()
     specs = index_specs(args.index_params, production)
@@ -750,8 +750,8 @@ async def run(args: argparse.Namespace, home: Path, reuse: bool) -> int:
     queries = data.sample(args.queries, STREAM_QUERIES)
     log(
         f"production index: m = {production.m}, ef_construction = {production.ef_construction}"
-        f" ({production.source}); production ef_search {long_term_store.EF_SEARCH},"
-        f" iterative scan {long_term_store.ITERATIVE_SCAN}, max_scan_tuples {long_term_store.MAX_SCAN_TUPLES}"
+        f" ({production.source}); production ef_search {long_term_search.EF_SEARCH},"
+        f" iterative scan {long_term_search.ITERATIVE_SCAN}, max_scan_tuples {long_term_search.MAX_SCAN_TUPLES}"
     )
 
     check_data_stamp(home, args.centroids, reuse)

@@ -58,7 +58,8 @@ from _machine import cpu_times, steal_percent
 from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
 from novaberg.config import load_settings
 from novaberg.llm.factory import build_model_layer
-from novaberg.memory.search import ALL_METHODS, SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import ALL_METHODS, SearchOptions
 from novaberg.pair import Pair
 from novaberg.runtime.services import EmbeddedServices
 from novaberg.store import characters

@@ -25,7 +25,7 @@ from novaberg.config import Settings, load_settings
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.runtime.services import EmbeddedServices, Endpoints
-from novaberg.store import long_term as long_term_store
+from novaberg.store import long_term_search
 from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
 
@@ -80,7 +80,7 @@ async def db(pg_pool: AsyncConnectionPool) -> AsyncConnectionPool:
         await conn.execute(
             "DELETE FROM characters WHERE NOT character_id = ANY(%s)", (list(BUILT_IN_CHARACTERS),)
         )
-    long_term_store.forget_pair_sizes()  # the sizes this process remembered described the old rows
+    long_term_search.forget_pair_sizes()  # the sizes this process remembered described the old rows
     return pg_pool
 
 

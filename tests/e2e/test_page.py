@@ -22,7 +22,7 @@ from psycopg.types.json import Jsonb
 
 from novaberg.events.delivery import Delivery
 from novaberg.events.model import ResponseMessage
-from novaberg.store.pipeline_log import ART_RAW_TURN
+from novaberg.store.pipeline_log import KIND_RAW_TURN
 from novaberg.store.redis_client import create_redis
 
 pytestmark = pytest.mark.browser
@@ -56,7 +56,7 @@ def _seed_history(served: ServerThread, count: int) -> None:
                 (
                     count - n,
                     f"alt-{n}",
-                    ART_RAW_TURN,
+                    KIND_RAW_TURN,
                     Jsonb(
                         {
                             "user_prompt": f"frühere Frage {n}",
@@ -79,7 +79,7 @@ def _recorded_turns(served: ServerThread, expected: int, timeout: float = 30.0) 
         while True:
             row = conn.execute(
                 "SELECT count(*) FROM pipeline_log WHERE art = %s AND user_id = %s",
-                (ART_RAW_TURN, served.user),
+                (KIND_RAW_TURN, served.user),
             ).fetchone()
             count = int(row[0]) if row else 0
             if count >= expected or time.monotonic() > deadline:

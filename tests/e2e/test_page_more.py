@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from novaberg.api.page_api import DEMO_HINT
 from novaberg.runtime.services import Endpoints
-from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
+from novaberg.store.pipeline_log import KIND_FAILED_TURN, KIND_RAW_TURN
 
 pytestmark = pytest.mark.browser
 
@@ -81,7 +81,7 @@ def test_a_failed_turn_is_kept_and_can_be_sent_again(
     failed = page.locator(".msg.user.failed")
     expect(failed).to_have_count(1)
     expect(failed).to_contain_text("keine Antwort")
-    assert _rows(breaking, ART_FAILED_TURN, 1) == 1, "the failure was recorded"
+    assert _rows(breaking, KIND_FAILED_TURN, 1) == 1, "the failure was recorded"
 
     page.reload()
     expect(page.locator("#connection")).to_have_text("verbunden")
@@ -101,7 +101,7 @@ def test_a_failed_turn_is_kept_and_can_be_sent_again(
     expect(resent).to_have_count(1)
     expect(resent.locator(".text")).to_have_text(f"Hier ist eine {BREAK}.")
     expect(page.locator(".msg.user.pending")).to_have_count(0)
-    assert _rows(breaking, ART_RAW_TURN, 1) == 1, "the resent turn was answered and recorded"
+    assert _rows(breaking, KIND_RAW_TURN, 1) == 1, "the resent turn was answered and recorded"
     shoot(page, "failed-turn-resent")
     assert not _serious(found), found
 

@@ -35,11 +35,11 @@ from novaberg.api.errors import AUTH, BODY, EMBEDDING, ITEM
 from novaberg.api.fields import MAX_OFFSET, NO_NUL, MemoryText, NoNul
 from novaberg.ei.canon import parse_number
 from novaberg.llm.errors import ModelError
-from novaberg.memory.long_term import LongTermMemory
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.long_term.edits import correct_node, delete_node
+from novaberg.memory.short_term.edits import correct_entry
 from novaberg.pair import Pair
 from novaberg.store import character_profiles, goals
-from novaberg.store import long_term as long_term_store
+from novaberg.store.long_term_nodes import LongTermNode, count_nodes, list_nodes
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.session import read_summary, read_turns
 from novaberg.store.short_term import ShortTermStore
@@ -102,25 +102,25 @@ def _short_term_row(key: str, f: dict[str, str], ttl_ms: int | None) -> dict[str
     }
 
 
-def _long_term_row(r: dict[str, Any]) -> dict[str, Any]:
+def _long_term_row(node: LongTermNode) -> dict[str, Any]:
     return {
-        "id": r["id"],
-        "inhalt": r["inhalt"],
-        "beobachter": r["beobachter"],
-        "dimension": r["dimension"],
-        "themen": r["themen"],
-        "emotion": r["emotion"],
-        "gewicht_roh": r["gewicht_roh"],
-        "gewicht_absolut": r["gewicht_absolut"],
-        "gewicht_decay": r["gewicht_decay"],
-        "haeufigkeit": r["haeufigkeit"],
-        "abrufe": r["abrufe"],
-        "aktiv": r["aktiv"],
-        "erstellt_am": r["erstellt_am"],
-        "verstaerkt_am": r["verstaerkt_am"],
-        "abgerufen_am": r["abgerufen_am"],
-        "korrigiert_am": r["korrigiert_am"],
-        "kanten": r.get("kanten"),
+        "id": node.id,
+        "inhalt": node.text,
+        "beobachter": node.observer,
+        "dimension": node.dimension,
+        "themen": node.themes,
+        "emotion": node.emotion,
+        "gewicht_roh": node.raw_weight,
+        "gewicht_absolut": node.absolute_weight,
+        "gewicht_decay": node.decayed_weight,
+        "haeufigkeit": node.frequency,
+        "abrufe": node.retrievals,
+        "aktiv": node.active,
+        "erstellt_am": node.created_at,
+        "verstaerkt_am": node.reinforced_at,
+        "abgerufen_am": node.retrieved_at,
+        "korrigiert_am": node.corrected_at,
+        "kanten": node.edge_count,
     }
 
 
@@ -183,9 +183,8 @@ async def correct_short_term(
     """The corrected entry, stamped `korrigiert_am`; 404 unless a live entry of the pair."""
     pair = _pair(user_id, character_id)
     store = ShortTermStore(ctx.redis)
-    memory = ShortTermMemory(ctx.redis, ctx.model, store=store, promotions=False)
     try:
-        corrected = await memory.correct(pair, key, body.inhalt)
+        corrected = await correct_entry(store, ctx.model, pair, key, body.inhalt)
     except ModelError as exc:
         raise _unembedded(exc) from exc
     if not corrected:
@@ -208,11 +207,12 @@ async def long_term_view(
     """Long-term nodes, strongest first: weights, frequency, last reinforced and used."""
     pair = _pair(user_id, character_id)
     async with ctx.pool.connection() as conn:
-        rows = await long_term_store.list_nodes(
-            conn, pair, include_inactive=inaktive, limit=limit, offset=offset
-        )
-        counts = await long_term_store.count_nodes(conn, pair)
-    return {"nodes": [_long_term_row(r) for r in rows], "anzahl": counts}
+        nodes = await list_nodes(conn, pair, include_inactive=inaktive, limit=limit, offset=offset)
+        counts = await count_nodes(conn, pair)
+    return {
+        "nodes": [_long_term_row(node) for node in nodes],
+        "anzahl": {"aktiv": counts.active, "gesamt": counts.total},
+    }
 
 
 @router.delete(
@@ -229,8 +229,8 @@ async def delete_long_term(
 ) -> Response:
     """The node and its edges go; its source keys are tombstoned so no promotion or import
     brings it back, and their live short-term entries are forgotten with it."""
-    memory = LongTermMemory(ctx.pool, ctx.redis, ctx.model)
-    if await memory.delete(_pair(user_id, character_id), node_id) is None:
+    pair = _pair(user_id, character_id)
+    if await delete_node(ctx.pool, ShortTermStore(ctx.redis), pair, node_id) is None:
         raise _not_found(node_id)
     return Response(status_code=204)
 
@@ -248,9 +248,9 @@ async def correct_long_term(
     ctx: Context,
 ) -> dict[str, Any]:
     """The corrected node, stamped `korrigiert_am`; 404 unless a node of the caller's pair."""
-    memory = LongTermMemory(ctx.pool, ctx.redis, ctx.model)
+    pair = _pair(user_id, character_id)
     try:
-        node = await memory.correct(_pair(user_id, character_id), node_id, body.inhalt)
+        node = await correct_node(ctx.pool, ctx.redis, ctx.model, pair, node_id, body.inhalt)
     except ModelError as exc:
         raise _unembedded(exc) from exc
     if node is None:

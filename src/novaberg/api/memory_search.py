@@ -1,5 +1,5 @@
 """`GET /memory/{character_id}/search?q=…&limit=…`: the hybrid memory search for the page and
-clients, answering the objects `novaberg memory search --json` prints (memory/search.py).
+clients, answering the objects `novaberg memory search --json` prints (memory/search/results.py).
 No model call but the query's embedding; scoped to the caller's pair."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NO_NUL, NoNul
 from novaberg.api.memory import CharacterId, Context, User
-from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import SearchOptions
 from novaberg.pair import Pair
 
 router = APIRouter(tags=["memory"], responses={**AUTH})

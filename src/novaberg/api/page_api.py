@@ -28,7 +28,7 @@ from novaberg.llm.local import BUNDLED_NAME
 from novaberg.pair import Pair
 from novaberg.store import characters
 from novaberg.store.conversation_history import read_history
-from novaberg.store.pipeline_log import ART_FAILED_TURN
+from novaberg.store.pipeline_log import KIND_FAILED_TURN
 from novaberg.wire import ORIGIN_USER
 
 router = APIRouter(tags=["page"], responses={**AUTH})
@@ -92,7 +92,7 @@ def history_entry(row: dict[str, Any]) -> HistoryEntry:
     null."""
     inhalt = row.get("inhalt") or {}
     created: datetime = row["erstellt_am"]
-    if row.get("art") == ART_FAILED_TURN:
+    if row.get("art") == KIND_FAILED_TURN:
         texts = [t for t in inhalt.get("eingaben") or [] if isinstance(t, str)]
         return HistoryEntry(
             id=row["id"],

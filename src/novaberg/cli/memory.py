@@ -120,7 +120,8 @@ async def _search(
     limit: int,
     inactive: bool,
 ) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
-    from novaberg.memory.search import SearchOptions, search_memory
+    from novaberg.memory.search.hybrid import search_memory
+    from novaberg.memory.search.results import SearchOptions
     from novaberg.pair import Pair
 
     result = await search_memory(

@@ -111,13 +111,13 @@ def _emotion_line(personality: Any) -> str:
 
 
 def _report(result: Any, rows: list[dict[str, Any]]) -> None:
-    from novaberg.store.pipeline_log import ART_NODE
+    from novaberg.store.pipeline_log import KIND_NODE
 
     stages = Table(title=f"turn {result.turn_id}", show_edge=False)
     for column in ("graph", "node", "ms", "model calls", "result", "note"):
         stages.add_column(column)
     for row in rows:
-        if row["art"] != ART_NODE:
+        if row["art"] != KIND_NODE:
             continue
         inhalt = row["inhalt"] or {}
         note = inhalt.get("ausfall") or inhalt.get("fehler") or ""

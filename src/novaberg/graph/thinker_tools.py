@@ -20,7 +20,8 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.timeline import repository as timeline
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
-from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import SearchOptions
 from novaberg.pair import Pair
 from novaberg.websearch import WebSearchError
 

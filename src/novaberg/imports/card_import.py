@@ -11,7 +11,7 @@ card under a taken id (the person's own or a shared one) is refused.
 
 Bounded work: the character is written in one short transaction, then the lore in batches of
 `LORE_BATCH` — each batch embedded with no pool connection held, then written as one
-multi-row INSERT (store/long_term.py `insert_nodes`, its own short transaction). An import that
+multi-row INSERT (store/long_term_nodes.py `insert_nodes`, its own short transaction). An import that
 fails halfway (the embedding server gone, the process stopped) leaves the character and the
 batches written before; the same import again skips what is stored, embeds only the rest and
 completes it (the report of that run says `neu: false` and counts the lore it added).
@@ -22,19 +22,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.imports.cards import ID_PATTERN, Card, CardError, LoreEntry, character_id_for
 from novaberg.llm.base import LLM
 from novaberg.memory.curve import long_term_weight
-from novaberg.memory.search import CARD_KEY_PREFIX
-from novaberg.memory.short_term import embed_text
+from novaberg.memory.search.results import CARD_KEY_PREFIX
+from novaberg.memory.short_term.entry_text import embed_text
 from novaberg.pair import Pair
 from novaberg.store import characters
-from novaberg.store import long_term as long_term_store
 from novaberg.store.characters import NewCharacter
+from novaberg.store.long_term_nodes import NewNode, insert_nodes
+from novaberg.store.long_term_provenance import stored_sources
 
 LORE_DIMENSION: Final = "wissen"
 LORE_MEMORY_TYPE: Final = "lang"
@@ -159,7 +160,7 @@ async def store_lore(
     for start in range(0, len(entries), batch):
         chunk = entries[start : start + batch]
         async with pool.connection() as conn:
-            stored = await long_term_store.stored_sources(conn, [key for key, _ in chunk])
+            stored = await stored_sources(conn, [key for key, _ in chunk])
         fresh = [(key, entry) for key, entry in chunk if key not in stored]
         if not fresh:
             continue
@@ -169,37 +170,27 @@ async def store_lore(
             for (key, entry), vector in zip(fresh, vectors, strict=True)
         ]
         async with pool.connection() as conn:
-            new += sum(
-                node_id is not None for node_id in await long_term_store.insert_nodes(conn, nodes)
-            )
+            new += sum(node_id is not None for node_id in await insert_nodes(conn, nodes))
     return new
 
 
 def _lore_node(
     pair: Pair, key: str, entry: LoreEntry, vector: list[float], weight: float, now: datetime
-) -> dict[str, Any]:
-    return {
-        "kzg_quell_key": key,
-        "user_id": pair.user_id,
-        "character_id": pair.character_id,
-        "beobachter": LORE_OBSERVER,
-        "inhalt": entry.content,
-        "embedding": vector,
-        "dimension": LORE_DIMENSION,
-        "gewicht_roh": LORE_SALIENCE,
-        "gewicht_absolut": weight,
-        "gewicht_decay": weight,
-        "haeufigkeit": 1,
-        "erstellt_am": now,
-        "verstaerkt_am": now,
-        "themen": list(entry.keys),
-        "gedaechtnistyp": LORE_MEMORY_TYPE,
-        "entitaet_ids": [],
-        "intentionen": "[]",
-        "emotion": "",
-        "emotions_vektor": "",
-        "modus": "",
-        "sprach_stil": "",
-        "beziehungs_dynamik": "",
-        "tone": "",
-    }
+) -> NewNode:
+    return NewNode(
+        source_key=key,
+        user_id=pair.user_id,
+        character_id=pair.character_id,
+        observer=LORE_OBSERVER,
+        text=entry.content,
+        embedding=vector,
+        dimension=LORE_DIMENSION,
+        raw_weight=LORE_SALIENCE,
+        absolute_weight=weight,
+        decayed_weight=weight,
+        frequency=1,
+        created_at=now,
+        reinforced_at=now,
+        themes=list(entry.keys),
+        memory_type=LORE_MEMORY_TYPE,
+    )

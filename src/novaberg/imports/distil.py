@@ -4,7 +4,7 @@ For each archived row of an import not yet distilled (`destilliert_am` NULL), ol
 the salience node scores it (a user turn as the HumanGraph does, an answer as the
 CharacterGraph does, with the user turn before it as background), and every segment above
 the gate becomes a short-term entry (condense, embed, reinforce, queue the promotion, mark
-the profiles dirty — memory/short_term.py). Its `turn_id` is the row's, so the entry's
+the profiles dirty — memory/short_term/creation.py). Its `turn_id` is the row's, so the entry's
 provenance leads back to the imported turn. The row is then marked: a second run continues
 with the rest (a crash between an entry and its mark may condense that one turn twice).
 The model calls take the model gate at background priority — a live user turn goes first.
@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.salience import salience
@@ -26,6 +26,7 @@ from novaberg.llm.gate import ModelGate, Priority
 from novaberg.memory.bridge import observer_for, store_short_term_writes
 from novaberg.pair import Pair
 from novaberg.store import archive
+from novaberg.store.archive import ArchivedTurn
 from novaberg.wire import EI_ROLE_CHARACTER, EI_ROLE_USER, GRAPH_CHARACTER, GRAPH_HUMAN
 
 NO_PREVIOUS_TURN: Final = "(kein vorheriger Beitrag)"
@@ -52,13 +53,13 @@ async def _slot(gate: ModelGate | None) -> AsyncIterator[None]:
 
 
 def _state(
-    row: dict[str, Any], previous_user: dict[str, Any] | None, human_salience: float | None
+    row: ArchivedTurn, previous_user: ArchivedTurn | None, human_salience: float | None
 ) -> ConversationState:
-    user = row["sprecher"] == archive.SPEAKER_USER
+    user = row.speaker == archive.SPEAKER_USER
     state = ConversationState(
-        user_id=row["user_id"],
-        character_id=row["character_id"],
-        turn_id=row["turn_id"],
+        user_id=row.user_id,
+        character_id=row.character_id,
+        turn_id=row.turn_id or "",  # an imported row always has its import's turn id
         graph_role=GRAPH_HUMAN if user else GRAPH_CHARACTER,
         ei_calc_role=EI_ROLE_USER if user else EI_ROLE_CHARACTER,
         own_thought="",
@@ -68,10 +69,10 @@ def _state(
         event_payload={},
     )
     if user:
-        state["user_prompt"], state["response"] = row["inhalt"], ""
+        state["user_prompt"], state["response"] = row.text, ""
     else:
-        background = previous_user["inhalt"] if previous_user else NO_PREVIOUS_TURN
-        state["user_prompt"], state["response"] = background, row["inhalt"]
+        background = previous_user.text if previous_user else NO_PREVIOUS_TURN
+        state["user_prompt"], state["response"] = background, row.text
         state["human_salience"] = human_salience
     return state
 
@@ -89,7 +90,7 @@ async def distil_import(
     async with deps.pool.connection() as conn:
         rows = await archive.undistilled(conn, pair, source, source_ids)
     report = DistilReport()
-    previous_user: dict[str, Any] | None = None
+    previous_user: ArchivedTurn | None = None
     human_salience: float | None = None
     for row in rows:
         state = _state(row, previous_user, human_salience)
@@ -102,21 +103,19 @@ async def distil_import(
                 pair,
                 update.get("pending_writes") or [],
                 observer=observer_for(state["ei_calc_role"]),
-                turn_id=row["turn_id"],
+                turn_id=row.turn_id,
                 perception=None,
                 clock=deps.clock,
                 pipeline_log=deps.log,
                 promotions=deps.settings.pixie,
             )
-        if row["sprecher"] == archive.SPEAKER_USER:
+        if row.speaker == archive.SPEAKER_USER:
             previous_user, human_salience = row, update.get("human_salience")
         report.turns += 1
         report.entries += len(outcome.stored)
         report.refused += outcome.results.count("abgelehnt")
         async with deps.pool.connection() as conn:
-            await archive.mark_distilled(
-                conn, int(row["id"]), datetime.fromtimestamp(deps.clock(), UTC)
-            )
+            await archive.mark_distilled(conn, row.id, datetime.fromtimestamp(deps.clock(), UTC))
         if progress is not None:
             progress(1)
     return report

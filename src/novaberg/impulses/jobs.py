@@ -39,7 +39,7 @@ from novaberg.impulses.shadow_queue import (
 )
 from novaberg.impulses.stack import StackEntry, embed_text
 from novaberg.memory.bridge import short_term_store_for
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.short_term.creation import ShortTermWriter
 from novaberg.pair import Pair
 from novaberg.pixie.research import NO_PROVIDER_MARK, research
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext
@@ -172,7 +172,7 @@ async def _own_memory(
 ) -> str:
     """Nova's short-term memory of what she found, marked as her research; once per task
     row (`{task}-{id}`), so a run repeated after a crash stores no second one."""
-    memory = ShortTermMemory(
+    memory = ShortTermWriter(
         ctx.redis, ctx.model, pool=ctx.pool, store=short_term_store_for(ctx.redis), clock=ctx.clock
     )
     async with ctx.model_slot():

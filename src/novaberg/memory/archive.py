@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
-from novaberg.memory.long_term import LOG_RETENTION_DAYS
+from novaberg.memory.long_term.decay import LOG_RETENTION_DAYS
 from novaberg.pair import Pair
 from novaberg.store import archive
 from novaberg.store.text_search import text_config
@@ -131,10 +131,10 @@ async def fill_missing_vectors(
         rows = await archive.missing_vectors(conn, limit)
     if not rows:
         return 0
-    vectors = await model.embed([str(row["inhalt"]) for row in rows])
+    vectors = await model.embed([text for _, text in rows])
     async with pool.connection() as conn:
-        for row, vector in zip(rows, vectors, strict=True):
-            await archive.set_vector(conn, int(row["id"]), np.asarray(vector, dtype=np.float32))
+        for (row_id, _), vector in zip(rows, vectors, strict=True):
+            await archive.set_vector(conn, row_id, np.asarray(vector, dtype=np.float32))
     return len(rows)
 
 

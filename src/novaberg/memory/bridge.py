@@ -29,31 +29,28 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.memory.context import ContextEntry
-from novaberg.memory.long_term import LongTermMemory, Resonance
-from novaberg.memory.search import (
+from novaberg.memory.long_term.spreading import Resonance, spreading_read
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import (
     LAYER_ARCHIVE,
     LAYER_LONG_TERM,
     METHOD_VECTOR,
     MemoryHit,
     SearchOptions,
-    search_memory,
 )
 from novaberg.memory.session_summary import SummaryOutcome, summarise_if_needed
-from novaberg.memory.short_term import (
-    OBSERVER_ASSISTANT,
-    OBSERVER_USER,
-    ShortTermMemory,
-    StoredEntry,
-)
+from novaberg.memory.short_term.creation import ShortTermWriter, StoredEntry
+from novaberg.memory.short_term.retrieval import retrieve
 from novaberg.pair import Pair
 from novaberg.store.archive import SPEAKER_USER
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, OBSERVER_USER
 from novaberg.wire import EI_ROLE_CHARACTER
 
 log = logging.getLogger(__name__)
 
-KZG_TARGET: Final = "kzg"
+SHORT_TERM_TARGET: Final = "kzg"
 CREATE: Final = "create"
 """The PendingWrite this layer carries out: {target: "kzg", action: "create"}
 (docs/behaviour/graphs.md#pending-writes)."""
@@ -85,7 +82,7 @@ def short_term_store_for(redis: aioredis.Redis) -> ShortTermStore:
 
 
 def observer_for(ei_calc_role: str | None) -> str:
-    """beobachter of a run's entries: assistant when ei_calc_role is character."""
+    """The observer of a run's entries: assistant when ei_calc_role is character."""
     return OBSERVER_ASSISTANT if ei_calc_role == EI_ROLE_CHARACTER else OBSERVER_USER
 
 
@@ -130,7 +127,7 @@ async def store_short_term_writes(
     `once_per_turn=True`: when the pair already holds an entry of `turn_id` from the same
     side (the run is a repeat: an impulse formed again after a crash or after the user
     wrote first), nothing is stored again and each write is `schon_gespeichert`."""
-    memory = ShortTermMemory(
+    memory = ShortTermWriter(
         redis,
         model,
         pool=pool,
@@ -145,12 +142,13 @@ async def store_short_term_writes(
         if earlier:
             log.info("kzg %s: turn %s stored %s before; not again", pair, turn_id, earlier)
             outcome.results = [
-                ALREADY_STORED if w.get("target") == KZG_TARGET else "nicht_kzg" for w in writes
+                ALREADY_STORED if w.get("target") == SHORT_TERM_TARGET else "nicht_kzg"
+                for w in writes
             ]
             return outcome
     best: StoredEntry | None = None
     for write in writes:
-        if write.get("target") != KZG_TARGET or write.get("action") != CREATE:
+        if write.get("target") != SHORT_TERM_TARGET or write.get("action") != CREATE:
             outcome.results.append("nicht_kzg")
             continue
         stored = await memory.store_salience_write(
@@ -170,7 +168,7 @@ async def store_short_term_writes(
         outcome.stored.append(stored)
         if best is None or stored.intake > best.intake:
             best = stored
-    outcome.session_turn_kern = best.kern if best else ""
+    outcome.session_turn_kern = best.core if best else ""
     return outcome
 
 
@@ -220,10 +218,10 @@ def archive_entry(hit: MemoryHit, character_name: str, tz: ZoneInfo) -> ContextE
     when = f" am {hit.time.astimezone(tz):%d.%m.%Y}" if hit.time else ""
     source = hit.sources[0] if hit.sources else None
     return ContextEntry(
-        quelle=SOURCE_ARCHIVE,
-        subtyp="turn",
-        inhalt=f"{who} sagte{when}: „{hit.text.strip()}“",
-        gewicht=ARCHIVE_WEIGHT,
+        source=SOURCE_ARCHIVE,
+        subtype="turn",
+        text=f"{who} sagte{when}: „{hit.text.strip()}“",
+        weight=ARCHIVE_WEIGHT,
         meta={
             "archiv_id": hit.id,
             "turn_id": source.turn_id if source else None,
@@ -238,10 +236,10 @@ def archive_entry(hit: MemoryHit, character_name: str, tz: ZoneInfo) -> ContextE
 def word_match_entry(hit: MemoryHit) -> ContextEntry:
     """A long-term node found by a word it shares with the stimulus."""
     return ContextEntry(
-        quelle=LAYER_LONG_TERM,
-        subtyp="wortsuche",
-        inhalt=hit.text.strip(),
-        gewicht=ARCHIVE_WEIGHT,
+        source=LAYER_LONG_TERM,
+        subtype="wortsuche",
+        text=hit.text.strip(),
+        weight=ARCHIVE_WEIGHT,
         meta={"knoten_id": hit.id, "score": round(hit.score, 6), "signale": sorted(hit.signals)},
     )
 
@@ -339,14 +337,12 @@ async def resonance(
     clock: Callable[[], float] = time.time,
     recall: RecallQuery | None = None,
 ) -> MemoryResonance:
-    """KZG retrieval (≥ 0.72), LZG `spreading_lesen` and (given `recall`) the hybrid
+    """Short-term retrieval (≥ 0.72), the long-term spreading read and (given `recall`) the hybrid
     search's archived turns and word matches, with the same search vector."""
-    short = ShortTermMemory(redis, model, store=short_term_store_for(redis), clock=clock)
-    long_term = LongTermMemory(pool, redis, model, kzg=short_term_store_for(redis), clock=clock)
     # Redis and PostgreSQL answer in parallel: the reads share nothing
     hits, spread, archived = await asyncio.gather(
-        short.retrieve(pair, vector),
-        long_term.spreading_read(pair, vector, cluster, nova_emotion),
+        retrieve(short_term_store_for(redis), pair, vector),
+        spreading_read(pool, pair, vector, cluster, nova_emotion, clock=clock),
         _recall_or_nothing(redis, pool, model, pair, vector, clock(), recall),
     )
     return MemoryResonance(

@@ -1,9 +1,10 @@
 """`ContextEntry`: one remembered item offered to the reducer (docs/behaviour/nodes.md#reducer).
 
 The enricher collects entries from every memory source into `memory_entries_raw`; the
-reducer deduplicates them (exact text, then substrings; the highest `gewicht` wins) and
+reducer deduplicates them (exact text, then substrings; the highest weight wins) and
 builds `memory_context`. Keep it flat: a source name, a subtype, the text, one weight in
-[0, 1] and free metadata for logs and panels.
+[0, 1] and free metadata for logs and panels. In the graph state an entry is the dict of
+`as_dict` (German keys: the state is logged to the pipeline log as it is).
 """
 
 from __future__ import annotations
@@ -14,35 +15,36 @@ from typing import Any, Final
 SOURCE_SHORT_TERM: Final = "kzg"
 SOURCE_LONG_TERM: Final = "lzg"
 SOURCE_SUMMARY: Final = "session_summary"
-"""`quelle` values (stored and logged data)."""
+"""`source` values (stored and logged data)."""
 
 
 @dataclass(slots=True)
 class ContextEntry:
     """One memory the character may draw on this turn.
 
-    quelle: where it came from ("kzg", "lzg", "session_summary", a plugin name);
-    subtyp: the entry's dimension or kind (kognition, emotion, kontext, ...);
-    inhalt: the text itself (never empty);
-    gewicht: how strongly it should count, in [0, 1] (KZG: curved salience; LZG: the
+    source: where it came from ("kzg", "lzg", "session_summary", a plugin name);
+    subtype: the entry's dimension or kind (kognition, emotion, kontext, ...);
+    text: the text itself (never empty);
+    weight: how strongly it should count, in [0, 1] (KZG: curved salience; LZG: the
       spreading sort weight divided by the long-term cap 10);
-    meta: source-specific details (themen, beobachter, similarity, knoten_id, pfad, ...).
+    meta: source-specific details (themen, beobachter, similarity, knoten_id, pfad, ...),
+      logged as they are.
     """
 
-    quelle: str
-    subtyp: str
-    inhalt: str
-    gewicht: float
+    source: str
+    subtype: str
+    text: str
+    weight: float
     meta: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """What `dataclasses.asdict` gives (`meta` copied deeply), built by hand: a turn
+        """The entry in `memory_entries_raw` (`meta` copied deeply), built by hand: a turn
         converts dozens of entries and `asdict` walks every value through a generic path."""
         return {
-            "quelle": self.quelle,
-            "subtyp": self.subtyp,
-            "inhalt": self.inhalt,
-            "gewicht": self.gewicht,
+            "quelle": self.source,
+            "subtyp": self.subtype,
+            "inhalt": self.text,
+            "gewicht": self.weight,
             "meta": _deep_copy(self.meta),
         }
 

@@ -30,7 +30,7 @@ async def save_nova_state(
 ) -> dict[str, str]:
     """Store Nova's emotion and register (and, on a user turn, when the user spoke);
     returns the hash fields written."""
-    return await nova_state.save(redis, pair, emotion, register, now, nutzer_zeit=user_time)
+    return await nova_state.save(redis, pair, emotion, register, now, user_time=user_time)
 
 
 async def store_situation(

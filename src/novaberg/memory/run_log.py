@@ -22,9 +22,9 @@ from novaberg.memory.bridge import PendingWrite
 from novaberg.store import pending_writes, uptake_log
 from novaberg.store.pending_writes import LoggedWrite
 from novaberg.store.pipeline_log import (
-    ART_NODE,
-    ART_RAW_TURN,
-    INHALT_STRUCTURED,
+    CONTENT_STRUCTURED,
+    KIND_NODE,
+    KIND_RAW_TURN,
     RESULT_FAILED,
     RESULT_OK,
     LogRow,
@@ -64,17 +64,17 @@ def record_node_run(
     """Queue the node run's row (`summary` becomes its `inhalt`, with how its structured
     calls ended under `strukturiert` when it made any); costs the node microseconds."""
     if structured:
-        summary.setdefault(INHALT_STRUCTURED, structured)
+        summary.setdefault(CONTENT_STRUCTURED, structured)
     pipeline_log.record(
         LogRow(
-            quelle=graph,
+            source=graph,
             node=node,
-            art=ART_NODE,
+            kind=KIND_NODE,
             turn_id=turn_id,
-            dauer_ms=round(elapsed_ms, 3),
-            modell_aufrufe=calls,
-            ergebnis=RESULT_OK if ok else RESULT_FAILED,
-            inhalt=summary,
+            duration_ms=round(elapsed_ms, 3),
+            model_calls=calls,
+            outcome=RESULT_OK if ok else RESULT_FAILED,
+            content=summary,
             user_id=user_id,
             character_id=character_id,
             span_id=uuid.uuid4(),
@@ -94,11 +94,11 @@ def record_raw_turn(
 ) -> None:
     """Queue the `turn_roh` row of an answered turn (kept forever)."""
     pipeline_log.add(
-        quelle=graph,
+        source=graph,
         node=node,
-        art=ART_RAW_TURN,
+        kind=KIND_RAW_TURN,
         turn_id=turn_id,
-        inhalt=content,
+        content=content,
         user_id=user_id,
         character_id=character_id,
     )

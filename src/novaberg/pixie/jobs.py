@@ -27,7 +27,8 @@ from novaberg.llm.gate import ModelGate
 from novaberg.memory.archive import fill_missing_vectors, purge_expired
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
-from novaberg.memory.long_term import LongTermMemory
+from novaberg.memory.long_term.decay import decay
+from novaberg.memory.long_term.promotion import Promotion
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
 from novaberg.store import goals
 from novaberg.store.short_term import ShortTermStore
@@ -36,24 +37,24 @@ from novaberg.websearch import WebSearchProvider
 DAY: int = 86_400
 
 
-def _kzg(ctx: JobContext) -> ShortTermStore:
-    store = ctx.services.get("kzg")
+def _short_term(ctx: JobContext) -> ShortTermStore:
+    store = ctx.services.get("short_term")
     if store is None:
-        store = ctx.services["kzg"] = ShortTermStore(ctx.redis)
+        store = ctx.services["short_term"] = ShortTermStore(ctx.redis)
     return store
 
 
-def _long_term(ctx: JobContext) -> LongTermMemory:
-    memory = ctx.services.get("long_term")
-    if memory is None:
-        memory = ctx.services["long_term"] = LongTermMemory(
-            ctx.pool, ctx.redis, ctx.model, kzg=_kzg(ctx), clock=ctx.clock
+def _promotion(ctx: JobContext) -> Promotion:
+    promotion = ctx.services.get("promotion")
+    if promotion is None:
+        promotion = ctx.services["promotion"] = Promotion(
+            ctx.pool, ctx.redis, ctx.model, short_term=_short_term(ctx), clock=ctx.clock
         )
-    return memory
+    return promotion
 
 
 async def promotion_job(ctx: JobContext) -> Mapping[str, Any]:
-    counts = await run_promotions(ctx.redis, _long_term(ctx), slot=ctx.model_slot)
+    counts = await run_promotions(ctx.redis, _promotion(ctx), slot=ctx.model_slot)
     if counts.get("fehler"):
         raise RuntimeError(f"{counts['fehler']} promotion(s) failed: {counts}")
     return counts
@@ -62,7 +63,7 @@ async def promotion_job(ctx: JobContext) -> Mapping[str, Any]:
 async def decay_job(ctx: JobContext) -> Mapping[str, Any]:
     """Long-term decay, the yearly purge of the pipeline log and of the archive (pinned
     turns stay), and vectors for archived turns whose embedding had failed."""
-    outcome = await _long_term(ctx).decay(ctx.clock())
+    outcome = await decay(ctx.pool, ctx.clock())
     return {
         "aktualisiert": outcome.updated,
         "deaktiviert": outcome.deactivated,
@@ -80,7 +81,12 @@ async def goal_decay_job(ctx: JobContext) -> Mapping[str, Any]:
 
 async def character_job(ctx: JobContext) -> Mapping[str, Any]:
     return await run_distillation(
-        ctx.redis, ctx.pool, ctx.model, now=ctx.clock(), kzg=_kzg(ctx), slot=ctx.model_slot
+        ctx.redis,
+        ctx.pool,
+        ctx.model,
+        now=ctx.clock(),
+        short_term=_short_term(ctx),
+        slot=ctx.model_slot,
     )
 
 

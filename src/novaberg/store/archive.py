@@ -17,7 +17,7 @@ archived (`LOG_RETENTION_DAYS` of the long-term decay job).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -57,9 +57,34 @@ MAX_SCAN_TUPLES: Final = 20_000
 re-sorted by cosine here, so the index need not return them in exact order."""
 
 ROW_COLUMNS: Final = (
-    "a.id, a.user_id, a.character_id, a.sprecher, a.inhalt, a.zeit, a.turn_id,"
-    " a.nachrichten_ids, a.herkunft, a.quelle, a.quell_id, a.gespraech, a.angeheftet"
+    "a.id, a.user_id, a.character_id, a.sprecher AS speaker, a.inhalt AS text, a.zeit AS time,"
+    " a.turn_id, a.nachrichten_ids AS message_ids, a.herkunft AS origin, a.quelle AS source,"
+    " a.quell_id AS source_id, a.gespraech AS conversation, a.angeheftet AS pinned"
 )
+"""The columns of an `ArchivedTurn` (without vectors), each under its attribute name."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedTurn:
+    """One archived row as read back (`ROW_COLUMNS`)."""
+
+    id: int
+    user_id: str
+    character_id: str
+    speaker: str
+    text: str
+    time: datetime
+    turn_id: str | None
+    message_ids: list[str]
+    origin: str
+    source: str
+    source_id: str
+    conversation: str | None
+    pinned: bool
+
+
+def _turns(rows: Iterable[Mapping[str, Any]]) -> list[ArchivedTurn]:
+    return [ArchivedTurn(**{**row, "message_ids": list(row["message_ids"] or [])}) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +127,15 @@ _ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig
 
 _INSERT: Final = (
     f"INSERT INTO {TABLE} ({_COLUMNS})"
-    " VALUES (%(u)s, %(c)s, %(sprecher)s, %(inhalt)s, %(zeit)s, %(turn)s, %(ids)s,"
-    " %(herkunft)s, %(quelle)s, %(quell_id)s, %(gespraech)s, %(sprache)s::regconfig, %(v)s,"
-    " {kontext}, %(angeheftet)s)"
+    " VALUES (%(u)s, %(c)s, %(speaker)s, %(text)s, %(time)s, %(turn)s, %(ids)s,"
+    " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, %(language)s::regconfig, %(v)s,"
+    " {context}, %(pinned)s)"
     " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING RETURNING id"
 )
 
 _PREVIOUS_VECTOR: Final = (
     f"(SELECT l2_normalize(%(v)s + p.embedding) FROM {TABLE} p"
-    " WHERE p.user_id = %(u)s AND p.character_id = %(c)s AND p.zeit <= %(zeit)s"
+    " WHERE p.user_id = %(u)s AND p.character_id = %(c)s AND p.zeit <= %(time)s"
     " AND p.embedding IS NOT NULL ORDER BY p.zeit DESC, p.id DESC LIMIT 1)"
 )
 """The context view of a live row: its vector plus that of the pair's latest earlier row."""
@@ -120,19 +145,19 @@ def _params(row: ArchiveRow) -> dict[str, Any]:
     return {
         "u": row.pair.user_id,
         "c": row.pair.character_id,
-        "sprecher": row.speaker,
-        "inhalt": row.text,
-        "zeit": row.time,
+        "speaker": row.speaker,
+        "text": row.text,
+        "time": row.time,
         "turn": row.turn_id,
         "ids": list(row.message_ids),
-        "herkunft": row.origin,
-        "quelle": row.source,
-        "quell_id": row.source_id,
-        "gespraech": row.conversation,
-        "sprache": row.language,
+        "origin": row.origin,
+        "source": row.source,
+        "source_id": row.source_id,
+        "conversation": row.conversation,
+        "language": row.language,
         "v": _vector(row.embedding),
         "kv": _vector(row.context_embedding),
-        "angeheftet": row.pinned,
+        "pinned": row.pinned,
     }
 
 
@@ -145,8 +170,8 @@ async def insert_live(conn: AsyncConnection[Any], row: ArchiveRow) -> int | None
 async def send_live(conn: AsyncConnection[Any], row: ArchiveRow) -> AsyncCursor[Any]:
     """Send `insert_live`'s statement without waiting for its answer (in a pipeline it
     travels with the caller's other statements); `inserted_id` reads the answer."""
-    kontext = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
-    return await conn.execute(_INSERT.format(kontext=kontext), _params(row))
+    context = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
+    return await conn.execute(_INSERT.format(context=context), _params(row))
 
 
 async def inserted_id(cur: AsyncCursor[Any]) -> int | None:
@@ -158,9 +183,9 @@ async def inserted_id(cur: AsyncCursor[Any]) -> int | None:
 def _values(row: ArchiveRow) -> tuple[Any, ...]:
     p = _params(row)
     return (
-        p["u"], p["c"], p["sprecher"], p["inhalt"], p["zeit"], p["turn"], p["ids"],
-        p["herkunft"], p["quelle"], p["quell_id"], p["gespraech"], p["sprache"], p["v"],
-        p["kv"], p["angeheftet"],
+        p["u"], p["c"], p["speaker"], p["text"], p["time"], p["turn"], p["ids"],
+        p["origin"], p["source"], p["source_id"], p["conversation"], p["language"], p["v"],
+        p["kv"], p["pinned"],
     )  # fmt: skip
 
 
@@ -235,21 +260,21 @@ class Filters:
     def sql(self, alias: str = "a") -> str:
         parts = []
         if self.window is not None:
-            parts.append(f" AND {alias}.zeit >= %(von)s AND {alias}.zeit < %(bis)s")
+            parts.append(f" AND {alias}.zeit >= %(start)s AND {alias}.zeit < %(end)s")
         if self.before is not None:
-            parts.append(f" AND {alias}.zeit < %(vor)s")
+            parts.append(f" AND {alias}.zeit < %(before)s")
         if self.exclude_turn is not None:
-            parts.append(f" AND {alias}.turn_id IS DISTINCT FROM %(ohne)s")
+            parts.append(f" AND {alias}.turn_id IS DISTINCT FROM %(exclude_turn)s")
         return "".join(parts)
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {}
         if self.window is not None:
-            params["von"], params["bis"] = self.window
+            params["start"], params["end"] = self.window
         if self.before is not None:
-            params["vor"] = self.before
+            params["before"] = self.before
         if self.exclude_turn is not None:
-            params["ohne"] = self.exclude_turn
+            params["exclude_turn"] = self.exclude_turn
         return params
 
 
@@ -385,7 +410,7 @@ def lexical_sql(filters: Filters, *, with_next: bool) -> str:
     return (
         f"WITH m AS ({matched})"
         " SELECT id, score FROM m UNION ALL"
-        " SELECT n.id, m.score * %(anteil)s FROM m CROSS JOIN LATERAL ("
+        " SELECT n.id, m.score * %(share)s FROM m CROSS JOIN LATERAL ("
         f"  SELECT a.id FROM {TABLE} a WHERE a.user_id = %(u)s AND a.character_id = %(c)s"
         f"  AND (a.zeit, a.id) > (m.zeit, m.id){filters.sql()}"
         "  ORDER BY a.zeit, a.id LIMIT 1) n"
@@ -431,7 +456,7 @@ async def queue_lexical(
             "u": pair.user_id,
             "c": pair.character_id,
             "k": int(k),
-            "anteil": CONTEXT_WORD_SHARE,
+            "share": CONTEXT_WORD_SHARE,
             **filters.params(),
         },
         prepare=False,
@@ -469,18 +494,18 @@ async def queue_in_window(
 
 async def queue_rows_by_id(
     conn: AsyncConnection[Any], ids: Iterable[int]
-) -> Reply[dict[int, dict[str, Any]]]:
+) -> Reply[dict[int, ArchivedTurn]]:
     """The rows (without vectors) of these ids, queued in the caller's pipeline."""
     wanted = sorted(set(ids))
     if not wanted:
         return Reply.ready({})
     cur = await conn.execute(f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.id = ANY(%s)", (wanted,))
-    return Reply.of(cur, lambda rows: {int(row["id"]): dict(row) for row in rows})
+    return Reply.of(cur, lambda rows: {turn.id: turn for turn in _turns(rows)})
 
 
 async def queue_rows_by_turn(
     conn: AsyncConnection[Any], pair: Pair, turn_ids: Iterable[str]
-) -> Reply[list[dict[str, Any]]]:
+) -> Reply[list[ArchivedTurn]]:
     """The pair's rows of these turns, oldest first (provenance of memory entries),
     queued in the caller's pipeline."""
     wanted = sorted({t for t in turn_ids if t})
@@ -491,7 +516,7 @@ async def queue_rows_by_turn(
         " AND a.user_id = %s AND a.character_id = %s ORDER BY a.zeit, a.id",
         (wanted, pair.user_id, pair.character_id),
     )
-    return Reply.of(cur, lambda rows: [dict(row) for row in rows])
+    return Reply.of(cur, _turns)
 
 
 async def purge(conn: AsyncConnection[Any], before: datetime) -> int:
@@ -517,7 +542,7 @@ async def set_pinned(
 
 async def undistilled(
     conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
-) -> list[dict[str, Any]]:
+) -> list[ArchivedTurn]:
     """Rows of these source ids not yet run through salience and condensing, in order."""
     cur = await conn.execute(
         f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.user_id = %s AND a.character_id = %s"
@@ -525,20 +550,21 @@ async def undistilled(
         " ORDER BY a.zeit, a.id",
         (pair.user_id, pair.character_id, source, list(source_ids)),
     )
-    return [dict(row) for row in await cur.fetchall()]
+    return _turns(await cur.fetchall())
 
 
 async def mark_distilled(conn: AsyncConnection[Any], row_id: int, when: datetime) -> None:
     await conn.execute(f"UPDATE {TABLE} SET destilliert_am = %s WHERE id = %s", (when, row_id))
 
 
-async def missing_vectors(conn: AsyncConnection[Any], limit: int) -> list[dict[str, Any]]:
-    """Rows whose embedding failed when they were written, oldest first."""
+async def missing_vectors(conn: AsyncConnection[Any], limit: int) -> list[tuple[int, str]]:
+    """(id, text) of rows whose embedding failed when they were written, oldest first."""
     cur = await conn.execute(
-        f"SELECT a.id, a.inhalt FROM {TABLE} a WHERE a.embedding IS NULL ORDER BY a.id LIMIT %s",
+        f"SELECT a.id, a.inhalt AS text FROM {TABLE} a WHERE a.embedding IS NULL"
+        " ORDER BY a.id LIMIT %s",
         (limit,),
     )
-    return [dict(row) for row in await cur.fetchall()]
+    return [(int(row["id"]), str(row["text"])) for row in await cur.fetchall()]
 
 
 async def set_vector(conn: AsyncConnection[Any], row_id: int, vector: np.ndarray) -> None:

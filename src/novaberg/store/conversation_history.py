@@ -13,11 +13,11 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
-from novaberg.store.pipeline_log import ART_FAILED_TURN, ART_RAW_TURN
+from novaberg.store.pipeline_log import KIND_FAILED_TURN, KIND_RAW_TURN
 
 _SQL = (
     "SELECT id, erstellt_am, turn_id, art, inhalt FROM pipeline_log"
-    f" WHERE art IN ('{ART_RAW_TURN}', '{ART_FAILED_TURN}')"
+    f" WHERE art IN ('{KIND_RAW_TURN}', '{KIND_FAILED_TURN}')"
     " AND user_id = %s AND character_id = %s AND id < %s"
     " ORDER BY id DESC LIMIT %s"
 )

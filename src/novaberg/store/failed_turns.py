@@ -14,7 +14,7 @@ from typing import Final
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.pipeline_log import ART_FAILED_TURN, RESULT_FAILED
+from novaberg.store.pipeline_log import KIND_FAILED_TURN, RESULT_FAILED
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class FailedTurnLog:
         prompts: Sequence[str],
     ) -> None:
         """Store the failure; a storage error is logged, never raised (the outcome has left)."""
-        inhalt: dict[str, object] = {
+        content: dict[str, object] = {
             "grund": reason,
             "nachrichten_ids": list(message_ids),
             "eingaben": [p for p in prompts if p],
@@ -51,13 +51,13 @@ class FailedTurnLog:
         }
         try:
             await asyncio.wait_for(
-                self._insert(turn_id, user_id, character_id, inhalt), RECORD_TIMEOUT_S
+                self._insert(turn_id, user_id, character_id, content), RECORD_TIMEOUT_S
             )
         except Exception:
             log.exception("failed turn %s of %s:%s not recorded", turn_id, user_id, character_id)
 
     async def _insert(
-        self, turn_id: str, user_id: str, character_id: str, inhalt: dict[str, object]
+        self, turn_id: str, user_id: str, character_id: str, content: dict[str, object]
     ) -> None:
         async with self.pool.connection() as conn:
             await conn.execute(
@@ -67,9 +67,9 @@ class FailedTurnLog:
                     turn_id,
                     SOURCE,
                     NODE,
-                    ART_FAILED_TURN,
+                    KIND_FAILED_TURN,
                     RESULT_FAILED,
-                    Jsonb(inhalt),
+                    Jsonb(content),
                     user_id,
                     character_id,
                 ),

@@ -134,11 +134,11 @@ async def insert_goal(
     conn: AsyncConnection[Any],
     pair: Pair,
     *,
-    zielsatz: str,
+    statement: str,
     embedding: Sequence[float] | None,
-    ziel_typ: str = DECAYING_TYPE,
+    kind: str = DECAYING_TYPE,
     motivation: float = 0.5,
-    thema: str = "",
+    topic: str = "",
     emotion: str = "",
     arousal: float | None = None,
     now: datetime,
@@ -151,9 +151,9 @@ async def insert_goal(
         (
             subject,
             counterpart,
-            ziel_typ,
-            zielsatz,
-            thema,
+            kind,
+            statement,
+            topic,
             motivation,
             motivation,
             now,
@@ -188,18 +188,18 @@ async def decay_all(conn: AsyncConnection[Any], now: datetime) -> tuple[int, int
 
 @dataclass(frozen=True)
 class LastingGoal:
-    """A long-term goal as the distillation proposes it."""
+    """A long-term goal as the distillation proposes it (`zielsatz`, `thema`)."""
 
-    zielsatz: str
-    thema: str
+    statement: str
+    topic: str
     motivation: float
     embedding: Sequence[float] | None
 
 
-def goal_identity(thema: str, zielsatz: str) -> str:
+def goal_identity(topic: str, statement: str) -> str:
     """What makes two long-term goals of a pair the same goal: the theme (lower case,
     spaces collapsed), or the sentence when the theme is empty."""
-    return " ".join((thema or zielsatz).lower().split())
+    return " ".join((topic or statement).lower().split())
 
 
 async def refresh_long_term(
@@ -219,17 +219,17 @@ async def refresh_long_term(
         return counts
     subject, counterpart = goal_owner(pair)
     cur = await conn.execute(
-        "SELECT id, thema, zielsatz, aktiv FROM ziele"
+        "SELECT id, thema AS topic, zielsatz AS statement, aktiv AS active FROM ziele"
         " WHERE user_id = %s AND character_id = %s AND ziel_typ = %s ORDER BY aktiv DESC, id",
         (subject, counterpart, LASTING_TYPE),
     )
     stored: dict[str, dict[str, Any]] = {}
     for row in await cur.fetchall():
-        stored.setdefault(goal_identity(row["thema"], row["zielsatz"]), row)
+        stored.setdefault(goal_identity(row["topic"], row["statement"]), row)
     kept: set[int] = set()
     unique: dict[str, LastingGoal] = {}
     for goal in proposed:
-        unique.setdefault(goal_identity(goal.thema, goal.zielsatz), goal)
+        unique.setdefault(goal_identity(goal.topic, goal.statement), goal)
     for identity, goal in unique.items():
         row = stored.get(identity)
         vector = None if goal.embedding is None else np.asarray(goal.embedding, dtype=np.float32)
@@ -238,11 +238,11 @@ async def refresh_long_term(
                 await insert_goal(
                     conn,
                     pair,
-                    zielsatz=goal.zielsatz,
+                    statement=goal.statement,
                     embedding=goal.embedding,
-                    ziel_typ=LASTING_TYPE,
+                    kind=LASTING_TYPE,
                     motivation=goal.motivation,
-                    thema=goal.thema,
+                    topic=goal.topic,
                     now=now,
                 )
             )
@@ -251,7 +251,7 @@ async def refresh_long_term(
         await conn.execute(
             "UPDATE ziele SET zielsatz = %s, thema = %s, motivation = %s, motivation_basis = %s,"
             " motivation_basis_am = %s, embedding = %s, aktiv = TRUE WHERE id = %s",
-            (goal.zielsatz, goal.thema, goal.motivation, goal.motivation, now, vector, row["id"]),
+            (goal.statement, goal.topic, goal.motivation, goal.motivation, now, vector, row["id"]),
         )
         kept.add(int(row["id"]))
         counts["aktualisiert"] += 1

@@ -187,21 +187,21 @@ def drive_snapshot(pair: Pair) -> str:
 # --- short-term memory (docs/behaviour/memory.md#short-term-memory) -------------
 
 
-def kzg_entry(pair: Pair, epoch_ms: int) -> str:
+def short_term_entry(pair: Pair, epoch_ms: int) -> str:
     return f"kzg:{pair}:{epoch_ms}"
 
 
-def kzg_index(pair: Pair) -> str:
+def short_term_index(pair: Pair) -> str:
     """Set of a pair's live KZG keys; lets retrieval skip SCAN (no RediSearch)."""
     return f"kzg_index:{pair}"
 
 
-def kzg_index_version(pair: Pair) -> str:
+def short_term_index_version(pair: Pair) -> str:
     """Counter bumped whenever a pair's KZG index changes (lets readers keep a cache)."""
     return f"kzg_index_version:{pair}"
 
 
-def kzg_reembedded(pair: Pair) -> str:
+def short_term_reembedded(pair: Pair) -> str:
     """Counter bumped whenever an entry of the pair gets a new embedding (a correction), so
     readers drop the vectors they cached for the pair's keys."""
     return f"kzg_umbettung:{pair}"

@@ -30,9 +30,9 @@ async def save(
     emotion: Mapping[str, Any],
     register: object,
     now: float | datetime,
-    nutzer_zeit: float | datetime | None = None,
+    user_time: float | datetime | None = None,
 ) -> dict[str, str]:
     """HSET the 12 fields (+ `nutzer_zeit` on user turns); no TTL. Returns what was written."""
-    fields = nova_state_fields(emotion, register, now, nutzer_zeit)
+    fields = nova_state_fields(emotion, register, now, user_time)
     await redis.hset(keys.nova_state(pair), mapping=dict(fields))  # type: ignore[arg-type]
     return fields

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
+from psycopg import AsyncConnection
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
@@ -33,23 +34,23 @@ costing the turn anything."""
 RETRY_DELAY_S: Final = 0.2
 """Pause before the single retry of a failed flush."""
 
-ART_NODE: Final = "node"
+KIND_NODE: Final = "node"
 """`art` of the row the node wrapper writes for each node run."""
 
-ART_RAW_TURN: Final = "turn_roh"
+KIND_RAW_TURN: Final = "turn_roh"
 """`art` of an answered turn's raw record (the dispatcher); kept when older rows are purged."""
 
-ART_FAILED_TURN: Final = "turn_gescheitert"
+KIND_FAILED_TURN: Final = "turn_gescheitert"
 """`art` of a user's turn that ended without an answer (store/failed_turns.py); kept too."""
 
-HISTORY_ARTS: Final = (ART_RAW_TURN, ART_FAILED_TURN)
+HISTORY_KINDS: Final = (KIND_RAW_TURN, KIND_FAILED_TURN)
 """The rows of the conversation history, never purged."""
 
 RESULT_OK: Final = "ok"
 RESULT_FAILED: Final = "fehler"
 """`ergebnis` of a node row: the node returned, or it raised."""
 
-INHALT_STRUCTURED: Final = "strukturiert"
+CONTENT_STRUCTURED: Final = "strukturiert"
 """`inhalt` key of a node row: how its structured calls ended, `{schema: {outcome: count}}`
 — the per-call parse rate of a model server, read from the log."""
 
@@ -68,33 +69,35 @@ _COPY: Final = (
 
 @dataclass(slots=True)
 class LogRow:
-    """One pipeline_log row as recorded (column names are the table's)."""
+    """One pipeline_log row as recorded; `params` maps it to the columns of `_COPY`
+    (source → quelle, kind → art, duration_ms → dauer_ms, model_calls → modell_aufrufe,
+    outcome → ergebnis, content → inhalt, created_at → erstellt_am)."""
 
-    quelle: str
+    source: str
     node: str
-    art: str
+    kind: str
     turn_id: str | None = None
-    dauer_ms: float | None = None
-    modell_aufrufe: int = 0
-    ergebnis: str = "ok"
-    inhalt: dict[str, Any] = field(default_factory=dict)
+    duration_ms: float | None = None
+    model_calls: int = 0
+    outcome: str = "ok"
+    content: dict[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     character_id: str | None = None
     span_id: uuid.UUID | None = None
-    erstellt_am: datetime = field(default_factory=lambda: datetime.now(UTC))
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def params(self) -> tuple[Any, ...]:
         return (
-            self.erstellt_am,
+            self.created_at,
             self.turn_id,
             self.span_id,
-            self.quelle,
+            self.source,
             self.node,
-            self.art,
-            self.dauer_ms,
-            self.modell_aufrufe,
-            self.ergebnis,
-            Jsonb(self.inhalt, dumps=_dumps),
+            self.kind,
+            self.duration_ms,
+            self.model_calls,
+            self.outcome,
+            Jsonb(self.content, dumps=_dumps),
             self.user_id,
             self.character_id,
         )
@@ -103,10 +106,10 @@ class LogRow:
 _JSON_OPTIONS: Final = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
-def _dumps(obj: Any) -> bytes:
+def _dumps(value: Any) -> bytes:
     """A row's `inhalt` as JSON. orjson: the flush serialises hundreds of rows at once;
     anything it cannot represent is written as its `str()`."""
-    return orjson.dumps(obj, default=str, option=_JSON_OPTIONS)
+    return orjson.dumps(value, default=str, option=_JSON_OPTIONS)
 
 
 class PipelineLog:
@@ -140,28 +143,28 @@ class PipelineLog:
     def add(
         self,
         *,
-        quelle: str,
+        source: str,
         node: str,
-        art: str,
+        kind: str,
         turn_id: str | None = None,
-        dauer_ms: float | None = None,
-        modell_aufrufe: int = 0,
-        ergebnis: str = "ok",
-        inhalt: dict[str, Any] | None = None,
+        duration_ms: float | None = None,
+        model_calls: int = 0,
+        outcome: str = "ok",
+        content: dict[str, Any] | None = None,
         user_id: str | None = None,
         character_id: str | None = None,
     ) -> None:
         """Keyword form of `record` for rows that are not node runs (e.g. a dispatcher note)."""
         self.record(
             LogRow(
-                quelle=quelle,
+                source=source,
                 node=node,
-                art=art,
+                kind=kind,
                 turn_id=turn_id,
-                dauer_ms=dauer_ms,
-                modell_aufrufe=modell_aufrufe,
-                ergebnis=ergebnis,
-                inhalt=inhalt or {},
+                duration_ms=duration_ms,
+                model_calls=model_calls,
+                outcome=outcome,
+                content=content or {},
                 user_id=user_id,
                 character_id=character_id,
             )
@@ -257,3 +260,13 @@ async def read_turn(pool: AsyncConnectionPool, turn_id: str) -> list[dict[str, A
             (turn_id,),
         )
         return [dict(row) for row in await cur.fetchall()]
+
+
+async def purge_pipeline_log(conn: AsyncConnection[Any], before: datetime) -> int:
+    """Delete pipeline_log rows older than `before`, except the conversation history
+    (answered and failed turns, kept forever)."""
+    cur = await conn.execute(
+        "DELETE FROM pipeline_log WHERE erstellt_am < %s AND art <> ALL(%s)",
+        (before, list(HISTORY_KINDS)),
+    )
+    return cur.rowcount

@@ -18,7 +18,8 @@ magnets' read of the pair's entries), a promotion mark.
 
 This module stores what it is given: no model calls and no salience rules (those live in
 `novaberg.memory.short_term` and `novaberg.memory.curve`). Its Lua scripts are in
-`kzg_lua.py`, the entry format in `kzg_codec.py`, the search half in `kzg_search.py`.
+`short_term_lua.py`, the entry format in `short_term_codec.py` (the hash fields under English
+names in `short_term_fields.py`), the search half in `short_term_search.py`.
 """
 
 from __future__ import annotations
@@ -149,15 +150,15 @@ class ShortTermStore(ShortTermSearch):
     ) -> CreatedEntry:
         row = np.asarray(vector, dtype=DTYPE)  # once: the stored bytes and the cached row
         payload = flat_fields({**fields, FIELD_EMBEDDING: row.tobytes()})
-        index = keys.kzg_index(pair)
-        version = keys.kzg_index_version(pair)
+        index = keys.short_term_index(pair)
+        version = keys.short_term_index_version(pair)
         script_keys = [index, version] if flag is None else [index, version, flag]
         tokens = [] if themes is None else theme_tokens(themes)
         count = -1 if themes is None else len(tokens)
         names = list(rows_of)
         args = [int(ttl_seconds * 1000), INDEX_TTL, count, len(names), *tokens, *names, *payload]
         for offset in range(1000):
-            key = keys.kzg_entry(pair, epoch_ms + offset)
+            key = keys.short_term_entry(pair, epoch_ms + offset)
             reply = await self._create(keys=[key, *script_keys], args=args)
             created = int(reply[0])
             if created >= 1:
@@ -211,7 +212,7 @@ class ShortTermStore(ShortTermSearch):
         for _, salience, tier_seconds in updates:
             args += [repr(float(salience)), int(tier_seconds * 1000)]
         result = await self._resalience(
-            keys=[keys.kzg_index(pair), *(key for key, _, _ in updates)], args=args
+            keys=[keys.short_term_index(pair), *(key for key, _, _ in updates)], args=args
         )
         return [None if int(r) == -2 else int(r) for r in result]
 
@@ -243,19 +244,23 @@ class ShortTermStore(ShortTermSearch):
 
     async def _members_versioned(self, pair: Pair) -> tuple[str, set[str], str]:
         version, joined, reembedded = await self._members(
-            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), keys.kzg_reembedded(pair)]
+            keys=[
+                keys.short_term_index(pair),
+                keys.short_term_index_version(pair),
+                keys.short_term_reembedded(pair),
+            ]
         )
         return str(version), {m for m in str(joined).split("\n") if m}, str(reembedded)
 
     async def _version(self, pair: Pair) -> str:
-        return str(await self.redis.get(keys.kzg_index_version(pair)) or "0")
+        return str(await self.redis.get(keys.short_term_index_version(pair)) or "0")
 
     async def forget(self, pair: Pair, gone: Sequence[str]) -> None:
         """Drop expired keys from the index (and the cache)."""
         if not gone:
             return
         await self._forget(
-            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), *gone], args=[]
+            keys=[keys.short_term_index(pair), keys.short_term_index_version(pair), *gone], args=[]
         )
         for key in gone:
             self._vectors.pop(key, None)
@@ -266,7 +271,7 @@ class ShortTermStore(ShortTermSearch):
         pair's size costs the server a loop, not the client a command per entry."""
         if not names:
             return []
-        flat = await self._field_rows(keys=[keys.kzg_index(pair)], args=list(names))
+        flat = await self._field_rows(keys=[keys.short_term_index(pair)], args=list(names))
         return _field_rows(flat, len(names))
 
     async def keys_of_turn(self, pair: Pair, turn_id: str, observer: str) -> list[str]:
@@ -279,7 +284,7 @@ class ShortTermStore(ShortTermSearch):
         """Remove one entry of the pair at the person's request, in one step; False when
         `key` is no live entry of this pair (another pair's key included)."""
         removed = await self._forget_one(
-            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), key], args=[]
+            keys=[keys.short_term_index(pair), keys.short_term_index_version(pair), key], args=[]
         )
         self._vectors.pop(key, None)
         return int(removed) == 1
@@ -296,9 +301,9 @@ class ShortTermStore(ShortTermSearch):
         payload = flat_fields({**fields, FIELD_EMBEDDING: encode_vector(vector)})
         done = await self._correct(
             keys=[
-                keys.kzg_index(pair),
-                keys.kzg_index_version(pair),
-                keys.kzg_reembedded(pair),
+                keys.short_term_index(pair),
+                keys.short_term_index_version(pair),
+                keys.short_term_reembedded(pair),
                 key,
             ],
             args=[INDEX_TTL, *payload],
@@ -344,7 +349,7 @@ class ShortTermStore(ShortTermSearch):
         are incremented; wanted themes containing a comma can match nothing and are dropped.
         """
         gone, rows = await self._match_themes(
-            keys=[keys.kzg_index(pair), keys.kzg_index_version(pair), skip],
+            keys=[keys.short_term_index(pair), keys.short_term_index_version(pair), skip],
             args=theme_tokens(wanted),
         )
         return self._theme_rows(gone, rows)

@@ -67,15 +67,15 @@ class ShortTermHit:
 class ThemeRow:
     """What reinforcement needs of a neighbour.
 
-    From `match_themes`: `themen` is the stored `themen_norm`, `haeufigkeit` the value after
+    From `match_themes`: `themes` is the stored `themen_norm`, `frequency` the value after
     the increment. A legacy row (entry without `themen_norm`, not incremented) has the raw
-    `themen` and `haeufigkeit` None.
+    `themen` and `frequency` None. `intake_salience`: the stored `salienz_eingang`.
     """
 
     key: str
-    themen: str
-    salienz_eingang: str | None
-    haeufigkeit: int | None
+    themes: str
+    intake_salience: str | None
+    frequency: int | None
 
 
 def themes_field(normalised: Iterable[str]) -> str:

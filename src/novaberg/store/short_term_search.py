@@ -163,7 +163,9 @@ class ShortTermSearch:
     async def _fetch_hits(self, pair: Pair, entry_keys: Sequence[str]) -> tuple[str, list[Any]]:
         """(index version, per key its flat field/value list without the embedding, empty
         when the key is gone) in one script call."""
-        raw = await self._binary_script(self._hits, [keys.kzg_index_version(pair), *entry_keys], [])
+        raw = await self._binary_script(
+            self._hits, [keys.short_term_index_version(pair), *entry_keys], []
+        )
         return raw[0].decode("utf-8"), raw[1:]
 
     async def _matrix(self, pair: Pair, dim: int) -> PairCache | None:
@@ -235,7 +237,11 @@ class ShortTermSearch:
         matrix in the order of `vectors`, re-embedding counter) in one script call."""
         raw = await self._binary_script(
             self._pair_vectors,
-            [keys.kzg_index(pair), keys.kzg_index_version(pair), keys.kzg_reembedded(pair)],
+            [
+                keys.short_term_index(pair),
+                keys.short_term_index_version(pair),
+                keys.short_term_reembedded(pair),
+            ],
             [dim * DTYPE.itemsize],
         )
         version, joined, blob, lost, odd, reembedded = raw

@@ -164,7 +164,7 @@ WITH worte AS (
     UNION SELECT w, unnest(tsvector_to_array(to_tsvector('english', w))) FROM worte
     UNION SELECT w, w FROM worte
 )
-SELECT k.w AS wort, k.lexem, coalesce(x.df, 0) AS df
+SELECT k.w AS word, k.lexem AS lexeme, coalesce(x.df, 0) AS df
 FROM kandidaten k
 LEFT JOIN archiv_lexeme x
     ON x.user_id = %(u)s AND x.character_id = %(c)s AND x.lexem = k.lexem
@@ -173,13 +173,14 @@ LEFT JOIN archiv_lexeme x
 carries no meaning worth matching and would, stemmed by the other language, look rare."""
 
 _PAIR_SQL: Final = (
-    "SELECT anzahl, laenge FROM archiv_paar WHERE user_id = %(u)s AND character_id = %(c)s"
+    "SELECT anzahl AS row_count, laenge AS total_length FROM archiv_paar"
+    " WHERE user_id = %(u)s AND character_id = %(c)s"
 )
 
 _WINDOW_COUNT_SQL: Final = (
     "SELECT count(*) AS n FROM (SELECT 1 FROM gespraechsarchiv"
-    " WHERE user_id = %(u)s AND character_id = %(c)s AND zeit >= %(von)s AND zeit < %(bis)s"
-    " LIMIT %(grenze)s) s"
+    " WHERE user_id = %(u)s AND character_id = %(c)s AND zeit >= %(start)s AND zeit < %(end)s"
+    " LIMIT %(cap)s) s"
 )
 
 
@@ -201,7 +202,7 @@ async def query_terms(
         if window is not None:
             window_cur = await conn.execute(
                 _WINDOW_COUNT_SQL,
-                {**params, "von": window[0], "bis": window[1], "grenze": count_limit + 1},
+                {**params, "start": window[0], "end": window[1], "cap": count_limit + 1},
             )
     term_rows = await terms_cur.fetchall()
     stats = await pair_cur.fetchone()
@@ -209,10 +210,10 @@ async def query_terms(
     if window_cur is not None:
         counted = await window_cur.fetchone()
         window_rows = int(counted["n"]) if counted else 0
-    rows = int(stats["anzahl"]) if stats else 0
-    total_length = int(stats["laenge"]) if stats else 0
+    rows = int(stats["row_count"]) if stats else 0
+    total_length = int(stats["total_length"]) if stats else 0
     return build_terms(
-        [(str(r["wort"]), str(r["lexem"]), int(r["df"])) for r in term_rows],
+        [(str(r["word"]), str(r["lexeme"]), int(r["df"])) for r in term_rows],
         rows,
         total_length / rows if rows else 0.0,
         window_rows,
@@ -260,11 +261,12 @@ def build_terms(
 
 
 _TEXTS_SQL: Final = """
-SELECT e.nr, (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[]) AS t(q, w)
+SELECT e.position, (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[]) AS t(q, w)
               WHERE e.tsv @@ t.q) AS score
-FROM (SELECT x.nr, to_tsvector(x.sprache::regconfig, x.txt) AS tsv
-      FROM unnest(%(texte)s::text[], %(sprachen)s::text[]) WITH ORDINALITY AS x(txt, sprache, nr)) e
-WHERE e.tsv @@ %(any)s::tsquery ORDER BY score DESC, e.nr LIMIT %(k)s
+FROM (SELECT x.position, to_tsvector(x.language::regconfig, x.txt) AS tsv
+      FROM unnest(%(texts)s::text[], %(languages)s::text[])
+           WITH ORDINALITY AS x(txt, language, position)) e
+WHERE e.tsv @@ %(any)s::tsquery ORDER BY score DESC, e.position LIMIT %(k)s
 """
 
 
@@ -282,23 +284,23 @@ async def queue_rank_texts(
             "tq": terms.term_queries,
             "w": terms.weights,
             "any": terms.any_query,
-            "texte": texts,
-            "sprachen": [text_config(text) for text in texts],
+            "texts": texts,
+            "languages": [text_config(text) for text in texts],
             "k": int(k),
         },
     )
     return Reply.of(
-        cur, lambda rows: [(int(row["nr"]) - 1, float(row["score"] or 0.0)) for row in rows]
+        cur, lambda rows: [(int(row["position"]) - 1, float(row["score"] or 0.0)) for row in rows]
     )
 
 
 _SIMILAR_SQL: Final = """
 WITH formen AS (
-    SELECT w, w AS f FROM unnest(%(worte)s::text[]) AS w
-    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) FROM unnest(%(worte)s::text[]) AS w
-    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('english', w))) FROM unnest(%(worte)s::text[]) AS w
+    SELECT w, w AS f FROM unnest(%(words)s::text[]) AS w
+    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) FROM unnest(%(words)s::text[]) AS w
+    UNION SELECT w, unnest(tsvector_to_array(to_tsvector('english', w))) FROM unnest(%(words)s::text[]) AS w
 )
-SELECT f.w AS wort, x.lexem, max(similarity(f.f, x.lexem)) AS s, x.df
+SELECT f.w AS word, x.lexem AS lexeme, max(similarity(f.f, x.lexem)) AS s, x.df
 FROM formen f JOIN archiv_lexeme x
     ON x.user_id = %(u)s AND x.character_id = %(c)s AND x.lexem %% f.f
 GROUP BY f.w, x.lexem, x.df
@@ -334,7 +336,7 @@ async def queue_corrected_terms(
         )
         cur = await conn.execute(
             _SIMILAR_SQL,
-            {"worte": terms.unknown_words, "u": pair.user_id, "c": pair.character_id},
+            {"words": terms.unknown_words, "u": pair.user_id, "c": pair.character_id},
         )
     return Reply.of(cur, lambda rows: _corrected(terms, rows))
 
@@ -343,8 +345,8 @@ def _corrected(terms: QueryTerms, rows: Rows) -> QueryTerms | None:
     """The corrected query from the similar lexemes found (pure)."""
     best: dict[str, list[tuple[float, str, int]]] = {}
     for row in rows:
-        best.setdefault(str(row["wort"]), []).append(
-            (float(row["s"]), str(row["lexem"]), int(row["df"]))
+        best.setdefault(str(row["word"]), []).append(
+            (float(row["s"]), str(row["lexeme"]), int(row["df"]))
         )
     weights: dict[str, float] = {}
     frequent = frequent_df(terms.rows)

@@ -8,7 +8,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.events.outcomes import MODEL_TIMEOUT, Outcomes
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.pipeline_log import ART_FAILED_TURN
+from novaberg.store.pipeline_log import KIND_FAILED_TURN
 
 
 async def _rows(db: AsyncConnectionPool) -> list[dict]:  # type: ignore[type-arg]
@@ -16,7 +16,7 @@ async def _rows(db: AsyncConnectionPool) -> list[dict]:  # type: ignore[type-arg
         cur = await conn.execute(
             "SELECT turn_id, user_id, character_id, inhalt FROM pipeline_log WHERE art = %s"
             " ORDER BY id",
-            (ART_FAILED_TURN,),
+            (KIND_FAILED_TURN,),
         )
         return [dict(r) for r in await cur.fetchall()]
 

@@ -241,10 +241,10 @@ async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
     """Storing in short-term memory fails (here: Redis refuses, the pair's index key holds
     the wrong type): the turn goes on, the session has what was said, and the write is
     logged as failed with its data."""
-    from novaberg.store.keys import kzg_index
+    from novaberg.store.keys import short_term_index
 
     script_human(scripted)
-    await deps.redis.set(kzg_index(PAIR), "kein Set")  # WRONGTYPE for the create script
+    await deps.redis.set(short_term_index(PAIR), "kein Set")  # WRONGTYPE for the create script
     turn = _turn(SHORT)
     nodes, final = await _run(runtime, turn)
     assert nodes == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]

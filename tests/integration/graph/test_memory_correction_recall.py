@@ -13,9 +13,12 @@ from test_character_graph import NOW, human_turn, run_character, run_human, scri
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.memory.long_term import LongTermMemory
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.long_term.edits import correct_node
+from novaberg.memory.long_term.promotion import Promotion
+from novaberg.memory.short_term.creation import ShortTermWriter
+from novaberg.memory.short_term.edits import correct_entry
 from novaberg.pair import Pair
+from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
 QUESTION = "Thema Wohnort: der Nutzer wohnt in? Die Schwester des Nutzers heisst?"
@@ -26,7 +29,7 @@ async def seed(
     redis: Any, db: AsyncConnectionPool, model: ModelLayer, scripted: ScriptedLLM
 ) -> tuple[str, int]:
     """A short-term entry and a long-term node, both wrong, as the memory had them."""
-    short = ShortTermMemory(redis, model, pool=db, clock=lambda: EARLIER, promotions=False)
+    short = ShortTermWriter(redis, model, pool=db, clock=lambda: EARLIER, promotions=False)
     scripted.add("Madrid!", "Der Nutzer wohnt in Madrid.")
     scripted.add("Berta!", "Die Schwester des Nutzers heisst Berta.")
     place = await short.store_salience_write(
@@ -36,7 +39,7 @@ async def seed(
         PAIR, {"salienz_obj": {"salienz": 0.9, "themen": ["Familie"]}, "segment": "Berta!"}, "user"
     )
     assert place is not None and sister is not None
-    long_term = LongTermMemory(db, redis, model, clock=lambda: EARLIER)
+    long_term = Promotion(db, redis, model, clock=lambda: EARLIER)
     node = await long_term.promote(
         {"key": sister.key, "user_id": "meister", "character_id": "nova"}
     )
@@ -64,10 +67,11 @@ async def test_the_composer_reads_the_corrected_memories(
     scripted: ScriptedLLM,
 ) -> None:
     key, node_id = await seed(redis, db, model, scripted)
-    short = ShortTermMemory(redis, model, pool=db, promotions=False)
-    assert await short.correct(PAIR, key, "Der Nutzer wohnt in Lissabon.")
-    corrected = await LongTermMemory(db, redis, model).correct(
-        PAIR, node_id, "Die Schwester des Nutzers heisst Clara."
+    assert await correct_entry(
+        ShortTermStore(redis), model, PAIR, key, "Der Nutzer wohnt in Lissabon."
+    )
+    corrected = await correct_node(
+        db, redis, model, PAIR, node_id, "Die Schwester des Nutzers heisst Clara."
     )
     assert corrected is not None
 

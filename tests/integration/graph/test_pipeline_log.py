@@ -14,8 +14,8 @@ from novaberg.store.pipeline_log import LogRow, PipelineLog, read_turn
 async def test_rows_are_written_on_flush_in_order(db) -> None:  # type: ignore[no-untyped-def]
     log = PipelineLog(db, flush_interval=60)
     for i in range(5):
-        log.add(quelle="human", node=f"n{i}", art="node", turn_id="t1", dauer_ms=float(i))
-    log.add(quelle="human", node="other", art="node", turn_id="t2")
+        log.add(source="human", node=f"n{i}", kind="node", turn_id="t1", duration_ms=float(i))
+    log.add(source="human", node="other", kind="node", turn_id="t2")
     assert log.pending == 6
     assert await log.flush() == 6
     rows = await read_turn(db, "t1")
@@ -25,7 +25,7 @@ async def test_rows_are_written_on_flush_in_order(db) -> None:  # type: ignore[n
 
 async def test_background_flusher_writes_without_explicit_flush(db) -> None:  # type: ignore[no-untyped-def]
     log = PipelineLog(db, flush_interval=0.05)
-    log.record(LogRow(quelle="character", node="bg", art="node", turn_id="t-bg"))
+    log.record(LogRow(source="character", node="bg", kind="node", turn_id="t-bg"))
     for _ in range(100):
         await asyncio.sleep(0.05)
         if await read_turn(db, "t-bg"):
@@ -50,7 +50,7 @@ async def test_failed_flush_is_retried_once_and_loud(
         await real_write(batch)
 
     log._write = flaky  # type: ignore[method-assign]
-    log.add(quelle="human", node="retry", art="node", turn_id="t-retry")
+    log.add(source="human", node="retry", kind="node", turn_id="t-retry")
     with caplog.at_level(logging.ERROR, logger="novaberg.store.pipeline_log"):
         assert await log.flush() == 1
     assert attempts == 2
@@ -65,7 +65,7 @@ async def test_double_failure_drops_loudly(db, caplog: pytest.LogCaptureFixture)
         raise ConnectionError("weg")
 
     log._write = broken  # type: ignore[method-assign]
-    log.add(quelle="human", node="lost", art="node", turn_id="t-lost")
+    log.add(source="human", node="lost", kind="node", turn_id="t-lost")
     with caplog.at_level(logging.ERROR, logger="novaberg.store.pipeline_log"):
         assert await log.flush() == 0
     assert log.dropped == 1
@@ -88,7 +88,7 @@ async def test_recording_asks_for_the_loop_only_until_the_flusher_runs(
     monkeypatch.setattr(pipeline_log.asyncio, "get_running_loop", counted)
     log = PipelineLog(db, flush_interval=60)
     for i in range(50):
-        log.add(quelle="human", node=f"n{i}", art="node", turn_id="t-once")
+        log.add(source="human", node=f"n{i}", kind="node", turn_id="t-once")
     assert len(lookups) == 1
     flusher = log._task
     assert flusher is not None and not flusher.done()
@@ -96,7 +96,7 @@ async def test_recording_asks_for_the_loop_only_until_the_flusher_runs(
     assert await log.flush() == 50
     assert len(await read_turn(db, "t-once")) == 50
     await log.close()
-    log.add(quelle="human", node="after", art="node", turn_id="t-once")  # a new flusher
+    log.add(source="human", node="after", kind="node", turn_id="t-once")  # a new flusher
     assert log._task is not None and log._task is not flusher and not log._task.done()
     await log.close()
     assert len(await read_turn(db, "t-once")) == 51
@@ -104,5 +104,5 @@ async def test_recording_asks_for_the_loop_only_until_the_flusher_runs(
 
 def test_rows_recorded_without_a_loop_wait_for_a_flush() -> None:
     log = PipelineLog(None, flush_interval=60)  # type: ignore[arg-type]  # never flushed
-    log.add(quelle="human", node="n", art="node")
+    log.add(source="human", node="n", kind="node")
     assert log.pending == 1 and log._task is None

@@ -28,11 +28,11 @@ from novaberg.imports.chat_import import import_chat
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory.archive import archive_live_turn, purge_expired
-from novaberg.memory.search import SearchOptions, search_memory
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import SearchOptions
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
-from novaberg.store import archive, keys
-from novaberg.store import long_term as long_term_store
+from novaberg.store import archive, keys, long_term_search
 from novaberg.store.archive import stored_vector
 from novaberg.store.short_term import encode_vector
 from novaberg.store.users import issue_token
@@ -240,7 +240,7 @@ async def test_a_search_runs_on_one_connection_in_few_round_trips(
     many lists there are (`store/pipelined.py`): the query's terms, the lists, the
     long-term pair size (not yet remembered), the corrected name's list, the details."""
     await store_chat(db, model, PAIR, chat_file(sample_lines()))
-    long_term_store.forget_pair_sizes()
+    long_term_search.forget_pair_sizes()
     checkouts: list[int] = []
     trips: list[str] = []
     connection = db.connection
@@ -313,7 +313,7 @@ async def test_short_and_long_term_hits_name_the_turns_they_rest_on(
     kern = "Der Nutzer segelt gern auf dem Gardasee."
     vector = (await model.embed([kern]))[0]
     await redis.hset(
-        keys.kzg_entry(PAIR, 5),
+        keys.short_term_entry(PAIR, 5),
         mapping={
             "inhalt": kern,
             "salienz": "0.8",
@@ -323,7 +323,7 @@ async def test_short_and_long_term_hits_name_the_turns_they_rest_on(
             "embedding": encode_vector(vector),
         },
     )
-    await redis.sadd(keys.kzg_index(PAIR), keys.kzg_entry(PAIR, 5))
+    await redis.sadd(keys.short_term_index(PAIR), keys.short_term_entry(PAIR, 5))
     async with db.connection() as conn:
         node = await (
             await conn.execute(
@@ -336,18 +336,18 @@ async def test_short_and_long_term_hits_name_the_turns_they_rest_on(
         ).fetchone()
         await conn.execute(
             "INSERT INTO lzg_befoerderung (kzg_key, lzg_id, aktion) VALUES (%s, %s, 'verstaerkt')",
-            (keys.kzg_entry(PAIR, 5), node["id"]),
+            (keys.short_term_entry(PAIR, 5), node["id"]),
         )
         await conn.execute(
             "INSERT INTO verbindung (turn_id, kzg_id) VALUES ('t-segeln', %s)",
-            (keys.kzg_entry(PAIR, 5),),
+            (keys.short_term_entry(PAIR, 5),),
         )
     result = await search(redis, db, model, "Gardasee segeln")
     layers = {h.layer: h for h in result.hits}
     assert set(layers) == {"archiv", "kzg", "lzg"}
     short = layers["kzg"]
     assert [(s.layer, s.id) for s in short.sources] == [
-        ("kzg", keys.kzg_entry(PAIR, 5)),
+        ("kzg", keys.short_term_entry(PAIR, 5)),
         ("archiv", layers["archiv"].id),
     ]
     assert short.sources[1].message_ids == ("n-1", "n-2") and short.sources[1].turn_id == "t-segeln"
@@ -355,7 +355,7 @@ async def test_short_and_long_term_hits_name_the_turns_they_rest_on(
     assert long_sources[0] == ("lzg", str(node["id"]))
     assert ("kzg", "kzg:meister:nova:1") in long_sources and (
         "kzg",
-        keys.kzg_entry(PAIR, 5),
+        keys.short_term_entry(PAIR, 5),
     ) in long_sources
     assert ("archiv", layers["archiv"].id) in long_sources, "through the reinforcing key's turn"
     assert all(h.time is not None for h in result.hits)

@@ -11,7 +11,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory import curve
-from novaberg.memory.short_term import MAGNET_FIELDS, ShortTermMemory
+from novaberg.memory.short_term.creation import ShortTermWriter
+from novaberg.memory.short_term.magnets import MAGNET_FIELDS
 from novaberg.pair import Pair
 from novaberg.store.entities import (
     Resolution,
@@ -20,7 +21,7 @@ from novaberg.store.entities import (
     normalise_name,
     resolve_entities,
 )
-from novaberg.store.keys import kzg_index
+from novaberg.store.keys import short_term_index
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("anna", "nova")
@@ -50,8 +51,8 @@ def daten(
 
 
 @pytest.fixture
-def memory(redis: aioredis.Redis, model: ModelLayer, db: AsyncConnectionPool) -> ShortTermMemory:
-    return ShortTermMemory(redis, model, pool=db, clock=Clock(), promotions=False)
+def memory(redis: aioredis.Redis, model: ModelLayer, db: AsyncConnectionPool) -> ShortTermWriter:
+    return ShortTermWriter(redis, model, pool=db, clock=Clock(), promotions=False)
 
 
 def test_names_match_whole_words_and_ambiguity_is_named() -> None:
@@ -137,7 +138,7 @@ async def test_names_that_fit_each_other_resolve_in_order(db: AsyncConnectionPoo
 
 
 async def test_entries_naming_the_same_entity_strengthen_each_other(
-    memory: ShortTermMemory, db: AsyncConnectionPool
+    memory: ShortTermWriter, db: AsyncConnectionPool
 ) -> None:
     first = await memory.store_salience_write(
         PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna", "Köln"]), "user"
@@ -175,7 +176,7 @@ async def test_entries_naming_the_same_entity_strengthen_each_other(
     assert second.reinforced == ()  # no shared theme: the entity alone pulled
 
 
-async def test_a_shared_theme_and_entity_count_once(memory: ShortTermMemory) -> None:
+async def test_a_shared_theme_and_entity_count_once(memory: ShortTermWriter) -> None:
     first = await memory.store_salience_write(
         PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna"]), "user"
     )
@@ -190,7 +191,7 @@ async def test_a_shared_theme_and_entity_count_once(memory: ShortTermMemory) -> 
 async def test_without_a_database_entries_carry_no_entities(
     redis: aioredis.Redis, model: ModelLayer
 ) -> None:
-    memory = ShortTermMemory(redis, model, clock=Clock(), promotions=False)
+    memory = ShortTermWriter(redis, model, clock=Clock(), promotions=False)
     stored = await memory.store_salience_write(
         PAIR, daten("Anna zieht nach Köln.", ["umzug"], ["Anna"]), "user"
     )
@@ -199,7 +200,7 @@ async def test_without_a_database_entries_carry_no_entities(
     assert entry is not None and entry.fields["entitaet_ids"] == ""
 
 
-async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermMemory) -> None:
+async def test_the_create_call_reads_the_magnets_rows(memory: ShortTermWriter) -> None:
     """The new entry's create script returns the pair's magnet rows (the new entry among
     them) as `field_rows` reads them after it: no second read."""
     first = await memory.store_salience_write(
@@ -236,7 +237,7 @@ async def _hmget_calls(redis: aioredis.Redis) -> int:
 
 
 async def test_the_create_call_matches_and_reads_in_one_pass(
-    memory: ShortTermMemory, redis: aioredis.Redis
+    memory: ShortTermWriter, redis: aioredis.Redis
 ) -> None:
     """Theme matching and the rows' read share one pass over the pair's entries: one HMGET
     an entry (the new one included), and a matched entry's row carries the haeufigkeit the
@@ -246,7 +247,7 @@ async def test_the_create_call_matches_and_reads_in_one_pass(
             PAIR, daten(f"{name} zieht nach Köln.", ["umzug"], [name]), "user"
         )
         assert stored is not None, index
-    entries = len(await redis.smembers(kzg_index(PAIR)))
+    entries = len(await redis.smembers(short_term_index(PAIR)))
     vector = (await memory.model.embed(["Lena zieht um."]))[0]
     names = ("entitaet_ids", "haeufigkeit")
     before = await _hmget_calls(redis)
@@ -263,4 +264,4 @@ async def test_the_create_call_matches_and_reads_in_one_pass(
     assert len(created.matched) == entries
     assert created.rows == await memory.store.field_rows(PAIR, names)
     counts = {key: values[1] for key, values in created.rows}
-    assert all(counts[row.key] == str(row.haeufigkeit) for row in created.matched)
+    assert all(counts[row.key] == str(row.frequency) for row in created.matched)

@@ -16,7 +16,8 @@ from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
 from novaberg.pair import Pair
-from novaberg.store import long_term as long_term_store
+from novaberg.store import long_term_nodes
+from novaberg.store.long_term_nodes import NewNode
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -108,7 +109,7 @@ async def test_lore_the_person_deleted_is_not_imported_again(
             await conn.execute("SELECT id FROM lzg_knoten WHERE kzg_quell_key LIKE '%:7'")
         ).fetchone()
         assert (
-            await long_term_store.delete_node(conn, Pair("anna", "kaethe"), row["id"]) is not None
+            await long_term_nodes.delete_node(conn, Pair("anna", "kaethe"), row["id"]) is not None
         )
     again = await import_card(db, model, card, user_id="anna", now=NOW)
     assert again.lore_new == 0
@@ -118,23 +119,21 @@ async def test_lore_the_person_deleted_is_not_imported_again(
 async def test_insert_nodes_skips_stored_and_tombstoned_keys_in_batch_order(
     db: AsyncConnectionPool,
 ) -> None:
-    def node(key: str) -> dict:
-        return {
-            "kzg_quell_key": key, "user_id": "anna", "character_id": "nova", "beobachter": "user",
-            "inhalt": f"Notiz {key}", "embedding": [1.0] + [0.0] * 383, "dimension": "kontext",
-            "gewicht_roh": 0.5, "gewicht_absolut": 0.5, "gewicht_decay": 0.5, "haeufigkeit": 1,
-            "erstellt_am": NOW, "verstaerkt_am": NOW, "themen": ["x"], "gedaechtnistyp": "lang",
-            "entitaet_ids": [], "intentionen": "[]", "emotion": "", "emotions_vektor": "",
-            "modus": "", "sprach_stil": "", "beziehungs_dynamik": "", "tone": "",
-        }  # fmt: skip
+    def node(key: str) -> NewNode:
+        return NewNode(
+            source_key=key, user_id="anna", character_id="nova", observer="user",
+            text=f"Notiz {key}", embedding=[1.0] + [0.0] * 383, dimension="kontext",
+            raw_weight=0.5, absolute_weight=0.5, decayed_weight=0.5, frequency=1,
+            created_at=NOW, reinforced_at=NOW, themes=["x"], memory_type="lang",
+        )  # fmt: skip
 
     async with db.connection() as conn:
         await conn.execute(
             "INSERT INTO lzg_geloescht (kzg_key, lzg_id, user_id, character_id)"
             " VALUES ('weg', 1, 'anna', 'nova')"
         )
-        (first,) = await long_term_store.insert_nodes(conn, [node("a")])
-        ids = await long_term_store.insert_nodes(
+        (first,) = await long_term_nodes.insert_nodes(conn, [node("a")])
+        ids = await long_term_nodes.insert_nodes(
             conn, [node("c"), node("a"), node("weg"), node("b")]
         )
     assert first is not None and ids[1] is None and ids[2] is None

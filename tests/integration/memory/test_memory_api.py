@@ -16,8 +16,8 @@ from novaberg.config import Settings
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.memory.long_term import LongTermMemory
-from novaberg.memory.short_term import ShortTermMemory
+from novaberg.memory.long_term.promotion import Promotion
+from novaberg.memory.short_term.creation import ShortTermWriter
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import character_profiles, goals
@@ -65,7 +65,7 @@ async def test_memory_panels_show_the_callers_pair(
     await append_turn(redis, PAIR, {"rolle": "user", "inhalt": "Hallo", "embedding": [0.1] * 384})
     await append_turn(redis, Pair("anna", "nova"), {"rolle": "user", "inhalt": "fremd"})
     scripted.add("Madrid", "Der Nutzer zieht nach Madrid.")
-    short = ShortTermMemory(redis, model, pool=db)
+    short = ShortTermWriter(redis, model, pool=db)
     stored = await short.store_salience_write(
         PAIR,
         {"salienz_obj": {"salienz": 0.9, "themen": ["Umzug"]}, "segment": "Madrid!"},
@@ -73,12 +73,16 @@ async def test_memory_panels_show_the_callers_pair(
         "t-1",
     )
     assert stored is not None
-    node = await LongTermMemory(db, redis, model).promote(
+    node = await Promotion(db, redis, model).promote(
         {"key": stored.key, "user_id": "meister", "character_id": "nova"}
     )
     async with db.connection() as conn:
         await goals.insert_goal(
-            conn, PAIR, zielsatz="Mehr ueber Madrid erfahren", embedding=None, now=datetime.now(UTC)
+            conn,
+            PAIR,
+            statement="Mehr ueber Madrid erfahren",
+            embedding=None,
+            now=datetime.now(UTC),
         )
         await character_profiles.upsert_layers(
             conn, "meister", "nova", {"core": "Zieht um."}, datetime.now(UTC)
@@ -116,17 +120,17 @@ async def test_pipeline_of_a_turn_only_for_its_user(
 ) -> None:
     log = PipelineLog(db)
     log.add(
-        quelle="human",
+        source="human",
         node="perception",
-        art="node",
+        kind="node",
         turn_id="t-9",
         user_id="meister",
         character_id="nova",
     )
     log.add(
-        quelle="human",
+        source="human",
         node="perception",
-        art="node",
+        kind="node",
         turn_id="t-x",
         user_id="anna",
         character_id="nova",
@@ -153,7 +157,7 @@ async def test_forgetting_a_short_term_entry_of_the_callers_pair_only(
     scripted: ScriptedLLM,
 ) -> None:
     scripted.add("Lissabon", "Der Nutzer mag Lissabon.")
-    short = ShortTermMemory(redis, model, pool=db)
+    short = ShortTermWriter(redis, model, pool=db)
     mine = await short.store_salience_write(
         Pair("meister", "luna"),
         {"salienz_obj": {"salienz": 0.9, "themen": ["Reisen"]}, "segment": "Lissabon!"},

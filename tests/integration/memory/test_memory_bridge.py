@@ -13,7 +13,7 @@ from novaberg.memory.bridge import (
     short_term_store_for,
     store_short_term_writes,
 )
-from novaberg.memory.long_term import LongTermMemory
+from novaberg.memory.long_term.promotion import Promotion
 from novaberg.pair import Pair
 from novaberg.store import keys
 
@@ -78,7 +78,7 @@ async def test_resonance_brings_both_memories(
         perception={},
     )
     (stored,) = outcome.stored
-    await LongTermMemory(db, redis, model).promote(
+    await Promotion(db, redis, model).promote(
         {"key": stored.key, "user_id": "meister", "character_id": "nova"}
     )
     assert await redis.llen(keys.promotion_queue("meister")) == 1

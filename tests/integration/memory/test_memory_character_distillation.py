@@ -129,25 +129,25 @@ async def test_long_term_goals_are_refreshed_from_the_profiles(
         music = await goals.insert_goal(
             conn,
             PAIR,
-            zielsatz="Mehr Musik hoeren",
-            thema="musik",
+            statement="Mehr Musik hoeren",
+            topic="musik",
             embedding=None,
-            ziel_typ=goals.LASTING_TYPE,
+            kind=goals.LASTING_TYPE,
             motivation=0.3,
             now=NOW - timedelta(days=40),
         )
         travel = await goals.insert_goal(
             conn,
             PAIR,
-            zielsatz="Reisen planen",
-            thema="Reisen",
+            statement="Reisen planen",
+            topic="Reisen",
             embedding=None,
-            ziel_typ=goals.LASTING_TYPE,
+            kind=goals.LASTING_TYPE,
             motivation=0.5,
             now=NOW - timedelta(days=40),
         )
         medium = await goals.insert_goal(
-            conn, PAIR, zielsatz="Heute nachfragen", embedding=None, now=NOW
+            conn, PAIR, statement="Heute nachfragen", embedding=None, now=NOW
         )
     scripted.add(
         "Profil von meister",
@@ -211,10 +211,10 @@ async def test_no_goal_evidence_keeps_the_goals(
         kept = await goals.insert_goal(
             conn,
             PAIR,
-            zielsatz="Reisen planen",
-            thema="reisen",
+            statement="Reisen planen",
+            topic="reisen",
             embedding=None,
-            ziel_typ=goals.LASTING_TYPE,
+            kind=goals.LASTING_TYPE,
             now=NOW,
         )
     scripted.add("langfristige Ziele", {"ziele": []}, schema="LastingGoals")

@@ -17,11 +17,16 @@ from test_memory_api import client  # noqa: F401  (the fixture)
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
-from novaberg.memory.long_term import LongTermMemory
-from novaberg.memory.short_term import ShortTermMemory, StoredEntry, embed_text
+from novaberg.memory.long_term.decay import decay
+from novaberg.memory.long_term.edits import delete_node
+from novaberg.memory.long_term.promotion import Promotion
+from novaberg.memory.long_term.spreading import spreading_read
+from novaberg.memory.short_term.creation import ShortTermWriter, StoredEntry
+from novaberg.memory.short_term.edits import correct_entry
+from novaberg.memory.short_term.entry_text import embed_text
 from novaberg.pair import Pair
-from novaberg.store import keys
-from novaberg.store import long_term as long_term_store
+from novaberg.store import keys, long_term_nodes, long_term_search
+from novaberg.store.long_term_nodes import NewNode
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
@@ -41,7 +46,7 @@ async def remember(
     turn_id: str = "t-1",
 ) -> StoredEntry:
     scripted.add(said, kern)
-    stored = await ShortTermMemory(redis, model, pool=db).store_salience_write(
+    stored = await ShortTermWriter(redis, model, pool=db).store_salience_write(
         pair,
         {"salienz_obj": {"salienz": 0.9, "themen": list(themes)}, "segment": said},
         "user",
@@ -146,8 +151,9 @@ async def test_another_process_searches_with_the_corrected_vector(
     old = EMBED.vector(embed_text(["Umzug"], "Der Nutzer zieht nach Madrid."))
     assert (await reader.nearest(PAIR, old, 1))[0].key == stored.key  # the vectors are cached
 
-    writer = ShortTermMemory(redis, model, store=ShortTermStore(redis), promotions=False)
-    assert await writer.correct(PAIR, stored.key, "Orangen und Zitronen aus Valencia")
+    assert await correct_entry(
+        ShortTermStore(redis), model, PAIR, stored.key, "Orangen und Zitronen aus Valencia"
+    )
     new = EMBED.vector(embed_text(["Umzug"], "Orangen und Zitronen aus Valencia"))
     (hit,) = await reader.nearest(PAIR, new, 1)
     assert hit.key == stored.key and hit.similarity == pytest.approx(1.0, abs=1e-5)
@@ -169,7 +175,7 @@ async def promoted(
     stored = await remember(redis, db, model, scripted, said, kern, **kwargs)  # type: ignore[arg-type]
     pair = kwargs.get("pair", PAIR)
     assert isinstance(pair, Pair)
-    outcome = await LongTermMemory(db, redis, model).promote(
+    outcome = await Promotion(db, redis, model).promote(
         {"key": stored.key, "user_id": pair.user_id, "character_id": pair.character_id}
     )
     assert outcome.action == "neu" and outcome.node_id is not None
@@ -187,7 +193,7 @@ async def test_a_corrected_long_term_node_is_re_embedded_in_place(
         redis, db, model, scripted, "Madrid!", "Der Nutzer zieht nach Madrid."
     )
     async with db.connection() as conn:
-        before = await long_term_store.get_node(conn, node_id)
+        before = await long_term_nodes.get_node(conn, node_id)
     assert before is not None
     await redis.delete(keys.profile_dirty(PAIR))
 
@@ -198,18 +204,18 @@ async def test_a_corrected_long_term_node_is_re_embedded_in_place(
     body = answer.json()
     assert body["id"] == node_id and body["inhalt"] == "Der Nutzer zieht nach Lissabon."
     assert body["korrigiert_am"] is not None
-    assert body["gewicht_decay"] == pytest.approx(before["gewicht_decay"])
+    assert body["gewicht_decay"] == pytest.approx(before.decayed_weight)
     async with db.connection() as conn:
-        after = await long_term_store.get_node(conn, node_id)
-        nearest = await long_term_store.nearest(
+        after = await long_term_nodes.get_node(conn, node_id)
+        nearest = await long_term_search.nearest(
             conn, PAIR, EMBED.vector("Der Nutzer zieht nach Lissabon."), 1
         )
         words = await conn.execute(
             "SELECT count(*) AS n FROM lzg_knoten WHERE tsv @@ plainto_tsquery('simple', 'lissabon')"
         )
         found = await words.fetchone()
-    assert after is not None and after["kzg_quell_key"] == stored.key, "provenance kept"
-    assert nearest[0]["id"] == node_id and float(nearest[0]["cosine"]) == pytest.approx(
+    assert after is not None and after.source_key == stored.key, "provenance kept"
+    assert nearest[0].id == node_id and float(nearest[0].cosine or 0.0) == pytest.approx(
         1.0, abs=1e-5
     )
     assert found is not None and found["n"] == 1, "the word index follows the text"
@@ -297,7 +303,7 @@ async def test_a_deleted_node_does_not_come_back(
 ) -> None:
     """Neither through decay, nor a promotion (or an import) of one of its keys, nor the
     spreading read from a neighbour that was linked to it."""
-    memory = LongTermMemory(db, redis, model)
+    memory = Promotion(db, redis, model)
     fact = "Madrid liegt in Spanien."
     first, gone = await promoted(redis, db, model, scripted, "Madrid!", fact)
     # a second key reinforcing the same node: it is one of the node's keys too
@@ -312,15 +318,16 @@ async def test_a_deleted_node_does_not_come_back(
     )
     anchor = EMBED.vector("Der Nutzer sucht eine Wohnung.")
     async with db.connection() as conn:
-        anchors = await long_term_store.nearest(conn, PAIR, anchor, 3)
-    assert [r["id"] for r in anchors if float(r["cosine"]) >= 0.40] == [kept]
-    before = await memory.spreading_read(PAIR, anchor, "glut", mark_retrieved=False)
-    assert {m.knoten_id: m.schale for m in before.erinnerungen} == {kept: 0, gone: 1}
+        anchors = await long_term_search.nearest(conn, PAIR, anchor, 3)
+    assert [r.id for r in anchors if float(r.cosine or 0.0) >= 0.40] == [kept]
+    before = await spreading_read(db, PAIR, anchor, "glut", mark_retrieved=False)
+    assert {m.node_id: m.shell for m in before.memories} == {kept: 0, gone: 1}
 
-    assert sorted(await memory.delete(PAIR, gone) or []) == sorted([first.key, again.key])
+    deleted = await delete_node(db, ShortTermStore(redis), PAIR, gone)
+    assert sorted(deleted or []) == sorted([first.key, again.key])
 
     # decay, even years later, touches only what exists
-    await memory.decay(datetime(2031, 1, 1, tzinfo=UTC).timestamp())
+    await decay(db, datetime(2031, 1, 1, tzinfo=UTC).timestamp())
     assert await node_ids(db) == [kept]
 
     # the promotion of either key again: the same jobs, and the entries written anew under
@@ -341,27 +348,30 @@ async def test_a_deleted_node_does_not_come_back(
 
     # an import (or any insert) of one of the keys
     async with db.connection() as conn:
-        inserted = await long_term_store.insert_node(
+        inserted = await long_term_nodes.insert_node(
             conn,
-            {
-                "kzg_quell_key": first.key,
-                "user_id": "meister",
-                "character_id": "nova",
-                "inhalt": fact,
-                "embedding": EMBED.vector(fact),
-                "gewicht_roh": 0.9,
-                "gewicht_absolut": 0.9,
-                "gewicht_decay": 0.9,
-                "themen": [],
-                "entitaet_ids": [],
-            },
+            NewNode(
+                source_key=first.key,
+                user_id="meister",
+                character_id="nova",
+                observer="user",
+                text=fact,
+                embedding=EMBED.vector(fact),
+                dimension="kontext",
+                raw_weight=0.9,
+                absolute_weight=0.9,
+                decayed_weight=0.9,
+                frequency=1,
+                created_at=datetime(2031, 1, 1, tzinfo=UTC),
+                reinforced_at=datetime(2031, 1, 1, tzinfo=UTC),
+            ),
         )
     assert inserted is None
     assert await node_ids(db) == [kept]
 
     # the spreading read from the neighbour finds no path to it any more
-    after = await memory.spreading_read(PAIR, anchor, "glut", mark_retrieved=False)
-    assert [m.knoten_id for m in after.erinnerungen] == [kept]
+    after = await spreading_read(db, PAIR, anchor, "glut", mark_retrieved=False)
+    assert [m.node_id for m in after.memories] == [kept]
 
 
 class GoneEmbedder(ScriptedEmbedder):
@@ -390,6 +400,6 @@ async def test_a_correction_that_cannot_be_embedded_changes_nothing(
     assert entry is not None and entry.fields["inhalt"] == "Der Nutzer zieht nach Madrid."
     assert "korrigiert_am" not in entry.fields
     async with db.connection() as conn:
-        node = await long_term_store.get_node(conn, node_id)
-    assert node is not None and node["inhalt"] == "Der Nutzer zieht nach Madrid."
-    assert node["korrigiert_am"] is None
+        node = await long_term_nodes.get_node(conn, node_id)
+    assert node is not None and node.text == "Der Nutzer zieht nach Madrid."
+    assert node.corrected_at is None

@@ -27,22 +27,22 @@ async def test_goals_belong_to_the_character_and_carry_live_motivation(
     vec = (await model.embed(["Nova will mehr ueber Musik lernen"]))[0]
     async with db.connection() as conn:
         fresh = await goals.insert_goal(
-            conn, PAIR, zielsatz="Musik", embedding=vec, motivation=0.8, now=NOW
+            conn, PAIR, statement="Musik", embedding=vec, motivation=0.8, now=NOW
         )
         await goals.insert_goal(
-            conn, PAIR, zielsatz="alt", embedding=vec, motivation=0.8, now=NOW - timedelta(days=60)
+            conn, PAIR, statement="alt", embedding=vec, motivation=0.8, now=NOW - timedelta(days=60)
         )
         lasting = await goals.insert_goal(
             conn,
             PAIR,
-            zielsatz="immer",
+            statement="immer",
             embedding=vec,
-            ziel_typ="langfristig",
+            kind="langfristig",
             motivation=0.6,
             now=NOW - timedelta(days=300),
         )
         await goals.insert_goal(
-            conn, Pair("anna", "nova"), zielsatz="fremd", embedding=vec, now=NOW
+            conn, Pair("anna", "nova"), statement="fremd", embedding=vec, now=NOW
         )
         cur = await conn.execute(
             "SELECT DISTINCT user_id, character_id FROM ziele WHERE character_id = 'meister'"
@@ -65,12 +65,14 @@ async def test_goal_activation_threshold_and_bounded_gravitation(
     async with db.connection() as conn:
         for i in range(5):
             await goals.insert_goal(
-                conn, PAIR, zielsatz=f"Musik {i}", embedding=near, motivation=0.9, now=NOW
+                conn, PAIR, statement=f"Musik {i}", embedding=near, motivation=0.9, now=NOW
             )
         await goals.insert_goal(
-            conn, PAIR, zielsatz="schwach", embedding=near, motivation=0.39, now=NOW
+            conn, PAIR, statement="schwach", embedding=near, motivation=0.39, now=NOW
         )
-        await goals.insert_goal(conn, PAIR, zielsatz="fern", embedding=far, motivation=1.0, now=NOW)
+        await goals.insert_goal(
+            conn, PAIR, statement="fern", embedding=far, motivation=1.0, now=NOW
+        )
         loaded = await goals.active_goals(conn, PAIR, NOW)
     activation = activate_goals(prompt, loaded)
     names = {g["zielsatz"] for g in activation.activated}
@@ -84,17 +86,17 @@ async def test_goal_activation_threshold_and_bounded_gravitation(
 async def test_goal_decay_job_stores_motivation_and_deactivates(db: AsyncConnectionPool) -> None:
     async with db.connection() as conn:
         week = await goals.insert_goal(
-            conn, PAIR, zielsatz="a", embedding=None, motivation=0.8, now=NOW
+            conn, PAIR, statement="a", embedding=None, motivation=0.8, now=NOW
         )
         month = await goals.insert_goal(
-            conn, PAIR, zielsatz="b", embedding=None, motivation=0.8, now=NOW - timedelta(days=30)
+            conn, PAIR, statement="b", embedding=None, motivation=0.8, now=NOW - timedelta(days=30)
         )
         lasting = await goals.insert_goal(
             conn,
             PAIR,
-            zielsatz="c",
+            statement="c",
             embedding=None,
-            ziel_typ="langfristig",
+            kind="langfristig",
             motivation=0.8,
             now=NOW - timedelta(days=300),
         )
@@ -134,7 +136,7 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
     await redis.set(keys.profile_dirty(PAIR), "1")
     now = NOW.timestamp()
 
-    result = await run_distillation(redis, db, model, now=now, kzg=store)
+    result = await run_distillation(redis, db, model, now=now, short_term=store)
     assert set(result["destilliert"]) == {"meister:nova"}
     schemas = [c["schema"] for c in scripted.calls]
     assert schemas == ["ProfileLayers"] * 2 + ["SpokeRatings"] * 3 + ["LastingGoals"]
@@ -152,7 +154,7 @@ async def test_dirty_flag_runs_distillation_once_for_both_rows(
     assert own["updated"]["core"] == NOW and own["updated"]["adaptive"] is None
     assert own["nutzer_gewichtung_am"] == NOW  # the wheel was rated in the same run
 
-    await run_distillation(redis, db, model, now=now, kzg=store)
+    await run_distillation(redis, db, model, now=now, short_term=store)
     assert len(scripted.calls) == 6  # the flag was consumed: no second distillation
 
 

@@ -4,6 +4,7 @@ reinforcement, reactivation, edges), spreading read, decay (spec pipeline §9)."
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,14 +14,11 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory import curve
 from novaberg.memory.jobs.promotion import run_promotions
-from novaberg.memory.long_term import (
-    DEACTIVATION_THRESHOLD,
-    REINFORCEMENT_BOOST,
-    LongTermMemory,
-    decayed_weight,
-)
+from novaberg.memory.long_term.decay import DEACTIVATION_THRESHOLD, decay, decayed_weight
+from novaberg.memory.long_term.promotion import REINFORCEMENT_BOOST, Promotion
+from novaberg.memory.long_term.spreading import spreading_read
 from novaberg.pair import Pair
-from novaberg.store import keys
+from novaberg.store import keys, long_term_nodes
 from novaberg.store.short_term import ShortTermStore
 
 PAIR = Pair("meister", "nova")
@@ -36,7 +34,7 @@ class Clock:
         return self.now
 
 
-async def kzg_entry(
+async def short_term_entry(
     store: ShortTermStore,
     model: ModelLayer,
     inhalt: str,
@@ -87,8 +85,8 @@ def memory(
     model: ModelLayer,
     store: ShortTermStore,
     clock: Clock,
-) -> LongTermMemory:
-    return LongTermMemory(db, redis, model, kzg=store, clock=clock)
+) -> Promotion:
+    return Promotion(db, redis, model, short_term=store, clock=clock)
 
 
 async def node(db: AsyncConnectionPool, node_id: int) -> dict[str, Any]:
@@ -106,13 +104,13 @@ async def edges(db: AsyncConnectionPool) -> list[dict[str, Any]]:
 
 
 async def test_promotion_creates_then_reinforces_on_near_duplicate(
-    memory: LongTermMemory,
+    memory: Promotion,
     store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
     redis: aioredis.Redis,
 ) -> None:
-    first = await kzg_entry(
+    first = await short_term_entry(
         store, model, "Der Nutzer heiratet im Mai Anna in Rom.", ms=1, themen="Hochzeit, Rom"
     )
     async with db.connection() as conn:
@@ -135,7 +133,9 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
     assert again.action == "schon_befoerdert" and again.node_id == created.node_id
 
     # near-duplicate (0.82 ≤ cosine < 1): one word more
-    second = await kzg_entry(store, model, "Der Nutzer heiratet im Mai Anna in Rom bald.", ms=2)
+    second = await short_term_entry(
+        store, model, "Der Nutzer heiratet im Mai Anna in Rom bald.", ms=2
+    )
     reinforced = await memory.promote(job(second))
     assert reinforced.action == "verstaerkt" and reinforced.node_id == created.node_id
     assert reinforced.cosine is not None and 0.82 <= reinforced.cosine < 0.99
@@ -156,17 +156,21 @@ async def test_promotion_creates_then_reinforces_on_near_duplicate(
 
 
 async def test_new_node_gets_two_directed_edges_per_joining_layer(
-    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
+    memory: Promotion, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
     a = await memory.promote(
-        job(await kzg_entry(store, model, "Anna liebt Katzen sehr.", ms=1, themen="Tiere"))
+        job(await short_term_entry(store, model, "Anna liebt Katzen sehr.", ms=1, themen="Tiere"))
     )
     b = await memory.promote(
-        job(await kzg_entry(store, model, "Der Nutzer faehrt Ski in Tirol.", ms=2, themen="Sport"))
+        job(
+            await short_term_entry(
+                store, model, "Der Nutzer faehrt Ski in Tirol.", ms=2, themen="Sport"
+            )
+        )
     )
     c = await memory.promote(
         job(
-            await kzg_entry(
+            await short_term_entry(
                 store,
                 model,
                 "Ein Hund wohnt jetzt beim Nutzer.",
@@ -192,7 +196,7 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
     # reinforcing c recomputes its edges from the new anchor weight
     before = {e["id"]: e["gewicht_roh"] for e in rows}
     again = await memory.promote(
-        job(await kzg_entry(store, model, "Ein Hund wohnt jetzt beim Nutzer.", ms=4))
+        job(await short_term_entry(store, model, "Ein Hund wohnt jetzt beim Nutzer.", ms=4))
     )
     assert again.action == "verstaerkt" and again.edges == 2
     after = {e["id"]: e["gewicht_roh"] for e in await edges(db)}
@@ -200,12 +204,16 @@ async def test_new_node_gets_two_directed_edges_per_joining_layer(
 
 
 async def test_inactive_match_is_half_reactivated(
-    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
+    memory: Promotion, store: ShortTermStore, model: ModelLayer, db: AsyncConnectionPool
 ) -> None:
-    created = await memory.promote(job(await kzg_entry(store, model, "Der Nutzer mag Jazz.", ms=1)))
+    created = await memory.promote(
+        job(await short_term_entry(store, model, "Der Nutzer mag Jazz.", ms=1))
+    )
     async with db.connection() as conn:
         await conn.execute("UPDATE lzg_knoten SET aktiv = FALSE, gewicht_decay = 0.05")
-    back = await memory.promote(job(await kzg_entry(store, model, "Der Nutzer mag Jazz.", ms=2)))
+    back = await memory.promote(
+        job(await short_term_entry(store, model, "Der Nutzer mag Jazz.", ms=2))
+    )
     assert back.action == "reaktiviert" and back.node_id == created.node_id
     row = await node(db, created.node_id)
     assert row["aktiv"]
@@ -214,23 +222,26 @@ async def test_inactive_match_is_half_reactivated(
 
 
 async def test_decay_deactivates_unused_and_spares_used(
-    memory: LongTermMemory,
+    memory: Promotion,
     store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
     clock: Clock,
 ) -> None:
     unused = await memory.promote(
-        job(await kzg_entry(store, model, "Alte Geschichte vom Zelten.", ms=1))
+        job(await short_term_entry(store, model, "Alte Geschichte vom Zelten.", ms=1))
     )
     used = await memory.promote(
-        job(await kzg_entry(store, model, "Die Schwester heisst Lea.", ms=2))
+        job(await short_term_entry(store, model, "Die Schwester heisst Lea.", ms=2))
     )
     assert unused.node_id and used.node_id
     clock.now = T0 + 8 * YEAR - 86_400
-    await memory.mark_retrieved([used.node_id])  # the seed's reinforcement on use
+    async with db.connection() as conn:  # the seed's reinforcement on use
+        await long_term_nodes.mark_retrieved(
+            conn, [used.node_id], datetime.fromtimestamp(clock(), UTC)
+        )
     clock.now = T0 + 8 * YEAR
-    outcome = await memory.decay()
+    outcome = await decay(db, clock=clock)
     assert outcome.updated == 2 and outcome.deactivated == 1
     old, fresh = await node(db, unused.node_id), await node(db, used.node_id)
     assert not old["aktiv"]
@@ -243,11 +254,11 @@ async def test_decay_deactivates_unused_and_spares_used(
         decayed_weight(fresh["gewicht_absolut"], 1), rel=1e-6
     )
     # a second run leaves the deactivated node alone
-    assert (await memory.decay()).updated == 1
+    assert (await decay(db, clock=clock)).updated == 1
 
 
 async def test_decay_purges_old_pipeline_log_but_keeps_turn_roh(
-    memory: LongTermMemory, db: AsyncConnectionPool, clock: Clock
+    memory: Promotion, db: AsyncConnectionPool, clock: Clock
 ) -> None:
     async with db.connection() as conn:
         for art, age in (("node", 400), ("turn_roh", 400), ("node", 10)):
@@ -256,14 +267,14 @@ async def test_decay_purges_old_pipeline_log_but_keeps_turn_roh(
                 " VALUES (to_timestamp(%s), 'x', 'x', %s)",
                 (T0 - age * 86_400, art),
             )
-    assert (await memory.decay()).log_rows_deleted == 1
+    assert (await decay(db, clock=clock)).log_rows_deleted == 1
     async with db.connection() as conn:
         rows = await (await conn.execute("SELECT art FROM pipeline_log ORDER BY art")).fetchall()
     assert [r["art"] for r in rows] == ["node", "turn_roh"]
 
 
 async def test_spreading_read_follows_edges_by_cluster_depth(
-    memory: LongTermMemory,
+    memory: Promotion,
     store: ShortTermStore,
     model: ModelLayer,
     db: AsyncConnectionPool,
@@ -271,7 +282,7 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
 ) -> None:
     anchor = await memory.promote(
         job(
-            await kzg_entry(
+            await short_term_entry(
                 store,
                 model,
                 "Der Nutzer segelt am Gardasee.",
@@ -282,49 +293,55 @@ async def test_spreading_read_follows_edges_by_cluster_depth(
         )
     )
     friend = await memory.promote(
-        job(await kzg_entry(store, model, "Tom kauft ein neues Boot.", ms=2, themen="segeln, boot"))
+        job(
+            await short_term_entry(
+                store, model, "Tom kauft ein neues Boot.", ms=2, themen="segeln, boot"
+            )
+        )
     )
     far = await memory.promote(
-        job(await kzg_entry(store, model, "Die Werft liegt in Kiel.", ms=3, themen="boot"))
+        job(await short_term_entry(store, model, "Die Werft liegt in Kiel.", ms=3, themen="boot"))
     )
     query = (await model.embed(["Der Nutzer segelt am Gardasee"]))[0]
 
-    shallow = await memory.spreading_read(PAIR, query, "werkstatt", "freude", mark_retrieved=False)
-    assert shallow.sprung_tiefe == 0 and shallow.anker_anzahl == 1
-    assert [m.knoten_id for m in shallow.erinnerungen] == [anchor.node_id]
+    shallow = await spreading_read(
+        db, PAIR, query, "werkstatt", "freude", mark_retrieved=False, clock=clock
+    )
+    assert shallow.depth == 0 and shallow.anchor_count == 1
+    assert [m.node_id for m in shallow.memories] == [anchor.node_id]
 
-    deep = await memory.spreading_read(PAIR, query, "bier", "freude")
-    assert deep.sprung_tiefe == 2 and deep.cluster == "bier" and deep.nova_sektor is not None
-    by_id = {m.knoten_id: m for m in deep.erinnerungen}
+    deep = await spreading_read(db, PAIR, query, "bier", "freude", clock=clock)
+    assert deep.depth == 2 and deep.cluster == "bier" and deep.nova_sector is not None
+    by_id = {m.node_id: m for m in deep.memories}
     assert set(by_id) == {anchor.node_id, friend.node_id, far.node_id}
-    assert by_id[anchor.node_id].schale == 0 and by_id[friend.node_id].schale == 1
-    assert by_id[far.node_id].schale == 2
-    assert [s["von_knoten_id"] for s in by_id[far.node_id].pfad] == [anchor.node_id, friend.node_id]
-    weights = [m.sortier_gewicht for m in deep.erinnerungen]
+    assert by_id[anchor.node_id].shell == 0 and by_id[friend.node_id].shell == 1
+    assert by_id[far.node_id].shell == 2
+    assert [s.from_node_id for s in by_id[far.node_id].path] == [anchor.node_id, friend.node_id]
+    weights = [m.sort_weight for m in deep.memories]
     assert weights == sorted(weights, reverse=True)
-    assert by_id[friend.node_id].sortier_gewicht == pytest.approx(
-        by_id[friend.node_id].gewicht_decay * 0.75
+    assert by_id[friend.node_id].sort_weight == pytest.approx(
+        by_id[friend.node_id].decayed_weight * 0.75
     )
     state = deep.as_state()
     assert state["anker_anzahl"] == 1 and len(state["erinnerungen"]) == 3
     assert json.dumps(state)  # serialisable into the graph state / logs
     entries = deep.entries()
-    assert {e.quelle for e in entries} == {"lzg"} and all(0 < e.gewicht <= 1 for e in entries)
-    for m in deep.erinnerungen:
-        assert (await node(db, m.knoten_id))["abrufe"] == 1  # marked retrieved
+    assert {e.source for e in entries} == {"lzg"} and all(0 < e.weight <= 1 for e in entries)
+    for m in deep.memories:
+        assert (await node(db, m.node_id))["abrufe"] == 1  # marked retrieved
 
     unrelated = (await model.embed(["Quantenphysik Vorlesung"]))[0]
-    empty = await memory.spreading_read(PAIR, unrelated, None)
-    assert empty.anker_anzahl == 0 and empty.erinnerungen == [] and empty.cluster == "paradox"
+    empty = await spreading_read(db, PAIR, unrelated, None, clock=clock)
+    assert empty.anchor_count == 0 and empty.memories == [] and empty.cluster == "paradox"
 
 
 async def test_promotion_job_drains_queue_requeues_and_gives_up(
-    memory: LongTermMemory, store: ShortTermStore, model: ModelLayer, redis: aioredis.Redis
+    memory: Promotion, store: ShortTermStore, model: ModelLayer, redis: aioredis.Redis
 ) -> None:
-    good = await kzg_entry(store, model, "Der Nutzer lernt Spanisch.", ms=1)
+    good = await short_term_entry(store, model, "Der Nutzer lernt Spanisch.", ms=1)
     queue, working = keys.promotion_queue("meister"), keys.promotion_working("meister")
-    gone = job(keys.kzg_entry(PAIR, 999))  # expired before promotion
-    broken = {**job(await kzg_entry(store, model, "Kaputt.", ms=2)), "character_id": "nova"}
+    gone = job(keys.short_term_entry(PAIR, 999))  # expired before promotion
+    broken = {**job(await short_term_entry(store, model, "Kaputt.", ms=2)), "character_id": "nova"}
     await redis.hdel(broken["key"], "salienz")  # promotion of this one raises
     for item in (job(good), gone, broken):
         await redis.rpush(queue, json.dumps(item))

@@ -8,7 +8,7 @@ import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
-from novaberg.store import long_term as long_term_store
+from novaberg.store import long_term_search
 from novaberg.store.migrate import MIGRATIONS_DIR
 
 MIGRATION = MIGRATIONS_DIR / "003_lzg_index.sql"
@@ -56,14 +56,14 @@ async def test_rerunning_003_on_a_filled_table_rebuilds_an_index_that_answers(
             await conn.execute(sql)  # type: ignore[arg-type]
         async with conn.transaction():
             await conn.execute("SET LOCAL enable_seqscan = off")
-            await long_term_store.set_search_params(conn)
+            await long_term_search.set_search_params(conn)
             query = "SELECT id FROM lzg_knoten ORDER BY embedding <=> %s LIMIT 10"
             cur = await conn.execute(f"EXPLAIN {query}", (vectors[7],))
             plan = " ".join(r["QUERY PLAN"] for r in await cur.fetchall())
             cur = await conn.execute(query, (vectors[7],))
             approx = [r["id"] for r in await cur.fetchall()]
-        exact = await long_term_store.nearest(conn, PAIR, vectors[7], 10, exact=True)
+        exact = await long_term_search.nearest(conn, PAIR, vectors[7], 10, exact=True)
     assert "lzg_knoten_embedding" in plan
-    assert exact[0]["inhalt"] == "k7"
-    assert approx == [r["id"] for r in exact]
+    assert exact[0].text == "k7"
+    assert approx == [r.id for r in exact]
     assert await _reloptions(db) == _params()

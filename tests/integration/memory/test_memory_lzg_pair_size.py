@@ -6,7 +6,7 @@ import numpy as np
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
-from novaberg.store import long_term as long_term_store
+from novaberg.store import long_term_search
 
 BIG = Pair("gross", "nova")
 SMALL = Pair("klein", "nova")
@@ -23,7 +23,7 @@ async def _insert(db: AsyncConnectionPool, pair: Pair, vectors: np.ndarray, tag:
 
 async def _size(db: AsyncConnectionPool, pair: Pair) -> int:
     async with db.connection() as conn:
-        return await long_term_store.pair_size(conn, pair)
+        return await long_term_search.pair_size(conn, pair)
 
 
 async def test_pair_sizes_follow_inserts_deactivation_and_deletes(
@@ -65,18 +65,18 @@ async def test_small_pair_is_ranked_exactly_and_both_paths_agree(
     await _insert(db, SMALL, small, "k")
     query = small[11] + 0.05 * rng.standard_normal(384).astype(np.float32)
     async with db.connection() as conn:
-        truth = await long_term_store.nearest(conn, SMALL, query, 10, exact=True)
-        ranked = await long_term_store.nearest(conn, SMALL, query, 10)  # 40 ≤ EXACT_PAIR_LIMIT
-        via_index = await long_term_store.nearest(conn, SMALL, query, 10, exact_below=0)
-    assert truth[0]["inhalt"] == "k11"
-    assert [r["id"] for r in ranked] == [r["id"] for r in truth]
-    assert via_index[0]["inhalt"] == "k11"
-    assert {r["user_id"] for r in via_index} == {SMALL.user_id}
+        truth = await long_term_search.nearest(conn, SMALL, query, 10, exact=True)
+        ranked = await long_term_search.nearest(conn, SMALL, query, 10)  # 40 ≤ EXACT_PAIR_LIMIT
+        via_index = await long_term_search.nearest(conn, SMALL, query, 10, exact_below=0)
+    assert truth[0].text == "k11"
+    assert [r.id for r in ranked] == [r.id for r in truth]
+    assert via_index[0].text == "k11"
+    assert {r.user_id for r in via_index} == {SMALL.user_id}
     assert not await _uses_hnsw(
-        db, long_term_store.nearest_sql(active_only=True, index_order=False), query
+        db, long_term_search.nearest_sql(active_only=True, index_order=False), query
     )
     assert await _uses_hnsw(
-        db, long_term_store.nearest_sql(active_only=True, index_order=True), query
+        db, long_term_search.nearest_sql(active_only=True, index_order=True), query
     )
 
 
@@ -87,14 +87,14 @@ async def test_nearest_rereads_a_pair_size_only_after_it_went_stale(
     rng = np.random.default_rng(6)
     await _insert(db, SMALL, rng.standard_normal((5, 384)).astype(np.float32), "k")
     async with db.connection() as conn:
-        assert await long_term_store.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
+        assert await long_term_search.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
     await _insert(db, SMALL, rng.standard_normal((3, 384)).astype(np.float32), "n")
     async with db.connection() as conn:
-        now[0] += long_term_store.PAIR_SIZE_SECONDS - 1
-        assert await long_term_store.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
+        now[0] += long_term_search.PAIR_SIZE_SECONDS - 1
+        assert await long_term_search.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 5
         now[0] += 2
-        assert await long_term_store.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 8
-    long_term_store.forget_pair_sizes()
+        assert await long_term_search.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 8
+    long_term_search.forget_pair_sizes()
     await _insert(db, SMALL, rng.standard_normal((1, 384)).astype(np.float32), "m")
     async with db.connection() as conn:
-        assert await long_term_store.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 9
+        assert await long_term_search.recent_pair_size(conn, SMALL, clock=lambda: now[0]) == 9

@@ -27,7 +27,7 @@ def seeded(endpoints: Endpoints, db: object, redis: object) -> None:
     """One short-term entry and two long-term nodes (sync clients: the CLI runs its own loop)."""
     embed = ScriptedEmbedder(384).vector
     client = redis_lib.Redis.from_url(endpoints.redis_url)
-    key = keys.kzg_entry(PAIR, 1)
+    key = keys.short_term_entry(PAIR, 1)
     client.hset(
         key,
         mapping={
@@ -41,7 +41,7 @@ def seeded(endpoints: Endpoints, db: object, redis: object) -> None:
             "embedding": encode_vector(embed("Der Nutzer segelt gern am Gardasee.")),
         },
     )
-    client.sadd(keys.kzg_index(PAIR), key)
+    client.sadd(keys.short_term_index(PAIR), key)
     client.close()
     with psycopg.connect(endpoints.database_url, autocommit=True) as conn:
         register_vector(conn)

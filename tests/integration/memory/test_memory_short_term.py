@@ -14,7 +14,10 @@ import redis.asyncio as aioredis
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory import curve
-from novaberg.memory.short_term import ShortTermMemory, embed_text
+from novaberg.memory.short_term.creation import ShortTermWriter
+from novaberg.memory.short_term.entry_text import embed_text
+from novaberg.memory.short_term.reinforcement import reinforce_neighbours
+from novaberg.memory.short_term.retrieval import RETRIEVAL_TOP_K, retrieve
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
@@ -50,12 +53,12 @@ def daten(segment: str, salienz: Any, themen: list[str], **extra: Any) -> dict[s
 
 
 @pytest.fixture
-def memory(redis: aioredis.Redis, model: ModelLayer) -> ShortTermMemory:
-    return ShortTermMemory(redis, model, clock=Clock())
+def memory(redis: aioredis.Redis, model: ModelLayer) -> ShortTermWriter:
+    return ShortTermWriter(redis, model, clock=Clock())
 
 
 async def test_unreadable_salience_writes_nothing_and_is_logged(
-    memory: ShortTermMemory,
+    memory: ShortTermWriter,
     redis: aioredis.Redis,
     scripted: ScriptedLLM,
     caplog: pytest.LogCaptureFixture,
@@ -71,13 +74,13 @@ async def test_unreadable_salience_writes_nothing_and_is_logged(
     assert sum("salienz_unlesbar" in r.getMessage() for r in caplog.records) == 4
 
 
-async def test_below_gate_is_refused(memory: ShortTermMemory, redis: aioredis.Redis) -> None:
+async def test_below_gate_is_refused(memory: ShortTermWriter, redis: aioredis.Redis) -> None:
     assert await memory.store_salience_write(PAIR, daten("Hallo.", 0.29, ["gruss"]), "user") is None
     assert await redis.keys("kzg:*") == []
 
 
 async def test_entry_is_stored_with_tier_fields_and_index(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("letzte Woche mit Anna", "Der Nutzer war letzte Woche mit Anna in Rom.")
     stored = await memory.store_salience_write(
@@ -89,13 +92,13 @@ async def test_entry_is_stored_with_tier_fields_and_index(
     )
     assert stored is not None
     assert stored.key.startswith("kzg:meister:nova:")
-    assert stored.kern == "Der Nutzer war letzte Woche mit Anna in Rom."
+    assert stored.core == "Der Nutzer war letzte Woche mit Anna in Rom."
     entry = await memory.store.get(stored.key)
     assert entry is not None and entry.vector is not None
     fields = entry.fields
     assert fields["beobachter"] == "assistant"
     assert fields["themen"] == "Rom, Reise"
-    assert fields["inhalt"] == stored.kern
+    assert fields["inhalt"] == stored.core
     assert float(fields["salienz"]) == pytest.approx(curve.salience(0.5))
     assert float(fields["salienz_eingang"]) == 0.5
     assert fields["salienz_eingang_herkunft"] == "gemessen"
@@ -103,11 +106,11 @@ async def test_entry_is_stored_with_tier_fields_and_index(
     assert fields["emotion"] == "begeisterung"  # perception wins over the salience object
     assert fields["modus"] == "alltag"
     assert json.loads(fields["intentionen"]) == ["information_teilen"]
-    expected = await memory.model.embed([embed_text(["Rom", "Reise"], stored.kern)])
+    expected = await memory.model.embed([embed_text(["Rom", "Reise"], stored.core)])
     assert np.allclose(entry.vector, np.asarray(expected[0], dtype=np.float32))
     ttl = await redis.ttl(stored.key)
     assert 13 * 86_400 < ttl <= 14 * 86_400
-    assert await redis.smembers(keys.kzg_index(PAIR)) == {stored.key}
+    assert await redis.smembers(keys.short_term_index(PAIR)) == {stored.key}
     assert await redis.get(keys.profile_dirty(PAIR)) == "1"
     assert await redis.llen(keys.promotion_queue("meister")) == 0  # below the gate
     call = scripted.calls[-1]
@@ -115,7 +118,7 @@ async def test_entry_is_stored_with_tier_fields_and_index(
 
 
 async def test_empty_kern_or_failed_condense_writes_nothing(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Belangloses", "   ")
     scripted.add("Kaputt", fault="error")
@@ -127,7 +130,7 @@ async def test_empty_kern_or_failed_condense_writes_nothing(
 
 
 async def test_shared_theme_reinforces_only_same_pair_neighbours(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Pizza", "Der Nutzer liebt Pizza.")
     scripted.add("Pasta", "Der Nutzer kocht gern Pasta.")
@@ -154,22 +157,22 @@ async def test_shared_theme_reinforces_only_same_pair_neighbours(
 
 
 async def test_reinforcement_never_shortens_ttl_and_skips_unmeasured(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Berg", "Der Nutzer wandert.")
     high = await memory.store_salience_write(PAIR, daten("Berg hoch.", 0.69, ["wandern"]), "user")
     assert high is not None
     await redis.expire(high.key, 40 * 86_400)
-    legacy = keys.kzg_entry(PAIR, 1)
+    legacy = keys.short_term_entry(PAIR, 1)
     await redis.hset(legacy, mapping={"user_id": "meister", "themen": "wandern", "haeufigkeit": 1})
-    await redis.sadd(keys.kzg_index(PAIR), legacy)
+    await redis.sadd(keys.short_term_index(PAIR), legacy)
     await memory.store_salience_write(PAIR, daten("Berg runter.", 0.4, ["Wandern"]), "user")
     assert await redis.ttl(high.key) > 39 * 86_400
     assert await redis.hget(legacy, "haeufigkeit") == "1"
 
 
 async def test_gate_crossing_queues_exactly_one_promotion(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")
     scripted.add("Ring", "Der Nutzer hat einen Ring gekauft.")
@@ -192,7 +195,7 @@ async def test_gate_crossing_queues_exactly_one_promotion(
 async def test_promotions_off_queues_nothing(
     redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:
-    memory = ShortTermMemory(redis, model, clock=Clock(), promotions=False)
+    memory = ShortTermWriter(redis, model, clock=Clock(), promotions=False)
     scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")
     stored = await memory.store_salience_write(PAIR, daten("Hochzeit!", 0.9, ["x"]), "user")
     assert stored is not None and not stored.promotion_queued
@@ -200,7 +203,7 @@ async def test_promotions_off_queues_nothing(
 
 
 async def test_retrieval_keeps_only_similarity_at_or_above_threshold(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM, model: ModelLayer
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM, model: ModelLayer
 ) -> None:
     texts = {
         "Rom": ("Der Nutzer war mit Anna in Rom im Urlaub.", "user"),
@@ -215,69 +218,69 @@ async def test_retrieval_keeps_only_similarity_at_or_above_threshold(
         assert entry is not None
         stored[entry.key] = entry
     query = (await model.embed(["Anna und der Nutzer im Urlaub in Rom"]))[0]
-    hits = await memory.nearest(PAIR, query)
+    hits = await memory.store.nearest(PAIR, query, RETRIEVAL_TOP_K)
     assert len(hits) == 3
     expected = {h.key for h in hits if (1 + h.cosine) / 2 >= 0.72}
     assert expected and expected != {h.key for h in hits}  # the test data straddles 0.72
-    result = await memory.retrieve(PAIR, query)
+    result = await retrieve(memory.store, PAIR, query)
     assert {e.meta["key"] for e in result} == expected
     assert all(
-        e.quelle == "kzg" and e.subtyp == "interessen" and e.meta["similarity"] >= 0.72
+        e.source == "kzg" and e.subtype == "interessen" and e.meta["similarity"] >= 0.72
         for e in result
     )
     unrelated = (await model.embed(["Quantenphysik Vorlesung morgen"]))[0]
-    assert await memory.retrieve(PAIR, unrelated) == []
-    assert await memory.retrieve(OTHER, query) == []
+    assert await retrieve(memory.store, PAIR, unrelated) == []
+    assert await retrieve(memory.store, OTHER, query) == []
 
 
 async def test_retrieval_sees_both_perspectives_and_prunes_expired(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM, model: ModelLayer
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM, model: ModelLayer
 ) -> None:
     scripted.add("Garten", "Im Garten des Nutzers bluehen Rosen.")
     a = await memory.store_salience_write(PAIR, daten("Garten.", 0.6, ["garten"]), "user")
     b = await memory.store_salience_write(PAIR, daten("Garten!", 0.6, ["garten"]), "assistant")
     assert a and b
-    query = (await model.embed([embed_text(["garten"], a.kern)]))[0]
-    result = await memory.retrieve(PAIR, query)
+    query = (await model.embed([embed_text(["garten"], a.core)]))[0]
+    result = await retrieve(memory.store, PAIR, query)
     assert {e.meta["beobachter"] for e in result} == {"user", "assistant"}
     await redis.delete(a.key)  # expired
-    result = await memory.retrieve(PAIR, query)
+    result = await retrieve(memory.store, PAIR, query)
     assert [e.meta["key"] for e in result] == [b.key]
-    assert await redis.smembers(keys.kzg_index(PAIR)) == {b.key}
+    assert await redis.smembers(keys.short_term_index(PAIR)) == {b.key}
 
 
 async def test_search_cache_sees_new_entries_of_other_writers(
     redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:
-    reader = ShortTermMemory(redis, model, clock=Clock())
-    writer = ShortTermMemory(redis, model, clock=Clock(1_800_000_000.0))  # another process
+    reader = ShortTermWriter(redis, model, clock=Clock())
+    writer = ShortTermWriter(redis, model, clock=Clock(1_800_000_000.0))  # another process
     scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
     first = await writer.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
     assert first is not None
-    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
-    assert [e.meta["key"] for e in await reader.retrieve(PAIR, query)] == [first.key]
+    query = (await model.embed([embed_text(["kultur"], first.core)]))[0]
+    assert [e.meta["key"] for e in await retrieve(reader.store, PAIR, query)] == [first.key]
     second = await writer.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "assistant")
     assert second is not None
-    found = {e.meta["key"] for e in await reader.retrieve(PAIR, query)}
+    found = {e.meta["key"] for e in await retrieve(reader.store, PAIR, query)}
     assert found == {first.key, second.key}
 
 
 async def test_own_writes_update_the_search_cache_without_a_refetch(
     redis: aioredis.Redis, model: ModelLayer, scripted: ScriptedLLM
 ) -> None:
-    memory = ShortTermMemory(redis, model, clock=Clock())
+    memory = ShortTermWriter(redis, model, clock=Clock())
     scripted.add("Oper", "Der Nutzer geht gern in die Oper.")
     first = await memory.store_salience_write(PAIR, daten("Oper.", 0.6, ["kultur"]), "user")
     assert first is not None
-    query = (await model.embed([embed_text(["kultur"], first.kern)]))[0]
-    assert [e.meta["key"] for e in await memory.retrieve(PAIR, query)] == [first.key]
+    query = (await model.embed([embed_text(["kultur"], first.core)]))[0]
+    assert [e.meta["key"] for e in await retrieve(memory.store, PAIR, query)] == [first.key]
     second = await memory.store_salience_write(PAIR, daten("Oper!", 0.6, ["kultur"]), "user")
     assert second is not None
     cached = memory.store._pairs[PAIR]
     # the cache already holds the new entry at the version Redis has now
-    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+    assert cached.version == await redis.get(keys.short_term_index_version(PAIR))
     assert second.key in cached.keys and len(cached.keys) == cached.matrix.shape[0] == 2
-    found = {e.meta["key"] for e in await memory.retrieve(PAIR, query)}
+    found = {e.meta["key"] for e in await retrieve(memory.store, PAIR, query)}
     assert found == {first.key, second.key}
 
 
@@ -302,7 +305,7 @@ async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
         if i in (5, 30):  # searches between the creates see the grown matrix
             assert len(await store.nearest(PAIR, vector, 3)) == 3
     cached = store._pairs[PAIR]
-    assert cached.version == await redis.get(keys.kzg_index_version(PAIR))  # no refetch
+    assert cached.version == await redis.get(keys.short_term_index_version(PAIR))  # no refetch
     assert len(cached.keys) == 60
     assert cached.matrix.dtype == expected.dtype and cached.matrix.flags.c_contiguous
     assert np.array_equal(cached.matrix, expected)
@@ -320,7 +323,7 @@ async def test_written_through_matrix_grows_in_place_to_the_stacked_rows(
 
 
 async def test_reinforcement_compares_unicode_themes_case_insensitively(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Umzug", "Der Nutzer zieht nach Köln.")
     scripted.add("Dom", "Der Nutzer mag den Kölner Dom.")
@@ -336,13 +339,16 @@ async def test_reinforcement_compares_unicode_themes_case_insensitively(
     assert await redis.hget(cathedral.key, "haeufigkeit") == "1"
     assert await redis.hget(moving.key, "themen") == "Köln"  # content stays as written
     # the same rule when called on its own (not from a create)
-    assert await memory.reinforce_neighbours(PAIR, stored.key, ["kölner DOM"]) == [cathedral.key]
+    again = await reinforce_neighbours(
+        memory.store, memory.gate, PAIR, stored.key, ["kölner DOM"], clock=memory.clock
+    )
+    assert again == [cathedral.key]
     assert await redis.hget(cathedral.key, "haeufigkeit") == "2"
     assert await redis.hget(stored.key, "haeufigkeit") == "1"
 
 
 async def test_theme_with_a_comma_matches_no_stored_theme(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Reise", "Der Nutzer plant eine Reise.")
     first = await memory.store_salience_write(PAIR, daten("Reise.", 0.5, ["rom", "paris"]), "user")
@@ -354,7 +360,7 @@ async def test_theme_with_a_comma_matches_no_stored_theme(
 
 
 async def test_entries_written_before_the_normalised_field_are_still_reinforced(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     fields = {
         "user_id": "meister",
@@ -387,7 +393,7 @@ async def test_entries_written_before_the_normalised_field_are_still_reinforced(
 
 
 async def test_reinforcement_prunes_expired_members_and_queues_normalised_themes(
-    memory: ShortTermMemory, redis: aioredis.Redis, scripted: ScriptedLLM
+    memory: ShortTermWriter, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")
     near = await memory.store_salience_write(
@@ -398,7 +404,7 @@ async def test_reinforcement_prunes_expired_members_and_queues_normalised_themes
     await redis.delete(gone.key)  # expired
     stored = await memory.store_salience_write(PAIR, daten("Hochzeit?", 0.4, ["ÄRGER"]), "user")
     assert stored is not None and stored.reinforced == (near.key,)
-    assert gone.key not in await redis.smembers(keys.kzg_index(PAIR))
+    assert gone.key not in await redis.smembers(keys.short_term_index(PAIR))
     assert await redis.hget(near.key, "haeufigkeit") == "3"  # bumped by both later entries
     queue = [json.loads(j) for j in await redis.lrange(keys.promotion_queue("meister"), 0, -1)]
     assert [(j["key"], j["themen"]) for j in queue] == [(near.key, ["hochzeit", "ärger"])]
@@ -432,7 +438,7 @@ async def test_cached_search_notices_entries_added_and_removed_by_another_client
         await writer.forget(PAIR, [made[0]])
         assert {h.key for h in await reader.nearest(PAIR, query, 5)} == {sailing, made[1]}
         cached = reader._pairs[PAIR]
-        assert cached.version == await redis.get(keys.kzg_index_version(PAIR))
+        assert cached.version == await redis.get(keys.short_term_index_version(PAIR))
     finally:
         await other.aclose()
 

@@ -21,8 +21,7 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.long_term import purge_pipeline_log
-from novaberg.store.pipeline_log import ART_RAW_TURN, PipelineLog
+from novaberg.store.pipeline_log import KIND_RAW_TURN, PipelineLog, purge_pipeline_log
 from novaberg.store.users import issue_token
 
 
@@ -50,11 +49,11 @@ async def client(
 
 def _raw_turn(log: PipelineLog, user: str, prompt: str, answer: str, origin: str) -> None:
     log.add(
-        quelle="character",
+        source="character",
         node="dispatcher",
-        art=ART_RAW_TURN,
+        kind=KIND_RAW_TURN,
         turn_id=f"t-{prompt}",
-        inhalt={
+        content={
             "user_prompt": prompt,
             "response": answer,
             "user_emotion": {"emotion": "freude", "arousal": 0.7},
@@ -74,7 +73,7 @@ async def test_history_pages_backwards_for_the_callers_pair(
     _raw_turn(log, "fremder", "fremd", "nicht deins", "nutzer_turn")
     _raw_turn(log, "leser", "zwei", "Antwort zwei", "nutzer_turn")
     _raw_turn(log, "leser", "Gedanke", "Mir fiel etwas ein", "eigener_impuls")
-    log.add(quelle="human", node="perception", art="node", turn_id="t-x", user_id="leser")
+    log.add(source="human", node="perception", kind="node", turn_id="t-x", user_id="leser")
     await log.close()
 
     first = (await client.get("/history/nova", params={"limit": 2})).json()

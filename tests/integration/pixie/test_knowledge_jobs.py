@@ -18,7 +18,7 @@ from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.jobs import GAP_LEAD
 from novaberg.impulses.shadow_queue import ShadowTask
-from novaberg.memory.long_term import LongTermMemory
+from novaberg.memory.long_term.promotion import Promotion
 from novaberg.pair import Pair
 from novaberg.pixie.jobs import build_scheduler
 from novaberg.pixie.research import MAX_ROUNDS, NO_PROVIDER_MARK
@@ -222,7 +222,7 @@ async def test_a_promotion_that_meets_known_knowledge_feeds_wissen_rueckweg(
     redis, db, model
 ) -> None:  # type: ignore[no-untyped-def]
     store = ShortTermStore(redis)
-    memory = LongTermMemory(db, redis, model, kzg=store, clock=lambda: NOW.timestamp())
+    memory = Promotion(db, redis, model, short_term=store, clock=lambda: NOW.timestamp())
 
     def job(key: str) -> dict[str, Any]:
         return {"aufgabe": "lzg_promotion", "user_id": "anna", "character_id": "nova", "key": key}

@@ -201,13 +201,13 @@ async def test_model_jobs_yield_the_gate_to_a_waiting_user_turn(
 async def test_default_jobs_promote_decay_and_distil(
     context: JobContext, redis: aioredis.Redis, db: AsyncConnectionPool, scripted: Any
 ) -> None:
-    from novaberg.memory.short_term import ShortTermMemory
+    from novaberg.memory.short_term.creation import ShortTermWriter
     from novaberg.pair import Pair
     from novaberg.pixie.jobs import default_jobs
 
     pair = Pair("meister", "nova")
     scripted.add("Hochzeit", "Der Nutzer heiratet im Mai.")
-    short_term = ShortTermMemory(redis, context.model, pool=db, clock=context.clock)
+    short_term = ShortTermWriter(redis, context.model, pool=db, clock=context.clock)
     stored = await short_term.store_salience_write(
         pair,
         {"salienz_obj": {"salienz": 0.9, "themen": ["hochzeit"]}, "segment": "Hochzeit im Mai!"},

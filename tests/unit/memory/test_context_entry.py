@@ -1,4 +1,5 @@
-"""`ContextEntry.as_dict` gives exactly what `dataclasses.asdict` gives (memory/context.py)."""
+"""`ContextEntry.as_dict` gives exactly what `dataclasses.asdict` gives, under the graph
+state's names (memory/context.py)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ class Span(NamedTuple):
 
 def entry() -> ContextEntry:
     return ContextEntry(
-        quelle="lzg",
-        subtyp="kontext",
-        inhalt="Lena wohnt in Hamburg",
-        gewicht=0.4,
+        source="lzg",
+        subtype="kontext",
+        text="Lena wohnt in Hamburg",
+        weight=0.4,
         meta={
             "knoten_id": 7,
             "similarity": np.float32(0.81),
@@ -42,10 +43,13 @@ def entry() -> ContextEntry:
     )
 
 
+STATE_NAMES = {"source": "quelle", "subtype": "subtyp", "text": "inhalt", "weight": "gewicht"}
+
+
 def test_as_dict_equals_dataclasses_asdict() -> None:
     original = entry()
     result = original.as_dict()
-    assert result == asdict(original)
+    assert result == {STATE_NAMES.get(k, k): v for k, v in asdict(original).items()}
     assert list(result) == ["quelle", "subtyp", "inhalt", "gewicht", "meta"]
     assert type(result["meta"]["pfad"]) is tuple
     assert result["meta"]["quelle"] == {"turn_id": "t1", "tags": ["a"]}

@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 
-from novaberg.memory import edges
+from novaberg.memory.long_term import edges
 
 
-def _node(**kw: object) -> dict[str, object]:
-    return {
-        "entitaet_ids": [],
-        "themen": [],
-        "timeline_praezision": None,
-        "timeline_zeit": None,
-        **kw,
-    }
+def _node(**kw: object) -> SimpleNamespace:
+    return SimpleNamespace(
+        **{"entity_ids": [], "themes": [], "timeline_precision": None, "timeline_time": None, **kw}
+    )
 
 
 def test_no_layer_means_no_edge() -> None:
-    assert not edges.find_layers(_node(themen=["a"]), _node(themen=["b"]), 0.55)
+    assert not edges.find_layers(_node(themes=["a"]), _node(themes=["b"]), 0.55)
 
 
 def test_each_layer_is_detected_with_its_depth() -> None:
     t0 = datetime(2026, 7, 1, tzinfo=UTC)
     a = _node(
-        entitaet_ids=[1, 2], themen=["rom", "reise"], timeline_praezision="day", timeline_zeit=t0
+        entity_ids=[1, 2], themes=["rom", "reise"], timeline_precision="day", timeline_time=t0
     )
     b = _node(
-        entitaet_ids=[2],
-        themen=["rom"],
-        timeline_praezision="day",
-        timeline_zeit=t0 + timedelta(days=7),
+        entity_ids=[2],
+        themes=["rom"],
+        timeline_precision="day",
+        timeline_time=t0 + timedelta(days=7),
     )
     layers = edges.find_layers(a, b, 0.775)
     assert layers.depths[edges.LAYER_ENTITY] == 1.0
@@ -45,9 +42,9 @@ def test_each_layer_is_detected_with_its_depth() -> None:
 
 def test_timeline_layer_needs_same_precision_and_tolerance() -> None:
     t0 = datetime(2026, 7, 1, tzinfo=UTC)
-    minute = _node(timeline_praezision="minute", timeline_zeit=t0)
-    assert not edges.find_layers(minute, _node(timeline_praezision="day", timeline_zeit=t0), None)
-    far = _node(timeline_praezision="minute", timeline_zeit=t0 + timedelta(days=8))
+    minute = _node(timeline_precision="minute", timeline_time=t0)
+    assert not edges.find_layers(minute, _node(timeline_precision="day", timeline_time=t0), None)
+    far = _node(timeline_precision="minute", timeline_time=t0 + timedelta(days=8))
     assert not edges.find_layers(minute, far, None)
 
 
@@ -80,6 +77,6 @@ def test_edge_weight_damped_with_cap_ten() -> None:
 
 
 def test_frozen_layers_rebuild_depths() -> None:
-    edge = {"verbindungs_gruende": ["embedding", "themen"], "embedding_cosine_initial": 1.0}
+    edge = SimpleNamespace(reasons=["embedding", "themen"], initial_cosine=1.0, timeline_days=None)
     depths = edges.frozen_layers(edge, ["a", "b"], ["a"])
     assert depths == {"embedding": 1.0, "themen": 0.5}

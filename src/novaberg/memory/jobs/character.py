@@ -19,6 +19,7 @@ job report the failure (the scheduler logs and retries it); what was written sta
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -30,12 +31,13 @@ from novaberg.config import Role
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory import wheel
-from novaberg.memory.long_term import ModelSlot, no_slot
+from novaberg.memory.model_slot import ModelSlot, no_slot
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.store import character_profiles, goals, keys
-from novaberg.store import long_term as long_term_store
+from novaberg.store.long_term_nodes import list_nodes
 from novaberg.store.short_term import ShortTermStore
+from novaberg.store.short_term_fields import EntryFields
 
 log = logging.getLogger(__name__)
 
@@ -86,17 +88,19 @@ class ProfileLayers(BaseModel):
 
 
 class LastingGoalDraft(BaseModel):
-    """One proposed long-term goal (wire names of the prompt)."""
+    """One proposed long-term goal (the schema's field names are the prompt's)."""
 
-    zielsatz: str = Field(min_length=1, max_length=300)
-    thema: str = Field(default="", max_length=60)
+    statement: str = Field(alias="zielsatz", min_length=1, max_length=300)
+    topic: str = Field(alias="thema", default="", max_length=60)
     motivation: float = Field(ge=0.1, le=1.0)
 
 
 class LastingGoals(BaseModel):
     """The model's answer to the goal prompt; an empty list means "no evidence"."""
 
-    ziele: list[LastingGoalDraft] = Field(default_factory=list, max_length=MAX_LASTING_GOALS)
+    goals: list[LastingGoalDraft] = Field(
+        alias="ziele", default_factory=list, max_length=MAX_LASTING_GOALS
+    )
 
 
 def _pair_of(flag_key: str) -> Pair | None:
@@ -124,31 +128,51 @@ def _render_profile(profile: dict[str, Any] | None) -> str:
     return "\n".join(f"{names[k]}: {_clip(profile[k])}" for k in names if profile.get(k))
 
 
+@dataclass(slots=True)
+class Distillation:
+    """What one pair's distillation wrote: the profile layers per row, the user weight and
+    the long-term goal counts (None: that step failed), and the steps that failed."""
+
+    layers: dict[str, list[str]]
+    user_weight: float | None = None
+    goals: dict[str, int] | None = None
+    failures: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The job's outcome for this pair (logged; the keys are the log's)."""
+        result: dict[str, Any] = {"schichten": self.layers}
+        if self.user_weight is not None:
+            result["nutzer_gewichtung"] = self.user_weight
+        if self.goals is not None:
+            result["ziele"] = self.goals
+        result["fehler"] = self.failures
+        return result
+
+
 async def distil_pair(
     pool: AsyncConnectionPool,
     model: LLM,
-    kzg: ShortTermStore,
+    short_term: ShortTermStore,
     pair: Pair,
     *,
     now: datetime,
     slot: ModelSlot = no_slot,
     character_name: str | None = None,
-) -> dict[str, Any]:
+) -> Distillation:
     """Distil both profile rows, the user weight and the long-term goals of a pair.
 
-    Returns what was written, with `fehler` listing the steps that failed (empty = all ok).
-    Raises if the profiles cannot be distilled.
+    Returns what was written, with `failures` listing the steps that failed (empty = all
+    ok). Raises if the profiles cannot be distilled.
     """
-    entries = (await kzg.entries(pair, with_ttl=False))[:SHORT_TERM_ITEMS]
-    memories = [
-        f"- ({e.fields.get('beobachter', '?')}) {_clip(e.fields.get('inhalt', ''))}"
-        for e in entries
-        if e.fields.get("inhalt")
+    entries = [
+        EntryFields.of(e.fields)
+        for e in (await short_term.entries(pair, with_ttl=False))[:SHORT_TERM_ITEMS]
     ]
+    memories = [f"- ({e.observer or '?'}) {_clip(e.text)}" for e in entries if e.text]
     async with pool.connection() as conn:
-        nodes = await long_term_store.list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
+        nodes = await list_nodes(conn, pair, limit=LONG_TERM_ITEMS)
         user_profile, own_profile = await character_profiles.read_pair_profiles(conn, pair)
-    long_term = "\n".join(f"- ({n['beobachter']}) {_clip(n['inhalt'])}" for n in nodes)
+    long_term = "\n".join(f"- ({n.observer}) {_clip(n.text)}" for n in nodes)
     name = character_name or pair.character_id.capitalize()
     rows = [
         ((pair.user_id, pair.character_id), pair.user_id, name, user_profile),
@@ -183,21 +207,19 @@ async def distil_pair(
         "eigenes_profil": _render_profile(own_profile),
         "gegenueber_profil": _render_profile(user_profile),
     }
-    failures: list[str] = []
-    result: dict[str, Any] = {"schichten": layers}
+    result = Distillation(layers)
     try:
-        result["nutzer_gewichtung"] = await _rate_user_weight(
+        result.user_weight = await _rate_user_weight(
             pool, model, pair, profiles, memories[:WHEEL_EVIDENCE_ITEMS], now=now, slot=slot
         )
     except ModelError as exc:
-        failures.append(f"nutzer_gewichtung: {type(exc).__name__}: {exc}")
+        result.failures.append(f"nutzer_gewichtung: {type(exc).__name__}: {exc}")
         log.error("charakter %s: wheel unreadable (%s); nutzer_gewichtung kept", pair, exc)
     try:
-        result["ziele"] = await _refresh_goals(pool, model, pair, profiles, now=now, slot=slot)
+        result.goals = await _refresh_goals(pool, model, pair, profiles, now=now, slot=slot)
     except ModelError as exc:
-        failures.append(f"ziele: {type(exc).__name__}: {exc}")
+        result.failures.append(f"ziele: {type(exc).__name__}: {exc}")
         log.error("charakter %s: long-term goals unreadable (%s); goals kept", pair, exc)
-    result["fehler"] = failures
     return result
 
 
@@ -263,13 +285,13 @@ async def _refresh_goals(
         answer = await model.structured(
             Role.BACKGROUND, user_message(prompt), LastingGoals, temperature=GOALS_TEMPERATURE
         )
-    drafts = [d for d in answer.ziele if d.zielsatz.strip()]
+    drafts = [d for d in answer.goals if d.statement.strip()]
     vectors: list[list[float]] = []
     if drafts:
         async with slot():
-            vectors = await model.embed([d.zielsatz.strip() for d in drafts])
+            vectors = await model.embed([d.statement.strip() for d in drafts])
     proposed = [
-        goals.LastingGoal(d.zielsatz.strip(), d.thema.strip(), d.motivation, vector)
+        goals.LastingGoal(d.statement.strip(), d.topic.strip(), d.motivation, vector)
         for d, vector in zip(drafts, vectors, strict=True)
     ]
     async with pool.connection() as conn, conn.transaction():
@@ -282,12 +304,12 @@ async def run_distillation(
     model: LLM,
     *,
     now: float,
-    kzg: ShortTermStore | None = None,
+    short_term: ShortTermStore | None = None,
     slot: ModelSlot = no_slot,
     limit: int = PAIRS_PER_RUN,
 ) -> dict[str, Any]:
     """Distil every dirty pair (up to `limit`); raises if any distillation failed."""
-    store = kzg or ShortTermStore(redis)
+    store = short_term or ShortTermStore(redis)
     flags = sorted([key async for key in redis.scan_iter(match=DIRTY_PATTERN, count=500)])
     done: dict[str, Any] = {}
     failures: list[str] = []
@@ -308,10 +330,10 @@ async def run_distillation(
             failures.append(f"{pair}: {type(exc).__name__}: {exc}")
             log.error("charakter %s: distillation failed (%s); flag set again", pair, exc)
             continue
-        done[str(pair)] = outcome
-        if outcome["fehler"]:
+        done[str(pair)] = outcome.as_json()
+        if outcome.failures:
             await redis.set(flag, "1")
-            failures.append(f"{pair}: " + "; ".join(outcome["fehler"]))
+            failures.append(f"{pair}: " + "; ".join(outcome.failures))
     if failures:
         raise RuntimeError("; ".join(failures))
     return {"destilliert": done, "offen": max(0, len(flags) - limit)}

@@ -18,7 +18,8 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 
 from novaberg.memory.jobs import promotion_lua as lua
-from novaberg.memory.long_term import LongTermMemory, ModelSlot, no_slot
+from novaberg.memory.long_term.promotion import Promotion
+from novaberg.memory.model_slot import ModelSlot, no_slot
 from novaberg.store import keys
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ async def _requeue_leftovers(redis: aioredis.Redis, user_id: str, counts: Counte
 
 async def run_promotions(
     redis: aioredis.Redis,
-    memory: LongTermMemory,
+    promotion: Promotion,
     *,
     slot: ModelSlot = no_slot,
     limit: int = JOBS_PER_RUN,
@@ -93,7 +94,7 @@ async def run_promotions(
                 continue
             processed += 1
             try:
-                outcome = await memory.promote(job, slot=slot)
+                outcome = await promotion.promote(job, slot=slot)
             except Exception as exc:
                 counts["fehler"] += 1
                 log.error(

@@ -1,25 +1,25 @@
 """Edge math of the long-term memory ("synapses"), pure functions (docs/behaviour/memory.md#edges).
 
 Four layers can join two nodes; each gives a depth in [0, 1]:
-- entitaet: they share an entity id (depth 1);
+- entity: they share an entity id (depth 1);
 - embedding: cosine above 0.55, depth linear from 0 at 0.55 to 1 at cosine 1;
-- themen: shared themes / the larger theme count of the two;
+- themes: shared themes / the larger theme count of the two;
 - timeline: same precision and at most 7 days (minute) / 21 days (day) apart, depth
   (tolerance − distance) / tolerance.
 
 The applying layer with the highest factor (1.0 / 0.8 / 0.5 / 0.4) wins and sets factor and
 depth; every further layer adds 0.1 to both anchors. Anchors are the two nodes'
-gewicht_absolut × factor + bonus; the edge from the weaker towards the stronger node is
+absolute weight × factor + bonus; the edge from the weaker towards the stronger node is
 pulled up by 0.444 of the gap, the other one down by 0.297, both scaled by depth from the
 weaker anchor. Raw values are damped with cap 10, exponent 0.5 (`curve.long_term_weight`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Final, Protocol
 
 from novaberg.memory.curve import long_term_weight
 
@@ -27,7 +27,7 @@ LAYER_ENTITY: Final = "entitaet"
 LAYER_EMBEDDING: Final = "embedding"
 LAYER_THEMES: Final = "themen"
 LAYER_TIMELINE: Final = "timeline"
-"""`verbindungs_gruende` values (stored data)."""
+"""An edge's reasons (stored data: `lzg_kanten.verbindungs_gruende`)."""
 
 LAYER_FACTORS: Final[Mapping[str, float]] = {
     LAYER_ENTITY: 1.0,
@@ -49,6 +49,30 @@ LAYER_BONUS: Final = 0.1
 PULL_UP: Final = 0.444
 PULL_DOWN: Final = 0.297
 """The weak→strong edge is pulled up by 0.444 of the anchor gap, strong→weak down by 0.297."""
+
+
+class Linkable(Protocol):
+    """What the layers compare of two nodes (a `LongTermNode` is one)."""
+
+    @property
+    def entity_ids(self) -> Sequence[int]: ...
+    @property
+    def themes(self) -> Sequence[str]: ...
+    @property
+    def timeline_precision(self) -> str | None: ...
+    @property
+    def timeline_time(self) -> datetime | None: ...
+
+
+class FrozenEdge(Protocol):
+    """What a stored edge keeps of how it was made (a `StoredEdge` is one)."""
+
+    @property
+    def reasons(self) -> Sequence[str]: ...
+    @property
+    def initial_cosine(self) -> float | None: ...
+    @property
+    def timeline_days(self) -> float | None: ...
 
 
 @dataclass(slots=True)
@@ -101,26 +125,22 @@ def timeline_depth(
     return (tolerance - days) / tolerance, float(days)
 
 
-def find_layers(a: Mapping[str, Any], b: Mapping[str, Any], cosine: float | None) -> Layers:
-    """Layers between node dicts with `entitaet_ids`, `themen`, `timeline_praezision`,
-    `timeline_zeit`; `cosine` is their embedding cosine (None if unknown)."""
+def find_layers(a: Linkable, b: Linkable, cosine: float | None) -> Layers:
+    """Layers between two nodes; `cosine` is their embedding cosine (None if unknown)."""
     layers = Layers()
-    entities = sorted(set(a.get("entitaet_ids") or []) & set(b.get("entitaet_ids") or []))
+    entities = sorted(set(a.entity_ids or []) & set(b.entity_ids or []))
     if entities:
         layers.depths[LAYER_ENTITY] = 1.0
         layers.shared_entities = entities
     if cosine is not None and cosine > EMBEDDING_THRESHOLD:
         layers.depths[LAYER_EMBEDDING] = embedding_depth(cosine)
         layers.cosine = cosine
-    depth, shared = theme_depth(a.get("themen") or [], b.get("themen") or [])
+    depth, shared = theme_depth(a.themes or [], b.themes or [])
     if shared:
         layers.depths[LAYER_THEMES] = depth
         layers.shared_themes = shared
     depth, days = timeline_depth(
-        a.get("timeline_praezision"),
-        b.get("timeline_praezision"),
-        a.get("timeline_zeit"),
-        b.get("timeline_zeit"),
+        a.timeline_precision, b.timeline_precision, a.timeline_time, b.timeline_time
     )
     if days is not None:
         layers.depths[LAYER_TIMELINE] = depth
@@ -129,7 +149,7 @@ def find_layers(a: Mapping[str, Any], b: Mapping[str, Any], cosine: float | None
 
 
 def frozen_layers(
-    edge: Mapping[str, Any],
+    edge: FrozenEdge,
     themes_a: Iterable[str],
     themes_b: Iterable[str],
     precision: str | None = None,
@@ -140,17 +160,17 @@ def frozen_layers(
     themes, the timeline from the frozen distance (tolerance of `precision`, else 21 d).
     """
     depths: dict[str, float] = {}
-    reasons = set(edge.get("verbindungs_gruende") or [])
+    reasons = set(edge.reasons or [])
     if LAYER_ENTITY in reasons:
         depths[LAYER_ENTITY] = 1.0
-    cosine = edge.get("embedding_cosine_initial")
+    cosine = edge.initial_cosine
     if LAYER_EMBEDDING in reasons and cosine is not None:
         depths[LAYER_EMBEDDING] = embedding_depth(float(cosine))
     if LAYER_THEMES in reasons:
         depth, shared = theme_depth(themes_a, themes_b)
         if shared:
             depths[LAYER_THEMES] = depth
-    days = edge.get("timeline_naehe_tage")
+    days = edge.timeline_days
     if LAYER_TIMELINE in reasons and days is not None:
         tolerance = TIMELINE_TOLERANCE_DAYS.get(
             precision or "", max(TIMELINE_TOLERANCE_DAYS.values())
@@ -162,7 +182,7 @@ def frozen_layers(
 def edge_strengths(
     weight_a: float, weight_b: float, depths: Mapping[str, float]
 ) -> tuple[float, float]:
-    """Raw strengths (a→b, b→a) from the nodes' gewicht_absolut and the applying layers."""
+    """Raw strengths (a→b, b→a) from the nodes' absolute weights and the applying layers."""
     if not depths:
         raise ValueError("edge_strengths needs at least one applying layer")
     winner = max(depths, key=lambda name: LAYER_FACTORS[name])
@@ -181,5 +201,5 @@ def edge_strengths(
 
 
 def damped(raw: float) -> float:
-    """gewicht_absolut of an edge (cap 10, exponent 0.5)."""
+    """The absolute weight of an edge (cap 10, exponent 0.5)."""
     return long_term_weight(raw)
