@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 
 from novaberg.pair import Pair
 from novaberg.store import keys
+from novaberg.store import session_lua as lua
 from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
@@ -59,19 +60,11 @@ async def append_open_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, An
     return length
 
 
-_APPEND_LUA: Final = """
-local length = redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return length
-"""
-"""KEYS[1]=turns; ARGV[1]=the item, ARGV[2]=TTL → the list length after the push."""
-
-
 async def _append(redis: aioredis.Redis, key: str, payload: str) -> int:
     # No reader needs RPUSH and EXPIRE together (an item seen before its TTL refresh
     # loses nothing); one script is simply the cheapest single command for both —
     # cheaper for the client than a pipeline, MULTI/EXEC or not — and all-or-nothing.
-    return int(await script(redis, _APPEND_LUA)(keys=[key], args=[payload, keys.SESSION_TTL]))
+    return int(await script(redis, lua.APPEND)(keys=[key], args=[payload, keys.SESSION_TTL]))
 
 
 OPEN_TURNS_KEPT: Final = 256
@@ -87,61 +80,6 @@ COMPLETE_RETRIES: Final = 5
 
 COMPLETE_WINDOW: Final = 8
 """`complete_turn` reads the newest 8 turns first (the whole session only if needed)."""
-
-
-_FIND_LUA: Final = """
-local len = redis.call('LLEN', KEYS[1])
-local function scan(first)
-  local out = {}
-  local items = redis.call('LRANGE', KEYS[1], first, -1)
-  for i = #items, 1, -1 do
-    if string.find(items[i], ARGV[1], 1, true) then
-      out[#out + 1] = first + i - 1
-      out[#out + 1] = items[i]
-    end
-  end
-  return out
-end
-local first = math.max(0, len - tonumber(ARGV[2]))
-local found = scan(first)
-if #found == 0 and first > 0 then found = scan(0) end
-table.insert(found, 1, len)
-return found
-"""
-"""KEYS[1]=turns; ARGV[1]=turn id, ARGV[2]=window → {length, index, item, index, item, …}
-of the items whose text holds the turn id, newest first: in the newest `window` items, or
-in the whole list when those hold none."""
-
-_SWAP_LUA: Final = """
-if redis.call('LINDEX', KEYS[1], ARGV[1]) ~= ARGV[2] then return -1 end
-redis.call('LSET', KEYS[1], ARGV[1], ARGV[3])
-return redis.call('LLEN', KEYS[1])
-"""
-"""KEYS[1]=turns; ARGV[1]=index, ARGV[2]=the item read there, ARGV[3]=its replacement →
-the list length after the write, or -1 when the item there is not the one read any more
-(a summary trim moved it): compare and set, so no concurrent write is overwritten."""
-
-_SET_STORED_LUA: Final = """
-local len = redis.call('LLEN', KEYS[1])
-local function swap(first)
-  local items = redis.call('LRANGE', KEYS[1], first, -1)
-  for i = #items, 1, -1 do
-    if items[i] == ARGV[1] then
-      redis.call('LSET', KEYS[1], first + i - 1, ARGV[2])
-      return len
-    end
-  end
-  return -1
-end
-local first = math.max(0, len - tonumber(ARGV[3]))
-local done = swap(first)
-if done < 0 and first > 0 then done = swap(0) end
-return done
-"""
-"""KEYS[1]=turns; ARGV[1]=the item as stored, ARGV[2]=its replacement, ARGV[3]=window →
-the list length after replacing the newest item equal to ARGV[1] (in the newest `window`
-items, or in the whole list when those hold none), or -1 when no item is: compare and
-set, wherever a trim moved it."""
 
 
 async def complete_turn(
@@ -167,12 +105,12 @@ async def complete_turn_counted(
     if stored is not None:
         turn = _loads(stored)
         turn.update(fields)
-        set_stored = script(redis, _SET_STORED_LUA)
+        set_stored = script(redis, lua.SET_STORED)
         length = int(await set_stored(keys=[key], args=[stored, _dumps(turn), COMPLETE_WINDOW]))
         if length >= 0:
             return turn, length
-    find = script(redis, _FIND_LUA)
-    swap = script(redis, _SWAP_LUA)
+    find = script(redis, lua.FIND)
+    swap = script(redis, lua.SWAP)
     for _ in range(COMPLETE_RETRIES):
         # the turn was appended moments ago: the newest turns are looked at first
         found = await find(keys=[key], args=[turn_id, COMPLETE_WINDOW])

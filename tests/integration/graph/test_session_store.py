@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from novaberg.pair import Pair
-from novaberg.store import keys, session
+from novaberg.store import keys, session, session_lua
 
 PAIR = Pair("meister", "nova")
 
@@ -83,7 +83,7 @@ async def test_complete_turn_counted_survives_a_trim_and_returns_the_length(redi
 
         def register_script(self, text):  # type: ignore[no-untyped-def]
             script = self.inner.register_script(text)
-            if text != session._SWAP_LUA:
+            if text != session_lua.SWAP:
                 return script
 
             async def call(keys, args):  # type: ignore[no-untyped-def]
