@@ -61,10 +61,11 @@ async def append_open_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, An
 
 
 async def _append(redis: aioredis.Redis, key: str, payload: str) -> int:
-    # No reader needs RPUSH and EXPIRE together (an item seen before its TTL refresh
-    # loses nothing); one script is simply the cheapest single command for both —
-    # cheaper for the client than a pipeline, MULTI/EXEC or not — and all-or-nothing.
-    return int(await script(redis, lua.APPEND)(keys=[key], args=[payload, keys.SESSION_TTL]))
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.rpush(key, payload)
+        pipe.expire(key, keys.SESSION_TTL)
+        length, _ = await pipe.execute()
+    return int(length)
 
 
 OPEN_TURNS_KEPT: Final = 256
@@ -153,79 +154,19 @@ async def read_turns(
 
 
 def decode_turns(raw: list[Any], pair: Pair) -> list[dict[str, Any]]:
-    """The LRANGE reply of a session as turns; unreadable entries are logged and skipped.
-
-    Every turn returned is the caller's own (no container shared with another call), but an
-    entry decoded before is copied from `_decoded` instead of parsed again."""
+    """The LRANGE reply of a session as turns; unreadable entries are logged and skipped."""
     turns: list[dict[str, Any]] = []
     for item in raw:
-        text = str(item)
-        known = _decoded.get(text)
-        if known is None:
-            try:
-                turn = _loads(text)
-            except _DECODE_ERRORS:
-                log.error("session %s: unreadable turn skipped: %.80r", pair, item)
-                continue
-            if not isinstance(turn, dict):
-                log.error("session %s: non-object turn skipped: %.80r", pair, item)
-                continue
-            known = _remember(text, turn)
-        turns.append(_own_copy(*known))
+        try:
+            turn = _loads(str(item))
+        except _DECODE_ERRORS:
+            log.error("session %s: unreadable turn skipped: %.80r", pair, item)
+            continue
+        if isinstance(turn, dict):
+            turns.append(turn)
+        else:
+            log.error("session %s: non-object turn skipped: %.80r", pair, item)
     return turns
-
-
-DECODED_KEEP: Final = 128
-"""Decoded turns kept by their stored JSON. A turn's session is read twice (the HumanGraph's
-perception, then the CharacterGraph's db_access) and again next turn, one or two entries
-newer each time. Measured inside a turn, a 16-turn session took ~180 µs to parse and ~110
-µs to copy from here (a user turn's embedding dominates both). 128 entries hold a few
-pairs' sessions (at most ~26 turns each) in a few MB."""
-
-_Plan = tuple[tuple[str, bool], ...]
-"""A turn's keys holding a list or dict, each with whether it holds only scalars."""
-
-_decoded: dict[str, tuple[dict[str, Any], _Plan]] = {}
-
-
-def _remember(text: str, turn: dict[str, Any]) -> tuple[dict[str, Any], _Plan]:
-    """Keep `turn` (never handed out itself) under its JSON; the oldest entry makes room."""
-    plan = tuple(
-        (key, _scalars_only(value))
-        for key, value in turn.items()
-        if isinstance(value, (dict, list))
-    )
-    if len(_decoded) >= DECODED_KEEP:
-        del _decoded[next(iter(_decoded))]
-    known = _decoded[text] = (turn, plan)
-    return known
-
-
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-"""The types orjson decodes a JSON scalar to."""
-
-
-def _scalars_only(value: dict[str, Any] | list[Any]) -> bool:
-    items = value.values() if isinstance(value, dict) else value
-    return _SCALARS.issuperset(map(type, items))  # in C: an embedding is 384 items
-
-
-def _own_copy(turn: dict[str, Any], plan: _Plan) -> dict[str, Any]:
-    """A deep copy of a decoded turn: its containers copied along `plan` (a flat list such
-    as the embedding in one C call), scalars shared — they are immutable."""
-    copy = turn.copy()
-    for key, flat in plan:
-        value = turn[key]
-        copy[key] = value.copy() if flat else _deep_copy(value)
-    return copy
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _deep_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(item) for item in value]
-    return value
 
 
 async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:

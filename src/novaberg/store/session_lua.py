@@ -1,5 +1,5 @@
 """The Lua scripts of the session store (store/session.py): completing a stored turn by
-compare and set, so a concurrent append or summary trim is never overwritten; the append."""
+compare and set, so a concurrent append or summary trim is never overwritten."""
 
 from __future__ import annotations
 
@@ -58,10 +58,3 @@ return done
 the list length after replacing the newest item equal to ARGV[1] (in the newest `window`
 items, or in the whole list when those hold none), or -1 when no item is: compare and
 set, wherever a trim moved it."""
-
-APPEND: Final = """
-local length = redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return length
-"""
-"""KEYS[1]=turns; ARGV[1]=the item, ARGV[2]=TTL → the list length after the push."""
