@@ -1,20 +1,18 @@
-"""Framework overhead of one full turn (HumanGraph + CharacterGraph).
+"""Framework overhead of one full turn (HumanGraph + CharacterGraph) — information, no goal.
 
 Runs N turns (main path: no task agent, tribunal ok) in-process with the scripted model at
-zero latency against embedded Redis and
-PostgreSQL in a temporary home, and reports per turn the wall time, the scripted model's own
-time (`CallStats.model_seconds` for chat calls plus `embed_seconds` for the scripted
-embedder) and their difference — the overhead of graphs, nodes,
-stores and logging. Goal: `overhead / langgraph_floor` ≤ 3.0, both medians from the same
-run — the floor (a LangGraph run of as many no-op nodes over the same state, run right
-after each turn) moves with the machine's load as the overhead does, so the ratio holds on
-a noisy machine where a fixed number of milliseconds does not. The absolute 25 ms of issue #3 is printed next to
-it, and so is, as information, the overhead over a second floor: LangGraph alone running
-the turn's own two graphs, every node answering at once with what it returned in the turn
-(`TopologyFloor`; 7–10 % above the line floor). The goal stays on the line floor. The
-process is set up as
-`novaberg serve`/`worker` set theirs up: graphs compiled and the startup heap frozen
-before the first turn.
+zero latency against embedded Redis and PostgreSQL in a temporary home, and reports per
+turn the wall time, the scripted model's own time (`CallStats.model_seconds` for chat
+calls plus `embed_seconds` for the scripted embedder) and their difference — the overhead
+of graphs, nodes, stores and logging. A turn with a real model takes seconds, and this
+overhead (tens of milliseconds) is under 1 % of it, so it is not a target: the figures
+show where a change moved the overhead, and the bench never says met or not met. They are
+printed beside two floors measured in the same run, which move with the machine's load as
+the overhead does: `langgraph_floor` (a LangGraph run of as many no-op nodes over the same
+state, run right after each turn) and `topology_floor` (LangGraph alone running the turn's
+own two graphs, every node answering at once with what it returned in the turn;
+`TopologyFloor`). The process is set up as `novaberg serve`/`worker` set theirs up: graphs
+compiled and the startup heap frozen before the first turn.
 
     .venv/bin/python bench/turn_overhead.py [--turns 50] [--warmup 3] [--human-only]
 
@@ -50,12 +48,6 @@ from _machine import cpu_times, steal_percent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-GOAL_MEDIAN_MS = 25.0
-"""Issue #3: overhead ≤ 25 ms median per full turn (shown; the ratio below is the goal)."""
-
-GOAL_FLOOR_RATIO = 3.0
-"""Issue 16: median overhead ≤ 3.0 × the median LangGraph floor of the same run."""
 
 TEXTS = [
     "Wie geht's dir?",
@@ -226,7 +218,7 @@ class Floor:
 
 
 class TopologyFloor:
-    """LangGraph alone on the turn's own graphs — information beside the goal, not the goal.
+    """LangGraph alone on the turn's own graphs: a second floor beside the line floor.
 
     The line floor (`Floor`) runs one graph of no-op nodes in a row. A turn runs two graphs
     (HumanGraph, then the CharacterGraph), with fan-outs, barriers, routed nodes and
@@ -342,19 +334,13 @@ def main() -> int:
     floor_median = rows[6]["median_ms"]
     topology_median = rows[7]["median_ms"] if len(rows) > 7 else None
     verdict = {
-        "metric": "goal",
+        "metric": "summary",
         "overhead_median_ms": overhead_median,
-        "goal_ms": GOAL_MEDIAN_MS,
-        "ratio_to_goal": round(overhead_median / GOAL_MEDIAN_MS, 3),
         "model_calls_per_turn": statistics.median(data["model_calls"]),
-        "met": overhead_median <= GOAL_MEDIAN_MS,
         "nodes_per_turn": statistics.median(data["steps"]),
-        # three decimals: the verdict compares the unrounded ratio, and 3.003 printed as
-        # "3.00 … NOT met" reads like a contradiction
+        # three decimals: small changes between runs stay visible
         "overhead_to_langgraph_floor": round(overhead_median / floor_median, 3),
-        "goal_floor_ratio": GOAL_FLOOR_RATIO,
-        "floor_ratio_met": overhead_median / floor_median <= GOAL_FLOOR_RATIO,
-        # information, not the goal (`TopologyFloor`); None: a replay missed the turn's path
+        # None: a replay missed the turn's path (`TopologyFloor`)
         "overhead_to_topology_floor": (
             round(overhead_median / topology_median, 3) if topology_median else None
         ),
@@ -374,20 +360,12 @@ def main() -> int:
         f"steal during the run {'unknown' if steal is None else f'{steal:.1f} %'}: the "
         f"hypervisor running other machines on these cores, which slows every figure.)"
     )
-    print(
-        f"overhead / langgraph_floor = {verdict['overhead_to_langgraph_floor']:.3f} vs goal "
-        f"≤ {GOAL_FLOOR_RATIO:.1f}: {'met' if verdict['floor_ratio_met'] else 'NOT met'} "
-        f"({data['graphs']}, {data['turns']} turns)"
-    )
     ratio = verdict["overhead_to_topology_floor"]
     print(
-        f"overhead / topology_floor = {'NOT MEASURED' if ratio is None else f'{ratio:.3f}'} "
-        "(information, not the goal: LangGraph alone running the turn's own graphs — their "
-        "nodes, edges and state updates, every node answering at once)"
-    )
-    print(
-        f"overhead median {overhead_median:.2f} ms vs {GOAL_MEDIAN_MS:.0f} ms (issue #3): "
-        f"{'met' if verdict['met'] else 'NOT met'}"
+        f"overhead median {overhead_median:.2f} ms ({data['graphs']}, {data['turns']} turns); "
+        f"/ langgraph_floor = {verdict['overhead_to_langgraph_floor']:.3f}, "
+        f"/ topology_floor = {'NOT MEASURED' if ratio is None else f'{ratio:.3f}'} "
+        "(information, not a goal: compare runs of the same machine, alternating)"
     )
     return 0
 

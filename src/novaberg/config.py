@@ -95,6 +95,11 @@ class Settings(BaseSettings):
         "RAM (128MB–8GB; the long-term HNSW index wants to fit), default = PostgreSQL's own, "
         "or a size like 2GB.",
     )
+    postgres_async_commit: bool = Field(
+        default=False,
+        description="Commit without waiting for the WAL flush (synchronous_commit = off): "
+        "a host crash may lose up to ~600 ms of acknowledged writes, never corrupt them.",
+    )
 
     llm: LLMBackend | None = Field(
         default=None,

@@ -52,6 +52,14 @@ FIELD_PATH1_FAILURE: Final = "pfad1_ausfall"
 FIELD_PATH1_TAIL: Final = "pfad1_nachlauf"
 """Event payload flag: Path 1's salience results follow (key `pfad1_nachlauf:{turn_id}`)."""
 FIELD_EMOTION_HISTORY: Final = "emotions_verlauf"
+FIELD_TRIGGER_TURN_ID: Final = "ausloeser_turn_id"
+"""Impulse payload and its answer: the turn that gave rise to the impulse (possibly null)."""
+FIELD_LAST_RECEIVED: Final = "letztes_empfangen_am"
+"""User event payload: when the block's last utterance arrived; the supersede rule
+measures the block window from it (events/event_consumer.py)."""
+FIELD_SUPERSEDED: Final = "verdraengt"
+"""User event payload: how many runs in a row were superseded before this one (their ids
+are carried in it); absent when none was."""
 
 # --- graph roles (pipeline_log `quelle`, the role flags of a run) ---------------------------
 

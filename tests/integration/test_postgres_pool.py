@@ -1,12 +1,17 @@
-"""After PostgreSQL ended the pool's connections (a restart, an administrator), the next
-queries get fresh connections instead of failing on the dead ones."""
+"""The process's PostgreSQL pool: after PostgreSQL ended the pool's connections (a restart,
+an administrator), the next queries get fresh connections instead of failing on the dead
+ones; its commits wait for the WAL unless the settings say otherwise."""
 
 from __future__ import annotations
 
 import asyncio
 
 import psycopg
+import pytest
 
+from novaberg.api.context import AppContext
+from novaberg.config import Settings
+from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.postgres import create_pool
 
@@ -39,3 +44,25 @@ async def test_connections_the_server_ended_are_replaced(endpoints: Endpoints) -
                 assert row == {"one": 1}
     finally:
         await pool.close()
+
+
+@pytest.mark.parametrize(("async_commit", "expected"), [(None, "on"), (True, "off")])
+async def test_commits_wait_for_the_wal_unless_the_setting_says_otherwise(
+    settings: Settings,
+    endpoints: Endpoints,
+    model: ModelLayer,
+    async_commit: bool | None,
+    expected: str,
+) -> None:
+    """A pooled connection of the process context commits synchronously by default;
+    NOVABERG_POSTGRES_ASYNC_COMMIT=true turns that off on every connection."""
+    if async_commit is not None:
+        settings = settings.model_copy(update={"postgres_async_commit": async_commit})
+    ctx = await AppContext.open(settings, endpoints, model=model)
+    try:
+        async with ctx.pool.connection() as first, ctx.pool.connection() as second:
+            for conn in (first, second):  # each connection of the pool configured alike
+                row = await (await conn.execute("SHOW synchronous_commit")).fetchone()
+                assert row == {"synchronous_commit": expected}
+    finally:
+        await ctx.aclose()

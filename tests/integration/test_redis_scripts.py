@@ -66,23 +66,3 @@ async def test_completing_turns_makes_no_script_per_call(
     assert len(made) <= 4  # append, set-stored, find, swap
     assert all(t["kern"] == "k" for t in await session.read_turns(redis, PAIR))
     assert await redis.llen(keys.session_turns(PAIR)) == 5
-
-
-async def test_a_session_append_is_one_script_call_with_the_same_item_and_ttl(
-    redis: aioredis.Redis, redis_trips: list[bytes]
-) -> None:
-    """RPUSH and the TTL refresh in one EVALSHA (no MULTI/EXEC): same list, same TTL."""
-    key = keys.session_turns(PAIR)
-    await session.append_turn(redis, PAIR, {"rolle": "user", "inhalt": "a"})  # loads it
-    await redis.expire(key, 10)
-    redis_trips.clear()
-    length = await session.append_open_turn(redis, PAIR, {"rolle": "user", "inhalt": "b"})
-    assert (
-        len(redis_trips) == 1 and redis_trips[0].startswith(b"*") and b"EVALSHA" in (redis_trips[0])
-    )
-    assert length == 2
-    assert await redis.lrange(key, 0, -1) == [
-        '{"rolle":"user","inhalt":"a"}',
-        '{"rolle":"user","inhalt":"b"}',
-    ]
-    assert keys.SESSION_TTL - 5 < await redis.ttl(key) <= keys.SESSION_TTL

@@ -53,7 +53,9 @@ class AppContext:
         model = model or build_model_layer(settings)
         redis = create_redis(endpoints.redis_url)
         try:
-            pool = await create_pool(endpoints.database_url)
+            pool = await create_pool(
+                endpoints.database_url, async_commit=settings.postgres_async_commit
+            )
         except BaseException:
             await redis.aclose()
             raise

@@ -39,6 +39,7 @@ import redis.asyncio as aioredis
 from novaberg.events import delivery_lua as lua
 from novaberg.events.model import WireMessage
 from novaberg.store import keys, token_revocation
+from novaberg.store.scripts import script
 from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ class Delivery:
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self._script = redis.register_script(lua.SEND)
+        self._script = script(redis, lua.SEND)
 
     async def send(
         self,

@@ -40,10 +40,8 @@ from typing import Any
 from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
-    LAST_RECEIVED_FIELD,
     MAX_SELF_TRIGGERS,
     MAX_SUPERSEDES,
-    SUPERSEDED_FIELD,
     SUPERSEDED_STAGE,
     Event,
     EventRejected,
@@ -61,8 +59,11 @@ from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 from novaberg.wire import (
+    FIELD_LAST_RECEIVED,
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
+    FIELD_RECEIVED_AT,
+    FIELD_SUPERSEDED,
     FIELD_USER_PROMPT,
     GRAPH_CHARACTER,
     KIND_CONTINUE,
@@ -112,7 +113,7 @@ def supersede_window_start(event: Event) -> float | None:
         return None
     if superseded_before(event) >= MAX_SUPERSEDES:
         return None  # the user keeps writing: this run answers what it has
-    for field in (LAST_RECEIVED_FIELD, "empfangen_am"):
+    for field in (FIELD_LAST_RECEIVED, FIELD_RECEIVED_AT):
         value = event.payload.get(field)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
@@ -121,7 +122,7 @@ def supersede_window_start(event: Event) -> float | None:
 
 def superseded_before(event: Event) -> int:
     """How many runs in a row were given up before this one (their ids ride along)."""
-    value = event.payload.get(SUPERSEDED_FIELD)
+    value = event.payload.get(FIELD_SUPERSEDED)
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -205,7 +206,6 @@ class EventConsumer(PairConsumer):
 
     async def _run(self, pair: Pair, event: Event, entry: Claimed) -> RunEnd:
         """Run the CharacterGraph for `event` (see the module docstring)."""
-        ids = event.message_ids
         try:
             token = await self.gate.acquire(token=f"{self.worker_id}:{new_id()}")
         except GateTimeout as exc:
@@ -237,7 +237,7 @@ class EventConsumer(PairConsumer):
                     elif await self._supersede(pair, event, entry, window_start, node):
                         return RunEnd(superseded=True)  # (the check refreshed the marker)
                     if not released and release_ready(after):
-                        released = await self._release(event, ids, after)
+                        released = await self._release(event, after)
             finally:
                 await _close(stream)
         except Exception as exc:
@@ -304,14 +304,10 @@ class EventConsumer(PairConsumer):
             lambda: self.delivery.send(event.user_id, message), f"stage {node} of {event.turn_id}"
         )
 
-    async def _release(self, event: Event, ids: list[str], state: dict[str, Any]) -> bool:
-        payload = dict(self.graphs.response_payload(state))
-        # Identity from the event payload, not the result state: the client needs its ids.
-        payload["turn_id"] = event.turn_id
-        payload["nachrichten_ids"] = list(ids)
-        payload["reiz_herkunft"] = event.payload.get("reiz_herkunft", payload.get("reiz_herkunft"))
-        if event.payload.get("ausloeser_turn_id") is not None:
-            payload.setdefault("ausloeser_turn_id", event.payload["ausloeser_turn_id"])
+    async def _release(self, event: Event, state: dict[str, Any]) -> bool:
+        """Send the answer as the graph built it (`TurnGraphs.response_payload`: complete,
+        the event's identity included); True once the run has its outcome."""
+        payload = self.graphs.response_payload(state)
         missing = empty_fields(payload)
         log.info(
             "turn %s payload: %d of %d measured fields set%s",
@@ -320,10 +316,15 @@ class EventConsumer(PairConsumer):
             len(MEASURED_STATE_FIELDS),
             f"; empty: {', '.join(missing)}" if missing else "",
         )
-        if not ids and event.source == SOURCE_USER:
+        if not payload[FIELD_MESSAGE_IDS] and event.source == SOURCE_USER:
             log.error("turn %s: answer names no nachrichten_ids (not attributable)", event.turn_id)
         seq = await self.outcomes.respond(
-            event.user_id, event.character_id, event.turn_id, event.trigger_count, ids, payload
+            event.user_id,
+            event.character_id,
+            event.turn_id,
+            event.trigger_count,
+            event.message_ids,
+            payload,
         )
         return True if seq else await self.outcomes.decided(event.turn_id, event.trigger_count)
 

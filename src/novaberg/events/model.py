@@ -41,14 +41,6 @@ MAX_SELF_TRIGGERS = 3
 MAX_PROMPT_BYTES = 16 * 1024
 """Largest accepted utterance, UTF-8 encoded (docs/behaviour/events.md#intake)."""
 
-LAST_RECEIVED_FIELD = "letztes_empfangen_am"
-"""User event payload: when the block's last utterance arrived; the supersede rule
-measures the block window from it (events/event_consumer.py)."""
-
-SUPERSEDED_FIELD = "verdraengt"
-"""User event payload: how many runs in a row were superseded before this one (their ids
-are carried in it); absent when none was."""
-
 MAX_SUPERSEDES = 3
 """Runs in a row that may be abandoned for newer utterances. A user who keeps writing
 while a turn runs still gets an answer — at the latest from the run after this many —

@@ -116,18 +116,17 @@ class Outcomes:
     ) -> int:
         """Send the released answer; return its seq (0 = this run already had an outcome).
 
-        `turn_id` and `nachrichten_ids` come from the event payload, not from the
-        result state: the client needs the ids of *its* question.
+        `payload` is the answer as the graph built it, complete and sent as it is
+        (`TurnGraphs.response_payload`: the identity its event named included). The run's
+        identity arguments key the outcome marker; they name the run only in a payload
+        that names none itself (a bare text).
         """
-        fields = dict(payload)
-        fields.update(
-            typ="character_response",
-            character_id=character_id,
-            turn_id=turn_id,
-            nachrichten_ids=list(message_ids),
-        )
-        fields.setdefault("nachricht", "")
-        message = ResponseMessage.model_validate(fields)
+        identity = {
+            "character_id": character_id,
+            "turn_id": turn_id,
+            "nachrichten_ids": message_ids,
+        }
+        message = ResponseMessage.model_validate({**identity, **payload})
         seq = await self._send(user_id, message, turn_id, trigger_count)
         if seq == 0:
             log.warning("duplicate answer for turn %s/%d suppressed", turn_id, trigger_count)

@@ -33,8 +33,6 @@ from typing import Any
 from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.intake import pair_from_member
 from novaberg.events.model import (
-    LAST_RECEIVED_FIELD,
-    SUPERSEDED_FIELD,
     Event,
     EventRejected,
     QueuedUtterance,
@@ -51,7 +49,7 @@ from novaberg.llm.gate import Priority
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
-from novaberg.wire import GRAPH_HUMAN, KIND_MESSAGE
+from novaberg.wire import GRAPH_HUMAN, KIND_MESSAGE, SOURCE_USER
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +58,9 @@ LAST_ACTIVITY_TTL = 7_200
 
 
 def block_turn(pair: Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUtterance]]:
-    """The HumanTurn for a cut block; the utterances are joined with newlines."""
+    """The HumanTurn for a cut block; the utterances are joined with newlines. It also
+    carries the ids and the count of the runs superseded before it, and when the block's
+    last utterance arrived (the supersede rule measures its window from there)."""
     items = [QueuedUtterance.model_validate_json(raw) for raw in entry.data["items"]]
     turn = HumanTurn(
         pair=pair,
@@ -68,6 +68,9 @@ def block_turn(pair: Pair, entry: Claimed) -> tuple[HumanTurn, list[QueuedUttera
         prompt="\n".join(item.text for item in items),
         message_ids=[item.message_id for item in items],
         received_at=items[0].received_at,
+        carried_ids=list(entry.carried),
+        last_received_at=items[-1].received_at,
+        superseded_runs=entry.carried_rounds,
     )
     return turn, items
 
@@ -93,7 +96,6 @@ class _Path1:
         entry: Claimed,
         turn: HumanTurn,
         items: list[QueuedUtterance],
-        ids: list[str],
         slot: str,
     ) -> None:
         self.consumer = consumer
@@ -101,7 +103,6 @@ class _Path1:
         self.entry = entry
         self.turn = turn
         self.items = items
-        self.ids = ids
         self.slot: str | None = slot
         self.handed_on = False
         self.event_failed = False
@@ -130,9 +131,7 @@ class _Path1:
         self.event_failed = True  # until the event is enqueued
         consumer = self.consumer
         await consumer._broadcast(self.turn, self.items)
-        event = consumer._event(
-            self.turn, self.items, self.ids, state, failure, self.entry.carried_rounds
-        )
+        event = consumer._event(self.turn, state, failure)
         await consumer.queues.finish(self.pair, self.entry, release_marker=False, push=event)
         self.event_failed = False
         self.handed_on = True
@@ -207,7 +206,7 @@ class PromptConsumer(PairConsumer):
             log.error("unreadable block for %s: %s", pair, exc)
             await self._fail(pair, entry, block_message_ids(entry), reason_for(exc, "eingang"))
             return
-        ids = [*entry.carried, *turn.message_ids]
+        ids = turn.answered_ids
         log.info(
             "turn %s for %s: block of %d utterance(s)%s",
             turn_id,
@@ -215,7 +214,7 @@ class PromptConsumer(PairConsumer):
             len(items),
             f", carrying {len(entry.carried)} id(s) of a superseded run" if entry.carried else "",
         )
-        run = _Path1(self, pair, entry, turn, items, ids, slot)
+        run = _Path1(self, pair, entry, turn, items, slot)
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.set(
@@ -259,34 +258,15 @@ class PromptConsumer(PairConsumer):
             f"utterance broadcast of {turn.turn_id}",
         )
 
-    def _event(
-        self,
-        turn: HumanTurn,
-        items: list[QueuedUtterance],
-        ids: list[str],
-        final: dict[str, Any] | None,
-        failure: str | None,
-        superseded_runs: int = 0,
-    ) -> Event:
-        payload = dict(self.graphs.human_event_payload(turn, final, failure))
-        # The turn's identity comes from the block, whatever the graph wrote.
-        payload["turn_id"] = turn.turn_id
-        payload["nachrichten_ids"] = list(ids)
-        payload.setdefault("user_prompt", turn.prompt)
-        payload.setdefault("empfangen_am", turn.received_at)
-        # The supersede rule measures the block window from the block's last utterance.
-        payload[LAST_RECEIVED_FIELD] = items[-1].received_at
-        if superseded_runs:  # the supersede cap counts the runs given up in a row
-            payload[SUPERSEDED_FIELD] = superseded_runs
-        if failure is not None:
-            payload.setdefault("pfad1_ausfall", failure)
+    def _event(self, turn: HumanTurn, final: dict[str, Any] | None, failure: str | None) -> Event:
+        """The `message` event, its payload as the graph built it (complete)."""
         try:
             return build_event(
                 user_id=turn.pair.user_id,
                 character_id=turn.pair.character_id,
-                source="user",
+                source=SOURCE_USER,
                 typ=KIND_MESSAGE,
-                payload=payload,
+                payload=self.graphs.human_event_payload(turn, final, failure),
                 trigger_count=0,
             )
         except EventRejected as exc:

@@ -53,6 +53,7 @@ from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
+from novaberg.store.scripts import script
 
 MAX_BLOCK = 100
 """Most utterances cut into one block; the rest waits for the next turn."""
@@ -134,13 +135,13 @@ class TurnQueues:
         self.redis = redis
         self.worker_id = worker_id
         self.processing = keys.processing_list(worker_id)
-        self._ready = redis.register_script(lua.READY)
-        self._begin = redis.register_script(lua.BEGIN_TURN)
-        self._claim = redis.register_script(lua.CLAIM_EVENT)
-        self._finish = redis.register_script(lua.FINISH)
-        self._refresh = redis.register_script(lua.REFRESH)
-        self._supersede = redis.register_script(lua.SUPERSEDE)
-        self._hand_back = redis.register_script(lua.HAND_BACK)
+        self._ready = script(redis, lua.READY)
+        self._begin = script(redis, lua.BEGIN_TURN)
+        self._claim = script(redis, lua.CLAIM_EVENT)
+        self._finish = script(redis, lua.FINISH)
+        self._refresh = script(redis, lua.REFRESH)
+        self._supersede = script(redis, lua.SUPERSEDE)
+        self._hand_back = script(redis, lua.HAND_BACK)
 
     async def ready(self, pair: Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the

@@ -10,7 +10,7 @@ wire payloads out of the resulting state. The event consumer streams
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from novaberg.agents.deps import GraphDeps
@@ -75,13 +75,26 @@ run once it ran)."""
 
 @dataclass(frozen=True)
 class HumanTurn:
-    """One block of user utterances cut by the prompt consumer (docs/behaviour/events.md#block)."""
+    """One block of user utterances cut by the prompt consumer (docs/behaviour/events.md#block).
+
+    The HumanGraph perceives `prompt` (the block's own utterances, `message_ids`); the
+    `message` event it hands on also names the ids of runs superseded before it
+    (`carried_ids`, first) and carries what the supersede rule reads: when the block's
+    last utterance arrived and how many runs in a row were given up (events/queues.py)."""
 
     pair: Pair
     turn_id: str
     prompt: str
     message_ids: list[str]
     received_at: float
+    carried_ids: list[str] = field(default_factory=list)
+    last_received_at: float | None = None
+    superseded_runs: int = 0
+
+    @property
+    def answered_ids(self) -> list[str]:
+        """Every id the turn's one outcome names: the carried ones first, then the block's."""
+        return [*self.carried_ids, *self.message_ids]
 
 
 @dataclass(frozen=True)
@@ -123,7 +136,8 @@ class TurnGraphs(Protocol):
     def human_event_payload(
         self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
     ) -> dict[str, Any]:
-        """The `message` event payload (wire names); `failure` marks `pfad1_ausfall`."""
+        """The `message` event payload (wire names), complete: the event is built from it
+        as it is; `failure` marks `pfad1_ausfall`."""
         ...
 
     def character_state(self, turn: CharacterTurn) -> dict[str, Any]: ...
@@ -133,6 +147,8 @@ class TurnGraphs(Protocol):
         ...
 
     def response_payload(self, state: dict[str, Any]) -> dict[str, Any]:
-        """`character_response` fields read from the state after `RELEASE_NODE`:
-        nachricht, turn_id, nachrichten_ids, reiz_herkunft, emotion, arousal, ..."""
+        """The `character_response` fields, complete, from the state at the release: the
+        run's identity (character_id, turn_id, nachrichten_ids, reiz_herkunft,
+        ausloeser_turn_id) as its event named it, then nachricht, emotion, arousal, ...
+        The answer is sent as it is."""
         ...

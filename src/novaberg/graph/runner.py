@@ -36,12 +36,15 @@ from novaberg.pair import Pair
 from novaberg.wire import (
     FIELD_EMOTION_HISTORY,
     FIELD_HUMAN_SALIENCE,
+    FIELD_LAST_RECEIVED,
     FIELD_MESSAGE_IDS,
     FIELD_ORIGIN,
     FIELD_OWN_THOUGHT,
     FIELD_PATH1_FAILURE,
     FIELD_PATH1_TAIL,
     FIELD_RECEIVED_AT,
+    FIELD_SUPERSEDED,
+    FIELD_TRIGGER_TURN_ID,
     FIELD_TURN_ID,
     FIELD_USER_INTENTIONS,
     FIELD_USER_PROMPT,
@@ -49,6 +52,7 @@ from novaberg.wire import (
     GRAPH_HUMAN,
     ORIGIN_OWN_THOUGHT,
     ORIGIN_USER,
+    SOURCE_CHARACTER,
     SOURCE_USER,
 )
 
@@ -231,8 +235,9 @@ class GraphRuntime:
     def human_event_payload(
         self, turn: HumanTurn, final_state: dict[str, Any] | None, failure: str | None
     ) -> dict[str, Any]:
-        """The `message` event payload, also after a failure
-        (docs/behaviour/events.md#user-payload)."""
+        """The `message` event payload, complete, also after a failure
+        (docs/behaviour/events.md#user-payload): the prompt consumer enqueues it as it is.
+        It names every id the turn answers (`turn.answered_ids`: a superseded run's first)."""
         state = final_state or {}
         external = state.get("external")
         emotion = external.emotion if isinstance(external, Personality) else None
@@ -253,14 +258,18 @@ class GraphRuntime:
             "emotions_vektor": emotion.emotions_vector if emotion else None,
             "prompt_thema": emotion.prompt_topic if emotion else None,
             FIELD_EMOTION_HISTORY: list(state.get("emotion_history") or []),
-            FIELD_MESSAGE_IDS: list(turn.message_ids),
+            FIELD_MESSAGE_IDS: turn.answered_ids,
         }
         if tail_follows:  # salience runs on: its results reach the CharacterGraph later
             payload[FIELD_PATH1_TAIL] = True
         else:
             payload[FIELD_USER_INTENTIONS] = list(state.get("user_intentions") or [])
-        if failure:
+        if failure is not None:
             payload[FIELD_PATH1_FAILURE] = failure
+        if turn.last_received_at is not None:  # the supersede rule's block window
+            payload[FIELD_LAST_RECEIVED] = turn.last_received_at
+        if turn.superseded_runs:  # the supersede cap counts the runs given up in a row
+            payload[FIELD_SUPERSEDED] = turn.superseded_runs
         return payload
 
     # --- CharacterGraph --------------------------------------------------------------------
@@ -293,25 +302,33 @@ class GraphRuntime:
         return _stream(self.character_graph, state)
 
     def response_payload(self, state: dict[str, Any]) -> dict[str, Any]:
-        """`character_response` fields from the state at the release
-        (docs/behaviour/events.md#release): the 23 payload fields of the documented list
-        (`typ` is the 24th, set by the message model) plus `tribunal_verdict`,
-        `user_emotion` and `user_arousal`. `emotion`, `arousal` and `emotions_vektor` are
-        Nova's (the chat page shows them; `nova_*` repeat them under their own names);
-        `sprach_stil`, `beziehungs_dynamik`, `intent`, `tone`, `gespraechs_modus` and
-        `emotions_verlauf` are the user's, as perceived by Path 1."""
+        """`character_response` fields, complete, from the state at the release
+        (docs/behaviour/events.md#release): the event consumer sends them as they are.
+
+        The run's identity is its event's, which `character_state` put into the state and
+        no node writes: `turn_id`, the `nachrichten_ids` of a user's event (a run the
+        character started answers none), the event's `reiz_herkunft` (else the
+        stimulus's), its `ausloeser_turn_id` when it names one. Then the 23 payload fields
+        of the documented list (`typ` is the 24th, set by the message model) plus
+        `tribunal_verdict`, `user_emotion` and `user_arousal`. `emotion`, `arousal` and
+        `emotions_vektor` are Nova's (the chat page shows them; `nova_*` repeat them under
+        their own names); `sprach_stil`, `beziehungs_dynamik`, `intent`, `tone`,
+        `gespraechs_modus` and `emotions_verlauf` are the user's, as perceived by Path 1."""
         internal = state.get("internal")
         emotion = internal.emotion if isinstance(internal, Personality) else None
         external = state.get("external")
         user = external.emotion if isinstance(external, Personality) else None
         payload = state.get("event_payload") or {}
-        return {
+        own_event = state.get("event_source") == SOURCE_CHARACTER
+        ids = [] if own_event else payload.get(FIELD_MESSAGE_IDS) or state.get("message_ids")
+        answer: dict[str, Any] = {
+            "character_id": state.get("character_id"),
             "nachricht": state.get("response") or "",
             "turn_id": state.get("turn_id"),
-            FIELD_MESSAGE_IDS: list(
-                payload.get(FIELD_MESSAGE_IDS) or state.get("message_ids") or []
-            ),
-            FIELD_ORIGIN: stimulus_origin(state),
+            FIELD_MESSAGE_IDS: [str(message_id) for message_id in ids or []],
+            FIELD_ORIGIN: payload[FIELD_ORIGIN]
+            if FIELD_ORIGIN in payload
+            else stimulus_origin(state),
             "modell": state.get("model"),
             "token_total": state.get("token_total"),
             "emotion": emotion.emotion if emotion else None,
@@ -335,6 +352,9 @@ class GraphRuntime:
             "user_emotion": user.emotion if user else None,
             "user_arousal": user.arousal if user else None,
         }
+        if payload.get(FIELD_TRIGGER_TURN_ID) is not None:
+            answer[FIELD_TRIGGER_TURN_ID] = payload[FIELD_TRIGGER_TURN_ID]
+        return answer
 
 
 def tail_result(state: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from novaberg.llm import gate_lua as lua
 from novaberg.llm.errors import GateTimeout
 from novaberg.store import keys
 from novaberg.store.retry import OUTAGE_ERRORS, until_redis_back
+from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class ModelGate:
         self.lease_ms = int(lease_seconds * 1000)
         self.key = keys.model_gate(backend)
         self.waiting_key = f"{self.key}:nutzer_wartet"
-        self._script = redis.register_script(lua.ACQUIRE)
+        self._script = script(redis, lua.ACQUIRE)
         self._held: set[str] = set()
 
     async def try_acquire(self, token: str, priority: Priority = Priority.USER) -> bool:

@@ -50,27 +50,10 @@ class Block:
     body: str
     placeholders: tuple[str, ...] = ()
     """The body's placeholder names, found once when the template is parsed."""
-    pieces: tuple[str, ...] = ()
-    """The body split at its placeholders: literal text at even indices, placeholder names
-    at odd ones, so filling it is a join rather than a regex substitution per render."""
 
     @classmethod
     def parse(cls, name: str, variant: str | None, optional: bool, body: str) -> Block:
-        return cls(
-            name,
-            variant,
-            optional,
-            body,
-            tuple(_PLACEHOLDER.findall(body)),
-            tuple(_PLACEHOLDER.split(body)),
-        )
-
-    def fill(self, values: dict[str, str]) -> str:
-        """The body with every placeholder replaced by its value (taken literally)."""
-        pieces = self.pieces
-        if len(pieces) == 1:
-            return pieces[0]
-        return "".join(values[piece] if index % 2 else piece for index, piece in enumerate(pieces))
+        return cls(name, variant, optional, body, tuple(_PLACEHOLDER.findall(body)))
 
 
 @lru_cache(maxsize=64)
@@ -114,42 +97,29 @@ def placeholders(name: str) -> frozenset[str]:
     return frozenset(ph for block in parse_blocks(name) for ph in block.placeholders)
 
 
-@lru_cache(maxsize=256)
-def variant_blocks(name: str, variant: str | None) -> tuple[tuple[Block, ...], frozenset[str]]:
-    """The blocks `render(name, variant=variant)` considers, in order, and the placeholders
-    they need (cached: a turn renders a dozen prompts)."""
-    blocks = tuple(
-        block for block in parse_blocks(name) if block.variant is None or block.variant == variant
-    )
-    return blocks, frozenset(ph for block in blocks for ph in block.placeholders)
+def _fill(body: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], body)
 
 
 def render(name: str, /, *, variant: str | None = None, **values: Any) -> str:
     """The filled prompt text (see the module docstring; `variant` is a reserved keyword)."""
-    blocks, needed = variant_blocks(name, variant)
+    blocks = parse_blocks(name)
     unknown = set(values) - placeholders(name)
     if unknown:
         raise TypeError(f"prompt {name!r} has no placeholder(s) {sorted(unknown)}")
     texts = {key: "" if value is None else str(value) for key, value in values.items()}
-    if not needed <= texts.keys():
-        _raise_missing(name, blocks, texts)
     parts: list[str] = []
     for block in blocks:
-        if block.optional and all(not texts[ph].strip() for ph in block.placeholders):
+        if block.variant is not None and block.variant != variant:
             continue
-        body = block.fill(texts).strip("\n")
-        part = (f"[{block.name}]\n{body}" if block.name else body).strip()
-        if part:
-            parts.append(part)
-    return "\n\n".join(parts).strip()
-
-
-def _raise_missing(name: str, blocks: tuple[Block, ...], texts: dict[str, str]) -> None:
-    """Raise `KeyError` naming the first block with a placeholder that has no value."""
-    for block in blocks:
         missing = [ph for ph in block.placeholders if ph not in texts]
         if missing:
             raise KeyError(f"prompt {name!r} block [{block.name}] needs {missing}")
+        if block.optional and all(not texts[ph].strip() for ph in block.placeholders):
+            continue
+        body = _fill(block.body, texts).strip("\n")
+        parts.append(f"[{block.name}]\n{body}" if block.name else body)
+    return "\n\n".join(part.strip() for part in parts if part.strip()).strip()
 
 
 def user_message(text: str) -> list[dict[str, str]]:

@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 
 from novaberg.store import lease_lua as lua
 from novaberg.store.retry import until_redis_back
+from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,8 @@ log = logging.getLogger(__name__)
 class Leases:
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self._release = redis.register_script(lua.RELEASE)
-        self._extend = redis.register_script(lua.EXTEND)
+        self._release = script(redis, lua.RELEASE)
+        self._extend = script(redis, lua.EXTEND)
 
     async def take(self, key: str, ttl_seconds: float) -> str | None:
         """The new lease's token, or None while someone else holds it."""

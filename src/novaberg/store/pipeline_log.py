@@ -130,15 +130,9 @@ class PipelineLog:
     # --- recording (sync, microseconds) ---------------------------------------------
 
     def record(self, row: LogRow) -> None:
-        """Queue one row; starts the background flusher on the running loop if needed.
-
-        Every node run records a row, so the usual case costs two attribute checks: a
-        flusher whose loop is running is the one of this thread (one running loop per
-        thread), and asking asyncio for the running loop is left to the other cases."""
+        """Queue one row; starts the background flusher on the running loop if needed."""
         self._buffer.append(row)
-        task = self._task
-        if task is None or task.done() or not task.get_loop().is_running():
-            self._ensure_flusher()
+        self._ensure_flusher()
 
     def add(
         self,

@@ -6,12 +6,12 @@ as it leaves the pool (`_check`): the server speaks to an idle connection only t
 is ending it, so an idle connection with something to read is dead, and the pool
 replaces it. That costs one non-blocking poll of the socket, not a round trip.
 
-The pool's connections commit asynchronously (`synchronous_commit = off`): a commit
-returns once its WAL record is written, not flushed, so a turn's writes do not each wait
-for a disk flush. A crash of the database *host* can lose the last fraction of a second
-of commits (at most three WAL writer delays, 0.6 s by default) — never a torn or
-inconsistent state — the same window Redis's `appendfsync everysec` already accepts for
-the session and short-term memory.
+Commits wait for the WAL flush (PostgreSQL's default): a write the caller was told is
+stored survives a crash of the database host. `async_commit=True` (the
+`NOVABERG_POSTGRES_ASYNC_COMMIT` setting) sets `synchronous_commit = off` on every pooled
+connection: a commit then returns once its WAL record is written, not flushed, which saves
+a flush per write, and a host crash can lose the last ~600 ms of acknowledged commits (at
+most three `wal_writer_delay`s of 200 ms) — never a torn or inconsistent state.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 ASYNC_COMMIT_SQL: Final = "SET synchronous_commit = off"
-"""Run once on each pooled connection (see the module docstring)."""
+"""Run once on each pooled connection when asked to (see the module docstring)."""
 
 
 async def _configure(conn: AsyncConnection) -> None:
@@ -33,6 +33,10 @@ async def _configure(conn: AsyncConnection) -> None:
 
     await register_vector_async(conn)
     await conn.set_autocommit(True)
+
+
+async def _configure_async_commit(conn: AsyncConnection) -> None:
+    await _configure(conn)
     await conn.execute(ASYNC_COMMIT_SQL)
 
 
@@ -47,9 +51,10 @@ async def _check(conn: AsyncConnection) -> None:
 
 
 async def create_pool(
-    database_url: str, *, min_size: int = 4, max_size: int = 8
+    database_url: str, *, min_size: int = 4, max_size: int = 8, async_commit: bool = False
 ) -> AsyncConnectionPool:
-    """Open a pool whose connections return rows as dicts and know `vector`.
+    """Open a pool whose connections return rows as dicts and know `vector`; with
+    `async_commit` they commit without waiting for the WAL flush (module docstring).
 
     Nodes read several tables at once (asyncio.gather), so a few connections are kept open
     from the start instead of being grown while a turn waits.
@@ -59,7 +64,7 @@ async def create_pool(
         min_size=min(min_size, max_size),
         max_size=max_size,
         kwargs={"row_factory": dict_row},
-        configure=_configure,
+        configure=_configure_async_commit if async_commit else _configure,
         check=_check,
         open=False,
     )

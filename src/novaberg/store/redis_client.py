@@ -3,7 +3,8 @@
 Every reply is awaited at most `SOCKET_TIMEOUT_S`, but the limit sits on the *reply*, not
 on the whole command. redis-py's `socket_timeout` would also bound every send with
 `asyncio.wait_for`, which on Python 3.11 runs each command's send as a task of its own: a
-task and an event-loop pass more per command, about 20 µs of CPU, 16 commands a turn. A
+task and an event-loop pass more per command (a GET took 116 against 62 µs of CPU on the
+embedded Valkey), ~16 commands a turn, ~0.8 ms of a turn's CPU. A
 send only waits when the socket's buffer is full, and a stalled server that fills it
 (hundreds of KiB of commands unread) has long failed a reply's limit by then, so the
 connections here (`ReplyTimeout`) bound the replies and send without a timer, as the

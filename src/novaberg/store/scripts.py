@@ -1,8 +1,10 @@
-"""Lua scripts as redis-py `Script` objects, made once per client and source.
+"""The one way to run a Lua script on a redis-py client: `script(redis, source)(keys, args)`.
 
-`redis.register_script` hashes the source and builds a new object on every call; on the
-turn's path that is per-call work for nothing. `script` keeps one object per (client,
-source) — the object still reloads a script the server lost (`NoScriptError`) itself.
+The sources live in a `*_lua.py` module next to the store that runs them. `script` keeps one
+redis-py `Script` per (client, source), so a call neither hashes the source nor builds an
+object; the kept object reloads a script the server lost (`NoScriptError`) itself. The
+intake alone runs its script over its own protocol client (events/resp.py), for its latency
+goal.
 """
 
 from __future__ import annotations

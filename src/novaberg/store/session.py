@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 
 from novaberg.pair import Pair
 from novaberg.store import keys
+from novaberg.store import session_lua as lua
 from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
@@ -51,19 +52,12 @@ async def append_open_turn(redis: aioredis.Redis, pair: Pair, turn: dict[str, An
     return length
 
 
-_APPEND_LUA: Final = """
-local length = redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return length
-"""
-"""KEYS[1]=turns; ARGV[1]=the item, ARGV[2]=TTL → the list length after the push."""
-
-
 async def _append(redis: aioredis.Redis, key: str, payload: str) -> int:
-    # No reader needs RPUSH and EXPIRE together (an item seen before its TTL refresh
-    # loses nothing); one script is simply the cheapest single command for both —
-    # cheaper for the client than a pipeline, MULTI/EXEC or not — and all-or-nothing.
-    return int(await script(redis, _APPEND_LUA)(keys=[key], args=[payload, keys.SESSION_TTL]))
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.rpush(key, payload)
+        pipe.expire(key, keys.SESSION_TTL)
+        length, _ = await pipe.execute()
+    return int(length)
 
 
 OPEN_TURNS_KEPT: Final = 256
@@ -79,61 +73,6 @@ COMPLETE_RETRIES: Final = 5
 
 COMPLETE_WINDOW: Final = 8
 """`complete_turn` reads the newest 8 turns first (the whole session only if needed)."""
-
-
-_FIND_LUA: Final = """
-local len = redis.call('LLEN', KEYS[1])
-local function scan(first)
-  local out = {}
-  local items = redis.call('LRANGE', KEYS[1], first, -1)
-  for i = #items, 1, -1 do
-    if string.find(items[i], ARGV[1], 1, true) then
-      out[#out + 1] = first + i - 1
-      out[#out + 1] = items[i]
-    end
-  end
-  return out
-end
-local first = math.max(0, len - tonumber(ARGV[2]))
-local found = scan(first)
-if #found == 0 and first > 0 then found = scan(0) end
-table.insert(found, 1, len)
-return found
-"""
-"""KEYS[1]=turns; ARGV[1]=turn id, ARGV[2]=window → {length, index, item, index, item, …}
-of the items whose text holds the turn id, newest first: in the newest `window` items, or
-in the whole list when those hold none."""
-
-_SWAP_LUA: Final = """
-if redis.call('LINDEX', KEYS[1], ARGV[1]) ~= ARGV[2] then return -1 end
-redis.call('LSET', KEYS[1], ARGV[1], ARGV[3])
-return redis.call('LLEN', KEYS[1])
-"""
-"""KEYS[1]=turns; ARGV[1]=index, ARGV[2]=the item read there, ARGV[3]=its replacement →
-the list length after the write, or -1 when the item there is not the one read any more
-(a summary trim moved it): compare and set, so no concurrent write is overwritten."""
-
-_SET_STORED_LUA: Final = """
-local len = redis.call('LLEN', KEYS[1])
-local function swap(first)
-  local items = redis.call('LRANGE', KEYS[1], first, -1)
-  for i = #items, 1, -1 do
-    if items[i] == ARGV[1] then
-      redis.call('LSET', KEYS[1], first + i - 1, ARGV[2])
-      return len
-    end
-  end
-  return -1
-end
-local first = math.max(0, len - tonumber(ARGV[3]))
-local done = swap(first)
-if done < 0 and first > 0 then done = swap(0) end
-return done
-"""
-"""KEYS[1]=turns; ARGV[1]=the item as stored, ARGV[2]=its replacement, ARGV[3]=window →
-the list length after replacing the newest item equal to ARGV[1] (in the newest `window`
-items, or in the whole list when those hold none), or -1 when no item is: compare and
-set, wherever a trim moved it."""
 
 
 async def complete_turn(
@@ -159,12 +98,12 @@ async def complete_turn_counted(
     if stored is not None:
         turn = _loads(stored)
         turn.update(fields)
-        set_stored = script(redis, _SET_STORED_LUA)
+        set_stored = script(redis, lua.SET_STORED)
         length = int(await set_stored(keys=[key], args=[stored, _dumps(turn), COMPLETE_WINDOW]))
         if length >= 0:
             return turn, length
-    find = script(redis, _FIND_LUA)
-    swap = script(redis, _SWAP_LUA)
+    find = script(redis, lua.FIND)
+    swap = script(redis, lua.SWAP)
     for _ in range(COMPLETE_RETRIES):
         # the turn was appended moments ago: the newest turns are looked at first
         found = await find(keys=[key], args=[turn_id, COMPLETE_WINDOW])
@@ -207,79 +146,19 @@ async def read_turns(
 
 
 def decode_turns(raw: list[Any], pair: Pair) -> list[dict[str, Any]]:
-    """The LRANGE reply of a session as turns; unreadable entries are logged and skipped.
-
-    Every turn returned is the caller's own (no container shared with another call), but an
-    entry decoded before is copied from `_decoded` instead of parsed again."""
+    """The LRANGE reply of a session as turns; unreadable entries are logged and skipped."""
     turns: list[dict[str, Any]] = []
     for item in raw:
-        text = str(item)
-        known = _decoded.get(text)
-        if known is None:
-            try:
-                turn = _loads(text)
-            except _DECODE_ERRORS:
-                log.error("session %s: unreadable turn skipped: %.80r", pair, item)
-                continue
-            if not isinstance(turn, dict):
-                log.error("session %s: non-object turn skipped: %.80r", pair, item)
-                continue
-            known = _remember(text, turn)
-        turns.append(_own_copy(*known))
+        try:
+            turn = _loads(str(item))
+        except _DECODE_ERRORS:
+            log.error("session %s: unreadable turn skipped: %.80r", pair, item)
+            continue
+        if isinstance(turn, dict):
+            turns.append(turn)
+        else:
+            log.error("session %s: non-object turn skipped: %.80r", pair, item)
     return turns
-
-
-DECODED_KEEP: Final = 128
-"""Decoded turns kept by their stored JSON. A turn's session is read twice (the HumanGraph's
-perception, then the CharacterGraph's db_access) and again next turn, one or two entries
-newer each time. Measured inside a turn, a 16-turn session took ~180 µs to parse and ~110
-µs to copy from here (a user turn's embedding dominates both). 128 entries hold a few
-pairs' sessions (at most ~26 turns each) in a few MB."""
-
-_Plan = tuple[tuple[str, bool], ...]
-"""A turn's keys holding a list or dict, each with whether it holds only scalars."""
-
-_decoded: dict[str, tuple[dict[str, Any], _Plan]] = {}
-
-
-def _remember(text: str, turn: dict[str, Any]) -> tuple[dict[str, Any], _Plan]:
-    """Keep `turn` (never handed out itself) under its JSON; the oldest entry makes room."""
-    plan = tuple(
-        (key, _scalars_only(value))
-        for key, value in turn.items()
-        if isinstance(value, (dict, list))
-    )
-    if len(_decoded) >= DECODED_KEEP:
-        del _decoded[next(iter(_decoded))]
-    known = _decoded[text] = (turn, plan)
-    return known
-
-
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-"""The types orjson decodes a JSON scalar to."""
-
-
-def _scalars_only(value: dict[str, Any] | list[Any]) -> bool:
-    items = value.values() if isinstance(value, dict) else value
-    return _SCALARS.issuperset(map(type, items))  # in C: an embedding is 384 items
-
-
-def _own_copy(turn: dict[str, Any], plan: _Plan) -> dict[str, Any]:
-    """A deep copy of a decoded turn: its containers copied along `plan` (a flat list such
-    as the embedding in one C call), scalars shared — they are immutable."""
-    copy = turn.copy()
-    for key, flat in plan:
-        value = turn[key]
-        copy[key] = value.copy() if flat else _deep_copy(value)
-    return copy
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _deep_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(item) for item in value]
-    return value
 
 
 async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:

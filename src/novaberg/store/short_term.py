@@ -36,6 +36,7 @@ from redis.client import NEVER_DECODE
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store import short_term_lua as lua
+from novaberg.store.scripts import script
 from novaberg.store.short_term_codec import (
     DTYPE,
     FIELD_EMBEDDING,
@@ -82,20 +83,20 @@ class ShortTermStore(ShortTermSearch):
         self.cache_vectors = cache_vectors
         self._vectors: dict[str, np.ndarray] = {}
         self._pairs: OrderedDict[Pair, PairCache] = OrderedDict()
-        self._create = redis.register_script(lua.CREATE)
-        self._forget = redis.register_script(lua.FORGET)
-        self._forget_one = redis.register_script(lua.FORGET_ONE)
-        self._correct = redis.register_script(lua.CORRECT)
-        self._members = redis.register_script(lua.MEMBERS)
-        self._field_rows = redis.register_script(lua.FIELD_ROWS)
-        self._vectors_script = redis.register_script(lua.VECTORS)
-        self._pair_vectors = redis.register_script(lua.PAIR_VECTORS)
-        self._hits = redis.register_script(lua.HITS)
-        self._match_themes = redis.register_script(lua.MATCH_THEMES)
-        self._resalience = redis.register_script(lua.RESALIENCE)
-        self._increment = redis.register_script(lua.INCREMENT)
-        self._mark = redis.register_script(lua.MARK_PROMOTION)
-        self._queue_promotion = redis.register_script(lua.QUEUE_PROMOTION)
+        self._create = script(redis, lua.CREATE)
+        self._forget = script(redis, lua.FORGET)
+        self._forget_one = script(redis, lua.FORGET_ONE)
+        self._correct = script(redis, lua.CORRECT)
+        self._members = script(redis, lua.MEMBERS)
+        self._field_rows = script(redis, lua.FIELD_ROWS)
+        self._vectors_script = script(redis, lua.VECTORS)
+        self._pair_vectors = script(redis, lua.PAIR_VECTORS)
+        self._hits = script(redis, lua.HITS)
+        self._match_themes = script(redis, lua.MATCH_THEMES)
+        self._resalience = script(redis, lua.RESALIENCE)
+        self._increment = script(redis, lua.INCREMENT)
+        self._mark = script(redis, lua.MARK_PROMOTION)
+        self._queue_promotion = script(redis, lua.QUEUE_PROMOTION)
 
     # --- writing -------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ from novaberg.config import Settings
 from novaberg.events.event_consumer import supersede_window_start
 from novaberg.events.model import (
     MAX_SUPERSEDES,
-    SUPERSEDED_FIELD,
     SUPERSEDED_STAGE,
     QueuedUtterance,
     StageMessage,
@@ -38,6 +37,7 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.pair import Pair
 from novaberg.store import keys
+from novaberg.wire import FIELD_SUPERSEDED as SUPERSEDED_FIELD
 from novaberg.wire import MSG_FAILED, MSG_RESPONSE
 
 PAIR = Pair("anna", "nova")

@@ -7,7 +7,6 @@ import logging
 
 import pytest
 
-from novaberg.store import pipeline_log
 from novaberg.store.pipeline_log import LogRow, PipelineLog, read_turn
 
 
@@ -70,36 +69,6 @@ async def test_double_failure_drops_loudly(db, caplog: pytest.LogCaptureFixture)
         assert await log.flush() == 0
     assert log.dropped == 1
     assert "DROPPED 1 rows" in caplog.text and "t-lost" in caplog.text
-
-
-async def test_recording_asks_for_the_loop_only_until_the_flusher_runs(
-    db,  # type: ignore[no-untyped-def]
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Node runs record a row each: with the flusher running, recording looks up neither
-    the loop nor the task again, and every row is still written."""
-    lookups: list[asyncio.AbstractEventLoop] = []
-    running_loop = asyncio.get_running_loop
-
-    def counted() -> asyncio.AbstractEventLoop:
-        lookups.append(running_loop())
-        return lookups[-1]
-
-    monkeypatch.setattr(pipeline_log.asyncio, "get_running_loop", counted)
-    log = PipelineLog(db, flush_interval=60)
-    for i in range(50):
-        log.add(source="human", node=f"n{i}", kind="node", turn_id="t-once")
-    assert len(lookups) == 1
-    flusher = log._task
-    assert flusher is not None and not flusher.done()
-    monkeypatch.undo()
-    assert await log.flush() == 50
-    assert len(await read_turn(db, "t-once")) == 50
-    await log.close()
-    log.add(source="human", node="after", kind="node", turn_id="t-once")  # a new flusher
-    assert log._task is not None and log._task is not flusher and not log._task.done()
-    await log.close()
-    assert len(await read_turn(db, "t-once")) == 51
 
 
 def test_rows_recorded_without_a_loop_wait_for_a_flush() -> None:

@@ -6,7 +6,7 @@ import orjson
 
 from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
-from novaberg.store import keys, session
+from novaberg.store import keys, session, session_lua
 
 PAIR = Pair("meister", "nova")
 
@@ -84,7 +84,7 @@ async def test_complete_turn_counted_survives_a_trim_and_returns_the_length(redi
 
         def register_script(self, text):  # type: ignore[no-untyped-def]
             script = self.inner.register_script(text)
-            if text != session._SWAP_LUA:
+            if text != session_lua.SWAP:
                 return script
 
             async def call(keys, args):  # type: ignore[no-untyped-def]
@@ -154,54 +154,6 @@ async def test_an_open_turn_changed_since_it_was_stored_is_read_again(redis) -> 
     assert await session.complete_turn(redis, PAIR, "t2", "user", {"kern": "k"}) is not None
     await redis.lrem(key, 1, (await redis.lrange(key, 5, 5))[0])  # t4's item, gone
     assert await session.complete_turn(redis, PAIR, "t4", "user", {"kern": "k"}) is None
-
-
-async def test_read_turns_parse_each_stored_entry_once_and_hand_out_own_copies(
-    redis,  # type: ignore[no-untyped-def]
-    monkeypatch,
-) -> None:
-    """A session read again parses only the entries it has not seen (the HumanGraph and
-    the CharacterGraph read the same list), yet no caller's change reaches another."""
-    parsed: list[str] = []
-
-    def counting_loads(text: str) -> object:
-        parsed.append(text)
-        return orjson.loads(text)
-
-    monkeypatch.setattr(session, "_loads", counting_loads)
-    pair = Pair("einmal", "nova")
-    first = {
-        "rolle": "user",
-        "inhalt": "hallo",
-        "embedding": [0.5, -0.25],
-        "emotions_vektor": {"freude": 0.5},
-        "quellen": [{"art": "chat", "ids": ["m1"]}],
-    }
-    await session.append_turn(redis, pair, first)
-    await session.append_turn(redis, pair, {"rolle": "assistant", "inhalt": "hi"})
-    read_one = await session.read_turns(redis, pair)
-    assert len(parsed) == 2
-    read_one[0]["inhalt"] = "geändert"
-    read_one[0]["embedding"].append(9.0)
-    read_one[0]["emotions_vektor"]["freude"] = 0.0
-    read_one[0]["quellen"][0]["ids"].append("m2")
-    await session.append_turn(redis, pair, {"rolle": "user", "inhalt": "neu"})
-
-    read_two = await session.read_turns(redis, pair)
-    assert len(parsed) == 3  # only the new entry was parsed
-    assert read_two[0] == first
-    assert [t["inhalt"] for t in read_two] == ["hallo", "hi", "neu"]
-    assert read_two[0]["embedding"] is not read_one[0]["embedding"]
-    raw = await redis.lrange(keys.session_turns(pair), 0, -1)
-    assert session.decode_turns(raw, pair) == [orjson.loads(item) for item in raw]
-
-
-def test_decoded_turns_are_kept_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(session, "_decoded", {})
-    raw = [orjson.dumps({"rolle": "user", "inhalt": f"t{i}"}).decode() for i in range(200)]
-    assert [t["inhalt"] for t in session.decode_turns(raw, PAIR)] == [f"t{i}" for i in range(200)]
-    assert len(session._decoded) == session.DECODED_KEEP
-    assert raw[-1] in session._decoded and raw[0] not in session._decoded
 
 
 async def test_unreadable_entry_is_logged_at_every_read(redis, caplog) -> None:  # type: ignore[no-untyped-def]

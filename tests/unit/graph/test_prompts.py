@@ -43,7 +43,6 @@ def _clear_caches() -> None:
         prompts.load_prompt,
         prompts.parse_blocks,
         prompts.placeholders,
-        prompts.variant_blocks,
     ):
         cached.cache_clear()
 
