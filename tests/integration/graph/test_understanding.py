@@ -529,38 +529,38 @@ async def test_an_unusable_model_in_the_rewrite_ends_the_turn(
         await user_turn(runtime, "Und wann genau?")
 
 
-async def test_the_stance_hash_is_replaced_whole_in_one_script_call(
+async def test_the_stance_hash_is_replaced_whole_in_one_transaction(
     deps: GraphDeps, redis_trips: list[bytes]
 ) -> None:
     """The hash holds exactly the new fields (a stray old field is gone), written by one
-    EVALSHA — atomic without MULTI/EXEC, so a concurrent reader never sees it empty."""
+    MULTI/EXEC in one round trip, so a concurrent reader never sees it empty."""
     state: Any = {
         "user_id": PAIR.user_id,
         "character_id": PAIR.character_id,
         "turn_id": "t-eins",
         "hypothesis_detail": {"cluster": None},
     }
-    await stance_node(state, deps)  # loads the script
+    await stance_node(state, deps)
     await deps.redis.hset(keys.stance(PAIR), mapping={"alt": "x", "grund": "alt"})
     redis_trips.clear()
     await stance_node({**state, "turn_id": "t-zwei"}, deps)
-    assert len(redis_trips) == 1 and b"EVALSHA" in redis_trips[0]
+    assert len(redis_trips) == 1 and b"MULTI" in redis_trips[0]
     stored = await deps.redis.hgetall(keys.stance(PAIR))
     assert stored == stance_hash(
         computed=False, cluster=None, turn_id="t-zwei", now=NOW, reason="kein_cluster"
     )
 
 
-async def test_the_situation_is_stored_with_its_history_in_one_script_call(
+async def test_the_situation_is_stored_with_its_history_in_one_transaction(
     deps: GraphDeps, redis_trips: list[bytes]
 ) -> None:
-    """Bubble and history entry, both with the TTL, by one EVALSHA (no MULTI/EXEC); with
-    no turn id only the bubble, by one SET."""
+    """Bubble and history entry, both with the TTL, by one MULTI/EXEC in one round trip;
+    with no turn id only the bubble, by one SET."""
     bubble = {"gegenstand": "Umzug nach Köln"}
-    await store_situation(deps.redis, PAIR, "t-null", bubble)  # loads the script
+    await store_situation(deps.redis, PAIR, "t-null", bubble)
     redis_trips.clear()
     await store_situation(deps.redis, PAIR, "t-eins", SITUATION_BELLO)
-    assert len(redis_trips) == 1 and b"EVALSHA" in redis_trips[0]
+    assert len(redis_trips) == 1 and b"MULTI" in redis_trips[0]
     data = json.dumps(SITUATION_BELLO, ensure_ascii=False)
     assert await deps.redis.get(keys.situation(PAIR)) == data
     history = keys.situation_history(PAIR)
