@@ -10,30 +10,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
 
 from novaberg.ei.canon import parse_number
 from novaberg.store.short_term_codec import CORRECTED_FIELD, FIELD_PROMOTION, FIELD_THEMES_NORM
 
-TEXT: Final = "inhalt"
-THEMES: Final = "themen"
-THEMES_NORM: Final = FIELD_THEMES_NORM
-SALIENCE: Final = "salienz"
-INTAKE_SALIENCE: Final = "salienz_eingang"
-INTAKE_ORIGIN: Final = "salienz_eingang_herkunft"
-FREQUENCY: Final = "haeufigkeit"
-OBSERVER: Final = "beobachter"
-CREATED_AT: Final = "erstellt_am"
-CORRECTED_AT: Final = CORRECTED_FIELD
-PROMOTED_AT: Final = FIELD_PROMOTION
-ENTITY_IDS: Final = "entitaet_ids"
-SOURCE: Final = "quelle"
-"""Where a memory of Nova's own came from (e.g. `recherche`)."""
-DIMENSION: Final = "dimension"
-MEMORY_TYPE: Final = "gedaechtnistyp"
-INTENTIONS: Final = "intentionen"
-TURN_ID: Final = "turn_id"
-TIMELINE_ID: Final = "timeline_id"
+
+class Field(StrEnum):
+    """The hash's field names (German: stored data), each once."""
+
+    TEXT = "inhalt"
+    THEMES = "themen"
+    THEMES_NORM = FIELD_THEMES_NORM
+    SALIENCE = "salienz"
+    INTAKE_SALIENCE = "salienz_eingang"
+    INTAKE_ORIGIN = "salienz_eingang_herkunft"
+    FREQUENCY = "haeufigkeit"
+    OBSERVER = "beobachter"
+    CREATED_AT = "erstellt_am"
+    CORRECTED_AT = CORRECTED_FIELD
+    PROMOTED_AT = FIELD_PROMOTION
+    ENTITY_IDS = "entitaet_ids"
+    SOURCE = "quelle"  # where a memory of Nova's own came from (e.g. `recherche`)
+    DIMENSION = "dimension"
+    MEMORY_TYPE = "gedaechtnistyp"
+    INTENTIONS = "intentionen"
+    TURN_ID = "turn_id"
+    TIMELINE_ID = "timeline_id"
+
 
 OBSERVER_USER: Final = "user"
 OBSERVER_ASSISTANT: Final = "assistant"
@@ -89,33 +94,33 @@ class EntryFields:
 
     @classmethod
     def of(cls, fields: Mapping[str, str]) -> EntryFields:
-        timeline = parse_number(fields.get(TIMELINE_ID))
+        timeline = parse_number(fields.get(Field.TIMELINE_ID))
         return cls(
             user_id=fields.get("user_id", ""),
             character_id=fields.get("character_id", ""),
-            observer=fields.get(OBSERVER, ""),
-            text=fields.get(TEXT, ""),
-            themes=fields.get(THEMES, ""),
-            salience=parse_number(fields.get(SALIENCE)),
-            intake_salience=parse_number(fields.get(INTAKE_SALIENCE)),
-            frequency=int(parse_number(fields.get(FREQUENCY)) or 0),
-            dimension=fields.get(DIMENSION, ""),
-            memory_type=fields.get(MEMORY_TYPE, ""),
-            created_at=parse_number(fields.get(CREATED_AT)),
-            corrected_at=parse_number(fields.get(CORRECTED_AT)),
-            promoted_at=parse_number(fields.get(PROMOTED_AT)),
-            turn_id=fields.get(TURN_ID) or None,
+            observer=fields.get(Field.OBSERVER, ""),
+            text=fields.get(Field.TEXT, ""),
+            themes=fields.get(Field.THEMES, ""),
+            salience=parse_number(fields.get(Field.SALIENCE)),
+            intake_salience=parse_number(fields.get(Field.INTAKE_SALIENCE)),
+            frequency=int(parse_number(fields.get(Field.FREQUENCY)) or 0),
+            dimension=fields.get(Field.DIMENSION, ""),
+            memory_type=fields.get(Field.MEMORY_TYPE, ""),
+            created_at=parse_number(fields.get(Field.CREATED_AT)),
+            corrected_at=parse_number(fields.get(Field.CORRECTED_AT)),
+            promoted_at=parse_number(fields.get(Field.PROMOTED_AT)),
+            turn_id=fields.get(Field.TURN_ID) or None,
             timeline_id=int(timeline) if timeline is not None else None,
-            entity_ids=fields.get(ENTITY_IDS, ""),
+            entity_ids=fields.get(Field.ENTITY_IDS, ""),
             emotion=fields.get("emotion", ""),
             arousal=parse_number(fields.get("arousal")),
             mode=fields.get("modus", ""),
             emotion_vector=fields.get("emotions_vektor", ""),
-            intentions=fields.get(INTENTIONS, ""),
+            intentions=fields.get(Field.INTENTIONS, ""),
             language_style=fields.get("sprach_stil", ""),
             relationship_dynamic=fields.get("beziehungs_dynamik", ""),
             tone=fields.get("tone", ""),
-            source=fields.get(SOURCE, ""),
+            source=fields.get(Field.SOURCE, ""),
         )
 
     def theme_list(self) -> list[str]:
@@ -152,26 +157,26 @@ class NewEntry:
         fields: dict[str, Any] = {
             "user_id": self.user_id,
             "character_id": self.character_id,
-            OBSERVER: self.observer,
-            THEMES: self.themes,
-            THEMES_NORM: self.themes_norm,
-            TEXT: self.text,
-            SALIENCE: repr(self.salience),
-            INTAKE_SALIENCE: repr(self.intake_salience),
-            INTAKE_ORIGIN: self.intake_origin,
-            FREQUENCY: 1,
-            MEMORY_TYPE: self.memory_type,
-            DIMENSION: self.dimension,
-            INTENTIONS: self.intentions,
-            CREATED_AT: repr(self.created_at),
-            ENTITY_IDS: self.entity_ids,
+            Field.OBSERVER: self.observer,
+            Field.THEMES: self.themes,
+            Field.THEMES_NORM: self.themes_norm,
+            Field.TEXT: self.text,
+            Field.SALIENCE: repr(self.salience),
+            Field.INTAKE_SALIENCE: repr(self.intake_salience),
+            Field.INTAKE_ORIGIN: self.intake_origin,
+            Field.FREQUENCY: 1,
+            Field.MEMORY_TYPE: self.memory_type,
+            Field.DIMENSION: self.dimension,
+            Field.INTENTIONS: self.intentions,
+            Field.CREATED_AT: repr(self.created_at),
+            Field.ENTITY_IDS: self.entity_ids,
         }
         for name, field_name in PERCEPTION_FIELDS:
             fields[field_name] = self.perception.get(name, "")
         if self.timeline_id is not None:
-            fields[TIMELINE_ID] = self.timeline_id
+            fields[Field.TIMELINE_ID] = self.timeline_id
         if self.turn_id:
-            fields[TURN_ID] = self.turn_id
+            fields[Field.TURN_ID] = self.turn_id
         if self.source is not None:
-            fields[SOURCE] = self.source
+            fields[Field.SOURCE] = self.source
         return fields

@@ -32,7 +32,7 @@ from novaberg.store import archive, long_term_search, pipelined, text_search
 from novaberg.store.long_term_nodes import LongTermNode
 from novaberg.store.pipelined import Reply
 from novaberg.store.short_term import ShortTermEntry, ShortTermStore
-from novaberg.store.short_term_fields import CREATED_AT, TEXT
+from novaberg.store.short_term_fields import Field
 
 LIST_DEPTH: Final = 20
 """Candidates each list contributes to the fusion (more when more hits are asked for).
@@ -132,8 +132,8 @@ class RankedLists:
             for entry in await ShortTermStore(self.redis, cache_vectors=False).entries(
                 self.pair, with_ttl=False
             )
-            if entry.fields.get(TEXT, "").strip()
-            and _in_window(epoch(entry.fields.get(CREATED_AT)), self.window)
+            if entry.fields.get(Field.TEXT, "").strip()
+            and _in_window(epoch(entry.fields.get(Field.CREATED_AT)), self.window)
         ]
         self.entries = {entry.key: entry for entry in entries}
 
@@ -274,7 +274,7 @@ class RankedLists:
         self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
     ) -> Reply[Ranked]:
         entries = list(self.entries.values())
-        texts = [entry.fields.get(TEXT, "") for entry in entries]
+        texts = [entry.fields.get(Field.TEXT, "") for entry in entries]
         hits = await text_search.queue_rank_texts(conn, texts, terms, self.depth)
         return hits.then(
             lambda found: [

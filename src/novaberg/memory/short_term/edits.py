@@ -16,7 +16,7 @@ from novaberg.memory.short_term.entry_text import embed_text
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.short_term import ShortTermStore
-from novaberg.store.short_term_fields import CORRECTED_AT, TEXT, EntryFields
+from novaberg.store.short_term_fields import EntryFields, Field
 
 
 async def correct_entry(
@@ -35,7 +35,7 @@ async def correct_entry(
         return False
     themes = EntryFields.of(stored.fields).theme_list()
     vector = (await model.embed([embed_text(themes, text)]))[0]
-    fields = {TEXT: text, CORRECTED_AT: repr(clock())}
+    fields: dict[str, str] = {Field.TEXT: text, Field.CORRECTED_AT: repr(clock())}
     if not await store.correct(pair, key, fields, vector):
         return False
     await store.redis.set(keys.profile_dirty(pair), "1")

@@ -24,11 +24,11 @@ from novaberg.memory.short_term.reinforcement import Bumped, strengthen
 from novaberg.pair import Pair
 from novaberg.store.entities import Resolution, ids_of_field, resolve_entities
 from novaberg.store.short_term import FieldRow, ShortTermStore
-from novaberg.store.short_term_fields import ENTITY_IDS, INTAKE_SALIENCE
+from novaberg.store.short_term_fields import Field
 
 log = logging.getLogger(__name__)
 
-MAGNET_FIELDS: Final = (ENTITY_IDS, INTAKE_SALIENCE)
+MAGNET_FIELDS: Final = (Field.ENTITY_IDS, Field.INTAKE_SALIENCE)
 """What the entity magnets read of each of the pair's entries."""
 
 
