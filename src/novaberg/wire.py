@@ -57,9 +57,30 @@ FIELD_TRIGGER_TURN_ID: Final = "ausloeser_turn_id"
 FIELD_LAST_RECEIVED: Final = "letztes_empfangen_am"
 """User event payload: when the block's last utterance arrived; the supersede rule
 measures the block window from it (events/event_consumer.py)."""
+FIELD_INTENT: Final = "absicht"
+"""Self-event payload: what the character means to do with her second message
+(`INTENT_FOLLOW_UP`); graph/follow_up.py sets it."""
+FIELD_COMMITMENT: Final = "commitment"
+"""Self-event payload: the promise the character's answer made (`COMMITMENT_RESEARCH`,
+`COMMITMENT_DELEGATION`); the continue run's router hands it to the agent of that name."""
+FIELD_THINKER_RETRY: Final = "thinker_unsicher_retry"
+"""Continue payload flag of the thinker's retry (graph/nodes/thinker.py)."""
 FIELD_SUPERSEDED: Final = "verdraengt"
 """User event payload: how many runs in a row were superseded before this one (their ids
 are carried in it); absent when none was."""
+
+# --- self-events (a `continue` the character starts after her answer) -----------------------
+
+INTENT_FOLLOW_UP: Final = "nachfragen"
+"""`absicht`: ask after the person once more (docs/behaviour/events.md#self-events)."""
+
+COMMITMENT_RESEARCH: Final = "recherche"
+"""`commitment`: she promised to look something up; kept by the `recherche` agent."""
+
+COMMITMENT_DELEGATION: Final = "delegation"
+"""`commitment`: she promised to take a matter on; kept by the `delegation` agent."""
+
+COMMITMENTS: Final = frozenset({COMMITMENT_RESEARCH, COMMITMENT_DELEGATION})
 
 # --- graph roles (pipeline_log `quelle`, the role flags of a run) ---------------------------
 

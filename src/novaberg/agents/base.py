@@ -154,6 +154,11 @@ class BaseAgent(ABC):
     aliases: tuple[str, ...] = ()
     """Further lowercase names a router target may use for this agent."""
 
+    routable: bool = True
+    """Offered to the router's model in `[AGENTEN]`. False: reached only through a promise
+    of Nova's (a self-event's `commitment`, graph/nodes/router.py), so the router prompt of
+    every plain message stays as it is."""
+
     rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
     """Fixed phrasing hint for a refusal (`Correction.suggestion`)."""
 

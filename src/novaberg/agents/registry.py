@@ -62,9 +62,11 @@ class AgentRegistry:
         return self._dispatch.get(name or "")
 
     def descriptions(self, graph: str | None = None) -> str:
-        """The router's `[AGENTEN]` notices: one "- name: notice" line per agent."""
+        """The router's `[AGENTEN]` notices: one "- name: notice" line per routable agent."""
         agents = self.for_graph(graph) if graph else self._agents
-        return "\n".join(f"- {name}: {agent.notice}" for name, agent in sorted(agents.items()))
+        return "\n".join(
+            f"- {name}: {agent.notice}" for name, agent in sorted(agents.items()) if agent.routable
+        )
 
     def match_target(self, target: str | None) -> str | None:
         """The planner's target rule: exact name (or alias); else the single substring match

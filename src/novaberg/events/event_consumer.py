@@ -16,7 +16,8 @@ quick messages starts a turn alone. While that user turn's CharacterGraph runs a
 answer has not left, the consumer checks after every node whether the user wrote on within
 the block window; if so, the run is abandoned — nothing released, the post-run never runs —
 and its nachrichten_ids are carried into the next block (queues.TurnQueues.supersede), whose
-one answer names them all. Never superseded: impulses and continues (no user wrote them), a
+one answer names them all. A self-event yields the same way to anything the person wrote in
+the meantime (it names no ids to carry). Never superseded: impulses and the thinker's retry, a
 run in which a task agent acted (its action must not be thrown away), a run whose Path 1
 failed (its words are not in the session) and a run with an open agent question (the next
 utterance is its answer). And never more than `MAX_SUPERSEDES` runs in a row: the next one
@@ -35,7 +36,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.intake import pair_from_member
@@ -47,6 +48,7 @@ from novaberg.events.model import (
     EventRejected,
     StageMessage,
     build_event,
+    is_self_event,
     new_id,
     parse_event,
     stage_label,
@@ -59,11 +61,15 @@ from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 from novaberg.wire import (
+    FIELD_COMMITMENT,
+    FIELD_INTENT,
     FIELD_LAST_RECEIVED,
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
     FIELD_RECEIVED_AT,
     FIELD_SUPERSEDED,
+    FIELD_TRIGGER_TURN_ID,
+    FIELD_TURN_ID,
     FIELD_USER_PROMPT,
     GRAPH_CHARACTER,
     KIND_CONTINUE,
@@ -102,9 +108,18 @@ class RunEnd:
     superseded: bool = False
 
 
+ANY_UTTERANCE: Final = 1e300
+"""The window start of a self-event: every waiting utterance lies within the block window
+after it, so whatever the person wrote in the meantime supersedes Nova's second message."""
+
+
 def supersede_window_start(event: Event) -> float | None:
     """When the running turn's last utterance arrived, if the run may be superseded at
-    all (see the module docstring); None = never."""
+    all (see the module docstring); None = never. A self-event yields to any utterance
+    (`ANY_UTTERANCE`): the person wrote before Nova's second message, so that is what she
+    answers."""
+    if event.is_self_event:
+        return ANY_UTTERANCE
     if (
         event.source != SOURCE_USER
         or event.kind != KIND_MESSAGE
@@ -268,7 +283,8 @@ class EventConsumer(PairConsumer):
             label=stage_label(SUPERSEDED_STAGE),
             graph=GRAPH_CHARACTER,
         )
-        rounds = superseded_before(event) + 1
+        # a self-event names no ids and is not a superseded answer of the person's
+        rounds = 0 if event.is_self_event else superseded_before(event) + 1
         found = await self.queues.supersede(
             pair, entry, window_start, event.message_ids, stage, rounds=rounds
         )
@@ -354,7 +370,11 @@ class EventConsumer(PairConsumer):
             log.info("self-trigger of turn %s skipped: an agent question is open", event.turn_id)
             return None
         payload = dict(result.get("self_trigger_payload") or {})
-        payload["turn_id"] = event.turn_id  # the retry inherits the turn
+        if is_self_event(payload):  # Nova's second message: a new turn, naming this one
+            payload[FIELD_TURN_ID] = new_id()
+            payload[FIELD_TRIGGER_TURN_ID] = event.turn_id
+        else:
+            payload[FIELD_TURN_ID] = event.turn_id  # the retry inherits the turn
         try:
             follow = build_event(
                 user_id=pair.user_id,
@@ -368,10 +388,16 @@ class EventConsumer(PairConsumer):
             log.error("self-trigger of turn %s rejected: %s", event.turn_id, exc)
             return None
         log.info(
-            "self-trigger of turn %s queued as %s (trigger_count %d)",
+            "self-trigger of turn %s queued as %s (trigger_count %d, turn %s%s)",
             event.turn_id,
             follow.event_id,
             follow.trigger_count,
+            follow.turn_id,
+            "".join(
+                f", {field} {payload[field]}"
+                for field in (FIELD_INTENT, FIELD_COMMITMENT)
+                if field in payload
+            ),
         )
         return follow
 

@@ -16,6 +16,16 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from novaberg.wire import (
+    COMMITMENTS,
+    FIELD_COMMITMENT,
+    FIELD_INTENT,
+    FIELD_ORIGIN,
+    FIELD_OWN_THOUGHT,
+    FIELD_THINKER_RETRY,
+    FIELD_THOUGHT_AROUSAL,
+    FIELD_TRIGGER_TURN_ID,
+    INTENT_FOLLOW_UP,
+    KIND_CONTINUE,
     KIND_MESSAGE,
     MSG_FAILED,
     MSG_RESPONSE,
@@ -179,9 +189,45 @@ class ImpulsePayload(BaseModel):
         return _check_arousal(value)
 
 
+def is_self_event(payload: dict[str, Any]) -> bool:
+    """A `continue` payload the character started after her answer (`absicht` or
+    `commitment`), as opposed to the thinker's retry of the same turn."""
+    return FIELD_INTENT in payload or FIELD_COMMITMENT in payload
+
+
+def _check_self_event(data: dict[str, Any]) -> None:
+    """A self-event is a new turn of Nova's own: her thought, its arousal, the turn it
+    follows — never the turn itself, never a user_prompt, never a retry's flag."""
+    if data.get(FIELD_ORIGIN) != ORIGIN_OWN_THOUGHT:
+        raise ValueError("a self-event must carry reiz_herkunft eigener_impuls")
+    thought = data.get(FIELD_OWN_THOUGHT)
+    if not isinstance(thought, str) or not thought.strip():
+        raise ValueError("a self-event must carry its eigener_gedanke")
+    if "user_prompt" in data:
+        raise ValueError("a self-event must not carry a user_prompt key")
+    if FIELD_THOUGHT_AROUSAL not in data:
+        raise ValueError("a self-event must carry gedanke_arousal (null allowed)")
+    _check_arousal(data[FIELD_THOUGHT_AROUSAL])
+    trigger = data.get(FIELD_TRIGGER_TURN_ID)
+    if not isinstance(trigger, str) or not trigger:
+        raise ValueError("a self-event must name the turn it follows (ausloeser_turn_id)")
+    if trigger == data.get("turn_id"):
+        raise ValueError("a self-event starts a turn of its own: turn_id is not inherited")
+    if data.get(FIELD_THINKER_RETRY):
+        raise ValueError("a self-event is not the thinker's retry")
+    intent, commitment = data.get(FIELD_INTENT), data.get(FIELD_COMMITMENT)
+    if intent is not None and intent != INTENT_FOLLOW_UP:
+        raise ValueError(f"unknown absicht {intent!r}")
+    if commitment is not None and commitment not in COMMITMENTS:
+        raise ValueError(f"unknown commitment {commitment!r}")
+    if intent is None and commitment is None:
+        raise ValueError("a self-event needs an absicht or a commitment")
+
+
 class ContinuePayload(BaseModel):
-    """A self-trigger (thinker retry): inherits the turn_id; if it retries an impulse it
-    must carry `gedanke_arousal` on: the retry is its second producer."""
+    """A `continue`: the thinker's retry inherits the turn_id, and if it retries an impulse
+    it must carry `gedanke_arousal` on (the retry is its second producer); a self-event
+    (`absicht`/`commitment`) is a new turn with rules of its own (`_check_self_event`)."""
 
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
@@ -190,7 +236,9 @@ class ContinuePayload(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _shape(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT:
+        if isinstance(data, dict) and is_self_event(data):
+            _check_self_event(data)
+        elif isinstance(data, dict) and data.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT:
             if "gedanke_arousal" not in data:
                 raise ValueError("a retried impulse must carry gedanke_arousal on (null allowed)")
             _check_arousal(data["gedanke_arousal"])
@@ -244,6 +292,11 @@ class Event(BaseModel):
         else:
             model = ContinuePayload
         return model.model_validate(self.payload)
+
+    @property
+    def is_self_event(self) -> bool:
+        """A `continue` Nova started after her answer (a second message of her own)."""
+        return self.kind == KIND_CONTINUE and is_self_event(self.payload)
 
     @property
     def turn_id(self) -> str:

@@ -24,6 +24,10 @@ FEATURE_MIGRATION_DIRS = (Path(__file__).parent.parent / "impulses" / "migration
 """Schema files of features that live in a package of their own; their names number them
 into the one sequence with MIGRATIONS_DIR's (a file is recorded by its name, so it may move
 between folders without running again)."""
+AGENTS_DIR = Path(__file__).parent.parent / "agents"
+"""Agent folders; each one's `schema.sql` is applied as `agent_<folder>_schema.sql` (the
+name `agents/registry.py:agent_migrations` gives it too), after the numbered files, by
+every process that migrates — read by path, as the layers keep `store` below `agents`."""
 ADVISORY_LOCK_ID = 7_120_304_511
 DIM_PLACEHOLDER = "{{EMBED_DIM}}"
 
@@ -46,7 +50,12 @@ def core_migrations() -> list[Migration]:
     files = [
         p for folder in (MIGRATIONS_DIR, *FEATURE_MIGRATION_DIRS) for p in folder.glob("*.sql")
     ]
-    return [Migration(p.name, p.read_text()) for p in sorted(files, key=lambda p: p.name)]
+    numbered = [Migration(p.name, p.read_text()) for p in sorted(files, key=lambda p: p.name)]
+    agents = [
+        Migration(f"agent_{p.parent.name}_schema.sql", p.read_text())
+        for p in sorted(AGENTS_DIR.glob("*/schema.sql"))
+    ]
+    return numbered + agents
 
 
 def migrate(database_url: str, embed_dim: int, extra: Iterable[Migration] = ()) -> list[str]:
@@ -68,7 +77,8 @@ def migrate(database_url: str, embed_dim: int, extra: Iterable[Migration] = ()) 
             done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
             for migration in [*core_migrations(), *extra]:
                 if migration.name in done:
-                    continue
+                    continue  # also the second of two with one name (an agent's schema)
+                done.add(migration.name)
                 sql = migration.sql.replace(DIM_PLACEHOLDER, str(int(embed_dim)))
                 with conn.transaction():
                     conn.execute(sql)  # type: ignore[arg-type]

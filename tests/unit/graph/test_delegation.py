@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from novaberg.graph.nodes.delegation import commits, tasks_for
+from novaberg.graph.follow_up import commitment_in
+from novaberg.graph.nodes.delegation import tasks_for
 from novaberg.graph.personality import Emotion, Personality
 
 
@@ -56,17 +57,21 @@ def test_asking_intentions_delegate() -> None:
         "Ich komme darauf zurück, versprochen.",
     ],
 )
-def test_a_commitment_sets_a_research_task_naming_the_turn(answer: str) -> None:
-    assert commits(answer)
-    [task] = tasks_for(state(response=answer))
+def test_a_commitment_is_left_to_the_continue_run(answer: str) -> None:
+    assert commitment_in(answer) is not None
+    assert tasks_for(state(response=answer)) == [], "the continue run keeps the promise"
+
+
+def test_a_commitment_waits_for_pixie_while_the_thinker_retry_holds_the_trigger() -> None:
+    [task] = tasks_for(state(response="Ich schau mal nach und melde mich.", self_trigger=True))
     assert (task.task, task.reference_id) == ("recherche", "t-1")
     assert task.reason.startswith("zusage:")
 
 
 def test_no_commitment_in_ordinary_answers() -> None:
-    assert not commits("Ich melde dich gern beim Kurs an.")
-    assert not commits("Schau doch mal nach, ob es regnet.")
-    assert not commits("Das klingt schwer. Wie geht es dir damit?")
+    assert commitment_in("Ich melde dich gern beim Kurs an.") is None
+    assert commitment_in("Schau doch mal nach, ob es regnet.") is None
+    assert commitment_in("Das klingt schwer. Wie geht es dir damit?") is None
 
 
 def test_impulses_and_the_agent_graph_set_nothing() -> None:
@@ -103,8 +108,7 @@ def test_a_failed_fact_check_is_a_knowledge_gap() -> None:
 
 
 def test_a_commitment_covers_the_gap_it_admits() -> None:
-    [task] = tasks_for(state(response="Das weiß ich nicht, aber ich schau mal nach."))
-    assert task.task == "recherche"
+    assert tasks_for(state(response="Das weiß ich nicht, aber ich schau mal nach.")) == []
 
 
 def test_ordinary_answers_admit_no_gap() -> None:

@@ -6,8 +6,10 @@ After a character run that answered the user (never an impulse, never the AgentG
   or the turn's intentions ask for knowledge or help → a `delegation` task on the shadow
   queue (Pixie routes it: nachfragen under pressure, else recherche);
 - **commitment**: Nova's answer promises to come back ("ich schau mal nach und melde mich")
-  → a `recherche` task naming this turn (`bezug_id`), so the result arrives later as an
-  impulse whose `ausloeser_turn_id` is this turn;
+  → kept at once by a continue run (graph/follow_up.py: its research agent hands what is
+  slow to Pixie itself); only when the thinker's retry already holds the self-trigger, a
+  `recherche` task naming this turn (`bezug_id`), whose result arrives later as an
+  impulse with this turn as `ausloeser_turn_id`;
 - **knowledge gap**: Nova's answer admits she does not know ("das weiß ich nicht", "da
   bin ich mir nicht sicher", "keine Ahnung") or the thinker's fact check failed → a
   `wissensluecken` task (not next to a commitment, which already researches the turn);
@@ -27,6 +29,7 @@ from typing import Any, Final
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.vectors import PRESSURE_VECTORS
+from novaberg.graph.follow_up import commitment_in
 from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
 from novaberg.impulses.turn_tasks import (
@@ -36,7 +39,7 @@ from novaberg.impulses.turn_tasks import (
     ShadowTask,
     push_task,
 )
-from novaberg.wire import GRAPH_CHARACTER
+from novaberg.wire import COMMITMENT_RESEARCH, GRAPH_CHARACTER
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +53,6 @@ DELEGATING_INTENTIONS: Final = frozenset(
     }
 )
 """Intentions that make a turn worth thinking about afterwards."""
-
-COMMITMENT: Final = re.compile(
-    r"\b(ich\s+(schau|schaue|guck|gucke|seh|sehe)\s+(mal\s+)?nach"
-    r"|ich\s+melde\s+mich"
-    r"|ich\s+(finde|find)\s+(das\s+|es\s+)?(mal\s+)?heraus"
-    r"|ich\s+(recherchiere|informiere\s+mich)"
-    r"|ich\s+komme?\s+(darauf\s+)?zur[üu]ck)",
-    re.IGNORECASE,
-)
-"""Phrases by which Nova's answer commits her to come back with something."""
-
 
 NOT_KNOWN: Final = re.compile(
     r"\b(wei(ß|ss)\s+ich\s+(leider\s+)?(auch\s+)?nicht"
@@ -87,10 +79,6 @@ def knowledge_gap(state: ConversationState) -> str | None:
     if state.get("thinker_result") in THINKER_FAILED:
         return f"faktencheck: {state.get('thinker_result')}"
     return None
-
-
-def commits(response: str) -> bool:
-    return bool(COMMITMENT.search(response or ""))
 
 
 def _topic(state: ConversationState, external: Personality) -> str:
@@ -130,16 +118,16 @@ def tasks_for(state: ConversationState) -> list[ShadowTask]:
     if pressure or asked:
         why = f"emotionsvektor {emotion.emotions_vector}" if pressure else f"intentionen {asked}"
         found.append(ShadowTask(task=TASK_DELEGATION, reason=why, **common))
-    response = state.get("response") or ""
-    if commits(response):
-        found.append(
-            ShadowTask(
-                task=TASK_RESEARCH,
-                reason=f"zusage: {COMMITMENT.search(response).group(0)}",  # type: ignore[union-attr]
-                salience=0.8,
-                **common,
+    promise = commitment_in(state.get("response") or "")
+    if promise is not None:
+        # kept at once by the continue run (graph/follow_up.py), which hands on what is
+        # slow; only while the thinker's retry holds the self-trigger it waits for Pixie
+        if promise[0] == COMMITMENT_RESEARCH and state.get("self_trigger"):
+            found.append(
+                ShadowTask(
+                    task=TASK_RESEARCH, reason=f"zusage: {promise[1]}", salience=0.8, **common
+                )
             )
-        )
     else:
         gap = knowledge_gap(state)
         if gap is not None:

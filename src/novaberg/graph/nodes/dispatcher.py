@@ -20,6 +20,8 @@
   (`{conversation_vector, activated_goals, gravity_term, timestamp}`, goals without their
   vectors): the goal panel's view of the last turn.
 - Runs the delegation trigger (graph/nodes/delegation.py): shadow tasks for Pixie.
+- Plans Nova's second message (graph/follow_up.py): a commitment, pressure or an open
+  thread sets `self_trigger`, which the event consumer turns into a `continue` event.
 
 The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
@@ -35,6 +37,7 @@ from typing import Any, Final, cast
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
+from novaberg.graph.follow_up import follow_up_channels
 from novaberg.graph.nodes.delegation import delegate, momentum_to_keep
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
@@ -402,4 +405,7 @@ async def _store_and_write(
         shadow_tasks = await delegate(state, deps)
     if shadow_tasks:
         summary["shadow_auftrag"] = [{"id": i, "push": how} for i, how in shadow_tasks]
-    return {**update, "_log": summary}
+    follow_up, planned = follow_up_channels(state)  # Nova's second message: graph/follow_up.py
+    if planned is not None:
+        summary["nachfrage"] = planned
+    return {**update, **follow_up, "_log": summary}

@@ -8,6 +8,9 @@ Two ways through:
   a real user utterance: the utterance is the answer, so `management_action="resume"` and
   the planner hands it to the waiting agent. An impulse (Nova's own thought) is nobody's
   answer and leaves the question untouched.
+- **A commitment without a model call.** A self-event that keeps a promise of Nova's
+  (`commitment` in the payload: `recherche`, `delegation`; graph/follow_up.py) is routed to
+  the agent of that name, when it is registered.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
   documented defaults (all false, momentum mid, no management, target type "titel") and
@@ -36,6 +39,7 @@ from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.session_view import numbered_view
 from novaberg.prompts import render, user_message
+from novaberg.wire import COMMITMENTS, FIELD_COMMITMENT
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +129,30 @@ def resume_update() -> dict[str, Any]:
     }
 
 
+def commitment_of(state: ConversationState) -> str | None:
+    """The promise this run keeps: the `commitment` of a self-event, else None."""
+    payload = state.get("event_payload") or {}
+    commitment = payload.get(FIELD_COMMITMENT)
+    if commitment in COMMITMENTS and stimulus_is_own_thought(state):
+        return str(commitment)
+    return None
+
+
+def commitment_update(agent: str) -> dict[str, Any]:
+    """The fixed answer on a commitment (no model call): the promise's agent acts."""
+    return {
+        "needs_memory": True,
+        "needs_web": False,
+        "needs_timeline": False,
+        "timeline_query": {},
+        "momentum": MOMENTUM_MID,
+        "management_action": ACTION_AGENT,
+        "management_target": agent,
+        "management_target_type": DEFAULT_TARGET_TYPE,
+        "router_failure": None,
+    }
+
+
 def _perception_text(state: ConversationState) -> str:
     emotion = getattr(state.get("external"), "emotion", None)
     if emotion is None:
@@ -162,6 +190,13 @@ async def router(
             update = resume_update()
             update["_log"] = {"weg": "resume", "agent": pending.get("agent_name")}
             return update
+    commitment = commitment_of(state)
+    if commitment is not None:
+        if registry is not None and registry.find(commitment) is not None:
+            update = commitment_update(commitment)
+            update["_log"] = {"weg": "zusage", "agent": commitment}
+            return update
+        log.warning("router: no agent %r keeps the commitment; routed by the model", commitment)
     stimulus = stimulus_text(state)
     try:
         decision = await deps.model.structured(

@@ -45,6 +45,7 @@ from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_ORIGIN,
     FIELD_OWN_THOUGHT,
+    FIELD_THINKER_RETRY,
     FIELD_THOUGHT_AROUSAL,
     FIELD_TURN_ID,
     FIELD_USER_PROMPT,
@@ -61,7 +62,7 @@ FOLLOW_UP_CALLS: Final = 2
 UNSURE_SUFFIX: Final = "Hmm... ich muss das nochmal durchgehen."
 """Appended to the answer on a double failure."""
 
-RETRY_FLAG: Final = "thinker_unsicher_retry"
+RETRY_FLAG: Final = FIELD_THINKER_RETRY
 """Payload flag of the retry run; such a run never self-triggers again."""
 
 RESULT_INACTIVE: Final = "inaktiv"
