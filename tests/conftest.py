@@ -55,6 +55,7 @@ def settings(test_home: Path, endpoints: Endpoints) -> Settings:
         llm="scripted",
         embed_dim=384,
         pixie=False,
+        follow_ups=False,  # hash-derived perceptions would plan second messages at random
     )
 
 

@@ -176,6 +176,12 @@ class Settings(BaseSettings):
         description="Rewrite the utterance into a memory search line with the conversation "
         "so far (one model call from the second turn on); false = search with the raw text.",
     )
+    follow_ups: bool = Field(
+        default=True,
+        description="Nova may write a second message right after her answer: a follow-up "
+        "question when the person sounds under pressure, or keeping a promise at once; "
+        "false = never (a promise to look something up waits for the background research).",
+    )
     pixie: bool = Field(
         default=True,
         description="Run the background jobs (memory promotion, decay, distillation); "

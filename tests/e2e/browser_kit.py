@@ -132,6 +132,7 @@ def serve_settings(tmp_path: Path, endpoints: Endpoints, **overrides: Any) -> Se
         "script": rules,
         "embed_dim": 384,
         "pixie": False,
+        "follow_ups": False,  # hash-derived perceptions would plan second messages at random
         "host": "127.0.0.1",
         "port": _free_port(),
         "default_user": f"gast{time.time_ns() % 10**9}",

@@ -69,6 +69,7 @@ ENV: dict[str, str] = {
     "NOVABERG_LLM": "scripted",
     "NOVABERG_EMBED_DIM": "384",
     "NOVABERG_PIXIE": "true",
+    "NOVABERG_FOLLOW_UPS": "false",
     "NOVABERG_IMPULSE_SILENCE": "2",
     "NOVABERG_QUIET_HOURS": "",
     "NOVABERG_PIXIE_CPU_INTERVAL": "1",

@@ -141,6 +141,7 @@ def _env(home: Path, endpoints: Endpoints, llama: LlamaServer, **extra: str) -> 
         NOVABERG_LLM_URL=llama.url,
         NOVABERG_LLM_TIMEOUT=str(LLM_TIMEOUT),
         NOVABERG_PIXIE="false",
+        NOVABERG_FOLLOW_UPS="false",
         COLUMNS="1000",  # one table row per check
         **extra,
     )

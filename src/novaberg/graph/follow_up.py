@@ -1,14 +1,17 @@
 """Whether Nova writes a second message right away: the self-event rule
 (docs/behaviour/events.md#self-events).
 
-After a CharacterGraph run the dispatcher asks `follow_up_channels(state)`; a planned
+After a CharacterGraph run the dispatcher asks `follow_up_channels(state)` (unless the
+`follow_ups` setting is off); a planned
 follow-up becomes the run's `self_trigger` / `self_trigger_payload`, which the event
 consumer turns into a `continue` event — through the same loop guard as the thinker's
 retry, pushed in the step that frees the turn marker. First match wins:
 
 1. **commitment** — Nova's answer promises to look something up (`recherche`) or to take a
    matter on (`delegation`): the continue run's router hands the promise to the agent of
-   that name, so a promise becomes a plan in the same conversation.
+   that name, so a promise becomes a plan in the same conversation. Not in a run where a
+   task agent acted: that answer reports what the agent did ("ich behalte es im Blick"
+   after the case was opened), it promises nothing new.
 2. **pressure** — on a run that answered the person: their mood vector is
    absturz/spirale/einbruch, or what they said this turn is a negative emotion with
    arousal ≥ `PRESSURE_AROUSAL` → `absicht: nachfragen`.
@@ -146,6 +149,12 @@ def _agent_asked(state: Mapping[str, Any]) -> bool:
     )
 
 
+def keeps_promises(state: Mapping[str, Any], enabled: bool) -> bool:
+    """Whether a promise in this run's answer is kept by a continue run: follow-ups are on
+    and the thinker's retry does not hold the self-trigger (pure)."""
+    return enabled and not state.get("self_trigger")
+
+
 def plan_follow_up(state: Mapping[str, Any]) -> FollowUp | None:
     """The follow-up this run plans, or None (pure; the rule is the module docstring)."""
     if state.get("graph_role") != GRAPH_CHARACTER or state.get("self_trigger"):
@@ -155,6 +164,8 @@ def plan_follow_up(state: Mapping[str, Any]) -> FollowUp | None:
         return None
     stimulus = _quote(stimulus_text(state))
     promise = commitment_in(response)
+    if promise is not None and state.get("agent_results"):
+        return None  # she reports what an agent did this turn: that is no new promise
     if promise is not None:
         commitment, phrase = promise
         matter = stimulus if not stimulus_is_own_thought(state) else _quote(response)
@@ -196,14 +207,16 @@ def _arousal(state: Mapping[str, Any]) -> float | None:
 
 
 def follow_up_channels(
-    state: Mapping[str, Any],
+    state: Mapping[str, Any], *, enabled: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The dispatcher's update — `self_trigger` and its payload when a follow-up is
     planned, else nothing — and the entry for the node's log row (`nachfrage`: on every
     CharacterGraph run, so "none planned" is told apart from "never asked"; None in the
-    other graphs)."""
+    other graphs). `enabled` is the `follow_ups` setting: off, nothing is planned."""
     if state.get("graph_role") != GRAPH_CHARACTER:
         return {}, None
+    if not enabled:
+        return {}, {"geplant": False, "grund": "abgeschaltet"}
     planned = plan_follow_up(state)
     if planned is None:
         return {}, {"geplant": False}

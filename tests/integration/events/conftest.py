@@ -149,6 +149,7 @@ def api_process(tmp_path: Path, endpoints: Endpoints) -> Iterator[Callable[..., 
             "NOVABERG_LLM": "scripted",
             "NOVABERG_EMBED_DIM": "384",
             "NOVABERG_PIXIE": "false",
+            "NOVABERG_FOLLOW_UPS": "false",
             "NOVABERG_PORT": str(port),
             **overrides,
         }

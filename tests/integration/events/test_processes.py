@@ -65,6 +65,7 @@ def cluster(tmp_path: Path, endpoints: Endpoints) -> Iterator[str]:
         "NOVABERG_SCRIPT": str(rules),
         "NOVABERG_EMBED_DIM": "384",
         "NOVABERG_PIXIE": "false",
+        "NOVABERG_FOLLOW_UPS": "false",
         "NOVABERG_PORT": str(port),
         "NOVABERG_LOG_LEVEL": "WARNING",
     }

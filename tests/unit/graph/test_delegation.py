@@ -114,3 +114,8 @@ def test_a_commitment_covers_the_gap_it_admits() -> None:
 def test_ordinary_answers_admit_no_gap() -> None:
     for answer in ("Ich weiß, dass es schwer ist.", "Sicher, gern!", "Weißt du noch, damals?"):
         assert tasks_for(state(response=answer)) == [], answer
+
+
+def test_with_follow_ups_off_a_commitment_waits_for_pixie() -> None:
+    [task] = tasks_for(state(response="Ich werde das für dich recherchieren."), follow_ups=False)
+    assert (task.task, task.reference_id) == ("recherche", "t-1")

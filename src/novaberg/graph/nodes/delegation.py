@@ -7,8 +7,8 @@ After a character run that answered the user (never an impulse, never the AgentG
   queue (Pixie routes it: nachfragen under pressure, else recherche);
 - **commitment**: Nova's answer promises to come back ("ich schau mal nach und melde mich")
   → kept at once by a continue run (graph/follow_up.py: its research agent hands what is
-  slow to Pixie itself); only when the thinker's retry already holds the self-trigger, a
-  `recherche` task naming this turn (`bezug_id`), whose result arrives later as an
+  slow to Pixie itself); only when no continue follows (follow-ups off, or the thinker's
+  retry holds the self-trigger), a `recherche` task naming this turn (`bezug_id`), whose result arrives later as an
   impulse with this turn as `ausloeser_turn_id`;
 - **knowledge gap**: Nova's answer admits she does not know ("das weiß ich nicht", "da
   bin ich mir nicht sicher", "keine Ahnung") or the thinker's fact check failed → a
@@ -29,7 +29,7 @@ from typing import Any, Final
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.vectors import PRESSURE_VECTORS
-from novaberg.graph.follow_up import commitment_in
+from novaberg.graph.follow_up import commitment_in, keeps_promises
 from novaberg.graph.personality import Personality
 from novaberg.graph.state import ConversationState
 from novaberg.impulses.turn_tasks import (
@@ -89,8 +89,9 @@ def _topic(state: ConversationState, external: Personality) -> str:
     return prompt[:60] or "gespräch"
 
 
-def tasks_for(state: ConversationState) -> list[ShadowTask]:
-    """The shadow tasks this run sets (pure)."""
+def tasks_for(state: ConversationState, follow_ups: bool = True) -> list[ShadowTask]:
+    """The shadow tasks this run sets (pure); `follow_ups`: the setting, whether a continue
+    run may keep a promise at once."""
     if state.get("graph_role") != GRAPH_CHARACTER or stimulus_is_own_thought(state):
         return []
     user_id, character_id = state["user_id"], state["character_id"]
@@ -121,8 +122,8 @@ def tasks_for(state: ConversationState) -> list[ShadowTask]:
     promise = commitment_in(state.get("response") or "")
     if promise is not None:
         # kept at once by the continue run (graph/follow_up.py), which hands on what is
-        # slow; only while the thinker's retry holds the self-trigger it waits for Pixie
-        if promise[0] == COMMITMENT_RESEARCH and state.get("self_trigger"):
+        # slow; only when no continue follows it waits for Pixie
+        if promise[0] == COMMITMENT_RESEARCH and not keeps_promises(state, follow_ups):
             found.append(
                 ShadowTask(
                     task=TASK_RESEARCH, reason=f"zusage: {promise[1]}", salience=0.8, **common
@@ -150,7 +151,7 @@ async def delegate(state: ConversationState, deps: GraphDeps) -> list[tuple[int,
     pushed: list[tuple[int, str]] = []
     try:
         now = datetime.fromtimestamp(deps.clock(), UTC)
-        for task in tasks_for(state):
+        for task in tasks_for(state, deps.settings.follow_ups):
             pushed.append(await push_task(deps.pool, task, now))
     except Exception:
         log.exception("delegation trigger of turn %s failed", state.get("turn_id"))

@@ -405,7 +405,8 @@ async def _store_and_write(
         shadow_tasks = await delegate(state, deps)
     if shadow_tasks:
         summary["shadow_auftrag"] = [{"id": i, "push": how} for i, how in shadow_tasks]
-    follow_up, planned = follow_up_channels(state)  # Nova's second message: graph/follow_up.py
+    # Nova's second message (graph/follow_up.py)
+    follow_up, planned = follow_up_channels(state, enabled=deps.settings.follow_ups)
     if planned is not None:
         summary["nachfrage"] = planned
     return {**update, **follow_up, "_log": summary}
