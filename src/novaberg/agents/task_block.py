@@ -17,7 +17,7 @@ from typing import Any
 
 from novaberg.agents.base import AgentResult
 
-__all__ = ["QUESTION_HELD", "asked_questions", "build_task_block", "question_text"]
+__all__ = ["QUESTION_HELD", "asked_questions", "build_task_block", "outcome_lines", "question_text"]
 
 HEADER = "[AUFGABE]"
 
@@ -113,6 +113,14 @@ def _outcome_line(index: int, result: AgentResult) -> str:
     return f"{index}. {result.agent_name} — {outcome}"
 
 
+def outcome_lines(agent_results: Iterable[AgentResult | dict[str, Any]] | None) -> str:
+    """Every result of the run as a numbered `n. agent — outcome` line, in run order; ""
+    without results. The composer reads them when it runs after agents (only questions:
+    every other outcome cuts its context and it is skipped)."""
+    results = [AgentResult.coerce(r) for r in agent_results or []]
+    return "\n".join(_outcome_line(i, r) for i, r in enumerate(results, 1))
+
+
 def _several_block(results: list[AgentResult]) -> tuple[str, bool]:
     """One line per result and the instructions for the outcomes that occur."""
     statuses = {r.status for r in results}
@@ -133,10 +141,9 @@ def _several_block(results: list[AgentResult]) -> tuple[str, bool]:
             "Stelle am Ende genau diese Rückfrage (eine Auswahl mit jeder Möglichkeit), "
             "keine andere Frage."
         )
-    lines = [_outcome_line(i, r) for i, r in enumerate(results, 1)]
     block = (
         f"{HEADER}\nIn dieser Nachricht waren mehrere Aufträge. Geh auf jeden ein, in dieser "
-        "Reihenfolge, und erfinde nichts dazu:\n" + "\n".join(lines) + "\n" + " ".join(rules)
+        "Reihenfolge, und erfinde nichts dazu:\n" + outcome_lines(results) + "\n" + " ".join(rules)
     )
     return block, statuses != {"rueckfrage"}
 
