@@ -138,8 +138,8 @@ def _several_block(results: list[AgentResult]) -> tuple[str, bool]:
         )
     if any(r.status == "rueckfrage" and not _held(r) for r in results):
         rules.append(
-            "Stelle am Ende genau diese Rückfrage (eine Auswahl mit jeder Möglichkeit), "
-            "keine andere Frage."
+            "Stelle am Ende genau diese Rückfrage, keine andere Frage; bei einer Auswahl "
+            "nenne jede Möglichkeit."
         )
     block = (
         f"{HEADER}\nIn dieser Nachricht waren mehrere Aufträge. Geh auf jeden ein, in dieser "
