@@ -4,7 +4,9 @@
 AgentResult → state update. An agent without a `dispatch.py` is run by
 `default_dispatch`; one that adds to the update (timeline) calls `run_dispatch` itself. A question is stored
 as `pending_agent:{user_id}`; a resume deletes that key *before* the agent runs
-and the agent stores it again if it asks again.
+and the agent stores it again if it asks again. When a message holds several tasks, the
+agent's task is its part (`agent_task`, set by the planner), and only the first question of
+the run is stored: the key holds one question, and the person answers one at a time.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Correction
 from novaberg.agents.pending import pending_question, store_pending, take_pending
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
+from novaberg.agents.task_block import QUESTION_HELD
 from novaberg.memory.session_view import numbered_view
 
 if TYPE_CHECKING:
@@ -84,6 +87,12 @@ def _summary(result: AgentResult) -> tuple[str, str]:
     return str(result.result or ""), str(result.result or "")
 
 
+def _question_open(state: dict[str, Any]) -> bool:
+    """Whether an earlier agent of this run stored a question."""
+    earlier = (AgentResult.coerce(r) for r in state.get("agent_results") or [])
+    return any(r.status == "rueckfrage" and not r.meta.get(QUESTION_HELD) for r in earlier)
+
+
 async def run_dispatch(
     state: dict[str, Any],
     deps: GraphDeps,
@@ -95,7 +104,9 @@ async def run_dispatch(
     user_id = str(state.get("user_id") or "")
     action = str(state.get("management_action") or "")
     target = str(state.get("management_target") or "")
-    task = stimulus_text(state)
+    # a task of several in one message gets its own part; a resume gets the answer
+    task = str(state.get("agent_task") or "") if action != "resume" else ""
+    task = task or stimulus_text(state)
     parameter: dict[str, Any] = {
         "action": action,
         "target": target,
@@ -140,7 +151,11 @@ async def run_dispatch(
     )
     final = await agent.invoke(agent_state, deps)
     result = _to_result(agent, final, resume)
-    if result.status == "rueckfrage":
+    if result.status == "rueckfrage" and _question_open(state):
+        # one open question at a time: the one asked first in this run is the one stored
+        result.meta[QUESTION_HELD] = True
+        log.info("%s asked back after another agent of this run; question not stored", agent.name)
+    elif result.status == "rueckfrage":
         await store_pending(
             deps.redis,
             user_id,

@@ -1,9 +1,12 @@
 """The `[AUFGABE]` block the responder gets after agents ran (docs/behaviour/agents.md#task-block).
 
-Pure Python: the agents' results decide exactly one instruction, by priority
-question > refusal > fault > declined > done > legacy result. Everything except a
-question cuts the memory/web context (`task_context_cut`), because a report of
-what was done must not be diluted by recollections.
+Pure Python. One result gives exactly one instruction, by priority question > refusal >
+fault > declined > done > legacy result. Several results (several tasks in one message)
+give one numbered line per result, in the order they ran, each with its outcome, and the
+instructions for the outcomes that occur: every task is confirmed, failed or asked about —
+none is left out because another one asked back. Everything except questions alone cuts
+the memory/web context (`task_context_cut`), because a report of what was done must not be
+diluted by recollections.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from typing import Any
 
 from novaberg.agents.base import AgentResult
 
-__all__ = ["build_task_block", "question_text"]
+__all__ = ["QUESTION_HELD", "asked_questions", "build_task_block", "outcome_lines", "question_text"]
 
 HEADER = "[AUFGABE]"
+
+QUESTION_HELD = "question_held"
+"""`AgentResult.meta` flag: the agent asked back after another agent of the same run had
+already asked; only one question is open at a time (`pending_agent:{user}`), so this one was
+not stored (agents/dispatch_common.py)."""
 
 
 def _parse_json(text: str) -> dict[str, Any] | None:
@@ -64,11 +72,89 @@ def _question_block(rueckfrage: str) -> str:
     return f"{HEADER}\nStelle dem Nutzer genau diese Frage, nichts anderes:\n{text}"
 
 
+def _held(result: AgentResult) -> bool:
+    return result.status == "rueckfrage" and bool(result.meta.get(QUESTION_HELD))
+
+
+def asked_questions(
+    agent_results: Iterable[AgentResult | dict[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    """The run's questions to the person, in run order: `{agent, question, pending}`;
+    `pending` marks the one stored as the open question, which the next utterance answers."""
+    return [
+        {
+            "agent": r.agent_name,
+            "question": question_text(r.question or ""),
+            "pending": not _held(r),
+        }
+        for r in (AgentResult.coerce(x) for x in agent_results or [])
+        if r.status == "rueckfrage"
+    ]
+
+
+def _outcome_line(index: int, result: AgentResult) -> str:
+    if result.status == "abgeschlossen":
+        outcome = f"erledigt: {result.result}"
+    elif result.status == "fehler":
+        outcome = f"fehlgeschlagen: {result.error}"
+    elif result.status == "abgelehnt" and result.correction is not None:
+        outcome = (
+            f"nicht ausgeführt, nichts gespeichert: {result.correction.finding} "
+            f"Stattdessen möglich: {result.correction.suggestion}"
+        )
+    elif result.status == "dismissed":
+        outcome = "vom Nutzer abgelehnt, nichts geändert"
+    elif _held(result):
+        outcome = "noch nicht erledigt: dazu braucht es eine eigene Rückfrage, nach der anderen"
+    elif result.status == "rueckfrage":
+        outcome = "Rückfrage: " + question_text(result.question or "").replace("\n", "\n   ")
+    else:
+        outcome = f"Status {result.status}"
+    return f"{index}. {result.agent_name} — {outcome}"
+
+
+def outcome_lines(agent_results: Iterable[AgentResult | dict[str, Any]] | None) -> str:
+    """Every result of the run as a numbered `n. agent — outcome` line, in run order; ""
+    without results. The composer reads them when it runs after agents (only questions:
+    every other outcome cuts its context and it is skipped)."""
+    results = [AgentResult.coerce(r) for r in agent_results or []]
+    return "\n".join(_outcome_line(i, r) for i, r in enumerate(results, 1))
+
+
+def _several_block(results: list[AgentResult]) -> tuple[str, bool]:
+    """One line per result and the instructions for the outcomes that occur."""
+    statuses = {r.status for r in results}
+    rules = []
+    if "abgeschlossen" in statuses:
+        rules.append("Berichte in der Ich-Form, was du getan hast.")
+    if statuses & {"fehler", "abgelehnt"} or any(_held(r) for r in results):
+        rules.append(
+            "Sag ehrlich, was nicht geklappt hat oder nicht ausgeführt wurde, und behaupte "
+            "nicht, es sei erledigt."
+        )
+    if any(_held(r) for r in results):
+        rules.append(
+            "Bitte den Nutzer, den offenen Auftrag nach seiner Antwort noch einmal zu sagen."
+        )
+    if any(r.status == "rueckfrage" and not _held(r) for r in results):
+        rules.append(
+            "Stelle am Ende genau diese Rückfrage, keine andere Frage; bei einer Auswahl "
+            "nenne jede Möglichkeit."
+        )
+    block = (
+        f"{HEADER}\nIn dieser Nachricht waren mehrere Aufträge. Geh auf jeden ein, in dieser "
+        "Reihenfolge, und erfinde nichts dazu:\n" + outcome_lines(results) + "\n" + " ".join(rules)
+    )
+    return block, statuses != {"rueckfrage"}
+
+
 def build_task_block(
     agent_results: Iterable[AgentResult | dict[str, Any]] | None, management_result: str = ""
 ) -> tuple[str, bool]:
     """`(task_block, task_context_cut)` for the responder; ("", False) when nothing ran."""
     results = [AgentResult.coerce(r) for r in (agent_results or [])]
+    if len(results) > 1:
+        return _several_block(results)
     by_status: dict[str, list[AgentResult]] = {}
     for result in results:
         by_status.setdefault(result.status, []).append(result)

@@ -98,7 +98,7 @@ SPECULATIVE_ROUND: Final = ("tribunal", RELEASE_NODE)
 RECURSION_LIMIT: Final = 80
 """LangGraph counts steps (concurrent nodes share one). Its default of 25 is too close to
 the longest legal path: about fifteen steps, two correction rounds (+6), a fallback re-read
-(+1) and a planner ⇄ agent loop per agent (+2 each)."""
+(+1) and a planner ⇄ agent loop per task (+2 each, at most `agents.task_plan.MAX_TASKS`)."""
 
 
 def character_table(agents: AgentRegistry) -> tuple[Node, ...]:

@@ -108,6 +108,7 @@ class ConversationState(TypedDict, total=False):
     management_action: str  # "agent" | "resume" | ""
     management_target: str
     management_target_type: str
+    management_tasks: list[dict[str, str]]  # the router's tasks, in its order: {target, text}
     timeline_query: dict[str, Any]
     router_failure: str | None
 
@@ -115,8 +116,11 @@ class ConversationState(TypedDict, total=False):
     appointment_reading: dict[str, Any]  # window, appointments, failed; absent = not read
 
     # --- planner / agents (docs/behaviour/nodes.md#planner) -------------------------------
-    agent_name: str
+    agent_name: str  # the agent agent_dispatch runs next ("" = none)
+    agent_task: str  # its part of the utterance ("" = the whole stimulus)
+    agent_plan: list[Any]  # the tasks still to run (agents/task_plan.py); absent = not planned
     agent_results: list[Any]
+    agent_questions: list[dict[str, Any]]  # agents that asked back: {agent, question, pending}
     management_result: str
     management_detail: str
     pending_writes: Annotated[list[PendingWrite], operator.add]

@@ -255,8 +255,10 @@ def test_task_block_priorities() -> None:
             }
         ),
     )
-    block, cut = build_task_block([done, question])
+    block, cut = build_task_block([question])
     assert "Rewe" in block and "Aldi" in block and cut is False
+    block, cut = build_task_block([done])
+    assert "notizen: Notiz angelegt" in block and cut is True
     block, cut = build_task_block([AgentResult("d", "x", "dismissed")])
     assert "nichts geändert" in block and cut is True
     assert build_task_block([]) == ("", False)

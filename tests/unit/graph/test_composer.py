@@ -146,3 +146,17 @@ def test_prompt_carries_memory_context_and_not_the_hypothesis() -> None:
     bare = build_prompt({"user_prompt": "Hallo"}, "")  # type: ignore[arg-type]
     for block in ("[ERINNERUNG]", "[TERMINE]", "[SACHLAGE]", "[HALTUNG]", "[SUCHKONTEXT]"):
         assert block not in bare
+
+
+def test_agent_outcomes_reach_the_composer_and_a_plain_message_gets_no_block() -> None:
+    from novaberg.agents.base import AgentResult
+
+    plain = build_prompt({"user_prompt": "Wie geht's?"}, "")  # type: ignore[typeddict-item]
+    assert "[AUFTRAEGE]" not in plain
+    asked = AgentResult("notizen", None, "rueckfrage", question="Welche Liste meinst du?")
+    prompt = build_prompt(
+        {"user_prompt": "Setz Brot auf die Liste", "agent_results": [asked]},  # type: ignore[typeddict-item]
+        "",
+    )
+    assert "[AUFTRAEGE]" in prompt
+    assert "1. notizen — Rückfrage: Welche Liste meinst du?" in prompt

@@ -68,9 +68,25 @@ async def _verify(deps: GraphDeps, user_id: str, note_id: int, **expected: Any) 
     return row
 
 
+def _named_list(parameter: dict[str, Any]) -> dict[str, Any] | None:
+    """The new note when the classification already named it and its items: nothing is left
+    for a draft call to find, and one model round less is one round less the answer waits
+    for (a message with several tasks runs its agents one after the other)."""
+    name = str(parameter.get("target") or "").strip()
+    items = [str(item) for item in parameter.get("elemente") or [] if str(item).strip()]
+    if not name or not items:
+        return None
+    return {
+        "name": name,
+        "typ": repo.normalise_type("", name),
+        "text": ", ".join(items),
+        "themen": [],
+    }
+
+
 async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
-    entwurf = parameter.get("entwurf")
+    entwurf = parameter.get("entwurf") or _named_list(parameter)
     if not entwurf:
         draft = await draft_note(deps, parameter.get("normalisiert", ""), state.get("task", ""))
         if draft is None:

@@ -9,7 +9,9 @@ and the recent history. It writes a head block — the objection verdict
 (wire `antwort_inhalt`), which the responder turns into Nova's words.
 
 - Skipped on `task_context_cut` (an agent reported what it did; the task block is the
-  content): no call, `response_content` "".
+  content): no call, `response_content` "". When it runs after agents (they only asked
+  back), every agent result is an `[AUFTRAEGE]` line, so the content leads to the question
+  instead of talking past it; without agents there is no such block.
 - Search context: when the router asked for the web and a search provider is configured,
   the stimulus is searched once and the top hits become `web_context`; without a
   provider nothing is searched and nothing is invented.
@@ -32,6 +34,7 @@ from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
+from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
 from novaberg.graph.objection import (
     FAILURE_CALL,
@@ -115,6 +118,7 @@ def build_prompt(state: ConversationState, search_context: str) -> str:
         sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),
         haltung=value_text(state.get("stance")),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
+        auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],
         verlauf=history_text(state, stimulus),
         anlass=anlass or "(leer)",
     )

@@ -1,11 +1,15 @@
-"""Planner node: picks the task agent for this turn, or ends the agent loop.
+"""Planner node: runs every task agent the turn needs, one after the other, then ends the
+agent loop (docs/behaviour/nodes.md#planner).
 
-Wiring (docs/behaviour/nodes.md#planner):
-`router → (management_action ? planner : the pre-answer join)`,
+Wiring: `router → (management_action ? planner : the pre-answer join)`,
 `planner → route_after_planner → agent_dispatch | the pre-answer join`,
-`agent_dispatch → planner`. Every agent runs at most once per turn: the second
-planner pass sees the agent's result and ends the loop with the task block
-(without the guard a re-asked question recursed to the graph's recursion limit).
+`agent_dispatch → planner`. The first pass makes the turn's plan (`agent_plan`,
+agents/task_plan.py): the router's tasks in the order the person said them, each with its
+part of the utterance; a lone router target or a resume is a plan of one. Every later pass
+takes the next task; an empty plan ends the loop with the task block and the questions
+asked (`agent_questions`). The plan is fixed on the first pass, so every task runs exactly
+once however its agent ends — without that bound a question asked again recursed to the
+graph's recursion limit.
 """
 
 from __future__ import annotations
@@ -14,26 +18,22 @@ import logging
 from typing import Any
 
 from novaberg.agents import notes, timeline
-from novaberg.agents.base import AgentResult
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
-from novaberg.agents.stimulus import stimulus_is_own_thought
-from novaberg.agents.task_block import build_task_block
+from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
+from novaberg.agents.task_block import asked_questions, build_task_block
+from novaberg.agents.task_plan import PlannedTask, over_limit_result, plan_tasks, single_task
 from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["choose_agent", "planner", "ran_this_turn", "route_after_planner"]
+__all__ = ["choose_agent", "planner", "route_after_planner"]
 
 TIMELINE_AGENT = timeline.NAME
 NOTES_AGENT = notes.NAME
 """Fallback agents of the choice's first and last rule."""
-
-
-def ran_this_turn(state: ConversationState, name: str) -> bool:
-    return any(AgentResult.coerce(r).agent_name == name for r in state.get("agent_results") or [])
 
 
 def _perception_intent(state: ConversationState) -> str:
@@ -43,7 +43,7 @@ def _perception_intent(state: ConversationState) -> str:
 
 
 def choose_agent(state: ConversationState, registry: AgentRegistry) -> str | None:
-    """The agent for an `agent` action, first match wins; only registered agents count."""
+    """The agent for a lone `agent` action, first match wins; only registered agents count."""
     needs_timeline = bool(state.get("needs_timeline"))
     if needs_timeline and registry.find(TIMELINE_AGENT):
         return TIMELINE_AGENT
@@ -59,37 +59,72 @@ def choose_agent(state: ConversationState, registry: AgentRegistry) -> str | Non
     return fallback if registry.find(fallback) else None
 
 
-def _finish(state: ConversationState, **extra: Any) -> dict[str, Any]:
-    block, cut = build_task_block(state.get("agent_results"), state.get("management_result", ""))
-    return {"agent_name": "", "task_block": block, "task_context_cut": cut, **extra}
+async def _make_plan(
+    state: ConversationState, deps: GraphDeps, registry: AgentRegistry
+) -> tuple[list[PlannedTask], dict[str, Any]]:
+    """The turn's plan and what the first pass adds to the update when nothing runs."""
+    if state.get("management_action") == "resume":
+        if stimulus_is_own_thought(state):
+            # An impulse never answers the user's pending question.
+            log.warning("planner: resume on an impulse turn ignored; pending question kept")
+            return [], {"management_action": ""}
+        pending = await pending_question(deps.redis, state.get("user_id", ""))
+        name = pending.get("agent_name") if pending else None
+        if name and registry.find(name):
+            return single_task(name), {}
+        return [], {"management_action": ""}
+    plan = plan_tasks(state.get("management_tasks") or [], stimulus_text(state), registry)
+    if not plan:
+        name = choose_agent(state, registry)
+        plan = single_task(name) if name else []
+    if not plan:
+        log.info("planner: no agent for target %r; handing back", state.get("management_target"))
+        return [], {"management_action": "", "management_result": "", "management_detail": ""}
+    if len(plan) > 1:
+        log.info("planner: %d tasks: %s", len(plan), [task.agent for task in plan])
+    return plan, {}
+
+
+def _finish(state: ConversationState, results: list[Any], **extra: Any) -> dict[str, Any]:
+    block, cut = build_task_block(results, state.get("management_result", ""))
+    return {
+        "agent_name": "",
+        "agent_task": "",
+        "agent_plan": [],
+        "agent_results": results,
+        "agent_questions": asked_questions(results),
+        "task_block": block,
+        "task_context_cut": cut,
+        **extra,
+    }
 
 
 async def planner(
     state: ConversationState, deps: GraphDeps, registry: AgentRegistry
 ) -> dict[str, Any]:
-    """Choose an agent (`agent_name`) or end the loop with `task_block`."""
-    action = state.get("management_action") or ""
-    if not action:
+    """Run the next task of the plan (`agent_name`, `agent_task`) or end the loop."""
+    if not state.get("management_action"):
         return {"agent_name": ""}
-    if action == "resume":
-        if stimulus_is_own_thought(state):
-            # An impulse never answers the user's pending question.
-            log.warning("planner: resume on an impulse turn ignored; pending question kept")
-            return _finish(state, management_action="")
-        pending = await pending_question(deps.redis, state.get("user_id", ""))
-        name = pending.get("agent_name") if pending else None
-        if name and registry.find(name):
-            if ran_this_turn(state, name):
-                return _finish(state)
-            return {"agent_name": name, "management_result": "", "management_detail": ""}
-        return _finish(state, management_action="")
-    name = choose_agent(state, registry)
-    if name:
-        if ran_this_turn(state, name):
-            return _finish(state)
-        return {"agent_name": name, "management_result": "", "management_detail": ""}
-    log.info("planner: no agent for target %r; handing back", state.get("management_target"))
-    return _finish(state, management_action="", management_result="", management_detail="")
+    extra: dict[str, Any] = {}
+    plan = state.get("agent_plan")
+    if plan is None:
+        plan, extra = await _make_plan(state, deps, registry)
+    results = list(state.get("agent_results") or [])
+    remaining = list(plan)
+    while remaining:
+        task = remaining.pop(0)
+        if task.over_limit:
+            results.append(over_limit_result(task))
+            continue
+        return {
+            "agent_name": task.agent,
+            "agent_task": task.text,
+            "agent_plan": remaining,
+            "agent_results": results,
+            "management_result": "",
+            "management_detail": "",
+        }
+    return _finish(state, results, **extra)
 
 
 def route_after_planner(state: ConversationState) -> str:

@@ -12,9 +12,11 @@ Two ways through:
   (`commitment` in the payload: `recherche`, `delegation`; graph/follow_up.py) is routed to
   the agent of that name, when it is registered.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
-  numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
-  documented defaults (all false, momentum mid, no management, target type "titel") and
-  sets `router_ausfall`, logged at WARNING — the defaults alone would look like a decision.
+  numbered history and the agents' notices (`[AGENTEN]`). A message that asks for several
+  things names each task (`management_tasks`: the agent and the words asking for it), which
+  the planner runs one after the other. An unreadable answer gives the documented
+  defaults (all false, momentum mid, no management, target type "titel") and sets
+  `router_ausfall`, logged at WARNING — the defaults alone would look like a decision.
   A model that cannot be used (`ModelUnavailable`) is no decision at all: the turn fails.
 
 A management action forces momentum from low to mid (a task turn is never a lull the
@@ -79,8 +81,17 @@ class TimelineQuery(BaseModel):
     title: str = ""
 
 
+class RouterTask(BaseModel):
+    """One task of a message that asks for several: the agent and the words asking for it."""
+
+    target: str = ""
+    text: str = ""
+
+
 class RouterDecision(BaseModel):
-    """The router's answer."""
+    """The router's answer. `management_tasks` names each task of a message that asks for
+    several (docs/behaviour/agents.md#several-tasks-in-one-message); one task needs only
+    `management_target`."""
 
     needs_memory: bool = False
     needs_web: bool = False
@@ -90,6 +101,7 @@ class RouterDecision(BaseModel):
     management_action: Literal["", "agent"] = ""
     management_target: str = ""
     management_target_typ: Literal["titel", "inhalt", "thema"] = DEFAULT_TARGET_TYPE
+    management_tasks: list[RouterTask] = Field(default_factory=list)
 
 
 def decision_update(decision: RouterDecision) -> dict[str, Any]:
@@ -111,6 +123,9 @@ def decision_update(decision: RouterDecision) -> dict[str, Any]:
         if decision.management_action
         else "",
         "management_target_type": decision.management_target_typ,
+        "management_tasks": [task.model_dump() for task in decision.management_tasks]
+        if decision.management_action
+        else [],
     }
 
 
@@ -125,6 +140,7 @@ def resume_update() -> dict[str, Any]:
         "management_action": ACTION_RESUME,
         "management_target": "",
         "management_target_type": DEFAULT_TARGET_TYPE,
+        "management_tasks": [],
         "router_failure": None,
     }
 
@@ -226,6 +242,8 @@ async def router(
         "ziel": update["management_target"],
         "momentum": update["momentum"],
     }
+    if update["management_tasks"]:
+        update["_log"]["auftraege"] = [task["target"] for task in update["management_tasks"]]
     return update
 
 
