@@ -8,6 +8,10 @@ Two ways through:
   a real user utterance: the utterance is the answer, so `management_action="resume"` and
   the planner hands it to the waiting agent. An impulse (Nova's own thought) is nobody's
   answer and leaves the question untouched.
+- **A bare yes without a model call** (docs/behaviour/agents.md#offers,
+  `graph/offer_chain.py`): to an open offer it routes to exactly the offered agent
+  (`accepted_offer`); with no offer open it routes to nothing — a "ja" alone never makes
+  an agent act. A no to an open offer is noted (`offer_reply`) and routed as usual.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   numbered history and the agents' notices (`[AGENTEN]`). An unreadable answer gives the
   documented defaults (all false, momentum mid, no management, target type "titel") and
@@ -28,10 +32,12 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.offers import Offer
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.contract import ANSWER_JOIN
+from novaberg.graph.offer_chain import REPLY_ACCEPTED, REPLY_WITHOUT_OFFER, read_reply
 from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.session_view import numbered_view
@@ -162,6 +168,9 @@ async def router(
             update = resume_update()
             update["_log"] = {"weg": "resume", "agent": pending.get("agent_name")}
             return update
+    reply, offer = read_reply(state, registry)
+    if reply in (REPLY_ACCEPTED, REPLY_WITHOUT_OFFER):
+        return consent_update(reply, offer)
     stimulus = stimulus_text(state)
     try:
         decision = await deps.model.structured(
@@ -182,15 +191,33 @@ async def router(
         update = decision_update(RouterDecision())
         update["router_failure"] = reason
         update["_log"] = {"weg": "standard", "ausfall": reason}
+    else:
+        update = decision_update(decision)
+        update["router_failure"] = None
+        update["_log"] = {
+            "weg": "modell",
+            "management": update["management_action"],
+            "ziel": update["management_target"],
+            "momentum": update["momentum"],
+        }
+    if reply:  # a no to the open offer: noted, routed as any utterance
+        update["offer_reply"] = update["_log"]["angebot"] = reply
+    return update
+
+
+def consent_update(reply: str, offer: Offer | None) -> dict[str, Any]:
+    """The fixed answer on a bare yes (no model call): the accepted offer's agent, or —
+    with no offer open — nothing to do."""
+    if offer is None:
+        update = decision_update(RouterDecision())
+        update.update(router_failure=None, offer_reply=reply)
+        update["_log"] = {"weg": "zustimmung", "angebot": reply}
         return update
-    update = decision_update(decision)
-    update["router_failure"] = None
-    update["_log"] = {
-        "weg": "modell",
-        "management": update["management_action"],
-        "ziel": update["management_target"],
-        "momentum": update["momentum"],
-    }
+    update = decision_update(
+        RouterDecision(management_action=ACTION_AGENT, management_target=offer.agent)
+    )
+    update.update(router_failure=None, offer_reply=reply, accepted_offer=offer)
+    update["_log"] = {"weg": "zustimmung", "angebot": reply, "agent": offer.agent}
     return update
 
 
