@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
+from novaberg.agents.offers import Offer
 from novaberg.agents.turn_context import TurnContext
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.memory.bridge import PendingWrite
@@ -111,7 +112,7 @@ class ConversationState(TypedDict, total=False):
 
     # --- the offer chain (docs/behaviour/agents.md#offers, graph/offer_chain.py) ------------
     offer_reply: str  # router: "zugestimmt" | "abgelehnt" | "ohne_angebot" | "" (none)
-    accepted_offer: Any  # router: the agents.offers.Offer a bare yes took (planner, dispatch)
+    accepted_offer: Offer | None  # router: the offer a bare yes took (planner, dispatch)
     offer_candidate: dict[str, str] | None  # wire angebot_kandidat: composer {dienst, objekt, satz}
 
     # --- appointments (docs/behaviour/nodes.md#appointment-reading) ------------------------
