@@ -41,9 +41,10 @@ RUNNING = "laufend"
 """`AgentState.status` while the subgraph runs; never a final status."""
 
 CONTEXT_KEYS: frozenset[str] = frozenset(
-    {"user_id", "character_id", "memory_context", "verlauf", "initiator"}
+    {"user_id", "character_id", "memory_context", "verlauf", "initiator", "angebot"}
 )
-"""Catalogued `context` keys an agent may see (invoke drops the rest)."""
+"""Catalogued `context` keys an agent may see (invoke drops the rest); `angebot` only on a
+run that executes an accepted offer (agents/offers.py)."""
 
 
 EnrichQuery = tuple[str, Sequence[Any]]
@@ -60,7 +61,7 @@ class AgentState(TypedDict, total=False):
     task: str  # the stimulus text (user utterance, or the answer on resume)
     task_type: str  # "workflow" | "kognitiv"
     agent_name: str
-    context: dict[str, Any]  # user_id, character_id, memory_context, verlauf, initiator
+    context: dict[str, Any]  # user_id, character_id, memory_context, verlauf, initiator[, angebot]
     parameter: dict[str, Any]  # action, target, ..., resume flags; node scratch space
     steps: Annotated[list[dict[str, Any]], operator.add]  # audit: {node, ergebnis, ...}
     result: Any
@@ -161,6 +162,11 @@ class BaseAgent(ABC):
 
     rejection_hint: str = "Formuliere die Aufgabe bitte konkreter."
     """Fixed phrasing hint for a refusal (`Correction.suggestion`)."""
+
+    offer_notice: str = ""
+    """What Nova may offer to have this agent do, as the composer's `[ANGEBOT]` block lists
+    it (German); "" = the agent is never offered (docs/behaviour/agents.md#offers). An
+    offerable agent's classifier shows the `[OBJEKT]` and `[ZUSTIMMUNG]` blocks."""
 
     domain_language: ClassVar[Mapping[str, Any]] = {}
     """The agent's actions (`aktionen`) and everyday phrasings that name them

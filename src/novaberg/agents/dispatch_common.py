@@ -15,10 +15,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from novaberg.agents.base import RUNNING, AgentResult, AgentState, BaseAgent, Correction
+from novaberg.agents.offers import CONTEXT_KEY, Offer, offer_context, take_offer
 from novaberg.agents.pending import pending_question, store_pending, take_pending
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.agents.task_block import QUESTION_HELD
 from novaberg.memory.session_view import numbered_view
+from novaberg.pair import Pair
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
@@ -30,6 +32,9 @@ __all__ = ["default_dispatch", "history_lines", "run_dispatch"]
 HISTORY_PAIRS = 5
 HISTORY_CHARS = 100
 """Classifier context: last 5 turn pairs, ≤100 chars each."""
+
+OFFER_GONE = "Das Angebot war nicht mehr offen; nichts wurde ausgeführt."
+"""The fault of an accepted offer another run already took (agents/offers.py)."""
 
 
 def history_lines(state: dict[str, Any]) -> list[str]:
@@ -131,17 +136,26 @@ async def run_dispatch(
         else:
             log.info("resume for %s without its pending question; classifying anew", agent.name)
             parameter["action"] = "agent"
+    context: dict[str, Any] = {
+        "user_id": user_id,
+        "character_id": state.get("character_id") or "",
+        "memory_context": state.get("memory_context") or "",
+        "verlauf": history_lines(state),
+        "initiator": stimulus_origin(state),
+    }
+    offer = state.get("accepted_offer")
+    offer_taken: bool | None = None  # None: this run executes no offer
+    if isinstance(offer, Offer) and offer.agent == agent.name and not resume:
+        # taken (read and deleted at once) before the agent runs: a yes executes its offer once
+        offer_taken = (
+            await take_offer(deps.redis, Pair(user_id, context["character_id"])) is not None
+        )
+        context[CONTEXT_KEY] = offer_context(offer, task)
     agent_state = AgentState(
         task=task,
         task_type="workflow",
         agent_name=agent.name,
-        context={
-            "user_id": user_id,
-            "character_id": state.get("character_id") or "",
-            "memory_context": state.get("memory_context") or "",
-            "verlauf": history_lines(state),
-            "initiator": stimulus_origin(state),
-        },
+        context=context,
         parameter=parameter,
         steps=[],
         result=None,
@@ -149,7 +163,12 @@ async def run_dispatch(
         question=None,
         error=None,
     )
-    final = await agent.invoke(agent_state, deps)
+    if offer_taken is False:
+        log.warning("offer for %s already taken or expired; not executed again", agent.name)
+        final = agent_state.copy()
+        final["status"], final["error"] = "fehler", OFFER_GONE
+    else:
+        final = await agent.invoke(agent_state, deps)
     result = _to_result(agent, final, resume)
     if result.status == "rueckfrage" and _question_open(state):
         # one open question at a time: the one asked first in this run is the one stored

@@ -68,6 +68,14 @@ class AgentRegistry:
             f"- {name}: {agent.notice}" for name, agent in sorted(agents.items()) if agent.routable
         )
 
+    def offerable(self, graph: str) -> dict[str, str]:
+        """The agents of `graph` Nova may offer to run, with their offer notices, by name."""
+        return {
+            name: agent.offer_notice
+            for name, agent in sorted(self.for_graph(graph).items())
+            if agent.offer_notice
+        }
+
     def match_target(self, target: str | None) -> str | None:
         """The planner's target rule: exact name (or alias); else the single substring match
         in either direction; two or more substring matches or an empty target → None."""

@@ -35,6 +35,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents import rule_store
+from novaberg.agents.offers import Offer, offer_from_raw
 from novaberg.agents.pending import pending_from_raw
 from novaberg.agents.timeline import repository as timeline
 from novaberg.ei.canon import parse_number
@@ -140,6 +141,9 @@ class TurnContext:
     """The enrich hooks' reads; None when none was sent."""
     failures: tuple[str, ...] = field(default=())
     """Names of the PostgreSQL parts that could not be read."""
+    open_offer: Offer | None = None
+    """The offer Nova's last answer made, still waiting for the person's yes
+    (`agents/offers.py`); None = none open."""
 
 
 PART_WHEEL: Final = "wheel"
@@ -236,13 +240,14 @@ async def _read_tables(
 
 
 async def _read_redis(redis: aioredis.Redis, pair: Pair, trigger: str | None) -> list[Any]:
-    """Nova's state, the session and its summary, the pending question, the stored
-    situation (and the trigger's entry) and the last gv:detail in one round trip."""
+    """Nova's state, the session and its summary, the pending question, the open offer,
+    the stored situation (and the trigger's entry) and the last gv:detail in one round trip."""
     pipe = redis.pipeline(transaction=False)
     pipe.hgetall(keys.nova_state(pair))
     pipe.lrange(keys.session_turns(pair), 0, -1)
     pipe.get(keys.session_summary(pair))
     pipe.get(keys.pending_agent(pair.user_id))
+    pipe.get(keys.offer(pair))
     pipe.get(keys.situation(pair))
     pipe.get(keys.hypothesis_detail(pair))
     if trigger:
@@ -271,7 +276,7 @@ async def read_turn_context(
         _read_redis(redis, pair, trigger),
         _read_tables(pool, pair, user_turn=user_turn, window=window, hooks=hooks),
     )
-    state, raw_turns, summary, pending, situation, detail, *then = stored
+    state, raw_turns, summary, pending, offer, situation, detail, *then = stored
     profile: ProfileLayers | None = tables["character_profile"]
     card: CardFields | None = tables["persona"]
     hook_rows = {name: tables[PART_HOOK + name] for name in hooks}
@@ -300,6 +305,7 @@ async def read_turn_context(
             else None
         ),
         failures=tuple(failures),
+        open_offer=offer_from_raw(offer, pair),
     )
 
 

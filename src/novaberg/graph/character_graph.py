@@ -135,7 +135,7 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
             routes=(AGENT_NODE, ANSWER_JOIN),
         ),
         Node(AGENT_NODE, partial(agent_dispatch, registry=agents), then="planner"),
-        Node(ANSWER_JOIN, composer, then="responder", defer=True),
+        Node(ANSWER_JOIN, partial(composer, registry=agents), then="responder", defer=True),
         Node("conversation_vector", conversation_vector, then="responder", defer=True),
         Node("responder", responder, then="thinker", barrier=True),
         Node("thinker", thinker, then=SPECULATIVE_ROUND),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
+from novaberg.agents.offers import Offer
 from novaberg.agents.turn_context import TurnContext
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.memory.bridge import PendingWrite
@@ -96,8 +97,6 @@ class ConversationState(TypedDict, total=False):
     situation_bridge: dict[str, Any]  # wire sachlage_bruecke: impulse → triggering turn
     object_judgement: list[dict[str, Any]]  # wire objekt_urteil: per acute object, distance
     object_reference: str  # wire objekt_bezug: the object this utterance is about ("" none)
-    offer_open: str  # wire angebot_offen: what Nova offered and is still open
-    offer_accepted: bool  # wire angebot_angenommen: this utterance takes the offer up
     memory_anchor_facts: list[dict[str, Any]]  # [{name, fakten[]}] put in front of memory
 
     # --- router (docs/behaviour/nodes.md#router) ------------------------------------------
@@ -111,6 +110,11 @@ class ConversationState(TypedDict, total=False):
     management_tasks: list[dict[str, str]]  # the router's tasks, in its order: {target, text}
     timeline_query: dict[str, Any]
     router_failure: str | None
+
+    # --- the offer chain (docs/behaviour/agents.md#offers, graph/offer_chain.py) ------------
+    offer_reply: str  # router: "zugestimmt" | "abgelehnt" | "ohne_angebot" | "" (none)
+    accepted_offer: Offer | None  # router: the offer a bare yes took (planner, dispatch)
+    offer_candidate: dict[str, str] | None  # wire angebot_kandidat: composer {dienst, objekt, satz}
 
     # --- appointments (docs/behaviour/nodes.md#appointment-reading) ------------------------
     appointment_reading: dict[str, Any]  # window, appointments, failed; absent = not read

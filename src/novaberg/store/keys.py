@@ -29,6 +29,11 @@ PENDING_AGENT_TTL = 300
 """A task agent's open question expires after 5 minutes
 (docs/behaviour/agents.md#open-questions)."""
 
+OFFER_TTL = PENDING_AGENT_TTL
+"""An offer of Nova's waits for its yes as long as an agent's question waits for its answer:
+both are a yes/no question to the person, and a "ja" minutes later still means the same thing,
+while one much later may be said to something else (docs/behaviour/agents.md#offers)."""
+
 
 # --- event model (docs/behaviour/events.md) ------------------------------------
 
@@ -173,6 +178,12 @@ def situation_history(pair: Pair) -> str:
 
 def pending_agent(user_id: str) -> str:
     return f"pending_agent:{user_id}"
+
+
+def offer(pair: Pair) -> str:
+    """JSON of the offer Nova's last answer made and the person has not answered yet
+    (`angebot`: dienst, objekt, eigenschaften, satz), OFFER_TTL."""
+    return f"angebot:{pair}"
 
 
 def last_activity(user_id: str) -> str:

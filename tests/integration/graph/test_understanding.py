@@ -86,7 +86,7 @@ async def test_situation_is_written_forward_and_stored_for_four_hours(
     situation = final["situation"]
     assert situation["gegenstand"] == "Bello soll mit umziehen" and situation["stand"] == "neu"
     assert final["object_reference"] == "Wohnung"
-    assert final["offer_open"].startswith("Nova bot an") and final["offer_accepted"] is True
+    assert situation["angebot"].startswith("Nova bot an") and situation["angebot_angenommen"]
     # both objects are named in the utterance → acute; distance = open properties
     assert final["object_judgement"] == [
         {"objekt": "Bello", "bekannt": 1, "strecke": 1, "status": "offen"},

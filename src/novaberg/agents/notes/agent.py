@@ -25,6 +25,7 @@ class NotesAgent(BaseAgent):
     router_intents = ("notizen_management",)
     aliases = ("notes", "notiz", "liste", "listen", "einkaufsliste")
     rejection_hint = "Sag zum Beispiel: 'Schreib Milch auf die Einkaufsliste'."
+    offer_notice = "etwas auf eine Liste setzen oder notieren (Einkaufsliste, To-dos, Merkliste)"
     domain_language = DOMAIN_LANGUAGE
     workflow = Workflow(
         search_workflow,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.offers import offer_blocks
 from novaberg.agents.workflow import classify, classify_task, render_prompt
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             "elemente": _clean_items(result.elemente),
             "neuer_name": result.neuer_name.strip(),
         },
+        blocks=offer_blocks(state.get("context")),
     )
 
 

@@ -25,6 +25,7 @@ class TimelineAgent(BaseAgent):
     router_intents = ("timeline_management",)
     aliases = ("termin", "termine", "kalender", "calendar", "appointments")
     rejection_hint = "Sag zum Beispiel: 'Trag mir Zahnarzt am Donnerstag um 14 Uhr ein'."
+    offer_notice = "einen Termin, Geburtstag oder eine Frist mit Zeitpunkt eintragen"
     domain_language = DOMAIN_LANGUAGE
     workflow = Workflow(
         search_workflow,

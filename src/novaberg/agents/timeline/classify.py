@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.offers import offer_blocks
 from novaberg.agents.timeline.display import spoken_now
 from novaberg.agents.workflow import classify_task, now_from
 
@@ -53,5 +54,8 @@ async def classify_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             "event_type": result.event_type,
             "details": result.details.strip(),
         },
-        blocks={"jetzt": spoken_now(now_from(deps), deps.settings.tz)},
+        blocks={
+            "jetzt": spoken_now(now_from(deps), deps.settings.tz),
+            **offer_blocks(state.get("context")),
+        },
     )

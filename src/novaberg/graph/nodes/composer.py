@@ -20,6 +20,10 @@ and the recent history. It writes a head block — the objection verdict
   the turn goes on. A model that cannot be used at all (`ModelUnavailable`) fails the turn.
 - A verdict that contests the premise is added to `node_annotations`, so the tribunal
   sees it too.
+- The offer (`graph/offer_chain.py`): on a turn where Nova may offer something an agent can
+  do, the prompt lists the offerable agents (`[ANGEBOT]`) and an `ANGEBOT:` head line
+  becomes `offer_candidate`; on a bare yes with no offer open, `[ZUSTIMMUNG]` tells it that
+  nothing was executed. Neither block appears on any other turn.
 
 It does not read the conversation vector's hypothesis: it is meant to run concurrently
 with that call.
@@ -33,6 +37,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
@@ -41,6 +46,12 @@ from novaberg.graph.objection import (
     ObjectionVerdict,
     failed,
     parse_composer_output,
+)
+from novaberg.graph.offer_chain import (
+    OFFER_GRAPH,
+    REPLY_WITHOUT_OFFER,
+    offer_choices,
+    read_offer_line,
 )
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
@@ -107,8 +118,8 @@ def _same(turn: dict[str, Any], stimulus: str) -> bool:
     return " ".join(str(turn.get("inhalt")).split()).lower() == " ".join(stimulus.split()).lower()
 
 
-def build_prompt(state: ConversationState, search_context: str) -> str:
-    """The rendered `composer` template."""
+def build_prompt(state: ConversationState, search_context: str, offers: str = "") -> str:
+    """The rendered `composer` template (`offers`: the `[ANGEBOT]` lines, "" for none)."""
     stimulus = stimulus_text(state)
     anlass = OWN_THOUGHT_PREFIX + stimulus if stimulus_is_own_thought(state) else stimulus
     return render(
@@ -116,10 +127,12 @@ def build_prompt(state: ConversationState, search_context: str) -> str:
         erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
         termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
         sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),
+        dienste=offers,
         haltung=value_text(state.get("stance")),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
         auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],
         verlauf=history_text(state, stimulus),
+        zustimmung=stimulus if state.get("offer_reply") == REPLY_WITHOUT_OFFER else "",
         anlass=anlass or "(leer)",
     )
 
@@ -150,12 +163,17 @@ def annotation(verdict: ObjectionVerdict) -> str | None:
     )
 
 
-async def composer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Write `response_content` and `objection_verdict` (and `web_context` when searched)."""
+async def composer(
+    state: ConversationState, deps: GraphDeps, registry: AgentRegistry | None = None
+) -> dict[str, Any]:
+    """Write `response_content` and `objection_verdict` (and `web_context` when searched,
+    `offer_candidate` when Nova offers something)."""
     if state.get("task_context_cut"):
         return {"response_content": "", "_log": {"uebersprungen": "task_context_cut"}}
     web_context, web_failure = await search_context(state, deps)
-    prompt = build_prompt(state, web_context)
+    offers = offer_choices(state, registry)
+    prompt = build_prompt(state, web_context, offers)
+    candidate = None
     try:
         raw = await deps.model.chat(
             Role.ANALYSIS, user_message(prompt), temperature=COMPOSER_TEMPERATURE
@@ -166,12 +184,16 @@ async def composer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         log.warning("composer: call failed (turn=%s): %s", state.get("turn_id"), exc)
         content, verdict = "", failed(FAILURE_CALL)
     else:
+        if offers and registry is not None:
+            raw, candidate = read_offer_line(raw, registry.offerable(OFFER_GRAPH))
         content, verdict = parse_composer_output(raw)
     update: dict[str, Any] = {
         "response_content": content,
         "objection_verdict": verdict.to_dict(),
         "web_context": web_context,
     }
+    if candidate is not None:
+        update["offer_candidate"] = candidate
     note = annotation(verdict)
     if note:
         update["node_annotations"] = [note]
@@ -180,5 +202,7 @@ async def composer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         summary["suchkontext"] = len(web_context)
     if web_failure:
         summary["suche_ausfall"] = web_failure
+    if offers:
+        summary["angebot_kandidat"] = candidate
     update["_log"] = summary
     return update

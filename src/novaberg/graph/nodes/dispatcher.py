@@ -22,6 +22,8 @@
 - Runs the delegation trigger (graph/nodes/delegation.py): shadow tasks for Pixie.
 - Plans Nova's second message (graph/follow_up.py): a commitment, pressure or an open
   thread sets `self_trigger`, which the event consumer turns into a `continue` event.
+- Settles Nova's offer (graph/offer_chain.py): binds the one the released answer made,
+  else closes the one the turn found open.
 
 The turn is written whether or not salience produced writes, and also when storing them in
 short-term memory failed (they are then logged as `fehlgeschlagen`, data included): a
@@ -39,6 +41,7 @@ from novaberg.agents.markers import session_marker
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.graph.follow_up import follow_up_channels
 from novaberg.graph.nodes.delegation import delegate, momentum_to_keep
+from novaberg.graph.offer_chain import settle_offer
 from novaberg.graph.personality import Emotion, InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.memory import run_log, session_turns
@@ -298,7 +301,7 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         )
     )
     try:
-        return await _store_and_write(
+        update = await _store_and_write(
             state, deps, pair, side, turn, opened, archiving, archived_turn is not None
         )
     except BaseException:
@@ -306,6 +309,10 @@ async def dispatcher(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         if started:  # never leave a write running behind a failed or cancelled node
             await asyncio.wait(started)
         raise
+    offer = await settle_offer(state, deps)
+    if offer:
+        update["_log"]["angebot"] = offer
+    return update
 
 
 async def _session_then_delegate(

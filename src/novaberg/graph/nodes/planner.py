@@ -25,6 +25,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import asked_questions, build_task_block
 from novaberg.agents.task_plan import PlannedTask, over_limit_result, plan_tasks, single_task
 from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN
+from novaberg.graph.offer_chain import offered_agent
 from novaberg.graph.state import ConversationState
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,11 @@ def _perception_intent(state: ConversationState) -> str:
 
 
 def choose_agent(state: ConversationState, registry: AgentRegistry) -> str | None:
-    """The agent for a lone `agent` action, first match wins; only registered agents count."""
+    """The agent for a lone `agent` action, first match wins; only registered agents count.
+    A bare yes to Nova's offer runs exactly the offered agent (graph/offer_chain.py)."""
+    offered = offered_agent(state)
+    if offered:
+        return offered if registry.find(offered) else None
     needs_timeline = bool(state.get("needs_timeline"))
     if needs_timeline and registry.find(TIMELINE_AGENT):
         return TIMELINE_AGENT

@@ -1,7 +1,7 @@
 """Router node: what does this turn need, and is it a task for an agent?
 (docs/behaviour/nodes.md#router)
 
-Two ways through:
+Four ways through:
 
 - **Resume without a model call.** A task agent left an open question
   (`pending_agent:{u}`, agents/pending.py; read with the turn context) and the stimulus is
@@ -11,6 +11,10 @@ Two ways through:
 - **A commitment without a model call.** A self-event that keeps a promise of Nova's
   (`commitment` in the payload: `recherche`, `delegation`; graph/follow_up.py) is routed to
   the agent of that name, when it is registered.
+- **A bare yes without a model call** (docs/behaviour/agents.md#offers,
+  `graph/offer_chain.py`): to an open offer it routes to exactly the offered agent
+  (`accepted_offer`); with no offer open it routes to nothing — a "ja" alone never makes
+  an agent act. A no to an open offer is noted (`offer_reply`) and routed as usual.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   numbered history and the agents' notices (`[AGENTEN]`). A message that asks for several
   things names each task (`management_tasks`: the agent and the words asking for it), which
@@ -33,10 +37,12 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.offers import Offer
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.contract import ANSWER_JOIN
+from novaberg.graph.offer_chain import REPLY_ACCEPTED, REPLY_WITHOUT_OFFER, read_reply
 from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.session_view import numbered_view
@@ -213,6 +219,9 @@ async def router(
             update["_log"] = {"weg": "zusage", "agent": commitment}
             return update
         log.warning("router: no agent %r keeps the commitment; routed by the model", commitment)
+    reply, offer = read_reply(state, registry)
+    if reply in (REPLY_ACCEPTED, REPLY_WITHOUT_OFFER):
+        return consent_update(reply, offer)
     stimulus = stimulus_text(state)
     try:
         decision = await deps.model.structured(
@@ -233,17 +242,35 @@ async def router(
         update = decision_update(RouterDecision())
         update["router_failure"] = reason
         update["_log"] = {"weg": "standard", "ausfall": reason}
+    else:
+        update = decision_update(decision)
+        update["router_failure"] = None
+        update["_log"] = {
+            "weg": "modell",
+            "management": update["management_action"],
+            "ziel": update["management_target"],
+            "momentum": update["momentum"],
+        }
+        if update["management_tasks"]:
+            update["_log"]["auftraege"] = [task["target"] for task in update["management_tasks"]]
+    if reply:  # a no to the open offer: noted, routed as any utterance
+        update["offer_reply"] = update["_log"]["angebot"] = reply
+    return update
+
+
+def consent_update(reply: str, offer: Offer | None) -> dict[str, Any]:
+    """The fixed answer on a bare yes (no model call): the accepted offer's agent, or —
+    with no offer open — nothing to do."""
+    if offer is None:
+        update = decision_update(RouterDecision())
+        update.update(router_failure=None, offer_reply=reply)
+        update["_log"] = {"weg": "zustimmung", "angebot": reply}
         return update
-    update = decision_update(decision)
-    update["router_failure"] = None
-    update["_log"] = {
-        "weg": "modell",
-        "management": update["management_action"],
-        "ziel": update["management_target"],
-        "momentum": update["momentum"],
-    }
-    if update["management_tasks"]:
-        update["_log"]["auftraege"] = [task["target"] for task in update["management_tasks"]]
+    update = decision_update(
+        RouterDecision(management_action=ACTION_AGENT, management_target=offer.agent)
+    )
+    update.update(router_failure=None, offer_reply=reply, accepted_offer=offer)
+    update["_log"] = {"weg": "zustimmung", "angebot": reply, "agent": offer.agent}
     return update
 
 

@@ -231,8 +231,6 @@ def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
         "situation": situation,
         "object_judgement": object_judgements(acute),
         "object_reference": situation.get("objekt_bezug") or "",
-        "offer_open": situation.get("angebot") or "",
-        "offer_accepted": bool(situation.get("angebot_angenommen")),
     }
 
 
