@@ -63,8 +63,9 @@ are carried in it); absent when none was."""
 
 FIELD_AWAITING: Final = "erwartet_antwort"
 """`character_response`: the answer asks an agent's question and waits for the person's
-reply — the seed's `awaiting_user`, as the answer carries it (docs/behaviour/events.md#
-awaiting-user): `{"typ": "awaiting_user", "agent", "art"}`, null when nothing waits."""
+reply — the event kind `awaiting_user`, as the answer carries it
+(docs/behaviour/events.md#awaiting-user): `{"typ": "awaiting_user", "agent", "art"}`, null
+when nothing waits."""
 FIELD_CHANGES: Final = "aenderungen"
 """`character_response`: what the run's agents stored, one `{"agent", "aktion", "text"}` per
 verified write (the page's receipts); an empty list when nothing was stored."""

@@ -1,6 +1,6 @@
 """Which agent question a run leaves waiting for the person, and of what kind.
 
-The seed's `awaiting_user` (docs/behaviour/events.md#awaiting-user): when a task agent asks
+The event kind `awaiting_user` (docs/behaviour/events.md#awaiting-user): when a task agent asks
 back, the answer that carries the question says so, so a client can show it as a question —
 with Ja/Nein buttons where a yes/no answer is expected. The agent's own question text is not
 handed out (a choice question is a JSON structure the responder turns into words); the

@@ -320,7 +320,7 @@ class GraphRuntime:
         `gespraechs_modus` and `emotions_verlauf` are the user's, as perceived by Path 1.
         Last, what the run's agents did for the person: `aenderungen`, the receipts of their
         verified writes, and `erwartet_antwort`, the question left waiting for the person's
-        answer (the seed's `awaiting_user`; null when none)."""
+        answer (the event kind `awaiting_user`; null when none)."""
         internal = state.get("internal")
         emotion = internal.emotion if isinstance(internal, Personality) else None
         external = state.get("external")

@@ -14,6 +14,7 @@ import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
 import * as cards from "./cards.js";
+import { decorate, settleQuestions } from "./answer_extras.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -182,6 +183,7 @@ async function loadOlder(first = false) {
 // ---------- sending ----------
 
 async function send(text) {
+  settleQuestions($("messages")); // whatever is sent now answers an open question
   const li = append(bubble("user pending", text));
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
@@ -259,6 +261,7 @@ async function onResponse(msg) {
   if (ids.some((id) => !state.mine.has(id))) await settleInflight();
   const ours = ids.filter((id) => state.mine.has(id));
   const li = novaBubble(msg.nachricht || "", msg.gesendet_am, msg.turn_id, msg.reiz_herkunft);
+  decorate(li, msg, { answer: (text) => { send(text); $("input").focus(); }, openTasks });
   if (msg.reiz_herkunft !== IMPULSE) {
     if (!ids.length) badge(li, "schreibt weiter");
     else if (!ours.length) badge(li, "Antwort an ein anderes Gerät");
@@ -396,6 +399,16 @@ function showPanel(id) {
   }
   if (id === "panel-memory") memory.refresh();
   if (id === "panel-tasks") tasks.refresh();
+}
+
+// The tasks panel, scrolled to the list a receipt names (its heading takes the focus).
+function openTasks(kind) {
+  showPanel("panel-tasks");
+  const heading = $("panel-tasks").querySelector(`[data-kind="${kind}"] h3`);
+  if (!heading) return;
+  heading.setAttribute("tabindex", "-1");
+  heading.scrollIntoView({ block: "nearest" });
+  heading.focus();
 }
 
 function selectCharacter(id) {

@@ -1,0 +1,101 @@
+"""The page shows what an answer says beyond its text: a yes/no question of a task agent with
+the buttons Ja and Nein ("Ja" goes in as an ordinary message), and a receipt under the answer
+for the change stored, linking to the tasks panel — under the page's CSP, without a single
+violation, and without a serious accessibility finding."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_kit import RULES, WAIT_MS, ServerThread, run_axe, serve_settings
+from playwright.sync_api import Browser, expect
+
+from novaberg.runtime.services import Endpoints
+
+pytestmark = pytest.mark.browser
+
+TASK = "Setz Milch auf die Einkaufsliste"
+QUESTION = "Eine Einkaufsliste gibt es noch nicht. Soll ich sie anlegen?"
+DONE = "Erledigt: Milch steht auf der neuen Einkaufsliste."
+RESPONDER = r"Antworte kurz und natürlich.*\[AKTUELLER PROMPT\]\n"
+
+TASK_RULES: list[dict[str, Any]] = [
+    {
+        "match": re.escape(TASK),
+        "schema": "RouterDecision",
+        "output": {"management_action": "agent", "management_target": "notizen"},
+    },
+    {
+        "match": "Äußerung des Nutzers: Setz Milch",
+        "schema": "NotesClassification",
+        "output": {"action": "add_content", "target": "Einkaufsliste", "elemente": ["Milch"]},
+    },
+    {"match": RESPONDER + re.escape(TASK) + "$", "output": QUESTION},
+    {"match": RESPONDER + "Ja$", "output": DONE},
+]
+
+RECORD = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(`${e.effectiveDirective} ${e.blockedURI}`);
+});
+"""
+
+
+@pytest.fixture
+def served_tasks(tmp_path: Path, endpoints: Endpoints) -> Iterator[ServerThread]:
+    """`novaberg serve` whose scripted model sends the shopping-list task to the notes agent."""
+    rules = tmp_path / "task_rules.json"
+    rules.write_text(json.dumps([*TASK_RULES, *RULES]), encoding="utf-8")
+    with ServerThread(serve_settings(tmp_path, endpoints, script=rules), endpoints) as server:
+        yield server
+
+
+def test_a_yes_no_question_gets_buttons_and_the_stored_change_a_receipt(
+    browser: Browser, served_tasks: ServerThread
+) -> None:
+    context = browser.new_context()
+    context.add_init_script(RECORD)
+    tab = context.new_page()
+    tab.set_default_timeout(WAIT_MS)
+    expect.set_options(timeout=WAIT_MS)
+    tab.goto(served_tasks.url)
+    expect(tab.locator("#connection")).to_have_text("verbunden")
+
+    tab.fill("#input", TASK)
+    tab.press("#input", "Enter")
+    question = tab.locator(".msg.nova.asks")
+    expect(question).to_have_count(1)
+    expect(question.locator(".text")).to_have_text(QUESTION)
+    expect(question.locator(".badge")).to_have_text("Rückfrage")
+    buttons = question.get_by_role("group", name="Antwort auf die Rückfrage")
+    expect(buttons.get_by_role("button")).to_have_text(["Ja", "Nein"])
+    found = run_axe(tab, "question-buttons")
+    assert not {k: v for k, v in found.items() if k in ("serious", "critical")}, found
+
+    with tab.expect_request(lambda r: r.method == "POST" and r.url.endswith("/chat")) as sent:
+        buttons.get_by_role("button", name="Ja").click()
+    body = json.loads(sent.value.post_data or "{}")
+    assert body["text"] == "Ja", "the button sends the word as an ordinary message"
+    expect(tab.locator(".msg.user .text").last).to_have_text("Ja")
+    expect(tab.locator(".quick-answers")).to_have_count(0)  # answered: no buttons left
+
+    done = tab.locator(".msg.nova").filter(has_text=DONE)
+    expect(done).to_have_count(1)
+    receipt = done.get_by_test_id("receipts").get_by_role("link")
+    expect(receipt).to_have_text(["✓ Einkaufsliste: + Milch"])
+    expect(done.locator(".quick-answers")).to_have_count(0)
+    found = run_axe(tab, "receipt")
+    assert not {k: v for k, v in found.items() if k in ("serious", "critical")}, found
+
+    receipt.click()
+    tasks = tab.get_by_test_id("panel-tasks")
+    expect(tasks).to_be_visible()
+    expect(tasks.locator("[data-kind='notes'] h3")).to_be_focused()
+    expect(tasks.locator("[data-kind='notes'] ul")).to_contain_text("Einkaufsliste: Milch")
+    assert tab.evaluate("window.__violations") == []
