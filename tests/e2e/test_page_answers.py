@@ -1,21 +1,26 @@
 """The page shows what an answer says beyond its text: a yes/no question of a task agent with
 the buttons Ja and Nein ("Ja" goes in as an ordinary message), and a receipt under the answer
-for the change stored, linking to the tasks panel — under the page's CSP, without a single
-violation, and without a serious accessibility finding."""
+for the change stored, linking to the tasks panel; and its switch pauses the character and
+activates it again — under the page's CSP, without a single violation, and without a
+serious accessibility finding."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis as redis_lib
 from browser_kit import RULES, WAIT_MS, ServerThread, run_axe, serve_settings
 from playwright.sync_api import Browser, expect
 
+from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
+from novaberg.store import keys
 
 pytestmark = pytest.mark.browser
 
@@ -61,11 +66,7 @@ def test_a_yes_no_question_gets_buttons_and_the_stored_change_a_receipt(
 ) -> None:
     context = browser.new_context()
     context.add_init_script(RECORD)
-    tab = context.new_page()
-    tab.set_default_timeout(WAIT_MS)
-    expect.set_options(timeout=WAIT_MS)
-    tab.goto(served_tasks.url)
-    expect(tab.locator("#connection")).to_have_text("verbunden")
+    tab = open_page_in(context, served_tasks.url)
 
     tab.fill("#input", TASK)
     tab.press("#input", "Enter")
@@ -99,3 +100,49 @@ def test_a_yes_no_question_gets_buttons_and_the_stored_change_a_receipt(
     expect(tasks.locator("[data-kind='notes'] h3")).to_be_focused()
     expect(tasks.locator("[data-kind='notes'] ul")).to_contain_text("Einkaufsliste: Milch")
     assert tab.evaluate("window.__violations") == []
+
+
+def test_the_switch_pauses_the_character_and_activating_answers_what_waited(
+    browser: Browser, served: ServerThread, endpoints: Endpoints
+) -> None:
+    context = browser.new_context()
+    context.add_init_script(RECORD)
+    tab = open_page_in(context, served.url)
+    switch = tab.get_by_test_id("character-pause")
+    expect(switch).to_have_text("Nova pausieren")
+    switch.click()
+    expect(switch).to_have_text("Nova aktivieren")
+    expect(switch).to_have_attribute("aria-pressed", "true")
+    expect(tab.get_by_test_id("paused-banner")).to_contain_text("Nova ist pausiert")
+
+    tab.fill("#input", "Ich ziehe nach Madrid")
+    tab.press("#input", "Enter")
+    expect(tab.locator(".msg.user.pending")).to_have_count(1)
+    held = keys.parked_events(Pair(served.user, "nova"))
+    client = redis_lib.Redis.from_url(endpoints.redis_url)
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not client.llen(held):  # stored by Path 1, then held
+        assert time.monotonic() < deadline, "the message was never held"
+        time.sleep(0.1)
+    client.close()
+    expect(tab.locator(".msg.nova")).to_have_count(0)
+    found = run_axe(tab, "paused")
+    assert not {k: v for k, v in found.items() if k in ("serious", "critical")}, found
+
+    switch.click()
+    expect(switch).to_have_text("Nova pausieren")
+    expect(tab.get_by_test_id("paused-banner")).to_have_text(
+        "Nova ist wieder da und antwortet auf 1 wartende Nachricht."
+    )
+    expect(tab.locator(".msg.nova")).to_have_count(1)
+    expect(tab.locator(".msg.user.pending")).to_have_count(0)
+    assert tab.evaluate("window.__violations") == []
+
+
+def open_page_in(context: Any, url: str) -> Any:
+    tab = context.new_page()
+    tab.set_default_timeout(WAIT_MS)
+    expect.set_options(timeout=WAIT_MS)
+    tab.goto(url)
+    expect(tab.locator("#connection")).to_have_text("verbunden")
+    return tab

@@ -15,6 +15,7 @@ import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
 import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
+import * as pause from "./pause.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -332,6 +333,7 @@ function onMessage(msg) {
       break;
     case "character_stage":
       if (state.answered.has(msg.turn_id)) break; // post-run after the answer: no stage line
+      if (pause.isPaused(state.character)) break; // only stored: the banner says why
       showStage(`${characterLabel()} ${msg.label} …`);
       $("stage").dataset.node = msg.node;
       break;
@@ -415,6 +417,7 @@ function selectCharacter(id) {
   state.character = id;
   localStorage.setItem("novaberg-character", id);
   cards.markSelected($("character-avatars"), id);
+  pause.show(id, characterLabel());
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
@@ -449,6 +452,8 @@ async function loadCharacters() {
     return o;
   }));
   picker.value = state.character;
+  pause.know(list);
+  pause.show(state.character, characterLabel());
   cards.showAvatars($("character-avatars"), list, state.character, (id) => {
     picker.value = id;
     selectCharacter(id);
@@ -481,6 +486,7 @@ memory.mount($("panel-memory"), state.character);
 tasks.mount($("panel-tasks"));
 inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
+pause.mount($("character-pause"), $("paused-banner"));
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
