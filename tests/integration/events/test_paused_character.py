@@ -144,6 +144,8 @@ async def test_messages_to_a_paused_character_are_stored_then_answered_on_activa
     await until(lambda: redis.scard(keys.short_term_index(ANNA)), "a short-term entry")
     human = {m["node"] for m in ws.of(MSG_STAGE) if m["graph"] == GRAPH_HUMAN}
     assert {"perception", "session_turn"} <= human
+    said = [u["prompt"] for m in ws.of("user_utterance") for u in m["aeusserungen"]]
+    assert said == ["Ich habe heute die Prüfung bestanden!", "Bist du da?"], "other clients hear it"
     # ... the CharacterGraph did not run, nothing was answered, the input stays open
     assert not [m for m in ws.of(MSG_STAGE) if m["graph"] == GRAPH_CHARACTER]
     assert not ws.of(MSG_RESPONSE) and not ws.of(MSG_FAILED)
