@@ -291,6 +291,12 @@ class Settings(BaseSettings):
     body_timeout: float = Field(
         default=20.0, gt=0, description="Seconds a client has to send a request's body."
     )
+    pause_hold: float = Field(
+        default=86_400.0,
+        gt=0,
+        description="Seconds a message to a paused character waits for its activation; "
+        "then it ends in turn_gescheitert (charakter_pausiert).",
+    )
 
     @field_validator("allowed_origins")
     @classmethod

@@ -82,6 +82,28 @@ COMMITMENT_DELEGATION: Final = "delegation"
 
 COMMITMENTS: Final = frozenset({COMMITMENT_RESEARCH, COMMITMENT_DELEGATION})
 
+FIELD_AWAITING: Final = "erwartet_antwort"
+"""`character_response`: the answer asks an agent's question and waits for the person's
+reply — the event kind `awaiting_user`, as the answer carries it
+(docs/behaviour/events.md#awaiting-user): `{"typ": "awaiting_user", "agent", "art"}`, null
+when nothing waits."""
+FIELD_CHANGES: Final = "aenderungen"
+"""`character_response`: what the run's agents stored, one `{"agent", "aktion", "text"}` per
+verified write (the page's receipts); an empty list when nothing was stored."""
+
+# --- the kind of an agent's question (`erwartet_antwort.art`) -----------------------------
+
+QUESTION_YES_NO: Final = "ja_nein"
+"""A yes/no question: the answer is read with the closed consent rule."""
+
+QUESTION_CHOICE: Final = "auswahl"
+"""Which of several candidates (the answer names one)."""
+
+QUESTION_OPEN: Final = "offen"
+"""Anything else (e.g. "update the note or create a new one?")."""
+
+QuestionKind = Literal["ja_nein", "auswahl", "offen"]
+
 # --- graph roles (pipeline_log `quelle`, the role flags of a run) ---------------------------
 
 GRAPH_HUMAN: Final = "human"

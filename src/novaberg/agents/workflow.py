@@ -218,11 +218,13 @@ def fail(node: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 def ask(node: str, question: str, parameter: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A question to the person. Its step names the question's `frage_typ`, so what the run
+    reports outwards can tell a yes/no question from a choice (agents/questions.py)."""
     return {
         "status": "rueckfrage",
         "question": question,
         "parameter": parameter,
-        "steps": step(node, "rueckfrage", **extra),
+        "steps": step(node, "rueckfrage", frage_typ=parameter.get("frage_typ"), **extra),
     }
 
 

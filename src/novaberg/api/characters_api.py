@@ -4,13 +4,16 @@
   description cut to a preview); `weiter` is the cursor of the next page
 - `GET /characters/{character_id}` — one character's whole record (no stored card)
 - `DELETE /characters/{character_id}` — delete an own character (a shared one is read-only)
+- `POST /characters/{character_id}/pause` and `…/activate` — pause a character for the caller
+  (own or shared: the pause is the caller's alone), and activate it again: what the caller
+  wrote meanwhile is stored and answered on activation (docs/behaviour/events.md#paused-characters)
 
 Creating one is an import: `POST /characters` (api/imports_api.py).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -18,7 +21,9 @@ from pydantic import BaseModel, Field
 
 from novaberg.api.errors import AUTH, ErrorOut
 from novaberg.api.memory import CharacterId, Context, User
-from novaberg.store import characters
+from novaberg.events import activation
+from novaberg.pair import Pair
+from novaberg.store import character_activation, characters
 from novaberg.store.characters import PREVIEW_CHARS, CharacterSummary
 
 router = APIRouter(tags=["characters"], responses={**AUTH})
@@ -43,6 +48,7 @@ class CharacterItem(BaseModel):
     aus_karte: bool = Field(description="Imported from a character card.")
     avatar: bool = Field(description="GET /characters/{id}/avatar has a picture.")
     eigen: bool = Field(description="The caller's own (true) or a shared built-in one (false).")
+    aktiv: bool = Field(description="False while the caller has paused the character.")
     erstellt_am: datetime
 
 
@@ -65,10 +71,22 @@ class CharacterOut(BaseModel):
     aus_karte: bool
     avatar: bool
     eigen: bool
+    aktiv: bool = Field(description="False while the caller has paused the character.")
     erstellt_am: datetime
 
 
-def _item(row: CharacterSummary) -> CharacterItem:
+class Activation(BaseModel):
+    """A character's state for the caller after pausing or activating it."""
+
+    character_id: str
+    aktiv: bool = Field(description="False: paused for the caller (for nobody else).")
+    aufgegriffen: int = Field(
+        description="Messages the caller wrote while it was paused, now queued to be answered "
+        "(0 when pausing)."
+    )
+
+
+def _item(row: CharacterSummary, paused: set[str]) -> CharacterItem:
     preview = row.description_preview + (CUT_MARK if row.description_cut else "")
     return CharacterItem(
         character_id=row.character_id,
@@ -77,6 +95,7 @@ def _item(row: CharacterSummary) -> CharacterItem:
         aus_karte=row.from_card,
         avatar=row.has_avatar,
         eigen=row.own,
+        aktiv=row.character_id not in paused,
         erstellt_am=row.created_at,
     )
 
@@ -114,8 +133,12 @@ async def list_characters(
         rows = await characters.list_visible(conn, user_id, limit=limit + 1, after=after)
     page = rows[:limit]
     more = len(rows) > limit
+    paused = await character_activation.paused_among(
+        ctx.pool, user_id, [row.character_id for row in page]
+    )
     return CharacterPage(
-        characters=[_item(row) for row in page], weiter=page[-1].character_id if more else None
+        characters=[_item(row, paused) for row in page],
+        weiter=page[-1].character_id if more else None,
     )
 
 
@@ -130,6 +153,7 @@ async def get_character(character_id: CharacterId, user_id: User, ctx: Context) 
         found = await characters.visible(conn, user_id, character_id)
     if found is None:
         raise unknown_character(character_id)
+    paused = await character_activation.is_paused(ctx.pool, Pair(user_id, character_id))
     return CharacterOut(
         character_id=found.character_id,
         name=found.name,
@@ -142,6 +166,7 @@ async def get_character(character_id: CharacterId, user_id: User, ctx: Context) 
         aus_karte=found.card_hash is not None,
         avatar=found.has_avatar,
         eigen=found.own,
+        aktiv=not paused,
         erstellt_am=found.created_at,
     )
 
@@ -179,3 +204,43 @@ async def delete_character(
         raise unknown_character(character_id)
     request.app.state.chat.intake.characters.discard(user_id, character_id)
     return Response(status_code=204)
+
+
+async def _known(ctx: Context, user_id: str, character_id: str) -> Pair:
+    """The caller's pair with a character they may talk to (else 404)."""
+    async with ctx.pool.connection() as conn:
+        if not await characters.is_visible(conn, user_id, character_id):
+            raise unknown_character(character_id)
+    return Pair(user_id, character_id)
+
+
+@router.post(
+    "/characters/{character_id}/pause",
+    response_model=Activation,
+    responses=NOT_FOUND,
+    summary="Pause a character for the caller",
+)
+async def pause_character(character_id: CharacterId, user_id: User, ctx: Context) -> Activation:
+    """From now on the caller's messages to the character are accepted and stored (session,
+    short-term memory) but not answered until it is activated again, or until they have
+    waited `NOVABERG_PAUSE_HOLD` seconds (then `turn_gescheitert`, `charakter_pausiert`).
+    Only the caller's conversation is paused, also for a shared character. Pausing a paused
+    character changes nothing."""
+    pair = await _known(ctx, user_id, character_id)
+    await activation.pause(ctx.pool, pair, datetime.now(UTC))
+    return Activation(character_id=character_id, aktiv=False, aufgegriffen=0)
+
+
+@router.post(
+    "/characters/{character_id}/activate",
+    response_model=Activation,
+    responses=NOT_FOUND,
+    summary="Activate a paused character for the caller",
+)
+async def activate_character(character_id: CharacterId, user_id: User, ctx: Context) -> Activation:
+    """The character answers again; what the caller wrote while it was paused is queued and
+    answered at once, in one answer naming every message. Activating an active character
+    changes nothing."""
+    pair = await _known(ctx, user_id, character_id)
+    taken = await activation.activate(ctx.pool, ctx.redis, pair, datetime.now(UTC))
+    return Activation(character_id=character_id, aktiv=True, aufgegriffen=taken.messages)

@@ -34,7 +34,8 @@ from novaberg.events.delivery import TooManyConnections
 from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import any_worker_alive
-from novaberg.store import characters
+from novaberg.pair import Pair
+from novaberg.store import character_activation, characters
 from novaberg.wire import MSG_RESPONSE
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ FAILURE_STATUS: Final = {
     outcomes.MODEL_OUTPUT: 502,
     outcomes.NO_ANSWER: 502,
     "modell_kontext_ueberschritten": 502,  # the prompt outgrew the model's context
+    outcomes.PAUSED: 409,  # paused after the message was queued, and not activated
 }
 """HTTP status of a failed turn by the code its `grund` starts with: the service is busy
 or went away (503), the model timed out (504) or failed (502); any other code
@@ -66,6 +68,7 @@ ERROR_TYPES: Final = {
     400: "invalid_request_error",
     401: "authentication_error",
     404: "invalid_request_error",
+    409: "invalid_request_error",
     413: "invalid_request_error",
     422: "invalid_request_error",
     429: "rate_limit_error",
@@ -227,6 +230,10 @@ COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
         guard=True,
     ),
     404: _error_doc("charakter_unbekannt: no character of that id"),
+    409: _error_doc(
+        "charakter_pausiert: the caller paused this character (nothing was queued; "
+        "POST /characters/{id}/activate)"
+    ),
     413: _error_doc(
         "text_zu_lang: the user message is over 16 KiB (or the body over 1 MiB)", guard=True
     ),
@@ -409,6 +416,15 @@ async def chat_completions(
     if not await any_worker_alive(ctx.redis):
         return openai_error(
             503, "kein_worker", "no worker is running to answer; nothing was queued"
+        )
+    if await character_activation.is_paused(ctx.pool, Pair(user_id, req.model)):
+        # a paused character answers only once activated: a call that waits for the answer
+        # is told at once instead of waiting out NOVABERG_DOOR_TIMEOUT
+        return openai_error(
+            409,
+            outcomes.PAUSED,
+            f"you paused {req.model!r}; activate it first (POST /characters/{req.model}"
+            "/activate); nothing was queued",
         )
     timeout = ctx.settings.door_timeout
     if req.stream:

@@ -1,5 +1,5 @@
-"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `chat`, `turn`, `memory`,
-`import`, `pixie`, `doctor`, `version`."""
+"""The `novaberg` command: `serve`, `api`, `worker`, `user`, `character`, `chat`, `turn`,
+`memory`, `import`, `pixie`, `doctor`, `version`."""
 
 from __future__ import annotations
 
@@ -299,6 +299,15 @@ def _register_pixie() -> None:
 
 
 _register_pixie()
+
+
+def _register_character() -> None:
+    from novaberg.cli.characters import character_app
+
+    app.add_typer(character_app, name="character")
+
+
+_register_character()
 
 
 def main() -> None:

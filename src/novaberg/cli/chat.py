@@ -2,8 +2,9 @@
 
 What the person types goes to `POST /chat`; everything the server sends the user arrives
 over `GET /ws` and is shown as it comes: a live stage line while Nova works, her answers,
-her own thoughts (impulses, marked as such), failed turns, and what the person wrote on
-another device. `/history`, `/memory QUERY` and `/quit` read the HTTP API. Lines are
+her own thoughts (impulses, marked as such), her questions (marked, with the answer they
+wait for) and a receipt line per change she stored, failed turns, and what the person wrote
+on another device. `/history`, `/memory QUERY` and `/quit` read the HTTP API. Lines are
 wrapped to the terminal (at most 80 columns), so it reads in an 80-column terminal.
 
 Defaults: the local server of `NOVABERG_HOST`/`NOVABERG_PORT`, the page token that
@@ -30,12 +31,16 @@ import typer
 
 from novaberg.config import PAGE_TOKEN_FILE, Settings, SettingsError, load_settings
 from novaberg.wire import (
+    FIELD_AWAITING,
+    FIELD_CHANGES,
     MSG_FAILED,
     MSG_HELLO,
     MSG_RESPONSE,
     MSG_STAGE,
     MSG_UTTERANCE,
     ORIGIN_OWN_THOUGHT,
+    QUESTION_CHOICE,
+    QUESTION_YES_NO,
 )
 
 MAX_WIDTH = 80
@@ -48,6 +53,12 @@ HELP = (
     "Befehle: /history (der Verlauf), /memory SUCHE (was Nova davon weiß), /quit. "
     "Alles andere geht als Nachricht an {name}."
 )
+
+ANSWER_HINTS = {
+    QUESTION_YES_NO: "antworte mit ja oder nein",
+    QUESTION_CHOICE: "antworte mit dem, den du meinst",
+}
+"""What the terminal adds under a question, by the kind of answer it waits for."""
 
 BOLD, DIM, RED, CYAN, MAGENTA, RESET = (f"\x1b[{c}m" for c in ("1", "2", "31", "36", "35", "0"))
 CLEAR_LINE = "\r\x1b[K"
@@ -290,11 +301,7 @@ class ChatSession:
             self.screen.stage(f"{self.name} {message.get('label', '')}")
             return
         if kind == MSG_RESPONSE:
-            text = str(message.get("nachricht", ""))
-            if message.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT:
-                self.screen.block(f"{self.name} (eigener Gedanke)", text, MAGENTA)
-            else:
-                self.screen.block(self.name, text, CYAN)
+            self.show_answer(message)
         elif kind == MSG_FAILED:
             self.screen.note(f"keine Antwort: {message.get('grund', '')}", RED)
         elif kind == MSG_UTTERANCE:
@@ -303,6 +310,25 @@ class ChatSession:
         else:
             return
         self.screen.prompt()
+
+    def show_answer(self, message: dict[str, Any]) -> None:
+        """Nova's answer; a question marked as one (with the answer it waits for) and a
+        receipt line per change stored (`erwartet_antwort`, `aenderungen`)."""
+        text = str(message.get("nachricht", ""))
+        awaited = message.get(FIELD_AWAITING)
+        if message.get("reiz_herkunft") == ORIGIN_OWN_THOUGHT:
+            self.screen.block(f"{self.name} (eigener Gedanke)", text, MAGENTA)
+        elif isinstance(awaited, dict):
+            self.screen.block(f"{self.name} (fragt)", text, CYAN)
+        else:
+            self.screen.block(self.name, text, CYAN)
+        for change in message.get(FIELD_CHANGES) or []:
+            if isinstance(change, dict) and change.get("text"):
+                self.screen.note(f"  ✓ {change['text']}")
+        if isinstance(awaited, dict):
+            hint = ANSWER_HINTS.get(str(awaited.get("art")))
+            if hint:
+                self.screen.note(f"  ({hint})")
 
     # -- what the person types ---------------------------------------------------------------
 

@@ -8,7 +8,8 @@ answer is decided and `perception_assistant` has perceived exactly its text
 the post-run finish, then — atomically — enqueue a
 self-trigger (if any, capped at 3) and delete the marker. Every run ends in exactly one
 outcome (a superseded run hands its ids on to the next); a failure after the answer left
-costs nothing but a log line.
+costs nothing but a log line. An event of a character its user has paused is not run but
+held until the character is activated (events/activation.py).
 
 Supersede before release (docs/behaviour/events.md#supersede: the character answers the
 whole picture). The prompt consumer never waits for a quiet moment, so the first of three
@@ -36,7 +37,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from novaberg.events.consumer_base import PairConsumer
 from novaberg.events.intake import pair_from_member
@@ -77,6 +78,9 @@ from novaberg.wire import (
     SOURCE_CHARACTER,
     SOURCE_USER,
 )
+
+if TYPE_CHECKING:
+    from novaberg.events.activation import PauseGuard
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +158,10 @@ def empty_fields(payload: dict[str, Any]) -> list[str]:
 class EventConsumer(PairConsumer):
     label = "event consumer"
 
+    pauses: PauseGuard | None = None
+    """Holds the events of characters their user paused (set by the worker; None: no
+    character is ever paused, e.g. graphs without a database)."""
+
     async def poll_once(self) -> int:
         """Claim one runnable event per idle pair and start its run; return how many."""
         started = 0
@@ -177,12 +185,15 @@ class EventConsumer(PairConsumer):
 
     async def _handle(self, pair: Pair, entry: Claimed) -> None:
         end = RunEnd()
-        cancelled = False
+        cancelled = held = False
         try:
             try:
                 event = parse_event(entry.data["raw"])
             except EventRejected as exc:
                 await self._reject(pair, entry, str(exc))
+                return
+            if self.pauses is not None and await self.pauses.hold_if_paused(pair, entry):
+                held = True  # (before it counts as handled: it runs once taken up)
                 return
             if not await self._first_run(event):
                 log.warning("duplicate event %s for %s suppressed", event.event_id, pair)
@@ -200,7 +211,7 @@ class EventConsumer(PairConsumer):
             cancelled = True
             raise
         finally:
-            if not end.superseded and not cancelled:  # superseded: already dropped
+            if not (end.superseded or cancelled or held):  # superseded, held: already moved
                 try:
                     await self.queues.finish(pair, entry, release_marker=True, push=end.follow_up)
                 except Exception:  # the entry stays in the processing list for recovery

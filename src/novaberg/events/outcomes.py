@@ -7,6 +7,13 @@ marker is claimed in the same atomic script that numbers and publishes the messa
 duplicate event, a recovery racing a slow worker, or a failure after the answer left can
 never produce a second outcome.
 
+Until its run ends, an id is always in one durable place: the prompt queue, a block or
+claimed event in a worker's processing list, the event queue, the carried list of a
+superseded run (events/queues.py), or — while the person has paused the character — the
+held list `geparkte_ereignisse:{u}:{c}` (events/parked.py), from which it goes back to the
+event queue on activation or, once held longer than `NOVABERG_PAUSE_HOLD`, into a processing
+list to end in `turn_gescheitert` (`charakter_pausiert`).
+
 Through a Redis outage: sending an outcome is retried until Redis is back
 (store/retry.py) — safe, since a retry of a send that got through finds the
 marker claimed and sends nothing. The run that could not end at all (Redis gone
@@ -52,6 +59,9 @@ REDIS_UNAVAILABLE = "redis_nicht_erreichbar"
 RUN_STRANDED = "lauf_verwaist"
 """A live worker found a run of its own that nothing ended (a Redis outage outlasted the
 run's retries, or a start step's reply was lost)."""
+PAUSED = "charakter_pausiert"
+"""The person paused the character and did not activate it within the hold time
+(events/parked.py)."""
 NODE_ERROR = "fehler_im_knoten"
 BAD_EVENT = "ereignis_ungueltig"
 

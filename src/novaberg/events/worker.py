@@ -44,6 +44,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import Settings
+from novaberg.events.activation import PauseGuard
 from novaberg.events.delivery import Delivery
 from novaberg.events.event_consumer import EventConsumer, raw_identity, raw_prompts
 from novaberg.events.outcomes import (
@@ -125,6 +126,8 @@ class Worker:
             shared["poll_interval"] = poll_interval
         self.prompts = PromptConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
         self.events = EventConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
+        self.pauses = _pause_guard(redis, graphs, self.queues, self.outcomes)
+        self.events.pauses = self.pauses
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat: asyncio.Task[None] | None = None
@@ -261,6 +264,8 @@ class Worker:
                     self._outage = False
                     self._connected_since = time.monotonic()
                 await self.recover_own()
+                if self.pauses is not None and not self._stop.is_set():
+                    await self.pauses.sweep(time.time())
                 if time.monotonic() - self._connected_since >= self.heartbeat_ttl:
                     await self.recover_orphans()
             except asyncio.CancelledError:
@@ -368,6 +373,17 @@ class Worker:
                 pair.user_id, pair.character_id, turn_id, count, ids, reason, prompts
             )
         await self.queues.finish(pair, entry, release_marker=True)
+
+
+def _pause_guard(
+    redis: aioredis.Redis, graphs: TurnGraphs, queues: TurnQueues, outcomes: Outcomes
+) -> PauseGuard | None:
+    """Paused characters need the database their flags live in: the graphs' (absent from a
+    test double without one, where no character is ever paused)."""
+    deps = getattr(graphs, "deps", None)
+    if deps is None:
+        return None
+    return PauseGuard(redis, deps.pool, queues, outcomes, deps.settings.pause_hold)
 
 
 def _event_id(raw: str) -> str | None:

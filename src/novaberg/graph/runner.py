@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, get_origin, get_type_hints
 
+from novaberg.agents.questions import awaited_answer
+from novaberg.agents.receipts import stored_changes
 from novaberg.agents.stimulus import stimulus_origin
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.character_graph import MAX_CORRECTIONS, build_character_graph
@@ -34,6 +36,8 @@ from novaberg.graph.state import ConversationState
 from novaberg.memory.pair_state import publish_path1_tail
 from novaberg.pair import Pair
 from novaberg.wire import (
+    FIELD_AWAITING,
+    FIELD_CHANGES,
     FIELD_EMOTION_HISTORY,
     FIELD_HUMAN_SALIENCE,
     FIELD_LAST_RECEIVED,
@@ -313,13 +317,18 @@ class GraphRuntime:
         `tribunal_verdict`, `user_emotion` and `user_arousal`. `emotion`, `arousal` and
         `emotions_vektor` are Nova's (the chat page shows them; `nova_*` repeat them under
         their own names); `sprach_stil`, `beziehungs_dynamik`, `intent`, `tone`,
-        `gespraechs_modus` and `emotions_verlauf` are the user's, as perceived by Path 1."""
+        `gespraechs_modus` and `emotions_verlauf` are the user's, as perceived by Path 1.
+        Last, what the run's agents did for the person: `aenderungen`, the receipts of their
+        verified writes, and `erwartet_antwort`, the question left waiting for the person's
+        answer (the event kind `awaiting_user`; null when none)."""
         internal = state.get("internal")
         emotion = internal.emotion if isinstance(internal, Personality) else None
         external = state.get("external")
         user = external.emotion if isinstance(external, Personality) else None
         payload = state.get("event_payload") or {}
         own_event = state.get("event_source") == SOURCE_CHARACTER
+        results = state.get("agent_results")
+        awaited = awaited_answer(results)
         ids = [] if own_event else payload.get(FIELD_MESSAGE_IDS) or state.get("message_ids")
         answer: dict[str, Any] = {
             "character_id": state.get("character_id"),
@@ -351,6 +360,8 @@ class GraphRuntime:
             "tribunal_verdict": state.get("tribunal_verdict"),
             "user_emotion": user.emotion if user else None,
             "user_arousal": user.arousal if user else None,
+            FIELD_CHANGES: [change.wire() for change in stored_changes(results)],
+            FIELD_AWAITING: awaited.wire() if awaited else None,
         }
         if payload.get(FIELD_TRIGGER_TURN_ID) is not None:
             answer[FIELD_TRIGGER_TURN_ID] = payload[FIELD_TRIGGER_TURN_ID]

@@ -55,7 +55,7 @@ from novaberg.impulses.gates import FIRED, HELD, Decision, Gate, Snapshot, evalu
 from novaberg.impulses.stack import StackEntry
 from novaberg.llm.gate import ModelGate, Priority
 from novaberg.pair import Pair
-from novaberg.store import keys
+from novaberg.store import character_activation, keys
 from novaberg.store.lease import Leases
 from novaberg.store.session import read_turns
 from novaberg.wire import ROLE_USER
@@ -165,6 +165,7 @@ class ImpulseDelivery:
             turn_running=bool(running),
             events_waiting=int(waiting or 0) > 0,
             pending_question=await has_pending(self.redis, pair.user_id),
+            paused=await character_activation.is_paused(self.pool, pair),
             burst=int(burst or 0),
             stance={str(k): str(v) for k, v in stance.items()} or None,
             user_emotion=last_user.get("emotion"),

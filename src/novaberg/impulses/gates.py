@@ -7,6 +7,7 @@ shows every value, and the first closed one is the reason an impulse was held.
 | gate | opens when |
 |---|---|
 | `impulse` | the person left impulses on |
+| `pausiert` | the person has not paused the character |
 | `ruhezeit` | the user's local time is outside the quiet hours |
 | `tageslimit` | fewer impulses delivered today (user's zone) than allowed |
 | `stapel` | the stack holds an entry |
@@ -93,6 +94,8 @@ class Snapshot:
     turn_running: bool = False
     events_waiting: bool = False
     pending_question: bool = False
+    paused: bool = False
+    """The person paused the character: it says nothing, not even on its own."""
     burst: int = 0
     stance: Mapping[str, str] | None = None
     user_emotion: str | None = None
@@ -207,6 +210,7 @@ def evaluate(snap: Snapshot) -> Decision:
     )
     gates = [
         Gate("impulse", settings.enabled, True, settings.enabled),
+        Gate("pausiert", snap.paused, False, not snap.paused),
         Gate(
             "ruhezeit",
             f"{local:%H:%M} {settings.timezone}",

@@ -57,3 +57,17 @@ async def await_tail(
         log.error("pfad1_nachlauf of turn %s unreadable: %.120r", turn_id, popped[1])
         return None
     return value if isinstance(value, dict) else None
+
+
+async def peek_tail(redis: aioredis.Redis, turn_id: str) -> dict[str, Any] | None:
+    """The published results of `turn_id`'s Path 1 tail without taking them, or None (not
+    published yet, expired, or unreadable): a held event folds them into its payload before
+    it is queued again (events/parked.py)."""
+    raw = await redis.lindex(keys.human_tail(turn_id), 0)
+    if raw is None:
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -62,6 +62,18 @@ def carried_rounds(pair: Pair) -> str:
     return f"uebertragen_runden:{pair}"
 
 
+def parked_events(pair: Pair) -> str:
+    """List of the pair's events held while the user has paused the character, oldest
+    first; taken up again when it is activated, or each ended once it has waited too long
+    (events/parked.py)."""
+    return f"geparkte_ereignisse:{pair}"
+
+
+def paused_pairs() -> str:
+    """Set of pairs that may have parked events, so the workers' sweep need not SCAN."""
+    return "pausierte_paare"
+
+
 def processing_list(worker_id: str) -> str:
     """Per-worker list an event is moved into while it is being handled."""
     return f"event_processing:{worker_id}"

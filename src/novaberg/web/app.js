@@ -14,6 +14,8 @@ import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
 import * as cards from "./cards.js";
+import { decorate, settleQuestions } from "./answer_extras.js";
+import * as pause from "./pause.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -182,6 +184,7 @@ async function loadOlder(first = false) {
 // ---------- sending ----------
 
 async function send(text) {
+  settleQuestions($("messages")); // whatever is sent now answers an open question
   const li = append(bubble("user pending", text));
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
@@ -259,6 +262,7 @@ async function onResponse(msg) {
   if (ids.some((id) => !state.mine.has(id))) await settleInflight();
   const ours = ids.filter((id) => state.mine.has(id));
   const li = novaBubble(msg.nachricht || "", msg.gesendet_am, msg.turn_id, msg.reiz_herkunft);
+  decorate(li, msg, { answer: (text) => { send(text); $("input").focus(); }, openTasks });
   if (msg.reiz_herkunft !== IMPULSE) {
     if (!ids.length) badge(li, "schreibt weiter");
     else if (!ours.length) badge(li, "Antwort an ein anderes Gerät");
@@ -329,6 +333,7 @@ function onMessage(msg) {
       break;
     case "character_stage":
       if (state.answered.has(msg.turn_id)) break; // post-run after the answer: no stage line
+      if (pause.isPaused(state.character)) break; // only stored: the banner says why
       showStage(`${characterLabel()} ${msg.label} …`);
       $("stage").dataset.node = msg.node;
       break;
@@ -398,10 +403,21 @@ function showPanel(id) {
   if (id === "panel-tasks") tasks.refresh();
 }
 
+// The tasks panel, scrolled to the list a receipt names (its heading takes the focus).
+function openTasks(kind) {
+  showPanel("panel-tasks");
+  const heading = $("panel-tasks").querySelector(`[data-kind="${kind}"] h3`);
+  if (!heading) return;
+  heading.setAttribute("tabindex", "-1");
+  heading.scrollIntoView({ block: "nearest" });
+  heading.focus();
+}
+
 function selectCharacter(id) {
   state.character = id;
   localStorage.setItem("novaberg-character", id);
   cards.markSelected($("character-avatars"), id);
+  pause.show(id, characterLabel());
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
@@ -436,6 +452,8 @@ async function loadCharacters() {
     return o;
   }));
   picker.value = state.character;
+  pause.know(list);
+  pause.show(state.character, characterLabel());
   cards.showAvatars($("character-avatars"), list, state.character, (id) => {
     picker.value = id;
     selectCharacter(id);
@@ -468,6 +486,7 @@ memory.mount($("panel-memory"), state.character);
 tasks.mount($("panel-tasks"));
 inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
+pause.mount($("character-pause"), $("paused-banner"));
 
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();

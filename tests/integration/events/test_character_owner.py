@@ -286,6 +286,7 @@ async def test_the_list_pages_and_carries_no_long_field(
                 "aus_karte",
                 "avatar",
                 "eigen",
+                "aktiv",
                 "erstellt_am",
             }
             if row["character_id"].startswith("figur"):

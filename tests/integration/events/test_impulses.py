@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -21,11 +22,12 @@ from novaberg.impulses import settings as impulse_settings
 from novaberg.impulses import stack as impulse_stack
 from novaberg.impulses.delivery import ImpulseDelivery, impulse_ids
 from novaberg.impulses.gates import FIRED, HELD
-from novaberg.store import keys
+from novaberg.store import character_activation, keys
 from novaberg.store.session import read_turns
 
 GATES = [
     "impulse",
+    "pausiert",
     "ruhezeit",
     "tageslimit",
     "stapel",
@@ -97,6 +99,8 @@ async def test_open_gates_queue_one_impulse_and_clear_the_entry_after_the_push(
 async def _hold_setup(name: str, redis: aioredis.Redis, db, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     if name == "impulse":
         await impulse_settings.update(db, "anna", "nova", {"impulse": False})
+    elif name == "pausiert":
+        await character_activation.set_active(db, PAIR, False, datetime.now(UTC))
     elif name == "ruhezeit":
         clock.now = at("2026-12-03 23:30")
         await prime_again(redis, clock)

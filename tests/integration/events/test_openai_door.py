@@ -183,6 +183,24 @@ async def test_refusals_queue_nothing(
     assert not await redis.exists(keys.turn_marker(PAIR))
 
 
+async def test_a_paused_character_is_refused_at_once_and_nothing_is_queued(
+    server: Running, token, workers, redis: aioredis.Redis, http: httpx.AsyncClient
+) -> None:
+    """A completion waits for its answer, and a paused character answers only once activated:
+    the door says so at once instead of waiting out NOVABERG_DOOR_TIMEOUT."""
+    anna = await token("anna")
+    await workers(heartbeat_ttl=LIVE)
+    paused = await http.post("/characters/nova/pause", headers={"Authorization": f"Bearer {anna}"})
+    assert paused.status_code == 200
+    api = client(server, anna).with_options(max_retries=0)
+    with pytest.raises(openai.ConflictError) as refused:
+        await api.chat.completions.create(
+            model="nova", messages=[{"role": "user", "content": "Hallo?"}]
+        )
+    assert refused.value.code == "charakter_pausiert"
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
+
+
 async def test_a_client_that_leaves_early_holds_no_connection(
     server: Running, http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, sockets
 ) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.character_identity.classify import merge_instructions
+from novaberg.agents.receipts import receipt
 from novaberg.agents.workflow import fail, now_from, step
 from novaberg.store.tables import IDENTITIES
 
@@ -59,24 +60,42 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             return _done(text or "Es gibt keine Charakter-Anweisungen.", "gelesen")
         if action == "create":
             new_id = await _insert(deps, user_id, anweisung)
-            return _done(f"Ich bin ab jetzt: {anweisung}.", "erstellt", id=new_id, verifiziert=True)
+            return _done(
+                f"Ich bin ab jetzt: {anweisung}.",
+                "erstellt",
+                id=new_id,
+                verifiziert=True,
+                **receipt("create", f"Identität: + {anweisung}"),
+            )
         if action in {"delete", "delete_alle"}:
             ids = [int(i) for i in parameter.get("target_ids") or []]
             if not ids:
                 return fail(NODE, "Es gibt nichts zu löschen.")
             await _deactivate(deps, user_id, ids)
-            return _done("Charakter-Anweisung gelöscht; ich bin wieder ich selbst.", "geloescht")
+            return _done(
+                "Charakter-Anweisung gelöscht; ich bin wieder ich selbst.",
+                "geloescht",
+                **receipt(str(action), f"Identität: − {len(ids)} Anweisung(en)"),
+            )
         if action == "replace":
             new_id = await _replace(deps, user_id, [r["id"] for r in active], anweisung)
             return _done(
-                f"Alles Bisherige ersetzt; ich bin jetzt: {anweisung}.", "ersetzt", id=new_id
+                f"Alles Bisherige ersetzt; ich bin jetzt: {anweisung}.",
+                "ersetzt",
+                id=new_id,
+                **receipt("replace", f"Identität: {anweisung}"),
             )
         if action == "merge":
             merged = await merge_instructions(deps, [r["anweisung"] for r in active], anweisung)
             if merged is None:
                 return fail(NODE, "Ich konnte die Anweisungen nicht zusammenführen.")
             new_id = await _replace(deps, user_id, [r["id"] for r in active], merged)
-            return _done(f"Zusammengeführt zu: {merged}.", "zusammengefuehrt", id=new_id)
+            return _done(
+                f"Zusammengeführt zu: {merged}.",
+                "zusammengefuehrt",
+                id=new_id,
+                **receipt("merge", f"Identität: {merged}"),
+            )
         if target_id is None:
             return fail(NODE, "Ich weiß nicht, welche Anweisung gemeint ist.")
         row = await rule_store.get(pool, IDENTITIES, user_id, int(target_id))
@@ -88,7 +107,12 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await rule_store.verify(
                 pool, IDENTITIES, user_id, row["id"], aktiv=True, geaendert_am=now
             )
-            return _done(f"Ich bin wieder: {row['anweisung']}.", "reaktiviert", id=row["id"])
+            return _done(
+                f"Ich bin wieder: {row['anweisung']}.",
+                "reaktiviert",
+                id=row["id"],
+                **receipt("reactivate", f"Identität: + {row['anweisung']}"),
+            )
         if action == "update":
             new_id = await _replace(deps, user_id, [row["id"]], anweisung)
             return _done(
@@ -96,6 +120,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 "geaendert",
                 id=row["id"],
                 neuer_id=new_id,
+                **receipt("update", f"Identität: {row['anweisung']} → {anweisung}"),
             )
         return fail(NODE, f"Unbekannte Aktion '{action}'.")
     except rule_store.VerificationFailed as exc:

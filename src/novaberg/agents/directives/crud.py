@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents import rule_store
 from novaberg.agents.base import AgentState
 from novaberg.agents.quota import QuotaExceeded
+from novaberg.agents.receipts import receipt
 from novaberg.agents.workflow import fail, now_from, step
 from novaberg.store.tables import DIRECTIVES
 
@@ -61,7 +62,13 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await rule_store.verify(
                 pool, DIRECTIVES, user_id, new_id, aktiv=True, anweisung=anweisung
             )
-            return _done(f"Neue Direktive: '{anweisung}'.", "erstellt", id=new_id, verifiziert=True)
+            return _done(
+                f"Neue Direktive: '{anweisung}'.",
+                "erstellt",
+                id=new_id,
+                verifiziert=True,
+                **receipt("create", f"Direktive: + {anweisung}"),
+            )
         if target_id is None:
             return fail(NODE, "Ich weiß nicht, welche Direktive gemeint ist.")
         row = await rule_store.get(pool, DIRECTIVES, user_id, int(target_id))
@@ -70,7 +77,12 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         if action == "delete":
             await rule_store.set_active(pool, DIRECTIVES, user_id, [row["id"]], False, now)
             await rule_store.verify(pool, DIRECTIVES, user_id, row["id"], aktiv=False)
-            return _done(f"Direktive '{row['anweisung']}' gelöscht.", "geloescht", id=row["id"])
+            return _done(
+                f"Direktive '{row['anweisung']}' gelöscht.",
+                "geloescht",
+                id=row["id"],
+                **receipt("delete", f"Direktive: − {row['anweisung']}"),
+            )
         if action == "reactivate":
             try:
                 await rule_store.reactivate(
@@ -82,7 +94,10 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 pool, DIRECTIVES, user_id, row["id"], aktiv=True, geaendert_am=now
             )
             return _done(
-                f"Direktive '{row['anweisung']}' wiederhergestellt.", "reaktiviert", id=row["id"]
+                f"Direktive '{row['anweisung']}' wiederhergestellt.",
+                "reaktiviert",
+                id=row["id"],
+                **receipt("reactivate", f"Direktive: + {row['anweisung']}"),
             )
         if action == "update":
             try:
@@ -107,6 +122,7 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
                 "geaendert",
                 id=row["id"],
                 neuer_id=new_id,
+                **receipt("update", f"Direktive: {row['anweisung']} → {anweisung}"),
             )
         return fail(NODE, f"Unbekannte Aktion '{action}'.")
     except rule_store.VerificationFailed as exc:

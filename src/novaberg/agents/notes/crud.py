@@ -15,6 +15,7 @@ from novaberg.agents.base import AgentState
 from novaberg.agents.notes import repository as repo
 from novaberg.agents.notes.classify import draft_note, rewrite_text
 from novaberg.agents.quota import QuotaExceeded
+from novaberg.agents.receipts import receipt
 from novaberg.agents.workflow import ask, fail, now_from, step
 
 if TYPE_CHECKING:
@@ -126,15 +127,21 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
         return fail(NODE, f"Du hast schon {exc.limit} Notizen; archiviere erst welche.")
     await _verify(deps, user_id, note_id, name=name, text=text, aktiv=True)
     shown = f": {text}" if text else ""
-    return _done(f"Notiz '{name}' angelegt{shown}.", parameter, note_id, "erstellt")
+    items = [str(item) for item in parameter.get("elemente") or []]
+    label = f"{name}: + {', '.join(items)}" if items else f"Neue Notiz: {name}"
+    return _done(f"Notiz '{name}' angelegt{shown}.", parameter, note_id, "erstellt", label)
 
 
-def _done(message: str, parameter: dict[str, Any], note_id: int, what: str) -> dict[str, Any]:
+def _done(
+    message: str, parameter: dict[str, Any], note_id: int, what: str, label: str
+) -> dict[str, Any]:
+    """A verified write: its result, and its receipt `label` for the person."""
+    action = str(parameter.get("aktion") or what)
     return {
         "status": "abgeschlossen",
         "result": message,
         "parameter": {**parameter, "note_id": note_id},
-        "steps": step(NODE, what, id=note_id, verifiziert=True),
+        "steps": step(NODE, what, id=note_id, verifiziert=True, **receipt(action, label)),
     }
 
 
@@ -147,28 +154,30 @@ async def _change_text(
     name, old = row["name"], row["text"]
     instruction = parameter.get("normalisiert") or state.get("task", "")
     if action == "clear_content":
-        new, message = "", f"Notiz '{name}' geleert."
+        new, message, label = "", f"Notiz '{name}' geleert.", f"{name}: geleert"
     elif action == "append":
         addition = parameter.get("original_aufgabe") or state.get("task", "")
         new = f"{old}\n{addition}" if old else addition
-        message = f"An '{name}' angehängt."
+        message, label = f"An '{name}' angehängt.", f"{name}: + {addition}"
     elif action == "add_content" and elements:
         new = add_items(old, elements)
         message = f"{', '.join(elements)} zu '{name}' hinzugefügt."
+        label = f"{name}: + {', '.join(elements)}"
     elif action == "remove_content" and elements:
         new, removed = remove_items(old, elements)
         if not removed:
             return fail(NODE, f"{', '.join(elements)} steht nicht auf '{name}'.")
         message = f"{', '.join(removed)} von '{name}' gestrichen."
+        label = f"{name}: − {', '.join(removed)}"
     else:
         rewritten = await rewrite_text(deps, name, old, instruction)
         if rewritten is None:
             return fail(NODE, f"Ich konnte '{name}' nicht ändern.")
-        new, message = rewritten, f"Notiz '{name}' geändert."
+        new, message, label = rewritten, f"Notiz '{name}' geändert.", f"{name}: geändert"
     await repo.set_text(deps.pool, user_id, row["id"], new, now_from(deps))
     await _verify(deps, user_id, row["id"], text=new, aktiv=True)
     shown = f" Jetzt: {new}" if new else ""
-    return _done(message + shown, parameter, row["id"], str(action))
+    return _done(message + shown, parameter, row["id"], str(action), label)
 
 
 async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
@@ -186,7 +195,11 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await repo.archive(deps.pool, user_id, row["id"], now)
             await _verify(deps, user_id, row["id"], aktiv=False, status="archiviert")
             return _done(
-                f"Notiz '{row['name']}' gelöscht (archiviert).", parameter, row["id"], "geloescht"
+                f"Notiz '{row['name']}' gelöscht (archiviert).",
+                parameter,
+                row["id"],
+                "geloescht",
+                f"{row['name']}: gelöscht",
             )
         if action == "rename":
             new_name = str(parameter.get("neuer_name") or "").strip()
@@ -195,7 +208,11 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await repo.set_fields(deps.pool, user_id, row["id"], now, name=new_name)
             await _verify(deps, user_id, row["id"], name=new_name)
             return _done(
-                f"'{row['name']}' heißt jetzt '{new_name}'.", parameter, row["id"], "umbenannt"
+                f"'{row['name']}' heißt jetzt '{new_name}'.",
+                parameter,
+                row["id"],
+                "umbenannt",
+                f"{row['name']} → {new_name}",
             )
         return await _change_text(state, deps, user_id, row)
     except VerificationFailed as exc:

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from novaberg.agents.base import AgentState
 from novaberg.agents.quota import QuotaExceeded
+from novaberg.agents.receipts import receipt
 from novaberg.agents.timeline import display
 from novaberg.agents.timeline import repository as repo
 from novaberg.agents.workflow import fail, now_from, step
@@ -103,8 +104,20 @@ async def _create(state: AgentState, deps: GraphDeps, user_id: str) -> dict[str,
         return fail(NODE, f"Du hast schon {exc.limit} Einträge; lösche erst welche.")
     await _verify(deps, user_id, entry_id, aktiv=True, title=title, event_time=when)
     parameter["timeline_id"] = entry_id
-    shown = display.datum({"event_time": when, "precision": precision}, tz)
-    return _done(f"'{title}' eingetragen für {shown}.", parameter, "erstellt", id=entry_id)
+    entry = {
+        "event_time": when,
+        "precision": precision,
+        "title": title,
+        "event_type": parameter.get("event_type") or "termin",
+    }
+    shown = display.datum(entry, tz)
+    return _done(
+        f"'{title}' eingetragen für {shown}.",
+        parameter,
+        "erstellt",
+        id=entry_id,
+        **receipt("create", display.receipt_label(entry, tz)),
+    )
 
 
 async def _replace(
@@ -142,10 +155,17 @@ async def _replace(
     await _verify(deps, user_id, row["id"], aktiv=False)
     await _verify(deps, user_id, new_id, aktiv=True, event_time=when, details=details)
     parameter["timeline_id"] = new_id
-    shown = display.datum({"event_time": when, "precision": precision}, tz)
+    moved = {**row, "event_time": when, "precision": precision}
+    shown = display.datum(moved, tz)
     verb = "verschoben auf" if action == "reschedule" else "geändert, jetzt"
+    change = "verschoben" if action == "reschedule" else "geändert"
     return _done(
-        f"'{row['title']}' {verb} {shown}.", parameter, "verschoben", id=row["id"], neuer_id=new_id
+        f"'{row['title']}' {verb} {shown}.",
+        parameter,
+        "verschoben",
+        id=row["id"],
+        neuer_id=new_id,
+        **receipt(str(action), display.receipt_label(moved, tz, change)),
     )
 
 
@@ -164,7 +184,11 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
             await _verify(deps, user_id, row["id"], aktiv=False)
             shown = display.datum(row, deps.settings.tz)
             return _done(
-                f"'{row['title']}' am {shown} gelöscht.", parameter, "geloescht", id=row["id"]
+                f"'{row['title']}' am {shown} gelöscht.",
+                parameter,
+                "geloescht",
+                id=row["id"],
+                **receipt("delete", display.receipt_label(row, deps.settings.tz, "gelöscht")),
             )
         if action in {"reschedule", "update"}:
             return await _replace(state, deps, user_id, row)

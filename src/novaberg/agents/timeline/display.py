@@ -39,6 +39,33 @@ def datum(row: dict[str, Any], tz: ZoneInfo) -> str:
     return f"{local:%d.%m.%Y}"
 
 
+WEEKDAYS_SHORT = ("Mo", "Di", "Mi", "Do", "Fr", "Sa", "So")
+
+KIND_LABELS = {
+    "termin": "Termin",
+    "deadline": "Frist",
+    "geburtstag": "Geburtstag",
+    "jahrestag": "Jahrestag",
+    "erinnerung": "Erinnerung",
+}
+"""How a receipt names an entry of each type."""
+
+
+def short_datum(row: dict[str, Any], tz: ZoneInfo) -> str:
+    """ "Mo 12.05. 10:00" (clock only at minute precision): a receipt's time."""
+    local = row["event_time"].astimezone(tz)
+    day = f"{WEEKDAYS_SHORT[local.weekday()]} {local:%d.%m.}"
+    return f"{day} {local:%H:%M}" if row.get("precision") == "minute" else day
+
+
+def receipt_label(row: dict[str, Any], tz: ZoneInfo, change: str = "") -> str:
+    """ "Termin: Meeting, Mo 12.05. 10:00" — what a receipt shows of an entry; `change`
+    ("verschoben", "gelöscht") follows the kind when the entry was changed."""
+    kind = KIND_LABELS.get(str(row.get("event_type") or ""), "Termin")
+    lead = f"{kind} {change}" if change else kind
+    return f"{lead}: {row['title']}, {short_datum(row, tz)}"
+
+
 def line(row: dict[str, Any], tz: ZoneInfo) -> str:
     """`[type] dd.mm.yyyy[ HH:MM]: title[ — details]`."""
     details = f" — {row['details']}" if row.get("details") else ""
