@@ -52,6 +52,10 @@ FIELD_PATH1_FAILURE: Final = "pfad1_ausfall"
 FIELD_PATH1_TAIL: Final = "pfad1_nachlauf"
 """Event payload flag: Path 1's salience results follow (key `pfad1_nachlauf:{turn_id}`)."""
 FIELD_EMOTION_HISTORY: Final = "emotions_verlauf"
+FIELD_SITUATION_READING: Final = "sachlage_lesung"
+"""User event payload: Path 1's reading of the situation — `{"lesung": {...}}` (the model's
+answer, form-checked) or `{"ausfall": reason}`; the CharacterGraph's situation node writes
+it forward instead of making the call itself (docs/behaviour/nodes.md#situation)."""
 FIELD_TRIGGER_TURN_ID: Final = "ausloeser_turn_id"
 """Impulse payload and its answer: the turn that gave rise to the impulse (possibly null)."""
 FIELD_LAST_RECEIVED: Final = "letztes_empfangen_am"

@@ -13,8 +13,13 @@ storage.
   are one task, two lists are two — so an agent runs once per task, and a notes run
   handles all the items of its list (its classification names one list and its items).
 - A target that matches no registered agent is dropped (logged), as a lone target is.
-- Order: the order the person said them in. When every part is found in the utterance, its
-  position decides; otherwise the router's order stands.
+- Order: the acute object first, then the order the person said them in. The situation
+  node judges the acute objects before the router (`objekt_urteil`); a task whose part
+  names one of them runs before the tasks that name none, the object the utterance is
+  about first, then open objects before settled ones (`object_priority`) — what the
+  conversation is about right now is done first, and its result is what the answer leads
+  with. Among the rest, when every part is found in the utterance, its position decides;
+  otherwise the router's order stands.
 - The cut: the agent's task text is its part. A part not found in the utterance (the model
   paraphrased) is not trusted as the person's words: that agent gets the whole utterance,
   as a lone agent does, and its classification finds its share.
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,7 +40,14 @@ from novaberg.agents.registry import AgentRegistry
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_TASKS", "PlannedTask", "over_limit_result", "plan_tasks", "single_task"]
+__all__ = [
+    "MAX_TASKS",
+    "PlannedTask",
+    "object_priority",
+    "over_limit_result",
+    "plan_tasks",
+    "single_task",
+]
 
 MAX_TASKS: Final = 4
 """Agent runs per turn. Each run is a model round the answer waits for (its classification);
@@ -72,11 +84,37 @@ def _position(part: str, utterance: str) -> int | None:
     return None if found < 0 else found
 
 
+def object_priority(judgements: Iterable[Mapping[str, Any]], reference: str = "") -> list[str]:
+    """The acute objects (`objekt_urteil` rows) most urgent first: the object the utterance
+    is about, then the open ones, then the settled ones (each group in judgement order)."""
+    rows = [(str(j.get("objekt") or ""), str(j.get("status") or "")) for j in judgements]
+    ranked = sorted(
+        (name for name, _ in rows if name),
+        key=lambda name: (
+            name.lower() != reference.lower(),
+            dict(rows).get(name) != "offen",
+        ),
+    )
+    return ranked
+
+
+def _acute_rank(part: str, acute: Sequence[str]) -> int:
+    lowered = _normal(part)
+    for rank, name in enumerate(acute):
+        if name and name.lower() in lowered:
+            return rank
+    return len(acute)
+
+
 def plan_tasks(
-    tasks: Iterable[Mapping[str, Any]], utterance: str, registry: AgentRegistry
+    tasks: Iterable[Mapping[str, Any]],
+    utterance: str,
+    registry: AgentRegistry,
+    acute: Sequence[str] = (),
 ) -> list[PlannedTask]:
     """The ordered plan from the router's tasks (`{target, text}`); [] when none matches an
-    agent. Duplicates (same agent, same part) run once."""
+    agent. Duplicates (same agent, same part) run once. `acute`: the acute objects, most
+    urgent first (`object_priority`); a task naming one runs before those naming none."""
     matched: list[tuple[str, str, int | None]] = []
     for task in tasks:
         target = str(task.get("target") or "")
@@ -90,6 +128,8 @@ def plan_tasks(
             matched.append(entry)
     if matched and all(position is not None for _, _, position in matched):
         matched.sort(key=lambda entry: entry[2] or 0)
+    if acute and len(matched) > 1:  # stable: the said order stands within each rank
+        matched.sort(key=lambda entry: _acute_rank(entry[1], acute))
     plan: list[PlannedTask] = []
     for name, part, position in matched:
         if position is None and part:

@@ -150,7 +150,8 @@ class Node:
     """One row of a graph's declaration: a node and where the run goes after it.
 
     Either `then` or `route` with the `routes` it can name — never both. The first row is
-    the entry node.
+    the entry node; a row with `entry=True` starts at the same time (a second branch from
+    the start, for work that needs nothing the first node computes).
 
     - `then="x"`: a plain edge (`END` ends the run); `then=("a", "b")` **fans out**: a and
       b run concurrently in the next step (LangGraph runs every node a step triggers at
@@ -172,6 +173,7 @@ class Node:
     routes: tuple[str, ...] = ()
     defer: bool = False
     barrier: bool = False
+    entry: bool = False
 
     def successors(self) -> tuple[str, ...]:
         if self.route is not None:
@@ -236,7 +238,9 @@ def compile_graph(
         if not sources:
             raise ValueError(f"{graph}: no plain edge leads to barrier node {name!r}")
         builder.add_edge(sources if len(sources) > 1 else sources[0], name)
-    builder.add_edge(START, table[0].name)
+    for node in table:
+        if node is table[0] or node.entry:
+            builder.add_edge(START, node.name)
     return builder.compile()
 
 

@@ -109,7 +109,7 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
     tuple `then` fans out; `defer` and `barrier` mark the joins (graph/base.py `Node`)."""
     return (
         Node("db_access", partial(db_access, registry=agents), then="ei_calc"),
-        Node("ei_calc", ei_calc, then=("enricher", "situation_node", "router")),
+        Node("ei_calc", ei_calc, then=("enricher", "situation_node")),
         Node(
             "enricher",
             partial(enricher, registry=agents),
@@ -117,7 +117,7 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
         ),
         Node("emotional_gravitation", emotional_gravitation, then="reducer"),
         Node("reducer", reducer, then="memory_anchor"),
-        Node("situation_node", situation_node, then="memory_anchor"),
+        Node("situation_node", situation_node, then=("router", "memory_anchor")),
         Node("memory_anchor", memory_anchor, then=ANSWER_JOIN, barrier=True),
         Node("landscape", landscape, then="stance_space"),
         Node("stance_space", stance_node, then=ANSWER_JOIN),

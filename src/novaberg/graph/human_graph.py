@@ -1,10 +1,13 @@
 """HumanGraph — path 1: the user's utterance is perceived and stored
 (docs/behaviour/graphs.md#human-graph).
 
-    perception → enricher → ei_calc → session_turn ⇒ [message event] → salience → dispatcher → END
+    perception ─────────┬─ enricher → ei_calc → session_turn ⇒ [message event] → salience → dispatcher → END
+    situation_reading ──┘
 
-A straight line without conditional edges; two model calls for a short utterance
-(perception + one salience score). The user's session turn is stored by `session_turn`
+No conditional edges; three model calls for a short utterance (perception, the situation's
+reading, one salience score). The situation's reading runs in the same step as perception
+(it needs nothing perception computes) and travels in the event, so the CharacterGraph can
+put the situation before its router without a round of its own (nodes/situation_reading.py). The user's session turn is stored by `session_turn`
 (`HUMAN_EVENT_NODE`): what the CharacterGraph needs exists then, so the `message` event
 leaves right after it (graph/runner.py `GraphRuntime.run_human`) and the rest — salience
 (segmentation, scoring), short-term condensing and the session summary in the dispatcher —
@@ -17,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from langgraph.graph import END
+
 from novaberg.agents.deps import GraphDeps
-from novaberg.graph.base import compile_graph, linear, node_names
+from novaberg.graph.base import Node, compile_graph, node_names
 from novaberg.graph.contract import HUMAN_EVENT_NODE, HUMAN_TAIL_NODE
 from novaberg.graph.nodes.dispatcher import dispatcher
 from novaberg.graph.nodes.ei_calc import ei_calc
@@ -26,6 +31,7 @@ from novaberg.graph.nodes.enricher import enricher
 from novaberg.graph.nodes.perception import perception
 from novaberg.graph.nodes.salience import salience
 from novaberg.graph.nodes.session_turn import session_turn
+from novaberg.graph.nodes.situation_reading import situation_reading
 from novaberg.graph.roles import HUMAN_ROLES
 from novaberg.wire import GRAPH_HUMAN
 
@@ -38,17 +44,16 @@ __all__ = [
     "build_human_graph",
 ]
 
-HUMAN_TABLE: Final = linear(
-    [
-        ("perception", perception),
-        ("enricher", enricher),
-        ("ei_calc", ei_calc),
-        (HUMAN_EVENT_NODE, session_turn),
-        ("salience", salience),
-        ("dispatcher", dispatcher),
-    ]
+HUMAN_TABLE: Final = (
+    Node("perception", perception, then="enricher"),
+    Node("situation_reading", situation_reading, then="enricher", entry=True),
+    Node("enricher", enricher, then="ei_calc"),
+    Node("ei_calc", ei_calc, then=HUMAN_EVENT_NODE),
+    Node(HUMAN_EVENT_NODE, session_turn, then="salience"),
+    Node("salience", salience, then="dispatcher"),
+    Node("dispatcher", dispatcher, then=END),
 )
-"""The HumanGraph's declaration: node names in order and their functions."""
+"""The HumanGraph's declaration: node names in stage order, and where each leads."""
 
 HUMAN_NODE_NAMES: Final = node_names(HUMAN_TABLE)
 

@@ -47,6 +47,7 @@ from novaberg.wire import (
     FIELD_PATH1_FAILURE,
     FIELD_PATH1_TAIL,
     FIELD_RECEIVED_AT,
+    FIELD_SITUATION_READING,
     FIELD_SUPERSEDED,
     FIELD_TRIGGER_TURN_ID,
     FIELD_TURN_ID,
@@ -264,6 +265,8 @@ class GraphRuntime:
             FIELD_EMOTION_HISTORY: list(state.get("emotion_history") or []),
             FIELD_MESSAGE_IDS: turn.answered_ids,
         }
+        if state.get("situation_reading"):  # the situation node writes it forward
+            payload[FIELD_SITUATION_READING] = state["situation_reading"]
         if tail_follows:  # salience runs on: its results reach the CharacterGraph later
             payload[FIELD_PATH1_TAIL] = True
         else:

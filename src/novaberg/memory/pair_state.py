@@ -33,6 +33,12 @@ async def save_nova_state(
     return await nova_state.save(redis, pair, emotion, register, now, user_time=user_time)
 
 
+async def load_situation(redis: aioredis.Redis, pair: Pair) -> str | None:
+    """The understanding as the pair's last turn left it (JSON text), or None. Path 1 reads
+    it before the CharacterGraph's turn context exists (graph/nodes/situation_reading.py)."""
+    return await situation.load(redis, pair)
+
+
 async def store_situation(
     redis: aioredis.Redis, pair: Pair, turn_id: str, bubble: dict[str, Any]
 ) -> None:

@@ -17,6 +17,12 @@ from novaberg.store import keys
 from novaberg.store.keys import SITUATION_TTL
 
 
+async def load(redis: aioredis.Redis, pair: Pair) -> str | None:
+    """The bubble as stored (JSON text), None when there is none (new pair, or expired)."""
+    raw = await redis.get(keys.situation(pair))
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
 async def store(redis: aioredis.Redis, pair: Pair, turn_id: str, situation: dict[str, Any]) -> None:
     """The bubble, and under `turn_id` in the record (without a turn id only the bubble), in
     one MULTI/EXEC: all or nothing. (Only this pair's later turns read them, and a pair's

@@ -67,7 +67,9 @@ def test_routes_of_evaluate_and_the_speculative_perception() -> None:
 
 def test_the_character_table_fans_out_and_joins() -> None:
     table = {node.name: node for node in character_table(AgentRegistry())}
-    assert table["ei_calc"].successors() == ("enricher", "situation_node", "router")
+    assert table["ei_calc"].successors() == ("enricher", "situation_node")
+    # the situation before the router: both branches after it see the same understanding
+    assert table["situation_node"].successors() == ("router", "memory_anchor")
     assert table["enricher"].successors() == (
         "emotional_gravitation",
         "landscape",
@@ -99,7 +101,7 @@ def test_the_character_table_fans_out_and_joins() -> None:
 
 
 def test_the_human_graph_hands_on_after_the_session_turn() -> None:
-    assert HUMAN_NODE_NAMES.index(HUMAN_EVENT_NODE) == 3
+    assert HUMAN_NODE_NAMES.index(HUMAN_EVENT_NODE) == 4
     assert HUMAN_NODE_NAMES[HUMAN_NODE_NAMES.index(HUMAN_EVENT_NODE) + 1 :] == (
         "salience",
         "dispatcher",

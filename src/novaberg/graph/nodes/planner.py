@@ -4,8 +4,9 @@ agent loop (docs/behaviour/nodes.md#planner).
 Wiring: `router → (management_action ? planner : the pre-answer join)`,
 `planner → route_after_planner → agent_dispatch | the pre-answer join`,
 `agent_dispatch → planner`. The first pass makes the turn's plan (`agent_plan`,
-agents/task_plan.py): the router's tasks in the order the person said them, each with its
-part of the utterance; a lone router target or a resume is a plan of one. Every later pass
+agents/task_plan.py): the router's tasks — the situation's acute object first
+(`objekt_urteil`), then in the order the person said them — each with its part of the
+utterance; a lone router target or a resume is a plan of one. Every later pass
 takes the next task; an empty plan ends the loop with the task block and the questions
 asked (`agent_questions`). The plan is fixed on the first pass, so every task runs exactly
 once however its agent ends — without that bound a question asked again recursed to the
@@ -23,7 +24,13 @@ from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import asked_questions, build_task_block
-from novaberg.agents.task_plan import PlannedTask, over_limit_result, plan_tasks, single_task
+from novaberg.agents.task_plan import (
+    PlannedTask,
+    object_priority,
+    over_limit_result,
+    plan_tasks,
+    single_task,
+)
 from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN
 from novaberg.graph.offer_chain import offered_agent
 from novaberg.graph.state import ConversationState
@@ -78,7 +85,10 @@ async def _make_plan(
         if name and registry.find(name):
             return single_task(name), {}
         return [], {"management_action": ""}
-    plan = plan_tasks(state.get("management_tasks") or [], stimulus_text(state), registry)
+    acute = object_priority(
+        state.get("object_judgement") or [], str(state.get("object_reference") or "")
+    )
+    plan = plan_tasks(state.get("management_tasks") or [], stimulus_text(state), registry, acute)
     if not plan:
         name = choose_agent(state, registry)
         plan = single_task(name) if name else []
@@ -87,7 +97,16 @@ async def _make_plan(
         return [], {"management_action": "", "management_result": "", "management_detail": ""}
     if len(plan) > 1:
         log.info("planner: %d tasks: %s", len(plan), [task.agent for task in plan])
-    return plan, {}
+    return plan, {"_log": _plan_log(plan, acute)}
+
+
+def _plan_log(plan: list[PlannedTask], acute: list[str]) -> dict[str, Any]:
+    """The plan in the node's pipeline_log row: each task in run order, and the acute
+    objects that ordered it (from the situation's `objekt_urteil`)."""
+    row: dict[str, Any] = {"plan": [{"agent": t.agent, "teil": t.text} for t in plan]}
+    if acute:
+        row["nach_objekt"] = acute
+    return row
 
 
 def _finish(state: ConversationState, results: list[Any], **extra: Any) -> dict[str, Any]:
@@ -121,7 +140,7 @@ async def planner(
         if task.over_limit:
             results.append(over_limit_result(task))
             continue
-        return {
+        step = {
             "agent_name": task.agent,
             "agent_task": task.text,
             "agent_plan": remaining,
@@ -129,6 +148,9 @@ async def planner(
             "management_result": "",
             "management_detail": "",
         }
+        if "_log" in extra:  # the first pass: the plan goes into this run's row
+            step["_log"] = extra["_log"]
+        return step
     return _finish(state, results, **extra)
 
 

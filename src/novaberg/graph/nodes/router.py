@@ -16,7 +16,9 @@ Four ways through:
   (`accepted_offer`); with no offer open it routes to nothing — a "ja" alone never makes
   an agent act. A no to an open offer is noted (`offer_reply`) and routed as usual.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
-  numbered history and the agents' notices (`[AGENTEN]`). A message that asks for several
+  situation's acute objects (`[LAGE]`, from `objekt_urteil`: the situation node runs
+  before the router, so both the agent and the conversation branch see the same
+  understanding), the numbered history and the agents' notices (`[AGENTEN]`). A message that asks for several
   things names each task (`management_tasks`: the agent and the words asking for it), which
   the planner runs one after the other. An unreadable answer gives the documented
   defaults (all false, momentum mid, no management, target type "titel") and sets
@@ -190,11 +192,36 @@ def history_turns(state: ConversationState) -> list[dict[str, Any]]:
     return list(state.get("session_turns") or state.get("raw_turns") or [])
 
 
+def situation_lines(state: ConversationState) -> str:
+    """The `[LAGE]` block: per acute object of the situation (`objekt_urteil`, written by
+    the situation node before the router) its state, how much is known and what is still
+    open; the object this utterance is about is marked. "" when nothing is acute, so a
+    plain message's prompt does not grow."""
+    situation = state.get("situation") or {}
+    open_by_name = {
+        str(obj.get("name") or "").lower(): list(obj.get("offen") or [])
+        for obj in situation.get("objekte") or []
+    }
+    reference = str(state.get("object_reference") or "").lower()
+    lines = []
+    for judged in state.get("object_judgement") or []:
+        name = str(judged.get("objekt") or "")
+        missing = open_by_name.get(name.lower()) or []
+        line = (
+            f"- {name}{' (Bezug der Äußerung)' if name.lower() == reference else ''}: "
+            f"{judged.get('status')}, {judged.get('bekannt', 0)} bekannt, "
+            f"{judged.get('strecke', 0)} offen"
+        )
+        lines.append(line + (f" ({', '.join(missing)})" if missing else ""))
+    return "\n".join(lines)
+
+
 def router_prompt(state: ConversationState, registry: AgentRegistry | None, stimulus: str) -> str:
     notices = registry.descriptions(AGENT_GRAPH_SUITABILITY) if registry is not None else ""
     return render(
         "router",
         wahrnehmung=_perception_text(state),
+        lage=situation_lines(state),
         verlauf=numbered_view(history_turns(state)),
         agenten=notices,
         reiz=stimulus,
@@ -223,6 +250,7 @@ async def router(
     if reply in (REPLY_ACCEPTED, REPLY_WITHOUT_OFFER):
         return consent_update(reply, offer)
     stimulus = stimulus_text(state)
+    acute = [str(j.get("objekt")) for j in state.get("object_judgement") or []]
     try:
         decision = await deps.model.structured(
             Role.ANALYSIS,
@@ -253,6 +281,8 @@ async def router(
         }
         if update["management_tasks"]:
             update["_log"]["auftraege"] = [task["target"] for task in update["management_tasks"]]
+    if acute:  # what the [LAGE] block showed the model
+        update["_log"]["lage"] = acute
     if reply:  # a no to the open offer: noted, routed as any utterance
         update["offer_reply"] = update["_log"]["angebot"] = reply
     return update

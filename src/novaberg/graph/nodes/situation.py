@@ -40,6 +40,7 @@ from novaberg.memory.pair_state import store_situation
 from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
+from novaberg.wire import FIELD_SITUATION_READING, FIELD_TRIGGER_TURN_ID
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,14 @@ STAND_FAILED: Final = "ausfall"
 """`sachlage["stand"]`: written forward this turn, carried over (impulse), or the call
 failed and the stored one was kept."""
 
-TRIGGER_FIELD: Final = "ausloeser_turn_id"
+TRIGGER_FIELD: Final = FIELD_TRIGGER_TURN_ID
+
+READING_KEY: Final = "lesung"
+READING_FAILED: Final = "ausfall"
+"""Keys of Path 1's `sachlage_lesung`: the form-checked reading, or why it failed."""
+SOURCE_PATH1: Final = "pfad1"
+SOURCE_OWN_CALL: Final = "eigener_aufruf"
+"""`quelle` in the node's row: Path 1's reading, or this node's own call."""
 
 
 class SituationObject(BaseModel):
@@ -234,6 +242,44 @@ def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
     }
 
 
+async def read_situation(
+    deps: GraphDeps, stored: Mapping[str, Any] | None, turns: Sequence[Any], utterance: str
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The model's reading of the situation, form-checked, or (None, why it failed). The one
+    call of the situation, wherever it runs (Path 1's `situation_reading`, or this node when
+    Path 1 left no reading). A model that cannot be used raises `ModelUnavailable`."""
+    prompt = render(
+        "situation",
+        stand=json.dumps(stored, ensure_ascii=False) if stored else "",
+        verlauf=numbered_view(list(turns)),
+        reiz=utterance,
+    )
+    try:
+        reading = await deps.model.structured(
+            Role.ANALYSIS, user_message(prompt), SituationReading, temperature=SITUATION_TEMPERATURE
+        )
+    except ModelUnavailable:
+        raise  # the model cannot be used: the turn fails (events.outcomes)
+    except ModelError as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+    return clean_situation(reading.model_dump()), None
+
+
+async def _reading(
+    state: ConversationState, deps: GraphDeps, stored: dict[str, Any] | None, utterance: str
+) -> tuple[dict[str, Any] | None, str | None, str]:
+    """(reading, failure, where it came from): Path 1's, when its event carries one, else
+    this node's own call (Path 1 failed before it, or the run had no Path 1)."""
+    handed = (state.get("event_payload") or {}).get(FIELD_SITUATION_READING)
+    if isinstance(handed, Mapping):
+        if isinstance(handed.get(READING_KEY), Mapping):
+            return clean_situation(handed[READING_KEY]), None, SOURCE_PATH1
+        return None, str(handed.get(READING_FAILED) or "leer")[:300], SOURCE_PATH1
+    turns = state.get("session_turns") or state.get("raw_turns") or []
+    current, failure = await read_situation(deps, stored, turns, utterance)
+    return current, failure, SOURCE_OWN_CALL
+
+
 async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write the situation channels (see the module docstring)."""
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
@@ -257,25 +303,15 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
             "_log": {"stand": STAND_KEPT, "bruecke": link["gefunden"]},
         }
 
-    prompt = render(
-        "situation",
-        stand=json.dumps(stored, ensure_ascii=False) if stored else "",
-        verlauf=numbered_view(list(state.get("session_turns") or state.get("raw_turns") or [])),
-        reiz=utterance,
-    )
-    try:
-        reading = await deps.model.structured(
-            Role.ANALYSIS, user_message(prompt), SituationReading, temperature=SITUATION_TEMPERATURE
-        )
-    except ModelUnavailable:
-        raise  # the model cannot be used: the turn fails (events.outcomes)
-    except ModelError as exc:
-        reason = f"{type(exc).__name__}: {exc}"[:300]
-        log.warning("situation: unreadable (%s); stored understanding kept", reason)
+    current, failure, source = await _reading(state, deps, stored, utterance)
+    if current is None:
+        log.warning("situation: unreadable (%s); stored understanding kept", failure)
         kept = {**previous, "stand": STAND_FAILED, "turn_id": turn_id}
-        return {**_channels(kept, utterance), "_log": {"stand": STAND_FAILED, "ausfall": reason}}
+        return {
+            **_channels(kept, utterance),
+            "_log": {"stand": STAND_FAILED, "ausfall": failure, "quelle": source},
+        }
 
-    current = clean_situation(reading.model_dump())
     await store_situation(deps.redis, pair, turn_id, current)
     written = {**current, "stand": STAND_NEW, "turn_id": turn_id}
     channels = _channels(written, utterance)
@@ -283,6 +319,7 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
         **channels,
         "_log": {
             "stand": STAND_NEW,
+            "quelle": source,
             "objekte": [obj["name"] for obj in current["objekte"]],
             "bezug": current["objekt_bezug"],
             "akut": [j["objekt"] for j in channels["object_judgement"]],

@@ -1,0 +1,45 @@
+"""Situation reading (HumanGraph, docs/behaviour/nodes.md#situation): the situation's one
+model call, made in Path 1 next to perception.
+
+Why here: the CharacterGraph's router must see the situation (`[LAGE]`), so the situation
+comes before it — but a call of its own in front of the router would add a round the person
+waits for. The call needs nothing perception computes (the stored understanding, the
+session, the utterance), so it runs in the same step as perception and costs no round. Its
+answer travels in the `message` event (`sachlage_lesung`); the CharacterGraph's situation
+node writes it forward, derives the acute objects and stores it — as before, only the call
+moved. A failed call travels as `{"ausfall": reason}` (the node then keeps the stored
+understanding, as when its own call failed); a model that cannot be used fails Path 1 like
+perception does, and the situation node then makes the call itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_text
+from novaberg.graph.nodes.situation import READING_FAILED, READING_KEY, _decode, read_situation
+from novaberg.graph.state import ConversationState
+from novaberg.memory import session_turns
+from novaberg.memory.pair_state import load_situation
+from novaberg.pair import Pair
+
+
+async def situation_reading(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """`situation_reading`: the form-checked reading, or why the call failed."""
+    pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
+    stored_raw, turns = await asyncio.gather(
+        load_situation(deps.redis, pair), session_turns.read(deps.redis, pair)
+    )
+    reading, failure = await read_situation(deps, _decode(stored_raw), turns, stimulus_text(state))
+    if reading is None:
+        return {"situation_reading": {READING_FAILED: failure}, "_log": {"ausfall": failure}}
+    return {
+        "situation_reading": {READING_KEY: reading},
+        "_log": {
+            "objekte": [obj["name"] for obj in reading["objekte"]],
+            "bezug": reading["objekt_bezug"],
+            "stand_vorher": stored_raw is not None,
+        },
+    }
