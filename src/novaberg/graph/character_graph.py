@@ -108,8 +108,8 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
     themselves (see `graph.base.wrap_node`); `routes` lists the nodes they can name. A
     tuple `then` fans out; `defer` and `barrier` mark the joins (graph/base.py `Node`)."""
     return (
-        Node("db_access", partial(db_access, registry=agents), then="ei_calc"),
-        Node("ei_calc", ei_calc, then=("enricher", "situation_node")),
+        Node("db_access", partial(db_access, registry=agents), then=("ei_calc", "situation_node")),
+        Node("ei_calc", ei_calc, then="enricher"),
         Node(
             "enricher",
             partial(enricher, registry=agents),

@@ -40,6 +40,17 @@ def script_human(scripted: ScriptedLLM, *, score: Any = None, perception: Any = 
 Step = str | frozenset[str]
 
 
+HUMAN_STEPS: list[Any] = [
+    frozenset({"perception", "situation_reading"}),
+    "enricher",
+    "ei_calc",
+    "session_turn",
+    "salience",
+    "dispatcher",
+]
+"""The HumanGraph step by step: perception and the situation's reading at once."""
+
+
 def in_steps(nodes: list[str], template: list[Step]) -> list[Step | None]:
     """`nodes` (in the order they finished) regrouped like `template`: a set in the
     template stands for nodes that run concurrently in one LangGraph step (their finishing

@@ -34,8 +34,10 @@ from novaberg.store.session import read_turns
 PAIR = Pair("meister", "nova")
 NOW = 1_790_000_000.0  # graph conftest's FIXED_NOW
 
-PRE_ANSWER: frozenset[str] = frozenset({"enricher", "situation_node", "router"})
-"""The branches after ei_calc, concurrently (their finishing order varies)."""
+UNDERSTOOD: frozenset[str] = frozenset({"ei_calc", "situation_node"})
+"""After db_access: Nova's emotion and the situation (Path 1's reading), concurrently."""
+PRE_ANSWER: frozenset[str] = frozenset({"enricher", "router"})
+"""The enricher after ei_calc and the router after the situation, in one step."""
 AFTER_ENRICHER = frozenset({"emotional_gravitation", "landscape", "appointments"})
 BEFORE_ANCHOR = frozenset({"reducer", "stance_space"})
 CONTENT = frozenset({"composer", "conversation_vector"})
@@ -49,7 +51,7 @@ REJUDGED = frozenset({"tribunal", RELEASE_NODE})
 
 MAIN_PATH: list[Step] = [
     "db_access",
-    "ei_calc",
+    UNDERSTOOD,
     PRE_ANSWER,
     AFTER_ENRICHER,
     BEFORE_ANCHOR,

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 import pytest
-from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
+from graph_helpers import HUMAN_STEPS, PERCEPTION_OK, SCORE_OK, in_steps, script_human
 
 from novaberg.graph.contract import GraphDeps, HumanTurn
 from novaberg.graph.runner import GraphRuntime
@@ -65,15 +65,13 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     script_human(scripted)
     turn = _turn(SHORT)
     nodes, final = await _run(runtime, turn)
-    assert nodes == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]
+    assert in_steps(nodes, HUMAN_STEPS) == HUMAN_STEPS
 
-    # perception + one salience score (short text, one segment) in the graph's own nodes,
-    # then the short-term memory condenses the accepted segment (a chat call) in the dispatcher
-    assert [call["schema"] for call in scripted.calls] == [
-        "PerceptionResult",
-        "SalienceScore",
-        None,
-    ]
+    # perception and the situation's reading at once, one salience score (short text, one
+    # segment), then the short-term memory condenses the accepted segment (a chat call)
+    schemas = [call["schema"] for call in scripted.calls]
+    assert set(schemas[:2]) == {"PerceptionResult", "SituationReading"}
+    assert schemas[2:] == ["SalienceScore", None]
 
     (stored,) = await read_turns(deps.redis, PAIR)
     assert set(stored) == SESSION_FIELDS
@@ -109,8 +107,8 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     node_rows = [r for r in rows if r["art"] == "node"]
     assert [r["node"] for r in node_rows] == nodes
     assert {r["node"]: r["modell_aufrufe"] for r in node_rows} == {
-        "perception": 1, "enricher": 0, "ei_calc": 0, "session_turn": 0, "salience": 1,
-        "dispatcher": 1,
+        "perception": 1, "situation_reading": 1, "enricher": 0, "ei_calc": 0,
+        "session_turn": 0, "salience": 1, "dispatcher": 1,
     }  # fmt: skip
     assert all(r["ergebnis"] == "ok" and r["dauer_ms"] is not None for r in node_rows)
     assert all(r["quelle"] == "human" for r in node_rows)
@@ -129,10 +127,10 @@ async def test_unreadable_salience_writes_nothing_and_salienz_human_none(
     # the utterance still reaches the session, complete
     (stored,) = await read_turns(deps.redis, PAIR)
     assert stored["inhalt"] == SHORT and stored["emotion"] == "freude"
-    # one perception call + the salience call and its retry
-    assert [c["schema"] for c in scripted.calls] == [
-        "PerceptionResult", "SalienceScore", "SalienceScore",
-    ]  # fmt: skip
+    # one perception call and the situation's reading + the salience call and its retry
+    schemas = [c["schema"] for c in scripted.calls]
+    assert set(schemas[:2]) == {"PerceptionResult", "SituationReading"}
+    assert schemas[2:] == ["SalienceScore", "SalienceScore"]
 
 
 async def test_unreadable_perception_uses_fallbacks_visibly(
@@ -247,7 +245,7 @@ async def test_a_failed_memory_write_keeps_the_session_turn_and_the_write(
     await deps.redis.set(short_term_index(PAIR), "kein Set")  # WRONGTYPE for the create script
     turn = _turn(SHORT)
     nodes, final = await _run(runtime, turn)
-    assert nodes == ["perception", "enricher", "ei_calc", "session_turn", "salience", "dispatcher"]
+    assert in_steps(nodes, HUMAN_STEPS) == HUMAN_STEPS
     (stored,) = await read_turns(deps.redis, PAIR)
     assert stored["inhalt"] == SHORT and stored["turn_id"] == turn.turn_id
     assert final["session_turn_written"] is True

@@ -48,7 +48,8 @@ async def _nodes_until_failure(
 @pytest.mark.parametrize(
     ("failing", "rule", "ran_before"),
     [
-        ("situation_node", {"schema": "SituationReading"}, {"ei_calc"}),
+        # Path 1 hands on no reading; the situation node calls and meets the dead model
+        ("situation_node", {"schema": "SituationReading"}, {"db_access"}),
         ("router", {"schema": "RouterDecision"}, {"ei_calc"}),
         ("conversation_vector", {"match": r"\[STIMMUNG DES NUTZERS\]"}, {"enricher"}),
         ("responder", {"match": RESPONDER}, {"composer", "conversation_vector"}),

@@ -67,8 +67,10 @@ def test_routes_of_evaluate_and_the_speculative_perception() -> None:
 
 def test_the_character_table_fans_out_and_joins() -> None:
     table = {node.name: node for node in character_table(AgentRegistry())}
-    assert table["ei_calc"].successors() == ("enricher", "situation_node")
-    # the situation before the router: both branches after it see the same understanding
+    # the situation before the router (both branches after it see the same understanding),
+    # in the step of ei_calc, so the router's call shares the enricher's round
+    assert table["db_access"].successors() == ("ei_calc", "situation_node")
+    assert table["ei_calc"].successors() == ("enricher",)
     assert table["situation_node"].successors() == ("router", "memory_anchor")
     assert table["enricher"].successors() == (
         "emotional_gravitation",

@@ -20,6 +20,10 @@ and the recent history. It writes a head block — the objection verdict
   the turn goes on. A model that cannot be used at all (`ModelUnavailable`) fails the turn.
 - A verdict that contests the premise is added to `node_annotations`, so the tribunal
   sees it too.
+- On an impulse turn with a bridge to the turn that caused it (`sachlage_bruecke`, the
+  situation node), `[SACHLAGE-BRUECKE]` says what that conversation was about, so a result
+  that arrives hours later is said in the context that caused it; a bridge found by
+  similarity is marked as a guess.
 - The offer (`graph/offer_chain.py`): on a turn where Nova may offer something an agent can
   do, the prompt lists the offerable agents (`[ANGEBOT]`) and an `ANGEBOT:` head line
   becomes `offer_candidate`; on a bare yes with no offer open, `[ZUSTIMMUNG]` tells it that
@@ -41,6 +45,7 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
+from novaberg.graph.nodes.situation import FOUND_BY_SIMILARITY
 from novaberg.graph.objection import (
     FAILURE_CALL,
     ObjectionVerdict,
@@ -118,6 +123,30 @@ def _same(turn: dict[str, Any], stimulus: str) -> bool:
     return " ".join(str(turn.get("inhalt")).split()).lower() == " ".join(stimulus.split()).lower()
 
 
+def bridge_text(bridge: Mapping[str, Any] | None) -> str:
+    """The `[SACHLAGE-BRUECKE]` lines of an impulse: what the conversation that caused it
+    was about — the triggering turn's understanding, or (found by similarity) what the
+    person said then, marked as a guess. "" on user turns and when no trigger was found."""
+    if not bridge or not bridge.get("gefunden"):
+        return ""
+    lines = []
+    if bridge.get("ausloeser_text"):
+        when = str(bridge.get("ausloeser_zeit") or "")[:16].replace("T", " ")
+        lines.append(
+            f"Person A sagte damals{f' ({when})' if when else ''}: „{bridge['ausloeser_text']}“"
+        )
+    if bridge.get("gegenstand_damals"):
+        lines.append(f"Damals ging es um: {bridge['gegenstand_damals']}")
+    if bridge.get("objekte_damals"):
+        lines.append("Dinge damals: " + ", ".join(bridge["objekte_damals"]))
+    if bridge.get("gleicher_gegenstand") is not None:
+        same = "ja" if bridge["gleicher_gegenstand"] else "nein, das Gespräch ist weiter"
+        lines.append(f"Noch derselbe Gegenstand: {same}")
+    if bridge.get("gefunden_durch") == FOUND_BY_SIMILARITY:
+        lines.append("(Der Zusammenhang ist nach Ähnlichkeit gefunden, nicht sicher.)")
+    return "\n".join(lines)
+
+
 def build_prompt(state: ConversationState, search_context: str, offers: str = "") -> str:
     """The rendered `composer` template (`offers`: the `[ANGEBOT]` lines, "" for none)."""
     stimulus = stimulus_text(state)
@@ -127,6 +156,7 @@ def build_prompt(state: ConversationState, search_context: str, offers: str = ""
         erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
         termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
         sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),
+        bruecke=_clip(bridge_text(state.get("situation_bridge")), BLOCK_CHARS),
         dienste=offers,
         haltung=value_text(state.get("stance")),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
@@ -204,5 +234,11 @@ async def composer(
         summary["suche_ausfall"] = web_failure
     if offers:
         summary["angebot_kandidat"] = candidate
+    bridge = state.get("situation_bridge") or {}
+    if bridge.get("gefunden"):  # the [SACHLAGE-BRUECKE] block was in the prompt
+        summary["bruecke"] = {
+            "ausloeser_turn_id": bridge.get("ausloeser_turn_id"),
+            "gefunden_durch": bridge.get("gefunden_durch"),
+        }
     update["_log"] = summary
     return update

@@ -16,7 +16,10 @@ Derived without a model:
   short-term goal — and whether it is clear (`geklaert`) or open;
 - on an impulse turn, `sachlage_bruecke`: the understanding as the triggering turn
   (`ausloeser_turn_id`) left it, from the per-turn record `sachlage_verlauf:{u}:{c}`,
-  and whether the matter is still the same.
+  and whether the matter is still the same. When the impulse names no turn or its entry
+  expired, the person's archived utterance most like the thought is taken instead and
+  the bridge says so (`gefunden_durch` "aehnlichkeit", memory/trigger_turn.py); the
+  composer says the impulse in that context (`[SACHLAGE-BRUECKE]`).
 
 A failed or unreadable answer keeps the stored understanding (`stand` "ausfall"), never a
 made-up one; a model that cannot be used (`ModelUnavailable`) ends the turn.
@@ -27,7 +30,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
 
@@ -38,6 +43,7 @@ from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.pair_state import store_situation
 from novaberg.memory.session_view import numbered_view
+from novaberg.memory.trigger_turn import SimilarTurn, similar_trigger_turn
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
 from novaberg.wire import FIELD_SITUATION_READING, FIELD_TRIGGER_TURN_ID
@@ -59,6 +65,9 @@ STAND_FAILED: Final = "ausfall"
 failed and the stored one was kept."""
 
 TRIGGER_FIELD: Final = FIELD_TRIGGER_TURN_ID
+FOUND_BY_ID: Final = "ausloeser_turn_id"
+FOUND_BY_SIMILARITY: Final = "aehnlichkeit"
+"""`gefunden_durch` of a bridge: the id the impulse named, or the archive's vector search."""
 
 READING_KEY: Final = "lesung"
 READING_FAILED: Final = "ausfall"
@@ -177,11 +186,14 @@ def object_judgements(acute: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
 def bridge(
     trigger_turn_id: str | None, then: Mapping[str, Any] | None, now: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """sachlage_bruecke of an impulse: the understanding at the triggering turn."""
+    """sachlage_bruecke of an impulse: the understanding at the triggering turn
+    (`gefunden_durch` "ausloeser_turn_id"), or not found (then the node looks by similarity,
+    `similar_bridge`)."""
     if not trigger_turn_id or then is None:
         return {
             TRIGGER_FIELD: trigger_turn_id,
             "gefunden": False,
+            "gefunden_durch": None,
             "gegenstand_damals": "",
             "objekte_damals": [],
             "gleicher_gegenstand": None,
@@ -191,9 +203,28 @@ def bridge(
     return {
         TRIGGER_FIELD: trigger_turn_id,
         "gefunden": True,
+        "gefunden_durch": FOUND_BY_ID,
         "gegenstand_damals": then_topic,
         "objekte_damals": [obj["name"] for obj in then.get("objekte") or []],
         "gleicher_gegenstand": bool(then_topic) and then_topic.lower() == now_topic.lower(),
+    }
+
+
+def similar_bridge(unfound: Mapping[str, Any], turn: SimilarTurn | None) -> dict[str, Any]:
+    """The bridge to the archived utterance most like the impulse (`gefunden_durch`
+    "aehnlichkeit"), keeping the id the event named (`gemeldete_ausloeser_turn_id`, null
+    when it named none); unchanged when nothing resembled it enough."""
+    if turn is None:
+        return dict(unfound)
+    return {
+        **unfound,
+        TRIGGER_FIELD: turn.turn_id,
+        "gemeldete_ausloeser_turn_id": unfound.get(TRIGGER_FIELD),
+        "gefunden": True,
+        "gefunden_durch": FOUND_BY_SIMILARITY,
+        "aehnlichkeit": round(turn.cosine, 3),
+        "ausloeser_text": _text(turn.text),
+        "ausloeser_zeit": turn.time.isoformat() if turn.time else None,
     }
 
 
@@ -240,6 +271,23 @@ def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
         "object_judgement": object_judgements(acute),
         "object_reference": situation.get("objekt_bezug") or "",
     }
+
+
+async def _bridge_by_similarity(
+    deps: GraphDeps, pair: Pair, unfound: dict[str, Any], thought: str, turn_id: str
+) -> dict[str, Any]:
+    """`similar_bridge` over the archive search; a failed search is named in the bridge
+    (`suche_ausfall`), never taken for "nothing similar"."""
+    zone = ZoneInfo(deps.settings.timezone)
+    try:
+        found = await similar_trigger_turn(
+            deps.redis, deps.pool, deps.model, pair, thought,
+            now=datetime.fromtimestamp(deps.clock(), zone), tz=zone, exclude_turn=turn_id or None,
+        )  # fmt: skip
+    except Exception as exc:  # the bridge is context, never worth the turn
+        log.exception("situation: the trigger search failed; no bridge")
+        return {**unfound, "suche_ausfall": f"{type(exc).__name__}: {exc}"[:300]}
+    return similar_bridge(unfound, found)
 
 
 async def read_situation(
@@ -297,10 +345,18 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
     if impulse:
         kept = {**previous, "stand": STAND_KEPT, "turn_id": turn_id}
         link = bridge(trigger, then, previous)
+        if not link["gefunden"]:  # no id, or its entry expired: look by meaning
+            link = await _bridge_by_similarity(deps, pair, link, utterance, turn_id)
         return {
             **_channels(kept, utterance),
             "situation_bridge": link,
-            "_log": {"stand": STAND_KEPT, "bruecke": link["gefunden"]},
+            "_log": {
+                "stand": STAND_KEPT,
+                "bruecke": link["gefunden"],
+                "bruecke_durch": link.get("gefunden_durch"),
+                TRIGGER_FIELD: link.get(TRIGGER_FIELD),
+                **({"suche_ausfall": link["suche_ausfall"]} if link.get("suche_ausfall") else {}),
+            },
         }
 
     current, failure, source = await _reading(state, deps, stored, utterance)

@@ -8,22 +8,27 @@ session, the utterance), so it runs in the same step as perception and costs no 
 answer travels in the `message` event (`sachlage_lesung`); the CharacterGraph's situation
 node writes it forward, derives the acute objects and stores it — as before, only the call
 moved. A failed call travels as `{"ausfall": reason}` (the node then keeps the stored
-understanding, as when its own call failed); a model that cannot be used fails Path 1 like
-perception does, and the situation node then makes the call itself.
+understanding, as when its own call failed). A model that cannot be used hands on no
+reading at all: the situation node then makes the call itself and meets the dead model
+there, where it ends the turn before any answer (Path 1's perception still travels).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_text
 from novaberg.graph.nodes.situation import READING_FAILED, READING_KEY, _decode, read_situation
 from novaberg.graph.state import ConversationState
+from novaberg.llm.errors import ModelUnavailable
 from novaberg.memory import session_turns
 from novaberg.memory.pair_state import load_situation
 from novaberg.pair import Pair
+
+log = logging.getLogger(__name__)
 
 
 async def situation_reading(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -32,7 +37,13 @@ async def situation_reading(state: ConversationState, deps: GraphDeps) -> dict[s
     stored_raw, turns = await asyncio.gather(
         load_situation(deps.redis, pair), session_turns.read(deps.redis, pair)
     )
-    reading, failure = await read_situation(deps, _decode(stored_raw), turns, stimulus_text(state))
+    try:
+        reading, failure = await read_situation(
+            deps, _decode(stored_raw), turns, stimulus_text(state)
+        )
+    except ModelUnavailable as exc:
+        log.warning("situation reading: model unusable (%s); the CharacterGraph calls", exc)
+        return {"_log": {"ausfall": f"{type(exc).__name__}: {exc}"[:300], "uebergeben": False}}
     if reading is None:
         return {"situation_reading": {READING_FAILED: failure}, "_log": {"ausfall": failure}}
     return {
