@@ -130,6 +130,8 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
             str(note)[:60],
         )
     console.print(stages)
+    for line in understanding_lines(rows):
+        console.print(f"  {line}")
     released = (
         f"answer released after {result.released_ms:.0f} ms (at {result.release_node})"
         if result.released_ms is not None
@@ -173,6 +175,54 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
     rounds = cstate.get("correction_round") or 0
     if rounds:
         console.print(f"correction rounds: {rounds}")
+
+
+def understanding_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """What the turn understood and how that steered it, from the nodes' pipeline_log rows
+    (docs/behaviour/nodes.md#situation): where the situation's reading came from and its
+    acute objects, what the router saw as `[LAGE]`, the planner's order, an impulse's
+    bridge to its trigger and whether the composer got it."""
+    lines: list[str] = []
+    for row in rows:
+        detail = row.get("inhalt") or {}
+        node = row.get("node")
+        if node == "situation_reading":
+            lines.append(
+                f"situation reading (path 1): {detail['ausfall']}"
+                if detail.get("ausfall")
+                else f"situation reading (path 1): objects {detail.get('objekte')}, "
+                f"about {detail.get('bezug') or '-'}"
+            )
+        elif node == "situation_node":
+            line = f"situation: {detail.get('stand')}"
+            if detail.get("quelle"):
+                line += f" from {detail['quelle']}"
+            if detail.get("akut"):
+                line += f", acute {detail['akut']}"
+            if "bruecke" in detail:
+                line += (
+                    f", bridge to {detail.get('ausloeser_turn_id')} by {detail['bruecke_durch']}"
+                    if detail["bruecke"]
+                    else ", no bridge"
+                )
+            lines.append(line)
+        elif node == "router" and detail.get("lage"):
+            lines.append(f"router saw [LAGE]: {', '.join(detail['lage'])}")
+        elif node == "planner" and detail.get("plan"):
+            order = " → ".join(f"{t['agent']}({t['teil'] or '…'})" for t in detail["plan"])
+            by = (
+                f" (acute first: {', '.join(detail['nach_objekt'])})"
+                if "nach_objekt" in detail
+                else ""
+            )
+            lines.append(f"plan: {order}{by}")
+        elif node == "composer" and detail.get("bruecke"):
+            bridge = detail["bruecke"]
+            lines.append(
+                f"composer [SACHLAGE-BRUECKE]: {bridge.get('ausloeser_turn_id')} "
+                f"by {bridge.get('gefunden_durch')}"
+            )
+    return lines
 
 
 def _num(value: object) -> str:

@@ -1,6 +1,6 @@
 // The turn inspector: for one answer, every pipeline stage with its duration and model
-// calls, the tribunal's votes and reasons, corrections and the memory the turn used
-// (GET /pipeline/{turn_id}).
+// calls, the tribunal's votes and reasons, corrections, the memory the turn used and what
+// it understood (GET /pipeline/{turn_id}).
 "use strict";
 
 import { enc, get } from "./api.js";
@@ -86,6 +86,32 @@ function memoryUsed(rows) {
   return s;
 }
 
+// What the turn understood and how it steered it: the situation's reading and its acute
+// objects, what the router saw as [LAGE], the planner's order, an impulse's bridge.
+function understanding(rows) {
+  const s = section("Verstehen", "understanding");
+  const ul = h("ul");
+  for (const r of rows) {
+    const i = r.inhalt || {};
+    if (r.node === "situation_node") {
+      let line = `Sachlage: ${i.stand ?? "–"}${i.quelle ? " aus " + i.quelle : ""}`;
+      if ((i.akut || []).length) line += ` · akut: ${i.akut.join(", ")}`;
+      if ("bruecke" in i) line += i.bruecke ? ` · Brücke zu ${i.ausloeser_turn_id} (${i.bruecke_durch})` : " · keine Brücke";
+      ul.append(h("li", line));
+    } else if (r.node === "router" && (i.lage || []).length) {
+      ul.append(h("li", `Router sah [LAGE]: ${i.lage.join(", ")}`));
+    } else if (r.node === "planner" && (i.plan || []).length) {
+      const by = (i.nach_objekt || []).length ? ` (akut zuerst: ${i.nach_objekt.join(", ")})` : "";
+      ul.append(h("li", `Plan: ${i.plan.map((t) => t.agent).join(" → ")}${by}`));
+    } else if (r.node === "composer" && i.bruecke) {
+      ul.append(h("li", `Verfasser [SACHLAGE-BRUECKE]: ${i.bruecke.ausloeser_turn_id} (${i.bruecke.gefunden_durch})`));
+    }
+  }
+  if (!ul.children.length) { s.append(h("p", "keine Angabe")); return s; }
+  s.append(ul);
+  return s;
+}
+
 const RETRIES = 4; // the pipeline log is written about once a second: a fresh turn may lag
 
 export async function show(turnId, attempt = 0) {
@@ -102,6 +128,7 @@ export async function show(turnId, attempt = 0) {
       tribunal(nodes.filter((r) => r.node === "tribunal")),
       corrections(nodes.filter((r) => r.node === "corrector" || (r.node === "thinker" && (r.inhalt || {}).ergebnis))),
       memoryUsed(nodes),
+      understanding(nodes),
     );
     root.dataset.loaded = turnId;
   } catch (err) {

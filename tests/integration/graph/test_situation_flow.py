@@ -17,6 +17,7 @@ from graph_helpers import script_human
 from test_character_graph import PAIR, run_character, script_character, user_turn
 from test_understanding import SITUATION_BELLO, composer_calls, script_situation
 
+from novaberg.cli.turn import understanding_lines
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
@@ -78,6 +79,11 @@ async def test_the_router_sees_the_situations_acute_objects_as_lage(
     (reading_row,) = [r for r in human_rows if r["node"] == "situation_reading"]
     assert reading_row["modell_aufrufe"] == 1
     assert reading_row["inhalt"]["bezug"] == "Wohnung"
+    # `novaberg turn` prints it under the stages
+    lines = understanding_lines(await read_turn(deps.pool, payload["turn_id"]))
+    assert "situation reading (path 1): objects ['Bello', 'Wohnung'], about Wohnung" in lines
+    assert "situation: neu from pfad1, acute ['Bello', 'Wohnung']" in lines
+    assert "router saw [LAGE]: Bello, Wohnung" in lines
 
     # the understanding moves on: the router's [LAGE] follows it
     script_situation(scripted, SITUATION_RENT)
@@ -183,6 +189,8 @@ async def test_an_expired_or_missing_trigger_is_found_by_similarity_and_marked(
         row = (await rows_of(deps, turn_id))["situation_node"]["inhalt"]
         assert row["bruecke_durch"] == "aehnlichkeit"
         assert row["ausloeser_turn_id"] == first["turn_id"]
+        lines = understanding_lines(await read_turn(deps.pool, turn_id))
+        assert f"composer [SACHLAGE-BRUECKE]: {first['turn_id']} by aehnlichkeit" in lines
 
 
 async def test_an_unrelated_archive_gives_no_bridge(

@@ -11,6 +11,7 @@ from test_multi_task import BOTH, BREAD, MEETING, tasks
 
 from novaberg.agents.registry import discover_agents
 from novaberg.agents.task_plan import PlannedTask, object_priority, plan_tasks
+from novaberg.cli.turn import understanding_lines
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.planner import planner
 
@@ -78,3 +79,7 @@ async def test_the_planners_row_names_the_plan_and_the_objects(deps: GraphDeps) 
         "plan": [{"agent": "echo", "teil": "sag Milch"}, {"agent": "echo", "teil": "sag Brot"}],
         "nach_objekt": ["Milch"],
     }
+    row = {"node": "planner", "art": "node", "inhalt": update["_log"]}
+    assert understanding_lines([row]) == [
+        "plan: echo(sag Milch) → echo(sag Brot) (acute first: Milch)"
+    ]
