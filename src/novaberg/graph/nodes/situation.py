@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
@@ -287,6 +288,8 @@ async def _bridge_by_similarity(
     except Exception as exc:  # the bridge is context, never worth the turn
         log.exception("situation: the trigger search failed; no bridge")
         return {**unfound, "suche_ausfall": f"{type(exc).__name__}: {exc}"[:300]}
+    if found is not None and found.time is not None:  # said in the person's local time
+        found = replace(found, time=found.time.astimezone(zone))
     return similar_bridge(unfound, found)
 
 
