@@ -18,14 +18,16 @@ of a round to `rounds`.
 The critical path of a plain message (the nodes the answer waits for, in order; the same
 as docs/architecture.md's graph, where it is marked):
 
-- R1 `perception` (HumanGraph): the CharacterGraph needs the perceived utterance in the
-  session. Then `session_turn` stores it (no model) and the event leaves; salience
+- R1 `perception` ‖ `situation_reading` (HumanGraph): the CharacterGraph needs the
+  perceived utterance in the session; the situation's call needs nothing perception
+  computes and rides along in the event. Then `session_turn` stores it (no model) and the event leaves; salience
   (segmentation, scoring), condensing and the session summary run off the path.
-- `db_access` → `ei_calc` (no model): Nova's state and emotion, which every branch reads.
-- R2, concurrently: `router` (what to do), `situation_node` (the running understanding)
-  and the enricher's query rewrite, which also awaits Path 1's salience (one call,
-  running since the hand-over); then `emotional_gravitation` → `reducer` and the
-  appointment reading (no model). Nothing here reads another branch's result.
+- `db_access` → `ei_calc` (no model): Nova's state and emotion, which the enricher reads.
+- `situation_node` (no model: it writes Path 1's reading forward), next to `ei_calc`.
+- R2, concurrently: `router` (what to do; after the situation, whose acute objects it
+  reads as `[LAGE]`) and the enricher's query rewrite, which also awaits Path 1's
+  salience (one call, running since the hand-over); then `emotional_gravitation` →
+  `reducer` and the appointment reading (no model).
 - R3 `composer` (what to say: it needs memory, routing and the situation) ‖ the call of
   `conversation_vector` (the conversation's hypothesis), in the same step.
 - R4 `responder` (how to say it: it needs the composer's content and the hypothesis).

@@ -2,12 +2,12 @@
 (docs/behaviour/graphs.md#character-graph). Concurrent where nothing depends on each other;
 `R` marks a model round on the critical path of a plain message (bench/critical_path.py):
 
-    db_access → ei_calc ─┬─ enricher (R2: query rewrite ‖ Path 1's salience) ─┬─ emotional_gravitation → reducer ─┐
-                         │                                                  ├─ landscape → stance_space ─────────┤
-                         │                                                  └─ conversation_vector (deferred) ─┐ │
-                         ├─ situation_node (R2) ─────────────────────── memory_anchor (after reducer too) ─┤ │
-                         └─ router (R2) → appointments ─┬───────────────────────────────────────────────────┤ │
-                                                        └─ planner ⇄ agent_dispatch (agents only) ──────────┤ │
+    db_access ─┬─ ei_calc → enricher (R2: query rewrite ‖ Path 1's salience) ─┬─ emotional_gravitation → reducer ─┐
+               │                                                             ├─ landscape → stance_space ─────────┤
+               │                                                             └─ conversation_vector (deferred) ─┐ │
+               └─ situation_node (Path 1's reading) ─┬─ memory_anchor (after reducer too) ─────────────────┤ │
+                                                     └─ router (R2, [LAGE]) → appointments ─┬──────────────┤ │
+                                                                                            └─ planner ⇄ agent_dispatch ┤ │
                                                                            composer (R3, deferred join) ────┤ │
                                                         conversation_vector's call (R3, same step) ─────────┼─┘
                                                                        responder (R4, after both) ──────────┘
@@ -18,6 +18,10 @@
               ├─ correct → corrector → tribunal ‖ perception_assistant → evaluate (≤ 2 rounds)
               └─ fallback → perception_assistant (of the fallback text) → [released] → …
 
+The situation comes before the router, so both of the router's branches see the same
+understanding; it runs next to ei_calc and makes no call on a user turn (Path 1 made it,
+`nodes/situation_reading.py`), so the router still shares the enricher's step and round
+(LangGraph runs in steps: a node one step later waits for the whole step before it).
 The composer and the conversation vector are deferred (`Node.defer`): LangGraph holds them
 back until every other pre-answer branch — including a planner ⇄ agent_dispatch loop of any
 length — has finished, then runs both in the same step, so the vector's free-text call and
