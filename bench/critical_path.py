@@ -18,7 +18,7 @@ of a round to `rounds`.
 The critical path of a plain message (the nodes the answer waits for, in order; the same
 as docs/architecture.md's graph, where it is marked):
 
-- R1 `perception` ‖ `situation_reading` (HumanGraph): the CharacterGraph needs the
+- R1 `perception` ‖ `situation_reader` (HumanGraph): the CharacterGraph needs the
   perceived utterance in the session; the situation's call needs nothing perception
   computes and rides along in the event. Then `session_turn` stores it (no model) and the event leaves; salience
   (segmentation, scoring), condensing and the session summary run off the path.

@@ -186,7 +186,7 @@ def understanding_lines(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         detail = row.get("inhalt") or {}
         node = row.get("node")
-        if node == "situation_reading":
+        if node == "situation_reader":
             lines.append(
                 f"situation reading (path 1): {detail['ausfall']}"
                 if detail.get("ausfall")

@@ -66,7 +66,7 @@ left (events/event_consumer.py); its ids are answered by the next turn."""
 STAGE_LABELS: dict[str, str] = {
     # HumanGraph
     "perception": "nimmt wahr",
-    "situation_reading": "versteht die Lage",
+    "situation_reader": "versteht die Lage",
     "enricher": "liest mit",
     "ei_calc": "fühlt nach",
     "session_turn": "hat gehört",

@@ -20,7 +20,7 @@
 
 The situation comes before the router, so both of the router's branches see the same
 understanding; it runs next to ei_calc and makes no call on a user turn (Path 1 made it,
-`nodes/situation_reading.py`), so the router still shares the enricher's step and round
+`nodes/situation_reader.py`), so the router still shares the enricher's step and round
 (LangGraph runs in steps: a node one step later waits for the whole step before it).
 The composer and the conversation vector are deferred (`Node.defer`): LangGraph holds them
 back until every other pre-answer branch — including a planner ⇄ agent_dispatch loop of any

@@ -35,7 +35,7 @@ async def save_nova_state(
 
 async def load_situation(redis: aioredis.Redis, pair: Pair) -> str | None:
     """The understanding as the pair's last turn left it (JSON text), or None. Path 1 reads
-    it before the CharacterGraph's turn context exists (graph/nodes/situation_reading.py)."""
+    it before the CharacterGraph's turn context exists (graph/nodes/situation_reader.py)."""
     return await situation.load(redis, pair)
 
 

@@ -41,7 +41,7 @@ Step = str | frozenset[str]
 
 
 HUMAN_STEPS: list[Any] = [
-    frozenset({"perception", "situation_reading"}),
+    frozenset({"perception", "situation_reader"}),
     "enricher",
     "ei_calc",
     "session_turn",

@@ -107,7 +107,7 @@ async def test_short_text_complete_turn_two_calls_and_logs(
     node_rows = [r for r in rows if r["art"] == "node"]
     assert [r["node"] for r in node_rows] == nodes
     assert {r["node"]: r["modell_aufrufe"] for r in node_rows} == {
-        "perception": 1, "situation_reading": 1, "enricher": 0, "ei_calc": 0,
+        "perception": 1, "situation_reader": 1, "enricher": 0, "ei_calc": 0,
         "session_turn": 0, "salience": 1, "dispatcher": 1,
     }  # fmt: skip
     assert all(r["ergebnis"] == "ok" and r["dauer_ms"] is not None for r in node_rows)

@@ -76,7 +76,7 @@ async def test_the_router_sees_the_situations_acute_objects_as_lage(
     human_rows = [
         r for r in await read_turn(deps.pool, payload["turn_id"]) if r["quelle"] == "human"
     ]
-    (reading_row,) = [r for r in human_rows if r["node"] == "situation_reading"]
+    (reading_row,) = [r for r in human_rows if r["node"] == "situation_reader"]
     assert reading_row["modell_aufrufe"] == 1
     assert reading_row["inhalt"]["bezug"] == "Wohnung"
     # `novaberg turn` prints it under the stages

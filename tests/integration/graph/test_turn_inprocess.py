@@ -45,7 +45,7 @@ async def test_full_turn_writes_both_session_turns_and_reports_stages(
     human = [node for graph, node in seen if graph == "human"]
     assert in_steps(human, HUMAN_STEPS) == HUMAN_STEPS
     # the CharacterGraph starts once the user's turn is stored (the rest of path 1 runs on)
-    assert {node for _, node in seen[:2]} == {"perception", "situation_reading"}
+    assert {node for _, node in seen[:2]} == {"perception", "situation_reader"}
     assert seen[2:5] == [("human", n) for n in ("enricher", "ei_calc", "session_turn")]
     assert ("character", RELEASE_NODE) in seen and ("character", "dispatcher") in seen
     assert result.released_ms is not None and result.release_node == "evaluate"

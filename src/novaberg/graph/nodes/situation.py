@@ -297,7 +297,7 @@ async def read_situation(
     deps: GraphDeps, stored: Mapping[str, Any] | None, turns: Sequence[Any], utterance: str
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The model's reading of the situation, form-checked, or (None, why it failed). The one
-    call of the situation, wherever it runs (Path 1's `situation_reading`, or this node when
+    call of the situation, wherever it runs (Path 1's `situation_reader`, or this node when
     Path 1 left no reading). A model that cannot be used raises `ModelUnavailable`."""
     prompt = render(
         "situation",

@@ -31,8 +31,8 @@ from novaberg.pair import Pair
 log = logging.getLogger(__name__)
 
 
-async def situation_reading(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """`situation_reading`: the form-checked reading, or why the call failed."""
+async def situation_reader(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
+    """The channel `situation_reading`: the form-checked reading, or why the call failed."""
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
     stored_raw, turns = await asyncio.gather(
         load_situation(deps.redis, pair), session_turns.read(deps.redis, pair)
