@@ -111,53 +111,6 @@ one, the INSERT would still meet the superseded row in the unique index of curre
 After step one the same `changed` set is found again — a superseded row no longer counts."""
 
 _OBJECTS_SQL: Final = """
-INSERT INTO sachlage_objekt (user_id, character_id, name, name_norm, zuletzt_turn_id)
-SELECT %(u)s, %(c)s, n.name, n.name_norm, %(turn)s
-FROM unnest(%(names)s::text[], %(norms)s::text[]) AS n(name, name_norm)
-ON CONFLICT (user_id, character_id, name_norm) DO UPDATE
-    SET name = EXCLUDED.name, zuletzt_am = now(), zuletzt_turn_id = EXCLUDED.zuletzt_turn_id
-RETURNING id, name, name_norm, entitaet_id
-"""
-
-_LINK_TURN_SQL: Final = """
-INSERT INTO sachlage_objekt_turn (objekt_id, turn_id, bezug, akut, offen)
-SELECT o.id, %(turn)s, o.bezug, o.akut, ARRAY(SELECT jsonb_array_elements_text(o.offen))
-FROM unnest(%(ids)s::bigint[], %(refs)s::boolean[], %(acute)s::boolean[], %(open)s::jsonb[])
-    AS o(id, bezug, akut, offen)
-ON CONFLICT (objekt_id, turn_id) DO UPDATE
-    SET bezug = EXCLUDED.bezug, akut = EXCLUDED.akut, offen = EXCLUDED.offen
-"""
-
-_PROPERTIES_SQL: Final = """
-WITH incoming AS (
-    SELECT * FROM unnest(%(ids)s::bigint[], %(props)s::text[], %(values)s::text[])
-        AS i(objekt_id, eigenschaft, wert)
-), changed AS (
-    SELECT i.* FROM incoming i
-    WHERE NOT EXISTS (
-        SELECT 1 FROM sachlage_eigenschaft e
-        WHERE e.objekt_id = i.objekt_id AND e.eigenschaft = i.eigenschaft
-          AND e.abgeloest_am IS NULL AND e.wert = i.wert
-    )
-), superseded AS (
-    UPDATE sachlage_eigenschaft e SET abgeloest_am = now(), abgeloest_von_turn = %(turn)s
-    FROM changed c
-    WHERE e.objekt_id = c.objekt_id AND e.eigenschaft = c.eigenschaft AND e.abgeloest_am IS NULL
-    RETURNING e.objekt_id, e.eigenschaft
-), inserted AS (
-    INSERT INTO sachlage_eigenschaft (objekt_id, eigenschaft, wert, turn_id)
-    SELECT c.objekt_id, c.eigenschaft, c.wert, %(turn)s FROM changed c
-    RETURNING objekt_id, eigenschaft
-)
-SELECT objekt_id, eigenschaft, TRUE AS neu FROM inserted
-UNION ALL
-SELECT objekt_id, eigenschaft, FALSE AS neu FROM superseded
-"""
-"""Values that differ from the current one (or have none) supersede it and become current;
-the same value again is skipped. The unique partial index on the current values holds:
-the UPDATE's new row versions have left it before the INSERT checks it."""
-
-_OBJECTS_SQL: Final = """
 SELECT o.id, o.name, o.entitaet_id, COALESCE(en.name, '') AS entitaet_name,
        COALESCE(
            (SELECT jsonb_object_agg(e.eigenschaft, e.wert ORDER BY e.id)

@@ -18,6 +18,10 @@ Derived without a model:
   (`ausloeser_turn_id`) left it, from the per-turn record `sachlage_verlauf:{u}:{c}`,
   and whether the matter is still the same.
 
+The objects of every computed turn, with their values, are also stored for good and bound
+to an entity (`situation_memory.py`): `objekt_entitaeten` names the acute objects' entities
+for the memory anchor, and when the bubble is gone the model is offered the stored values.
+
 A failed or unreadable answer keeps the stored understanding (`stand` "ausfall"), never a
 made-up one; a model that cannot be used (`ModelUnavailable`) ends the turn.
 """
@@ -34,6 +38,7 @@ from pydantic import BaseModel, Field
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
+from novaberg.graph.nodes.situation_memory import bound_entities, offered_values, persist_objects
 from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.pair_state import store_situation
@@ -234,6 +239,10 @@ def _channels(situation: dict[str, Any], utterance: str) -> dict[str, Any]:
     }
 
 
+def _acute_names(channels: Mapping[str, Any]) -> list[str]:
+    return [j["objekt"] for j in channels["object_judgement"]]
+
+
 async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Write the situation channels (see the module docstring)."""
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
@@ -251,15 +260,20 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
     if impulse:
         kept = {**previous, "stand": STAND_KEPT, "turn_id": turn_id}
         link = bridge(trigger, then, previous)
+        channels = _channels(kept, utterance)
+        entities, entity_log = await bound_entities(deps, pair, _acute_names(channels))
         return {
-            **_channels(kept, utterance),
+            **channels,
             "situation_bridge": link,
-            "_log": {"stand": STAND_KEPT, "bruecke": link["gefunden"]},
+            "object_entities": entities,
+            "_log": {"stand": STAND_KEPT, "bruecke": link["gefunden"], **entity_log},
         }
 
+    offered, offered_log = await offered_values(deps, pair) if stored is None else ("", {})
     prompt = render(
         "situation",
         stand=json.dumps(stored, ensure_ascii=False) if stored else "",
+        gespeichert=offered,
         verlauf=numbered_view(list(state.get("session_turns") or state.get("raw_turns") or [])),
         reiz=utterance,
     )
@@ -273,18 +287,30 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
         reason = f"{type(exc).__name__}: {exc}"[:300]
         log.warning("situation: unreadable (%s); stored understanding kept", reason)
         kept = {**previous, "stand": STAND_FAILED, "turn_id": turn_id}
-        return {**_channels(kept, utterance), "_log": {"stand": STAND_FAILED, "ausfall": reason}}
+        channels = _channels(kept, utterance)
+        entities, entity_log = await bound_entities(deps, pair, _acute_names(channels))
+        return {
+            **channels,
+            "object_entities": entities,
+            "_log": {"stand": STAND_FAILED, "ausfall": reason, **offered_log, **entity_log},
+        }
 
     current = clean_situation(reading.model_dump())
     await store_situation(deps.redis, pair, turn_id, current)
     written = {**current, "stand": STAND_NEW, "turn_id": turn_id}
     channels = _channels(written, utterance)
+    acute = _acute_names(channels)
+    entities, objects_log = await persist_objects(deps, pair, turn_id, current, acute)
     return {
         **channels,
+        "object_entities": entities,
         "_log": {
             "stand": STAND_NEW,
             "objekte": [obj["name"] for obj in current["objekte"]],
             "bezug": current["objekt_bezug"],
-            "akut": [j["objekt"] for j in channels["object_judgement"]],
+            "akut": acute,
+            "objekt_entitaeten": entities,
+            **offered_log,
+            **objects_log,
         },
     }
