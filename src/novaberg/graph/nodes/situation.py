@@ -28,6 +28,7 @@ made-up one; a model that cannot be used (`ModelUnavailable`) ends the turn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -296,11 +297,14 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
         }
 
     current = clean_situation(reading.model_dump())
-    await store_situation(deps.redis, pair, turn_id, current)
     written = {**current, "stand": STAND_NEW, "turn_id": turn_id}
     channels = _channels(written, utterance)
     acute = _acute_names(channels)
-    entities, objects_log = await persist_objects(deps, pair, turn_id, current, acute)
+    # the bubble (Redis) and the lasting objects (PostgreSQL) are independent writes
+    _, (entities, objects_log) = await asyncio.gather(
+        store_situation(deps.redis, pair, turn_id, current),
+        persist_objects(deps, pair, turn_id, current, acute),
+    )
     return {
         **channels,
         "object_entities": entities,
