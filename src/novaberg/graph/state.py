@@ -98,6 +98,7 @@ class ConversationState(TypedDict, total=False):
     object_judgement: list[dict[str, Any]]  # wire objekt_urteil: per acute object, distance
     object_reference: str  # wire objekt_bezug: the object this utterance is about ("" none)
     situation_reading: dict[str, Any]  # Path 1's reading for the situation node (payload)
+    object_entities: list[dict[str, Any]]  # wire objekt_entitaeten: acute objects' entities
     memory_anchor_facts: list[dict[str, Any]]  # [{name, fakten[]}] put in front of memory
 
     # --- router (docs/behaviour/nodes.md#router) ------------------------------------------

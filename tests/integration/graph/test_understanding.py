@@ -32,6 +32,7 @@ from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.pair_state import store_situation
 from novaberg.store import keys
+from novaberg.store.entities import resolve_entities
 from novaberg.store.keys import SITUATION_TTL
 from novaberg.store.pipeline_log import read_turn
 
@@ -147,33 +148,50 @@ async def test_memory_anchor_puts_facts_in_front_of_memory(
     runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
 ) -> None:
     vector = (await deps.model.embed(["x"]))[0]
+    (bello,) = (await resolve_entities(deps.pool, PAIR, ["Bello"])).ids
     async with deps.pool.connection() as conn:
+        # bound to Bello's entity, though the text does not name him
         await conn.execute(
             "INSERT INTO lzg_knoten (user_id, character_id, inhalt, embedding, gewicht_roh,"
-            " gewicht_absolut, gewicht_decay, themen) VALUES (%s, %s, %s, %s, 1, 3, 3, %s)",
-            (PAIR.user_id, PAIR.character_id, "Bello hat Angst vor Gewitter.", vector, ["bello"]),
+            " gewicht_absolut, gewicht_decay, themen, entitaet_ids)"
+            " VALUES (%s, %s, %s, %s, 1, 3, 3, %s, %s)",
+            (
+                PAIR.user_id,
+                PAIR.character_id,
+                "Er hat Angst vor Gewitter.",
+                vector,
+                ["hund"],
+                [bello],
+            ),
         )
+        # names Bello, but is bound to no entity: not his
         await conn.execute(
             "INSERT INTO lzg_knoten (user_id, character_id, inhalt, embedding, gewicht_roh,"
             " gewicht_absolut, gewicht_decay, themen) VALUES (%s, %s, %s, %s, 1, 3, 3, %s)",
-            (PAIR.user_id, PAIR.character_id, "Der Nutzer mag Jazz.", vector, ["musik"]),
+            (
+                PAIR.user_id,
+                PAIR.character_id,
+                "Bello heißt auch die Bar um die Ecke.",
+                vector,
+                ["bello"],
+            ),
         )
     script_human(scripted)
     script_character(scripted)
     script_situation(scripted)
     _, final, _ = await user_turn(runtime, "Darf Bello mit in die neue Wohnung?")
 
+    assert final["object_entities"][0] == {"objekt": "Bello", "entitaet_id": bello}
     groups = final["memory_anchor_facts"]
     assert [g["name"] for g in groups] == ["Bello", "Wohnung"]
-    assert [m["inhalt"] for m in groups[0]["erinnerungen"]] == ["Bello hat Angst vor Gewitter."]
+    assert [m["inhalt"] for m in groups[0]["erinnerungen"]] == ["Er hat Angst vor Gewitter."]
     context = final["memory_context"]
-    assert context.index("Fakten zu Bello") < context.index("Bello hat Angst vor Gewitter.")
-    assert "Jazz" not in context
+    assert context.index("Fakten zu Bello") < context.index("Er hat Angst vor Gewitter.")
     assert "Bello: rasse = Dackel" in final["memory_context_composer"]
     appended = [m for m in final["long_term_resonance"]["erinnerungen"] if m.get("anker")]
-    assert [m["inhalt"] for m in appended] == ["Bello hat Angst vor Gewitter."]
+    assert [m["inhalt"] for m in appended] == ["Er hat Angst vor Gewitter."]
     # the composer reads the anchored memory
-    assert "Bello hat Angst vor Gewitter." in composer_calls(scripted)[-1]["prompt"]
+    assert "Er hat Angst vor Gewitter." in composer_calls(scripted)[-1]["prompt"]
 
 
 async def test_memory_anchor_without_acute_object_changes_nothing(

@@ -1,21 +1,18 @@
 """Memory anchor node (Erinnerungsanker, docs/behaviour/nodes.md#memory-anchor). No model.
 
 Ties the turn to what memory knows about the things it is about. For every *acute*
-object the situation node found (`objekt_urteil`), it gathers
+object the situation node bound to an entity (`objekt_entitaeten`), it gathers
 
 - the object's known properties from the running understanding (the facts of this
   conversation), and
-- the pair's active long-term nodes that name the object (a theme equal to the name, or
-  the name in the text), strongest `gewicht_decay` first,
+- the pair's active long-term nodes of that entity (their `entitaet_ids` hold it, whatever
+  words they use), strongest `gewicht_decay` first,
 
 and puts them as a group "Fakten zu <Name>" **in front of** the turn's memory entries,
 appends up to three long-term memories the spreading read had not found to
 `lzg_resonanz["erinnerungen"]`, and renders `memory_context` and
 `memory_context_verfasser` again. Without an acute object, or with nothing new, every
-channel stays as the reducer left it.
-
-Entities are matched by name: the entity table that would give ids is not part of this
-node (see docs/behaviour/nodes.md#memory-anchor).
+channel stays as the reducer left it; so does an acute object without a bound entity.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ import psycopg
 from novaberg.agents.deps import GraphDeps
 from novaberg.graph.nodes.reducer import character_display_name, render_contexts
 from novaberg.graph.state import ConversationState
-from novaberg.memory.named_nodes import NamedNode, nodes_naming
+from novaberg.memory.named_nodes import NamedNode, nodes_of_entities
 from novaberg.pair import Pair
 
 log = logging.getLogger(__name__)
@@ -101,36 +98,44 @@ def new_memories(
 
 async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Put the acute objects' facts in front of memory (see the module docstring)."""
-    judged = [j["objekt"] for j in state.get("object_judgement") or []]
     situation = state.get("situation") or {}
     objects = {obj["name"]: obj for obj in situation.get("objekte") or []}
-    acute = [objects[name] for name in judged if name in objects]
-    if not acute:
-        return {"memory_anchor_facts": [], "_log": {"akut": 0}}
+    bound = [b for b in state.get("object_entities") or [] if b.get("objekt") in objects]
+    if not bound:
+        acute = len(state.get("object_judgement") or [])
+        return {"memory_anchor_facts": [], "_log": {"akut": acute, "gebunden": 0}}
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
     resonance = dict(state.get("long_term_resonance") or {})
     memories = list(resonance.get("erinnerungen") or [])
     known_ids = {int(m["knoten_id"]) for m in memories if m.get("knoten_id") is not None}
+    entity_ids = [int(b["entitaet_id"]) for b in bound]
+    failures: list[str] = []
+    try:
+        found = await nodes_of_entities(deps.pool, pair, entity_ids, NODES_PER_OBJECT)
+    except psycopg.Error as exc:
+        log.error("memory_anchor: long-term read for entities %s failed: %s", entity_ids, exc)
+        failures = [b["objekt"] for b in bound]
+        found = {}
     appended: list[dict[str, Any]] = []
     groups: list[dict[str, Any]] = []
-    failures: list[str] = []
-    for obj in acute:
-        try:
-            found = await nodes_naming(deps.pool, pair, obj["name"], NODES_PER_OBJECT)
-        except psycopg.Error as exc:
-            log.error("memory_anchor: long-term read for %r failed: %s", obj["name"], exc)
-            failures.append(obj["name"])
-            found = []
-        fresh = new_memories(found, known_ids, NEW_MEMORIES_MAX - len(appended))
+    for binding in bound:
+        obj = objects[binding["objekt"]]
+        fresh = new_memories(
+            found.get(int(binding["entitaet_id"]), []),
+            known_ids,
+            NEW_MEMORIES_MAX - len(appended),
+        )
         appended.extend(fresh)
         facts = fact_lines(obj)
         if facts or fresh:
             groups.append({"name": obj["name"], "fakten": facts, "erinnerungen": fresh})
+    summary = {
+        "akut": len(state.get("object_judgement") or []),
+        "entitaeten": {b["objekt"]: int(b["entitaet_id"]) for b in bound},
+        "ausfall": failures,
+    }
     if not groups:
-        return {
-            "memory_anchor_facts": [],
-            "_log": {"akut": len(acute), "neu": 0, "ausfall": failures},
-        }
+        return {"memory_anchor_facts": [], "_log": {**summary, "neu": 0}}
     entries = [*anchor_entries(groups), *(state.get("memory_entries") or [])]
     name = character_display_name(state.get("character_id", ""))
     third, composer = render_contexts(entries, name)
@@ -139,12 +144,7 @@ async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, 
         "memory_entries": entries,
         "memory_context": third,
         "memory_context_composer": composer,
-        "_log": {
-            "akut": len(acute),
-            "gruppen": [g["name"] for g in groups],
-            "neu": len(appended),
-            "ausfall": failures,
-        },
+        "_log": {**summary, "gruppen": [g["name"] for g in groups], "neu": len(appended)},
     }
     if appended:
         resonance["erinnerungen"] = [*memories, *appended]

@@ -21,12 +21,17 @@ Derived without a model:
   the bridge says so (`gefunden_durch` "aehnlichkeit", memory/trigger_turn.py); the
   composer says the impulse in that context (`[SACHLAGE-BRUECKE]`).
 
+The objects of every computed turn, with their values, are also stored for good and bound
+to an entity (`situation_memory.py`): `objekt_entitaeten` names the acute objects' entities
+for the memory anchor, and when the bubble is gone the model is offered the stored values.
+
 A failed or unreadable answer keeps the stored understanding (`stand` "ausfall"), never a
 made-up one; a model that cannot be used (`ModelUnavailable`) ends the turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -40,6 +45,7 @@ from pydantic import BaseModel, Field
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
+from novaberg.graph.nodes.situation_memory import bound_entities, offered_values, persist_objects
 from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.pair_state import store_situation
@@ -294,14 +300,21 @@ async def _bridge_by_similarity(
 
 
 async def read_situation(
-    deps: GraphDeps, stored: Mapping[str, Any] | None, turns: Sequence[Any], utterance: str
+    deps: GraphDeps,
+    stored: Mapping[str, Any] | None,
+    turns: Sequence[Any],
+    utterance: str,
+    offered: str = "",
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The model's reading of the situation, form-checked, or (None, why it failed). The one
     call of the situation, wherever it runs (Path 1's `situation_reader`, or this node when
-    Path 1 left no reading). A model that cannot be used raises `ModelUnavailable`."""
+    Path 1 left no reading); `offered` is the stored values of the pair's objects, given
+    when the bubble is gone (situation_memory.py). A model that cannot be used raises
+    `ModelUnavailable`."""
     prompt = render(
         "situation",
         stand=json.dumps(stored, ensure_ascii=False) if stored else "",
+        gespeichert=offered,
         verlauf=numbered_view(list(turns)),
         reiz=utterance,
     )
@@ -317,18 +330,28 @@ async def read_situation(
 
 
 async def _reading(
-    state: ConversationState, deps: GraphDeps, stored: dict[str, Any] | None, utterance: str
-) -> tuple[dict[str, Any] | None, str | None, str]:
-    """(reading, failure, where it came from): Path 1's, when its event carries one, else
-    this node's own call (Path 1 failed before it, or the run had no Path 1)."""
+    state: ConversationState,
+    deps: GraphDeps,
+    pair: Pair,
+    stored: dict[str, Any] | None,
+    utterance: str,
+) -> tuple[dict[str, Any] | None, str | None, str, dict[str, Any]]:
+    """(reading, failure, where it came from, the offered values' log part): Path 1's, when
+    its event carries one, else this node's own call (Path 1 failed before it, or the run
+    had no Path 1)."""
     handed = (state.get("event_payload") or {}).get(FIELD_SITUATION_READING)
     if isinstance(handed, Mapping):
         if isinstance(handed.get(READING_KEY), Mapping):
-            return clean_situation(handed[READING_KEY]), None, SOURCE_PATH1
-        return None, str(handed.get(READING_FAILED) or "leer")[:300], SOURCE_PATH1
+            return clean_situation(handed[READING_KEY]), None, SOURCE_PATH1, {}
+        return None, str(handed.get(READING_FAILED) or "leer")[:300], SOURCE_PATH1, {}
     turns = state.get("session_turns") or state.get("raw_turns") or []
-    current, failure = await read_situation(deps, stored, turns, utterance)
-    return current, failure, SOURCE_OWN_CALL
+    offered, offered_log = await offered_values(deps, pair) if stored is None else ("", {})
+    current, failure = await read_situation(deps, stored, turns, utterance, offered)
+    return current, failure, SOURCE_OWN_CALL, offered_log
+
+
+def _acute_names(channels: Mapping[str, Any]) -> list[str]:
+    return [j["objekt"] for j in channels["object_judgement"]]
 
 
 async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
@@ -350,37 +373,59 @@ async def situation_node(state: ConversationState, deps: GraphDeps) -> dict[str,
         link = bridge(trigger, then, previous)
         if not link["gefunden"]:  # no id, or its entry expired: look by meaning
             link = await _bridge_by_similarity(deps, pair, link, utterance, turn_id)
+        channels = _channels(kept, utterance)
+        entities, entity_log = await bound_entities(deps, pair, _acute_names(channels))
         return {
-            **_channels(kept, utterance),
+            **channels,
             "situation_bridge": link,
+            "object_entities": entities,
             "_log": {
                 "stand": STAND_KEPT,
                 "bruecke": link["gefunden"],
                 "bruecke_durch": link.get("gefunden_durch"),
                 TRIGGER_FIELD: link.get(TRIGGER_FIELD),
                 **({"suche_ausfall": link["suche_ausfall"]} if link.get("suche_ausfall") else {}),
+                **entity_log,
             },
         }
 
-    current, failure, source = await _reading(state, deps, stored, utterance)
+    current, failure, source, offered_log = await _reading(state, deps, pair, stored, utterance)
     if current is None:
         log.warning("situation: unreadable (%s); stored understanding kept", failure)
         kept = {**previous, "stand": STAND_FAILED, "turn_id": turn_id}
+        channels = _channels(kept, utterance)
+        entities, entity_log = await bound_entities(deps, pair, _acute_names(channels))
         return {
-            **_channels(kept, utterance),
-            "_log": {"stand": STAND_FAILED, "ausfall": failure, "quelle": source},
+            **channels,
+            "object_entities": entities,
+            "_log": {
+                "stand": STAND_FAILED,
+                "ausfall": failure,
+                "quelle": source,
+                **offered_log,
+                **entity_log,
+            },
         }
 
-    await store_situation(deps.redis, pair, turn_id, current)
     written = {**current, "stand": STAND_NEW, "turn_id": turn_id}
     channels = _channels(written, utterance)
+    acute = _acute_names(channels)
+    # the bubble (Redis) and the lasting objects (PostgreSQL) are independent writes
+    _, (entities, objects_log) = await asyncio.gather(
+        store_situation(deps.redis, pair, turn_id, current),
+        persist_objects(deps, pair, turn_id, current, acute),
+    )
     return {
         **channels,
+        "object_entities": entities,
         "_log": {
             "stand": STAND_NEW,
             "quelle": source,
             "objekte": [obj["name"] for obj in current["objekte"]],
             "bezug": current["objekt_bezug"],
-            "akut": [j["objekt"] for j in channels["object_judgement"]],
+            "akut": acute,
+            "objekt_entitaeten": entities,
+            **offered_log,
+            **objects_log,
         },
     }

@@ -22,6 +22,7 @@ from typing import Any
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_text
 from novaberg.graph.nodes.situation import READING_FAILED, READING_KEY, _decode, read_situation
+from novaberg.graph.nodes.situation_memory import offered_values
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.memory import session_turns
@@ -37,20 +38,25 @@ async def situation_reader(state: ConversationState, deps: GraphDeps) -> dict[st
     stored_raw, turns = await asyncio.gather(
         load_situation(deps.redis, pair), session_turns.read(deps.redis, pair)
     )
+    stored = _decode(stored_raw)
+    # the bubble is gone: the model is offered the pair's stored object values instead
+    offered, offered_log = await offered_values(deps, pair) if stored is None else ("", {})
     try:
-        reading, failure = await read_situation(
-            deps, _decode(stored_raw), turns, stimulus_text(state)
-        )
+        reading, failure = await read_situation(deps, stored, turns, stimulus_text(state), offered)
     except ModelUnavailable as exc:
         log.warning("situation reading: model unusable (%s); the CharacterGraph calls", exc)
         return {"_log": {"ausfall": f"{type(exc).__name__}: {exc}"[:300], "uebergeben": False}}
     if reading is None:
-        return {"situation_reading": {READING_FAILED: failure}, "_log": {"ausfall": failure}}
+        return {
+            "situation_reading": {READING_FAILED: failure},
+            "_log": {"ausfall": failure, **offered_log},
+        }
     return {
         "situation_reading": {READING_KEY: reading},
         "_log": {
             "objekte": [obj["name"] for obj in reading["objekte"]],
             "bezug": reading["objekt_bezug"],
             "stand_vorher": stored_raw is not None,
+            **offered_log,
         },
     }
