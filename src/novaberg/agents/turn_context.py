@@ -39,6 +39,7 @@ from novaberg.agents.offers import Offer, offer_from_raw
 from novaberg.agents.pending import pending_from_raw
 from novaberg.agents.timeline import repository as timeline
 from novaberg.ei.canon import parse_number
+from novaberg.impulses.turn_tasks import KnowledgeQuestion, knowledge_query, knowledge_questions
 from novaberg.pair import Pair
 from novaberg.store import character_profiles, characters, goals, keys, nova_state
 from novaberg.store.batch_read import Query, fetch_batch
@@ -53,6 +54,7 @@ __all__ = [
     "CardFields",
     "Directive",
     "HookReads",
+    "KnowledgeQuestion",
     "ProactiveAppointments",
     "ProfileLayers",
     "StoredSituation",
@@ -144,9 +146,16 @@ class TurnContext:
     open_offer: Offer | None = None
     """The offer Nova's last answer made, still waiting for the person's yes
     (`agents/offers.py`); None = none open."""
+    knowledge_questions: tuple[KnowledgeQuestion, ...] = ()
+    """The pair's open knowledge questions (gaps, knowledge that came back; best first, at
+    most `KNOWLEDGE_QUESTIONS`): the composer offers some, the conversation vector weighs
+    them (`impulses/turn_tasks.py`)."""
 
 
 PART_WHEEL: Final = "wheel"
+PART_KNOWLEDGE: Final = "knowledge"
+KNOWLEDGE_QUESTIONS: Final = 8
+"""Open knowledge questions read per turn (the vector embeds them together)."""
 PART_HOOK: Final = "hook_"
 """Prefix of an enrich hook's part (then the agent's name)."""
 
@@ -217,6 +226,7 @@ async def _read_tables(
             lambda rows: ProactiveAppointments(start, end, tuple(rows)),
             ProactiveAppointments(start, end, None),
         ),
+        PART_KNOWLEDGE: (knowledge_query(pair, KNOWLEDGE_QUESTIONS), list, []),
     }
     if user_turn:
         parts["user_profile"] = (
@@ -241,7 +251,8 @@ async def _read_tables(
 
 async def _read_redis(redis: aioredis.Redis, pair: Pair, trigger: str | None) -> list[Any]:
     """Nova's state, the session and its summary, the pending question, the open offer,
-    the stored situation (and the trigger's entry) and the last gv:detail in one round trip."""
+    the stored situation (and the trigger's entry), the last gv:detail and the impulse stack
+    in one round trip."""
     pipe = redis.pipeline(transaction=False)
     pipe.hgetall(keys.nova_state(pair))
     pipe.lrange(keys.session_turns(pair), 0, -1)
@@ -250,6 +261,7 @@ async def _read_redis(redis: aioredis.Redis, pair: Pair, trigger: str | None) ->
     pipe.get(keys.offer(pair))
     pipe.get(keys.situation(pair))
     pipe.get(keys.hypothesis_detail(pair))
+    pipe.hgetall(keys.impulse_stack(pair))
     if trigger:
         pipe.hget(keys.situation_history(pair), trigger)
     return list(await pipe.execute())
@@ -276,7 +288,7 @@ async def read_turn_context(
         _read_redis(redis, pair, trigger),
         _read_tables(pool, pair, user_turn=user_turn, window=window, hooks=hooks),
     )
-    state, raw_turns, summary, pending, offer, situation, detail, *then = stored
+    state, raw_turns, summary, pending, offer, situation, detail, stack, *then = stored
     profile: ProfileLayers | None = tables["character_profile"]
     card: CardFields | None = tables["persona"]
     hook_rows = {name: tables[PART_HOOK + name] for name in hooks}
@@ -306,6 +318,9 @@ async def read_turn_context(
         ),
         failures=tuple(failures),
         open_offer=offer_from_raw(offer, pair),
+        knowledge_questions=knowledge_questions(
+            tables[PART_KNOWLEDGE], (stack or {}).values(), KNOWLEDGE_QUESTIONS
+        ),
     )
 
 

@@ -52,7 +52,7 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
 from novaberg.graph.base import Node, compile_graph, node_names
 from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN, POST_RELEASE_NODE, RELEASE_NODE
-from novaberg.graph.knowledge_gaps import close_taken_up, open_questions
+from novaberg.graph.knowledge_gaps import close_taken_up
 from novaberg.graph.nodes.agent_dispatch import agent_dispatch
 from novaberg.graph.nodes.appointment_reading import appointment_reading
 from novaberg.graph.nodes.composer import composer
@@ -83,7 +83,7 @@ from novaberg.graph.nodes.situation import situation_node
 from novaberg.graph.nodes.stance import stance_node
 from novaberg.graph.nodes.thinker import thinker
 from novaberg.graph.nodes.tribunal import tribunal
-from novaberg.graph.nodes.uptake import register_offer_source, register_uptake_hook, uptake
+from novaberg.graph.nodes.uptake import register_uptake_hook, uptake
 from novaberg.graph.roles import CHARACTER_ROLES
 from novaberg.wire import GRAPH_CHARACTER
 
@@ -174,7 +174,6 @@ def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None
 
     Every node reads the state with `CHARACTER_ROLES` laid over it."""
     agents = registry if registry is not None else AgentRegistry()
-    register_offer_source(open_questions)
     register_uptake_hook(close_taken_up)
     compiled = compile_graph(character_table(agents), deps, GRAPH_CHARACTER, roles=CHARACTER_ROLES)
     return compiled.with_config(recursion_limit=RECURSION_LIMIT)

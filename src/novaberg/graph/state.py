@@ -174,7 +174,7 @@ class ConversationState(TypedDict, total=False):
     human_tail_failure: str | None  # Path 1's salience results did not arrive (enricher)
 
     # --- uptake (docs/behaviour/nodes.md#uptake) ------------------------------------------
-    uptake_offers: list[dict[str, Any]]  # open questions offered this turn {id, frage, quelle}
+    uptake_offers: list[dict[str, Any]]  # the composer's [OFFENE-FRAGEN] {id, frage, quelle}
 
     # --- dispatcher (docs/behaviour/nodes.md#dispatcher) ----------------------------------
     session_turn_core: str

@@ -186,6 +186,20 @@ async def best_on(
     limit: int = 20,
 ) -> list[dict[str, Any]]:
     """`best` on a connection the caller holds for its next statement."""
+    sql, params = best_query(tasks, user_id=user_id, character_id=character_id, limit=limit)
+    cur = await conn.execute(sql, params)
+    rows: list[Any] = await cur.fetchall()
+    return rows
+
+
+def best_query(
+    tasks: Sequence[str],
+    *,
+    user_id: str | None = None,
+    character_id: str | None = None,
+    limit: int = 20,
+) -> tuple[str, list[Any]]:
+    """The statement of `best` as `(sql, params)`, for a caller that batches its reads."""
     where = ["aktiv", "aufgabe = ANY(%s)"]
     params: list[Any] = [list(tasks)]
     if user_id is not None:
@@ -198,9 +212,7 @@ async def best_on(
         f"SELECT {_COLUMNS} FROM shadow_auftrag WHERE {' AND '.join(where)}"
         " ORDER BY salienz_decay DESC, id LIMIT %s"
     )
-    cur = await conn.execute(sql, [*params, limit])
-    rows: list[Any] = await cur.fetchall()
-    return rows
+    return sql, [*params, limit]
 
 
 async def any_active(pool: AsyncConnectionPool, tasks: Sequence[str]) -> bool:

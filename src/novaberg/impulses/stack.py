@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -105,9 +105,14 @@ async def push(redis: aioredis.Redis, pair: Pair, entry: StackEntry) -> str:
 
 async def entries(redis: aioredis.Redis, pair: Pair) -> list[StackEntry]:
     """The pair's entries, oldest first; an unreadable entry is skipped."""
-    raw = await redis.hgetall(keys.impulse_stack(pair))
+    return parse_entries((await redis.hgetall(keys.impulse_stack(pair))).values())
+
+
+def parse_entries(values: Iterable[str | bytes]) -> list[StackEntry]:
+    """The stack hash's values as entries, oldest first; an unreadable one is skipped (for a
+    caller that read the hash in a batch of its own)."""
     found = []
-    for value in raw.values():
+    for value in values:
         try:
             found.append(StackEntry.parse(value))
         except (ValueError, TypeError):

@@ -5,19 +5,22 @@ knowledge questions offered to every answered turn, and closing one an answer to
 The graph's door to the feature's stores (`shadow_queue.py`, `stack.py`), which it does not
 import itself; `ShadowTask` and the task kinds are this door's vocabulary.
 
-The offers are the pair's active `wissensluecken` and `wissen_rueckweg` shadow tasks
-(`auftrag-{id}`: a question Nova could not answer, knowledge that came back) and the stack
-entries made from them (`stapel-{id}`); one taken up is deleted or taken off the stack —
-the conversation covered it, so no job and no impulse needs to bring it up again.
+The open questions are the pair's active `wissensluecken` and `wissen_rueckweg` shadow
+tasks (`auftrag-{id}`: a question Nova could not answer, knowledge that came back) and the
+stack entries made from them (`stapel-{id}`), read with the turn context
+(`knowledge_query`, `knowledge_questions`); one an answer took up is deleted or taken off
+the stack — the conversation covered it, so no job and no impulse needs to bring it up
+again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 import redis.asyncio as aioredis
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.impulses import shadow_queue
@@ -36,9 +39,11 @@ __all__ = [
     "TASK_KNOWLEDGE_BACK",
     "TASK_KNOWLEDGE_GAP",
     "TASK_RESEARCH",
+    "KnowledgeQuestion",
     "ShadowTask",
     "close_question",
-    "knowledge_offers",
+    "knowledge_query",
+    "knowledge_questions",
     "push_task",
     "task_question",
 ]
@@ -53,7 +58,7 @@ async def push_task(pool: AsyncConnectionPool, task: ShadowTask, now: datetime) 
     return await shadow_queue.push(pool, task, now)
 
 
-def task_question(row: dict[str, Any]) -> str:
+def task_question(row: Mapping[str, Any]) -> str:
     """The question a task stands for: the words Nova could not answer, or the knowledge
     that came back, led by its topic."""
     context = " ".join(str(row.get("kontext") or "").split())[:QUESTION_CHARS]
@@ -61,36 +66,40 @@ def task_question(row: dict[str, Any]) -> str:
     return f"{topic}: {context}" if context and context != topic else topic
 
 
-async def knowledge_offers(
-    redis: aioredis.Redis, conn: AsyncConnection[Any], pair: Pair, limit: int
-) -> list[dict[str, Any]]:
-    """The pair's open knowledge questions as uptake offers `{id, frage, quelle}` (at most
-    `limit`); the tasks are read on `conn`, the uptake node's connection for its row."""
-    rows = await shadow_queue.best_on(
-        conn,
-        list(KNOWLEDGE_KINDS),
-        user_id=pair.user_id,
-        character_id=pair.character_id,
-        limit=limit,
+@dataclass(frozen=True, slots=True)
+class KnowledgeQuestion:
+    """An open knowledge question of the pair: its id (`auftrag-{id}` or `stapel-{id}`, what
+    `close_question` closes), the question text and its kind (`wissensluecken` or
+    `wissen_rueckweg`)."""
+
+    id: str
+    question: str
+    source: str
+
+
+def knowledge_query(pair: Pair, limit: int) -> tuple[str, list[Any]]:
+    """The pair's active knowledge tasks, best first, as a statement for a batched read."""
+    return shadow_queue.best_query(
+        list(KNOWLEDGE_KINDS), user_id=pair.user_id, character_id=pair.character_id, limit=limit
     )
-    offers = [
-        {
-            "id": f"{shadow_queue.TASK_ID_PREFIX}{r['id']}",
-            "frage": task_question(r),
-            "quelle": r["aufgabe"],
-        }
-        for r in rows
+
+
+def knowledge_questions(
+    task_rows: Sequence[Mapping[str, Any]], stack_values: Iterable[str | bytes], limit: int
+) -> tuple[KnowledgeQuestion, ...]:
+    """The open questions of `knowledge_query`'s rows (best first), then the knowledge
+    entries of the stack hash's values (oldest first); at most `limit`."""
+    found = [
+        KnowledgeQuestion(
+            f"{shadow_queue.TASK_ID_PREFIX}{row['id']}", task_question(row), str(row["aufgabe"])
+        )
+        for row in task_rows
     ]
-    for entry in await impulse_stack.entries(redis, pair):
-        if entry.aufgabe in KNOWLEDGE_KINDS and len(offers) < limit:
-            offers.append(
-                {
-                    "id": f"{STACK_PREFIX}{entry.id}",
-                    "frage": f"{entry.thema}: {entry.inhalt[:QUESTION_CHARS]}",
-                    "quelle": entry.aufgabe,
-                }
-            )
-    return offers[:limit]
+    for entry in impulse_stack.parse_entries(stack_values):
+        if entry.aufgabe in KNOWLEDGE_KINDS:
+            question = f"{entry.thema}: {entry.inhalt[:QUESTION_CHARS]}"
+            found.append(KnowledgeQuestion(f"{STACK_PREFIX}{entry.id}", question, entry.aufgabe))
+    return tuple(found[:limit])
 
 
 async def close_question(

@@ -4,6 +4,7 @@ snapshots through the real CharacterGraph, scripted model, real Redis and Postgr
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -27,6 +28,8 @@ from test_character_graph import (
 
 from novaberg.graph.contract import CharacterTurn, GraphDeps
 from novaberg.graph.runner import GraphRuntime
+from novaberg.impulses import shadow_queue
+from novaberg.impulses.shadow_queue import ShadowTask
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.store import keys
 from novaberg.store.pipeline_log import read_turn
@@ -348,15 +351,21 @@ async def test_uptake_writes_one_row_per_turn_and_tells_the_hook(
         script_human(scripted)
         script_character(scripted)
         payload = await run_human(runtime, human_turn("Wie geht's dir?"))
-        offers = [
-            {"id": "7", "frage": ANSWER, "quelle": "wissensluecke"},  # the answer takes it up
-            {"id": "8", "frage": "Welche Musik hört der Nutzer?"},
-        ]
-        final = await run_character_with(runtime, payload, uptake_offers=offers)
+        # two open questions the composer offers; the answer takes the first up
+        for topic, context, salience in ((ANSWER, "", 0.9), ("Musik", "Was hört Person A?", 0.5)):
+            task = ShadowTask(
+                PAIR.user_id, PAIR.character_id, "wissensluecken", topic, context, salience=salience
+            )
+            await shadow_queue.push(deps.pool, task, datetime.now(UTC))
+        rows = await shadow_queue.for_pair(deps.pool, PAIR.user_id, PAIR.character_id)
+        taken_id = f"auftrag-{next(r['id'] for r in rows if r['thema'] == ANSWER)}"
+        final = await run_character_with(runtime, payload)
+        for row in await shadow_queue.for_pair(deps.pool, PAIR.user_id, PAIR.character_id):
+            await shadow_queue.dismiss(deps.pool, PAIR.user_id, PAIR.character_id, row["id"])
         plain = await run_character_with(runtime, await run_human(runtime, human_turn("Hallo")))
     finally:
         unregister_uptake_hook(hook)
-    assert closed == [("7", payload["turn_id"])]
+    assert closed == [(taken_id, payload["turn_id"])]
     async with deps.pool.connection() as conn:
         cur = await conn.execute(
             "SELECT turn_id, angeboten, aufgegriffen, frage_id, cosinus FROM offene_fragen_aufgriff"
@@ -365,7 +374,7 @@ async def test_uptake_writes_one_row_per_turn_and_tells_the_hook(
         rows = await cur.fetchall()
     assert [r["turn_id"] for r in rows] == [payload["turn_id"], plain["turn_id"]]
     assert rows[0]["angeboten"] == 2 and rows[0]["aufgegriffen"] is True
-    assert rows[0]["frage_id"] == "7" and rows[0]["cosinus"] == pytest.approx(1.0)
+    assert rows[0]["frage_id"] == taken_id and rows[0]["cosinus"] == pytest.approx(1.0)
     assert rows[1]["angeboten"] == 0 and rows[1]["aufgegriffen"] is None
     assert final["response"] == ANSWER
 

@@ -24,6 +24,9 @@ and the recent history. It writes a head block — the objection verdict
   situation node), `[SACHLAGE-BRUECKE]` says what that conversation was about, so a result
   that arrives hours later is said in the context that caused it; a bridge found by
   similarity is marked as a guess.
+- Open questions (`graph/knowledge_gaps.py`): when the pair has open knowledge questions,
+  the first few are offered as `[OFFENE-FRAGEN]` and written to `uptake_offers`, exactly
+  those, so the uptake node measures what was offered; without any there is no block.
 - The offer (`graph/offer_chain.py`): on a turn where Nova may offer something an agent can
   do, the prompt lists the offerable agents (`[ANGEBOT]`) and an `ANGEBOT:` head line
   becomes `offer_candidate`; on a bare yes with no offer open, `[ZUSTIMMUNG]` tells it that
@@ -46,6 +49,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
 from novaberg.graph.nodes.situation import FOUND_BY_SIMILARITY
+from novaberg.graph.knowledge_gaps import offer_lines, offers_for
 from novaberg.graph.objection import (
     FAILURE_CALL,
     ObjectionVerdict,
@@ -147,8 +151,11 @@ def bridge_text(bridge: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(state: ConversationState, search_context: str, offers: str = "") -> str:
-    """The rendered `composer` template (`offers`: the `[ANGEBOT]` lines, "" for none)."""
+def build_prompt(
+    state: ConversationState, search_context: str, offers: str = "", open_questions: str = ""
+) -> str:
+    """The rendered `composer` template (`offers`: the `[ANGEBOT]` lines, `open_questions`
+    the `[OFFENE-FRAGEN]` lines; "" for none)."""
     stimulus = stimulus_text(state)
     anlass = OWN_THOUGHT_PREFIX + stimulus if stimulus_is_own_thought(state) else stimulus
     return render(
@@ -161,6 +168,7 @@ def build_prompt(state: ConversationState, search_context: str, offers: str = ""
         haltung=value_text(state.get("stance")),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
         auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],
+        offene_fragen=open_questions,
         verlauf=history_text(state, stimulus),
         zustimmung=stimulus if state.get("offer_reply") == REPLY_WITHOUT_OFFER else "",
         anlass=anlass or "(leer)",
@@ -199,10 +207,15 @@ async def composer(
     """Write `response_content` and `objection_verdict` (and `web_context` when searched,
     `offer_candidate` when Nova offers something)."""
     if state.get("task_context_cut"):
-        return {"response_content": "", "_log": {"uebersprungen": "task_context_cut"}}
+        return {
+            "response_content": "",
+            "uptake_offers": [],  # nothing was offered
+            "_log": {"uebersprungen": "task_context_cut"},
+        }
     web_context, web_failure = await search_context(state, deps)
     offers = offer_choices(state, registry)
-    prompt = build_prompt(state, web_context, offers)
+    questions = offers_for(state)  # [OFFENE-FRAGEN]: what the uptake node measures
+    prompt = build_prompt(state, web_context, offers, offer_lines(questions))
     candidate = None
     try:
         raw = await deps.model.chat(
@@ -221,6 +234,7 @@ async def composer(
         "response_content": content,
         "objection_verdict": verdict.to_dict(),
         "web_context": web_context,
+        "uptake_offers": questions,
     }
     if candidate is not None:
         update["offer_candidate"] = candidate
@@ -240,5 +254,7 @@ async def composer(
             "ausloeser_turn_id": bridge.get("ausloeser_turn_id"),
             "gefunden_durch": bridge.get("gefunden_durch"),
         }
+    if questions:
+        summary["offene_fragen"] = [q["id"] for q in questions]
     update["_log"] = summary
     return update

@@ -11,6 +11,12 @@ Length 0 makes no call. Length ≥ 1 makes one free-text call; from length 2 the
 asked in lines `SPRUNG 1..n`, `ABSICHT`, `STRATEGIE`, `VEHIKEL`, `IMPULS`. Intents
 begruessung|meta|system skip the thinking ahead altogether.
 
+On every path it also reads the situation and the open questions (`graph/curiosity.py`):
+the turn's knowledge gaps (`wissensluecken`), the colour mix of the two moods (`farbton`)
+and the curiosity they give (`neugier`, with its shares; the goal boost from the gaps'
+closeness to the activated goals). These are for the log and the stored `gv:detail`, not
+for a prompt.
+
 The landscape (six axes → 64 sectors → 14 clusters, initiative; `ei/landscape.py`) is
 computed first, on every path and without a model: it needs only the counterpart's
 perception and Nova's register. `gv_detail` carries `cluster`, `achsen`, `sektor`,
@@ -33,6 +39,7 @@ from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
 from novaberg.ei.landscape import Landscape, LandscapeInput, intentions_tuple, landscape
+from novaberg.graph.curiosity import understanding
 from novaberg.graph.personality import Emotion, InternalPersonality
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
@@ -166,6 +173,11 @@ def empty_detail(
         "initiative_wert": None,
         "initiative": None,
         "ausfall": None,
+        "farbton": {},
+        "wissensluecken": [],
+        "neugier": None,
+        "neugier_anteile": {},
+        "neugier_ausfall": None,
     }
     if land is not None:
         detail.update(land.as_detail())
@@ -217,23 +229,25 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     intent = emotion.intent
     raw = raw_length(emotion)
     land = landscape_of(state)
+    understood = await understanding(state, deps, crisis=is_crisis(emotion))
+    seen = _understanding_log(understood)
     if intent in SKIP_INTENTS:
-        detail = empty_detail(0, raw, intent, SKIPPED, land)
+        detail = {**empty_detail(0, raw, intent, SKIPPED, land), **understood}
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": SKIPPED, "cluster": land.cluster},
+            "_log": {"vorausdenken": SKIPPED, "cluster": land.cluster, **seen},
         }
     length = length_of(emotion)
     if length == 0:
         why = CRISIS if is_crisis(emotion) else LENGTH_ZERO
-        detail = empty_detail(0, raw, intent, why, land)
+        detail = {**empty_detail(0, raw, intent, why, land), **understood}
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": why, "cluster": land.cluster},
+            "_log": {"vorausdenken": why, "cluster": land.cluster, **seen},
         }
-    detail = empty_detail(length, raw, intent, RAN, land)
+    detail = {**empty_detail(length, raw, intent, RAN, land), **understood}
     prompt = render(
         "conversation_vector",
         variant="lang" if length >= 2 else "kurz",
@@ -260,14 +274,14 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": FAILED},
+            "_log": {"vorausdenken": FAILED, **seen},
         }
     if not text:
         detail.update(vorausdenken=FAILED, ausfall="leer")
         return {
             "conversation_hypothesis": "",
             "hypothesis_detail": detail,
-            "_log": {"vorausdenken": FAILED},
+            "_log": {"vorausdenken": FAILED, **seen},
         }
     text = text[:GV_MAX_CHARS]
     if length >= 2:
@@ -275,5 +289,16 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     return {
         "conversation_hypothesis": text,
         "hypothesis_detail": detail,
-        "_log": {"vorausdenken": RAN, "laenge": length, "cluster": land.cluster},
+        "_log": {"vorausdenken": RAN, "laenge": length, "cluster": land.cluster, **seen},
+    }
+
+
+def _understanding_log(understood: Mapping[str, Any]) -> dict[str, Any]:
+    """The node's log row shows curiosity, its shares, the gaps and the hue."""
+    return {
+        "neugier": understood["neugier"],
+        "neugier_anteile": understood["neugier_anteile"],
+        "wissensluecken": [gap["frage"] for gap in understood["wissensluecken"]],
+        "farbton": understood["farbton"],
+        "neugier_ausfall": understood["neugier_ausfall"],
     }

@@ -4,11 +4,10 @@ offered? (docs/behaviour/nodes.md#uptake)
 A measuring instrument without effect on the answer. It runs after the release, so its
 embedding call is not part of the wait, and reads the answer after the last correction.
 
-- **Offers** come from the `uptake_offers` channel: a list of open questions
-  (`{"id", "frage", "quelle"}`) some earlier node offered the turn, and those of every
-  source registered with `register_offer_source` (the CharacterGraph registers
-  graph/knowledge_gaps.py: the pair's knowledge gaps and knowledge that came back), read
-  when the node runs.
+- **Offers** are the `uptake_offers` channel and nothing else: the open questions
+  (`{"id", "frage", "quelle"}`) the composer put into its prompt as `[OFFENE-FRAGEN]`
+  (graph/knowledge_gaps.py). A question the composer did not see cannot be taken up, so
+  an answer that happens to resemble one is not counted.
 - **Judgement:** the answer and every offered question are embedded in one call; the best
   cosine at or above `UPTAKE_COSINE` is taken up. No offers → no call.
 - **One row per answered turn** in `offene_fragen_aufgriff` (offered count, taken up or
@@ -117,41 +116,6 @@ def judge(answer: list[float], questions: list[list[float]], offers: list[OpenQu
     return Uptake(len(offers), taken, round(best, 4))
 
 
-OfferSource = Callable[[GraphDeps, Pair, AsyncConnection[Any]], Awaitable[list[dict[str, Any]]]]
-"""`(deps, pair, conn)` → offer items; `conn` is the node's connection for its row, so a
-source reading PostgreSQL needs no checkout of its own."""
-_SOURCES: list[OfferSource] = []
-
-
-def register_offer_source(source: OfferSource) -> None:
-    """Offer the questions `source(deps, pair, conn)` returns to every answered turn."""
-    if source not in _SOURCES:
-        _SOURCES.append(source)
-
-
-def unregister_offer_source(source: OfferSource) -> None:
-    if source in _SOURCES:
-        _SOURCES.remove(source)
-
-
-async def all_offers(
-    state: ConversationState, deps: GraphDeps, conn: AsyncConnection[Any]
-) -> list[OpenQuestion]:
-    """The channel's offers and every registered source's (read on `conn`), each id once.
-    A failing source is logged and offers nothing."""
-    found = offered_questions(state)
-    pair = Pair(state["user_id"], state["character_id"])
-    for source in list(_SOURCES):
-        try:
-            extra = await source(deps, pair, conn)
-        except Exception:
-            log.exception("uptake: offer source %r failed", source)
-            continue
-        seen = {q.id for q in found if q.id is not None}
-        found += [q for q in questions_from(extra) if q.id is None or q.id not in seen]
-    return found
-
-
 async def judge_uptake(
     state: ConversationState, deps: GraphDeps, offered: list[OpenQuestion] | None = None
 ) -> Uptake:
@@ -186,21 +150,14 @@ async def _write_row(conn: AsyncConnection[Any], state: ConversationState, resul
 
 
 async def uptake(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
-    """Judge the uptake, write the turn's row, tell the hooks."""
+    """Judge the uptake of what was offered, write the turn's row, tell the hooks."""
     if not (state.get("response") or "").strip():
         return {"_log": {"uebersprungen": "keine_antwort"}}
-    # offers read and, when there are none, the row written on one connection; with
-    # offers it is not held while they are embedded
-    result: Uptake | None = None
+    offers = offered_questions(state)
+    # no connection is held while the offers are embedded
+    result = await judge_uptake(state, deps, offers)
     async with deps.pool.connection() as conn:
-        offers = await all_offers(state, deps, conn)
-        if not offers:
-            result = Uptake(0, None, None)
-            await _write_row(conn, state, result)
-    if result is None:
-        result = await judge_uptake(state, deps, offers)
-        async with deps.pool.connection() as conn:
-            await _write_row(conn, state, result)
+        await _write_row(conn, state, result)
     taken = result.taken
     if taken is not None:
         pair = Pair(state["user_id"], state["character_id"])
@@ -212,6 +169,7 @@ async def uptake(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     return {
         "_log": {
             "angeboten": result.offered,
+            "angebot_ids": [q.id for q in offers],
             "aufgegriffen": result.taken_up,
             "frage_id": taken.id if taken else None,
             "cosinus": result.cosine,
