@@ -137,8 +137,9 @@ def test_verdict_schemas_reject_out_of_range_scores() -> None:
         ("ok", 2, DECISION_OK),
         ("warnung", 0, DECISION_CORRECT),
         ("ablehnen", 1, DECISION_CORRECT),
-        ("warnung", 2, DECISION_OK),
+        ("warnung", 2, DECISION_FALLBACK),  # a warned answer is not released at the max
         ("ablehnen", 2, DECISION_FALLBACK),
+        ("warnung", 1, DECISION_CORRECT),
     ],
 )
 def test_evaluate_decision(verdict: str, rounds: int, decision: str) -> None:

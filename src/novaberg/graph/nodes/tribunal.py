@@ -13,7 +13,7 @@ is listed in `tribunal_failures` and logged at WARNING. **Decision:** for the ag
 failed judge counts as `warnung` — it cannot vouch for the answer, but a missing judgement
 is not evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
-the corrector, and with every round used up a `warnung` passes. A model that cannot be
+the corrector, and with every round used up the fallback goes out. A model that cannot be
 used at all (`ModelUnavailable`: unreachable, refusing requests) judges nothing: the turn
 fails instead of sending an unjudged answer.
 """
