@@ -1,0 +1,85 @@
+"""Small rules of the seeds, each seen downstream through the real CharacterGraph: the
+tribunal's thresholds per role (settings), the origin gate of the emotional gravitation,
+and the ungated goal pull on the salience of Nova's answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from graph_helpers import script_human
+from test_character_graph import AFTER, RELEASED, script_character, user_turn
+
+from novaberg.graph.contract import GraphDeps
+from novaberg.graph.runner import GraphRuntime
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store.pipeline_log import read_turn
+
+FIXED_NOW = 1_790_000_000.0
+
+# --- tribunal thresholds per role (seed 002 §2.5) ---------------------------------------------
+
+EDGY = "Naja, das hättest du dir auch denken können."
+"""A draft every judge scores 0.5: fine by the defaults (warn from 0.7)."""
+
+
+def middling_judges(scripted: ScriptedLLM) -> None:
+    match = "Antwort: Naja, das hättest"
+    scripted.add(
+        match, {"score": 0.1, "direktiven_score": 0.0, "begruendung": "ok"}, schema="JuristVerdict"
+    )
+    scripted.add(match, {"score": 0.5, "begruendung": "spitz"}, schema="PsychologistVerdict")
+    scripted.add(match, {"score": 0.5, "begruendung": "herablassend"}, schema="EthicistVerdict")
+
+
+@pytest.fixture
+async def strict_deps(deps: GraphDeps) -> AsyncIterator[GraphDeps]:
+    """The same services with a psychologist and an ethicist who warn from 0.4."""
+    settings = deps.settings.model_copy(
+        update={"tribunal_psychologist_warn": 0.4, "tribunal_ethicist_warn": 0.4}
+    )
+    strict = GraphDeps(
+        settings=settings, redis=deps.redis, pool=deps.pool, model=deps.model, clock=deps.clock
+    )
+    yield strict
+    assert strict.log is not None
+    await strict.log.close()
+
+
+async def test_default_thresholds_let_a_middling_answer_pass(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    script_human(scripted)
+    script_character(scripted, answer=EDGY)
+    middling_judges(scripted)
+    nodes, final, payload = await user_turn(runtime, "Ich habe den Zug verpasst.")
+
+    assert "corrector" not in nodes
+    assert final["tribunal_verdict"] == "ok" and RELEASED["response"]["nachricht"] == EDGY
+    await deps.log.flush()  # type: ignore[union-attr]
+    (row,) = [r for r in await read_turn(deps.pool, payload["turn_id"]) if r["node"] == "tribunal"]
+    assert row["inhalt"]["schwellen"]["psychologe"] == [0.7, 0.9]
+    assert row["inhalt"]["schwellen"]["jurist_direktiven"] == [0.5, 0.7]
+    assert row["inhalt"]["werte"]["psychologe"] == 0.5
+
+
+async def test_stricter_psychologist_and_ethicist_send_the_same_answer_to_the_corrector(
+    strict_deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Same scores, thresholds lowered by settings: two warnings, so the answer is rewritten
+    and the rewrite (judged ok) is what the person gets."""
+    script_human(scripted)
+    script_character(scripted, answer=EDGY)
+    middling_judges(scripted)
+    nodes, final, payload = await user_turn(GraphRuntime(strict_deps), "Ich habe den Zug verpasst.")
+
+    votes = {v["role"]: v["vote"] for v in AFTER["corrector"]["tribunal_votes"]}
+    assert votes == {"jurist": "ok", "psychologe": "warnung", "ethiker": "warnung"}
+    assert "corrector" in nodes and final["correction_round"] == 1
+    assert RELEASED["response"]["nachricht"] == "Korrigierte freundliche Antwort."
+    await strict_deps.log.flush()  # type: ignore[union-attr]
+    rows = [r for r in await read_turn(strict_deps.pool, payload["turn_id"])]
+    first = next(r for r in rows if r["node"] == "tribunal")
+    assert first["inhalt"]["urteil"] == "warnung"
+    assert first["inhalt"]["schwellen"]["psychologe"] == [0.4, 0.9]
+    assert first["inhalt"]["schwellen"]["jurist"] == [0.7, 0.9]
