@@ -4,11 +4,12 @@ and the ungated goal pull on the salience of Nova's answer."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from graph_helpers import script_human
-from test_character_graph import AFTER, RELEASED, script_character, user_turn
+from graph_helpers import PERCEPTION_OK, script_human
+from test_character_graph import AFTER, RELEASED, run_character, script_character, user_turn
 
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
@@ -83,3 +84,53 @@ async def test_stricter_psychologist_and_ethicist_send_the_same_answer_to_the_co
     assert first["inhalt"]["urteil"] == "warnung"
     assert first["inhalt"]["schwellen"]["psychologe"] == [0.4, 0.9]
     assert first["inhalt"]["schwellen"]["jurist"] == [0.7, 0.9]
+
+
+# --- origin gate of the emotional gravitation (seed 000 §7a) -----------------------------------
+
+SAD = "Mein Hund Bello ist gestern gestorben."
+
+
+def script_sad_memory(scripted: ScriptedLLM) -> None:
+    """Turn 1 leaves a sad short-term memory whose words the later stimulus repeats."""
+    sad = {**PERCEPTION_OK, "emotional": {"emotion": "traurigkeit", "arousal": 0.8}}
+    script_human(scripted, perception=sad)
+    script_character(scripted)
+    scripted.add(r"Verdichte die Äußerung des Nutzers", "Sein Hund Bello ist gestern gestorben.")
+    scripted.add(r"als eigenständige Suchanfrage", SAD)
+
+
+def weights(node: str) -> dict[str, float]:
+    return {e["emotion"]: e["gewicht"] for e in AFTER[node]["nova_emotion_history"]}
+
+
+async def test_own_thought_closes_the_origin_gate_of_the_emotional_gravitation(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """The same sad memory near the same words: a user turn is pulled toward traurigkeit,
+    Nova's own thought is not — her emotion after the node is the one before it."""
+    script_sad_memory(scripted)
+    await user_turn(runtime, SAD)
+    await user_turn(runtime, SAD)  # the user turn: the gate is open
+    assert AFTER["enricher"]["gravitation_points"]
+    assert weights("emotional_gravitation")["traurigkeit"] > weights("ei_calc").get(
+        "traurigkeit", 0.0
+    )
+
+    impulse = {
+        "turn_id": uuid.uuid4().hex,
+        "eigener_gedanke": SAD,
+        "reiz_herkunft": "eigener_impuls",
+        "gedanke_arousal": 0.5,
+    }
+    _, final = await run_character(runtime, impulse, source="character")
+    points = AFTER["enricher"]["gravitation_points"]
+    assert points and points[0]["emotion"] == "traurigkeit"  # found, as on the user turn
+    assert weights("emotional_gravitation") == weights("ei_calc")  # but not applied
+    assert (
+        AFTER["emotional_gravitation"]["internal"].emotion == AFTER["ei_calc"]["internal"].emotion
+    )
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, final["turn_id"])
+    (row,) = [r for r in rows if r["node"] == "emotional_gravitation"]
+    assert row["inhalt"] == {"punkte": len(points), "tor": "eigener_gedanke"}
