@@ -6,15 +6,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
-from graph_helpers import PERCEPTION_OK, script_human
-from test_character_graph import AFTER, RELEASED, run_character, script_character, user_turn
+from graph_helpers import PERCEPTION_OK, SCORE_OK, script_human
+from test_character_graph import (
+    AFTER,
+    PAIR,
+    RELEASED,
+    run_character,
+    script_character,
+    user_turn,
+)
 
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.store import goals
 from novaberg.store.pipeline_log import read_turn
+from novaberg.store.short_term import ShortTermStore
 
 FIXED_NOW = 1_790_000_000.0
 
@@ -134,3 +144,64 @@ async def test_own_thought_closes_the_origin_gate_of_the_emotional_gravitation(
     rows = await read_turn(deps.pool, final["turn_id"])
     (row,) = [r for r in rows if r["node"] == "emotional_gravitation"]
     assert row["inhalt"] == {"punkte": len(points), "tor": "eigener_gedanke"}
+
+
+# --- the ungated goal pull lifts the salience of Nova's answer (seed 002 §3.2) ---------------
+
+CELLO = "Ich lerne gerade Cello spielen."
+
+
+def script_scores(scripted: ScriptedLLM) -> None:
+    """The person's utterance scores 0.2 (a small duty), Nova's answer 0.5."""
+    script_human(scripted, score={**SCORE_OK, "salienz": 0.2})
+    script_character(scripted)
+    scripted.add("die eigene Antwort von", {**SCORE_OK, "salienz": 0.5}, schema="SalienceScore")
+
+
+async def nova_memory(deps: GraphDeps, turn_id: str) -> dict[str, str]:
+    store = ShortTermStore(deps.redis)
+    (key,) = await store.keys_of_turn(PAIR, turn_id, "assistant")
+    entry = await store.get(key)
+    assert entry is not None
+    return entry.fields
+
+
+async def test_a_goal_below_the_threshold_still_lifts_what_nova_says(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """The same turn twice; before the second, Nova holds a goal close to the utterance but
+    too weak to activate (0.3 < 0.40). No goal is activated and the gravitation term stays
+    0 — yet her answer's salience rises by the pull's share of the headroom."""
+    script_scores(scripted)
+    _, _, first = await user_turn(runtime, CELLO)
+    assert AFTER["enricher"]["raw_goal_pull"] == 0.0
+    plain = AFTER["salience"]["pending_writes"][0]["data"]["salienz_obj"]
+
+    vector = (await deps.model.embed([CELLO]))[0]
+    async with deps.pool.connection() as conn:
+        await goals.insert_goal(
+            conn,
+            PAIR,
+            statement="Nova will mehr über Musik erfahren",
+            embedding=vector,
+            motivation=0.3,
+            now=datetime.fromtimestamp(FIXED_NOW, UTC),
+        )
+    _, final, second = await user_turn(runtime, CELLO)
+
+    assert AFTER["enricher"]["activated_goals"] == [] and final["gravitation_term"] == 0.0
+    assert final["raw_goal_pull"] == pytest.approx(0.3)
+    pulled = AFTER["salience"]["pending_writes"][0]["data"]["salienz_obj"]
+    assert plain["salienz_roh"] == pulled["salienz_roh"] == 0.5
+    arousal = 1 + 0.3 * pulled["arousal"]
+    assert plain["salienz"] == pytest.approx(0.5 * arousal)
+    assert pulled["salienz"] == pytest.approx((0.5 + 0.3 * 0.5) * arousal)
+    assert pulled["zielsog"] == pytest.approx(0.3)
+    # the stored memory of Nova's answer carries the lifted salience
+    before = await nova_memory(deps, first["turn_id"])
+    after = await nova_memory(deps, second["turn_id"])
+    assert float(after["salienz_eingang"]) > float(before["salienz_eingang"])
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, second["turn_id"])
+    (row,) = [r for r in rows if r["node"] == "salience" and r["quelle"] == "character"]
+    assert row["inhalt"]["zielsog"] == pytest.approx(0.3)
