@@ -73,6 +73,9 @@ ETHICIST: Final = "ethiker"
 ROLES: Final = (JURIST, PSYCHOLOGIST, ETHICIST)
 """Wire names of the three perspectives (TribunalVote.role)."""
 
+JURIST_DIRECTIVES: Final = "jurist_direktiven"
+"""The jurist's directive score beside the roles in the pipeline_log row (werte, schwellen)."""
+
 _SEVERITY: Final = {VOTE_OK: 0, VOTE_WARN: 1, VOTE_REJECT: 2}
 
 REASON_MAX_CHARS: Final = 400
@@ -170,7 +173,7 @@ class TribunalThresholds:
         """For the pipeline_log row: which thresholds turned the scores into votes."""
         return {
             JURIST: self.jurist.as_log(),
-            f"{JURIST}_direktiven": self.jurist_directives.as_log(),
+            JURIST_DIRECTIVES: self.jurist_directives.as_log(),
             PSYCHOLOGIST: self.psychologist.as_log(),
             ETHICIST: self.ethicist.as_log(),
         }
@@ -226,7 +229,7 @@ def scores_for_log(votes: list[TribunalVote]) -> dict[str, float | None]:
     for vote in votes:
         scores[vote["role"]] = vote.get("score")
         if vote["role"] == JURIST:
-            scores[f"{JURIST}_direktiven"] = vote.get("directives_score")
+            scores[JURIST_DIRECTIVES] = vote.get("directives_score")
     return scores
 
 
@@ -304,7 +307,11 @@ def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
 
 
 async def judge(
-    role: str, state: ConversationState, stimulus: str, deps: GraphDeps
+    role: str,
+    state: ConversationState,
+    stimulus: str,
+    deps: GraphDeps,
+    thresholds: TribunalThresholds = DEFAULT_THRESHOLDS,
 ) -> TribunalVote:
     """One judge's vote; a failed call becomes a failed vote (logged at WARNING), a model
     that cannot be used fails the turn."""
@@ -325,13 +332,16 @@ async def judge(
             state.get("turn_id"),
         )
         return failed_vote(role, reason)
-    return make_vote(role, verdict, TribunalThresholds.from_settings(deps.settings))
+    return make_vote(role, verdict, thresholds)
 
 
 async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge `response` from three perspectives concurrently; write votes and verdict."""
     stimulus = stimulus_text(state)
-    votes = list(await asyncio.gather(*(judge(role, state, stimulus, deps) for role in ROLES)))
+    thresholds = TribunalThresholds.from_settings(deps.settings)
+    votes = list(
+        await asyncio.gather(*(judge(role, state, stimulus, deps, thresholds) for role in ROLES))
+    )
     verdict = aggregate(votes)
     failures = [f"{vote['role']}: {vote['failure']}" for vote in votes if vote.get("failure")]
     return {
@@ -345,7 +355,7 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             "begruendungen": {vote["role"]: vote.get("reasoning") or "" for vote in votes},
             "ausfaelle": failures,
             "werte": scores_for_log(votes),
-            "schwellen": TribunalThresholds.from_settings(deps.settings).as_log(),
+            "schwellen": thresholds.as_log(),
             "runde": state.get("correction_round", 0),
         },
     }
