@@ -23,6 +23,24 @@ ENV_PREFIX = "NOVABERG_"
 ORIGIN_PATTERN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s?#@]+")
 """What a browser sends as `Origin`: a scheme and host[:port], nothing else."""
 
+TRIBUNAL_WARN = 0.7
+TRIBUNAL_REJECT = 0.9
+"""Default thresholds of a tribunal judge's score: ≥ 0.9 ablehnen, ≥ 0.7 warnung."""
+
+TRIBUNAL_DIRECTIVES_WARN = 0.5
+TRIBUNAL_DIRECTIVES_REJECT = 0.7
+"""Default thresholds of the jurist's directive score, stricter: directives are a binding
+agreement with the user."""
+
+TRIBUNAL_THRESHOLD_PAIRS = (
+    ("tribunal_jurist_warn", "tribunal_jurist_reject"),
+    ("tribunal_jurist_directives_warn", "tribunal_jurist_directives_reject"),
+    ("tribunal_psychologist_warn", "tribunal_psychologist_reject"),
+    ("tribunal_ethicist_warn", "tribunal_ethicist_reject"),
+)
+"""(warn, reject) setting names per score; a reject threshold below its warn threshold is
+refused at start."""
+
 PAGE_TOKEN_FILE = "page_token"
 """File under NOVABERG_HOME holding the local page's token (mode 0600); `novaberg serve`
 writes it on a loopback bind, `novaberg chat` reads it as its default token."""
@@ -182,6 +200,36 @@ class Settings(BaseSettings):
         "question when the person sounds under pressure, or keeping a promise at once; "
         "false = never (a promise to look something up waits for the background research).",
     )
+    tribunal_jurist_warn: float = Field(
+        default=TRIBUNAL_WARN, ge=0, le=1, description="Jurist's score from which he warns."
+    )
+    tribunal_jurist_reject: float = Field(
+        default=TRIBUNAL_REJECT, ge=0, le=1, description="Jurist's score from which he rejects."
+    )
+    tribunal_jurist_directives_warn: float = Field(
+        default=TRIBUNAL_DIRECTIVES_WARN,
+        ge=0,
+        le=1,
+        description="Jurist's directive score from which he warns.",
+    )
+    tribunal_jurist_directives_reject: float = Field(
+        default=TRIBUNAL_DIRECTIVES_REJECT,
+        ge=0,
+        le=1,
+        description="Jurist's directive score from which he rejects.",
+    )
+    tribunal_psychologist_warn: float = Field(
+        default=TRIBUNAL_WARN, ge=0, le=1, description="Psychologist's score to warn from."
+    )
+    tribunal_psychologist_reject: float = Field(
+        default=TRIBUNAL_REJECT, ge=0, le=1, description="Psychologist's score to reject from."
+    )
+    tribunal_ethicist_warn: float = Field(
+        default=TRIBUNAL_WARN, ge=0, le=1, description="Ethicist's score to warn from."
+    )
+    tribunal_ethicist_reject: float = Field(
+        default=TRIBUNAL_REJECT, ge=0, le=1, description="Ethicist's score to reject from."
+    )
     pixie: bool = Field(
         default=True,
         description="Run the background jobs (memory promotion, decay, distillation); "
@@ -306,6 +354,15 @@ class Settings(BaseSettings):
             if not ORIGIN_PATTERN.fullmatch(origin):
                 raise ValueError(f"{origin!r} is no origin: scheme://host[:port], no path")
         return ",".join(origins)
+
+    @field_validator(*(reject for _, reject in TRIBUNAL_THRESHOLD_PAIRS))
+    @classmethod
+    def _reject_not_below_warn(cls, value: float, info: Any) -> float:
+        warn_name = next(w for w, r in TRIBUNAL_THRESHOLD_PAIRS if r == info.field_name)
+        warn = info.data.get(warn_name)
+        if warn is not None and value < warn:
+            raise ValueError(f"below {ENV_PREFIX}{warn_name.upper()} ({warn})")
+        return value
 
     @field_validator("timezone")
     @classmethod

@@ -237,9 +237,12 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
     votes = inspector.locator("[data-role=tribunal] li")
     expect(votes).to_have_count(3)
     expect(votes.first).to_contain_text("passt")  # each vote with its reason
+    expect(votes.first).to_contain_text("Schwellen 0.7/0.9")  # and the role's thresholds
     stages = inspector.locator("[data-role=stages] tbody tr")
     assert stages.count() >= 8, "every stage of both graphs"
     expect(inspector.locator("[data-role=stages] tbody")).to_contain_text("responder")
+    # each stage's detail: what it decided, from its log row
+    expect(inspector.locator("[data-role=stages] tbody")).to_contain_text("entscheidung=ok")
     expect(inspector.locator("[data-role=memory-used]")).to_contain_text("Kurzzeit-Treffer")
     expect(inspector.locator("[data-role=corrections]")).to_be_visible()
     shoot(page, "turn-inspector")

@@ -119,15 +119,14 @@ def _report(result: Any, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if row["art"] != KIND_NODE:
             continue
-        inhalt = row["inhalt"] or {}
-        note = inhalt.get("ausfall") or inhalt.get("fehler") or ""
+        note = stage_note(row["inhalt"] or {})
         stages.add_row(
             row["quelle"],
             row["node"],
             f"{row['dauer_ms']:.1f}" if row["dauer_ms"] is not None else "-",
             str(row["modell_aufrufe"]),
             row["ergebnis"],
-            str(note)[:60],
+            note,
         )
     console.print(stages)
     for line in understanding_lines(rows):
@@ -223,6 +222,26 @@ def understanding_lines(rows: list[dict[str, Any]]) -> list[str]:
                 f"by {bridge.get('gefunden_durch')}"
             )
     return lines
+
+
+NOTE_CHARS = 80
+"""Width of the note column: a failure, or the row's short facts."""
+
+
+def stage_note(inhalt: dict[str, Any]) -> str:
+    """A stage's note: its failure if it has one, else the plain values of its
+    pipeline_log row (`tor=eigener_gedanke`, `entscheidung=fallback`, `zielsog=0.3`) —
+    what the node decided, in the order it logged it; lists and maps stay in the row."""
+    failure = inhalt.get("ausfall") or inhalt.get("fehler")
+    if failure:
+        return str(failure)[:NOTE_CHARS]
+    parts = []
+    for key, value in inhalt.items():
+        if value is None or isinstance(value, list | dict):
+            continue
+        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        parts.append(f"{key}={shown}")
+    return " ".join(parts)[:NOTE_CHARS]
 
 
 def _num(value: object) -> str:

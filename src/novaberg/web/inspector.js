@@ -20,18 +20,28 @@ function section(title, role) {
   return s;
 }
 
+// What a stage decided, from its log row: its failure, else its plain values
+// ("tor=eigener_gedanke", "entscheidung=fallback"); lists and maps stay in the row.
+function note(i) {
+  if (i.ausfall || i.fehler) return String(i.ausfall || i.fehler);
+  return Object.entries(i)
+    .filter(([, v]) => v !== null && v !== undefined && typeof v !== "object")
+    .map(([k, v]) => `${k}=${typeof v === "number" ? +v.toPrecision(3) : v}`)
+    .join(" ").slice(0, 80);
+}
+
 function stages(rows) {
   const s = section("Stufen", "stages");
   const table = h("table");
   const head = h("tr");
-  for (const t of ["Stufe", "Graph", "ms", "Aufrufe", "Ergebnis"]) head.append(h("th", t, { scope: "col" }));
+  for (const t of ["Stufe", "Graph", "ms", "Aufrufe", "Ergebnis", "Detail"]) head.append(h("th", t, { scope: "col" }));
   table.append(h("thead"), h("tbody"));
   table.tHead.append(head);
   for (const r of rows) {
     const tr = h("tr");
     tr.append(h("td", r.node), h("td", r.quelle),
       h("td", r.dauer_ms === null ? "–" : Math.round(r.dauer_ms)), h("td", r.modell_aufrufe),
-      h("td", r.ergebnis));
+      h("td", r.ergebnis), h("td", note(r.inhalt || {})));
     table.tBodies[0].append(tr);
   }
   const scroller = h("div", undefined, { class: "scroll-x", tabindex: "0", role: "region", "aria-label": "Stufen" });
@@ -52,7 +62,11 @@ function tribunal(rows) {
     const ul = h("ul");
     for (const [role, vote] of Object.entries(i.stimmen || {})) {
       const reason = (i.begruendungen || {})[role];
-      ul.append(h("li", `${role}: ${vote ?? "ausgefallen"}${reason ? " – " + reason : ""}`));
+      const score = (i.werte || {})[role];
+      const limits = (i.schwellen || {})[role];
+      const scored = score === null || score === undefined ? ""
+        : ` (Wert ${score}${limits ? ", Schwellen " + limits.join("/") : ""})`;
+      ul.append(h("li", `${role}: ${vote ?? "ausgefallen"}${scored}${reason ? " – " + reason : ""}`));
     }
     for (const f of i.ausfaelle || []) ul.append(h("li", `Ausfall: ${f}`));
     s.append(ul);

@@ -335,6 +335,43 @@ async def test_two_rejections_end_in_the_neutral_fallback(
     assert assistant["inhalt"] == FALLBACK_DE
 
 
+def warn_all(scripted: ScriptedLLM, match: str) -> None:
+    """Every judge warns (0.8): no rejection, but no judge vouches for the answer."""
+    scripted.add(
+        match,
+        {"score": 0.8, "direktiven_score": 0.0, "begruendung": "grenzwertig"},
+        schema="JuristVerdict",
+    )
+    scripted.add(match, {"score": 0.8, "begruendung": "taktlos"}, schema="PsychologistVerdict")
+    scripted.add(match, {"score": 0.8, "begruendung": "einseitig"}, schema="EthicistVerdict")
+
+
+async def test_two_warnings_after_the_last_round_end_in_the_fallback_not_a_warned_answer(
+    runtime: GraphRuntime, deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """Seed 002 §2.3: after the maximum of two corrections the neutral fallback goes out —
+    also when the judges only warn; the warned answer is never released."""
+    script_human(scripted)
+    script_character(scripted, answer="Grenzwertige Antwort.")
+    warn_all(scripted, ".*")
+    nodes, final, payload = await user_turn(runtime, "Was soll ich tun?")
+
+    loop: list[Step] = ["corrector", REJUDGED, "evaluate"] * 2
+    expected = [*MAIN_PATH[: EVALUATE + 1], *loop, RELEASE_NODE, *MAIN_PATH[EVALUATE + 1 :]]
+    assert in_steps(nodes, expected) == expected
+    assert final["tribunal_verdict"] == "warnung"
+    assert final["evaluate_decision"] == "fallback" and final["correction_round"] == 2
+    assert RELEASED["node"] == RELEASE_NODE and RELEASED["response"]["nachricht"] == FALLBACK_DE
+    (_, assistant) = await read_turns(deps.redis, PAIR)
+    assert assistant["inhalt"] == FALLBACK_DE  # neither the draft nor the warned rewrite
+    await deps.log.flush()  # type: ignore[union-attr]
+    rows = await read_turn(deps.pool, payload["turn_id"])
+    decisions = [r["inhalt"] for r in rows if r["node"] == "evaluate"]
+    assert [d["entscheidung"] for d in decisions] == ["correct", "correct", "fallback"]
+    assert decisions[-1]["urteil"] == "warnung"
+    assert decisions[-1]["ersetzt"] == "fallback_nach_korrekturen"
+
+
 async def test_fallback_follows_an_english_user(
     runtime: GraphRuntime, scripted: ScriptedLLM
 ) -> None:

@@ -8,6 +8,7 @@ from novaberg.graph.nodes.dispatcher import build_session_turn
 from novaberg.graph.nodes.salience import (
     SalienceScore,
     character_salience,
+    goal_pulled,
     human_salience,
     needs_segmentation,
     ordered_union,
@@ -39,6 +40,18 @@ def test_character_salience_spec_formula() -> None:
     # no user salience (AgentGraph, impulse) → own path only
     effektiv, eigen, pflicht = character_salience(0.5, 0.0, 1.0, None, 1.0)
     assert pflicht is None and effektiv == pytest.approx(0.65)
+
+
+def test_goal_pull_lifts_the_raw_score_by_a_share_of_the_headroom() -> None:
+    assert goal_pulled(0.5, 0.0) == 0.5
+    assert goal_pulled(0.5, 0.3) == pytest.approx(0.65)
+    assert goal_pulled(1.0, 0.9) == 1.0 and goal_pulled(0.0, 1.0) == 1.0
+    assert goal_pulled(0.5, -0.4) == 0.5  # never lowers
+    _, eigen, _ = character_salience(0.4, 0.2, 0.5, None, None, goal_pull=0.5)
+    assert eigen == pytest.approx(0.7 * 1.15)
+    # the activated goals' term still wins where it is higher than the pulled score
+    _, eigen, _ = character_salience(0.2, 0.9, 0.0, None, None, goal_pull=0.1)
+    assert eigen == pytest.approx(0.9)
 
 
 def test_intentions_union_keeps_order_and_drops_unknown() -> None:

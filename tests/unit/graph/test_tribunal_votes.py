@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from novaberg.config import SettingsError, load_settings
 from novaberg.graph.nodes.evaluate import (
     DECISION_CORRECT,
     DECISION_FALLBACK,
@@ -20,6 +21,8 @@ from novaberg.graph.nodes.tribunal import (
     EthicistVerdict,
     JuristVerdict,
     PsychologistVerdict,
+    Thresholds,
+    TribunalThresholds,
     aggregate,
     failed_vote,
     jurist_vote,
@@ -137,8 +140,9 @@ def test_verdict_schemas_reject_out_of_range_scores() -> None:
         ("ok", 2, DECISION_OK),
         ("warnung", 0, DECISION_CORRECT),
         ("ablehnen", 1, DECISION_CORRECT),
-        ("warnung", 2, DECISION_OK),
+        ("warnung", 2, DECISION_FALLBACK),  # a warned answer is not released at the max
         ("ablehnen", 2, DECISION_FALLBACK),
+        ("warnung", 1, DECISION_CORRECT),
     ],
 )
 def test_evaluate_decision(verdict: str, rounds: int, decision: str) -> None:
@@ -217,3 +221,40 @@ def test_retry_payload_user_turn_and_impulse() -> None:
     assert payload["reiz_herkunft"] == "eigener_impuls"
     assert payload["gedanke_arousal"] == 0.8
     assert payload["turn_id"] == "t2" and payload["thinker_unsicher_retry"] is True
+
+
+def test_thresholds_per_role_turn_the_same_score_into_different_votes() -> None:
+    strict = TribunalThresholds(psychologist=Thresholds(0.4, 0.6))
+    verdict = PsychologistVerdict(score=0.5)
+    assert make_vote("psychologe", verdict)["vote"] == "ok"
+    assert make_vote("psychologe", verdict, strict)["vote"] == "warnung"
+    assert make_vote("ethiker", EthicistVerdict(score=0.5), strict)["vote"] == "ok"
+    lenient = TribunalThresholds(jurist_directives=Thresholds(0.8, 0.95))
+    jurist = JuristVerdict(score=0.1, direktiven_score=0.6)
+    assert make_vote("jurist", jurist)["vote"] == "warnung"
+    assert make_vote("jurist", jurist, lenient)["vote"] == "ok"
+
+
+def test_thresholds_come_from_the_settings_with_the_seed_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert TribunalThresholds.from_settings(load_settings()) == TribunalThresholds()
+    assert TribunalThresholds().as_log() == {
+        "jurist": [0.7, 0.9],
+        "jurist_direktiven": [0.5, 0.7],
+        "psychologe": [0.7, 0.9],
+        "ethiker": [0.7, 0.9],
+    }
+    monkeypatch.setenv("NOVABERG_TRIBUNAL_ETHICIST_WARN", "0.3")
+    monkeypatch.setenv("NOVABERG_TRIBUNAL_JURIST_DIRECTIVES_REJECT", "0.8")
+    tuned = TribunalThresholds.from_settings(load_settings())
+    assert tuned.ethicist == Thresholds(0.3, 0.9)
+    assert tuned.jurist_directives == Thresholds(0.5, 0.8)
+    assert tuned.psychologist == Thresholds(0.7, 0.9)
+
+
+def test_a_reject_threshold_below_its_warn_threshold_is_refused() -> None:
+    with pytest.raises(SettingsError, match="NOVABERG_TRIBUNAL_PSYCHOLOGIST_REJECT"):
+        load_settings(tribunal_psychologist_warn=0.8, tribunal_psychologist_reject=0.6)
+    with pytest.raises(SettingsError, match="NOVABERG_TRIBUNAL_ETHICIST_WARN"):
+        load_settings(tribunal_ethicist_warn=1.5)

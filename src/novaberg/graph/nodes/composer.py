@@ -48,8 +48,8 @@ from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
-from novaberg.graph.nodes.situation import FOUND_BY_SIMILARITY
 from novaberg.graph.knowledge_gaps import offer_lines, offers_for
+from novaberg.graph.nodes.situation import FOUND_BY_SIMILARITY
 from novaberg.graph.objection import (
     FAILURE_CALL,
     ObjectionVerdict,

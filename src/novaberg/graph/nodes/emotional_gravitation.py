@@ -7,15 +7,23 @@ g ≥ 0.40, the two strongest). This node, right after the enricher, applies the
 emotion history (`nova_emotion_history`, from ei_calc) and takes the history's new top as
 Nova's emotion — the same transfer ei_calc does. The enricher's memory choice saw the
 state before the pull. No model call.
+
+**Origin gate.** When the stimulus is Nova's own thought (an impulse), the points are not
+applied: the thought grew out of her memory in the first place, and the memories near it
+are its own sources — letting them pull her emotion would count the same feeling twice and
+let a thought talk itself up turn after turn. Her state on an impulse already carries the
+thought's arousal (db_access raises it by the thought's level). The points stay in the
+state and the pipeline_log row says the gate closed (`tor: eigener_gedanke`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.stimulus import stimulus_is_own_thought
 from novaberg.ei.empathy import transfer_dominant
 from novaberg.ei.gravitation import (
     apply_gravity,
@@ -26,6 +34,11 @@ from novaberg.ei.gravitation import (
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality
 from novaberg.graph.state import ConversationState
+
+GATE_OWN_THOUGHT: Final = "eigener_gedanke"
+GATE_OPEN: Final = "offen"
+"""pipeline_log values: the origin gate kept the points from pulling (module docstring), or
+let them pull."""
 
 
 def short_term_cosine(similarity: object) -> float | None:
@@ -68,6 +81,8 @@ async def emotional_gravitation(state: ConversationState, deps: GraphDeps) -> di
     history = list(state.get("nova_emotion_history") or [])
     if not points:
         return {"_log": {"punkte": 0}}
+    if stimulus_is_own_thought(state):  # the origin gate (module docstring)
+        return {"_log": {"punkte": len(points), "tor": GATE_OWN_THOUGHT}}
     pulled = apply_gravity(history, points)
     internal = emotion_copy(state.get("internal") or InternalPersonality())
     before = (internal.emotion.emotion, internal.emotion.arousal)
@@ -79,6 +94,7 @@ async def emotional_gravitation(state: ConversationState, deps: GraphDeps) -> di
         "nova_emotion_history": pulled,
         "_log": {
             "punkte": len(points),
+            "tor": GATE_OPEN,
             "quellen": [point.get("quelle") for point in points],
             "vorher": list(before),
             "nachher": [emotion, arousal],

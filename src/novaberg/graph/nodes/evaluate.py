@@ -2,8 +2,10 @@
 (docs/behaviour/nodes.md#evaluate).
 
 `ok` passes. Anything else goes to the corrector while rounds are left
-(`correction_round < max_corrections`). With every round used up a `warnung` passes and an
-`ablehnen` is replaced by the fixed neutral fallback. The decision is
+(`correction_round < max_corrections`). With every round used up, whatever is not `ok` —
+a `warnung` as much as an `ablehnen` — is replaced by the fixed neutral fallback: an answer
+the judges still object to after two rewrites is not sent with a warning attached, because
+nobody downstream reads the warning (docs/behaviour/nodes.md#evaluate). The decision is
 written to `evaluate_entscheidung`, and the node writes `correction_round` and
 `max_corrections` back on every path: only the two side by side tell an answer that used
 up its rounds from one that was accepted.
@@ -175,15 +177,13 @@ def time_order(claims: list[str]) -> str:
 
 
 def decide(verdict: str, correction_round: int, max_corrections: int) -> str:
-    """ok → ok; rounds left → correct; at the max warnung → ok, ablehnen → fallback."""
+    """ok → ok; rounds left → correct; at the max anything but ok → fallback."""
     if verdict == VOTE_OK:
         return DECISION_OK
+    if verdict not in (VOTE_WARN, VOTE_REJECT):
+        log.error("evaluate: unknown tribunal verdict %r treated as ablehnen", verdict)
     if correction_round < max_corrections:
         return DECISION_CORRECT
-    if verdict == VOTE_WARN:
-        return DECISION_OK
-    if verdict != VOTE_REJECT:
-        log.error("evaluate: unknown tribunal verdict %r treated as ablehnen", verdict)
     return DECISION_FALLBACK
 
 
@@ -229,9 +229,11 @@ async def evaluate(
     }
     if decision == DECISION_FALLBACK:
         update["response"] = fallback_text(stimulus)
+        update["_log"]["ersetzt"] = "fallback_nach_korrekturen"
         log.warning(
-            "evaluate: tribunal rejected the answer after %d correction rounds; "
+            "evaluate: tribunal still said %s after %d correction rounds; "
             "neutral fallback sent (turn=%s)",
+            verdict,
             rounds,
             state.get("turn_id"),
         )

@@ -20,6 +20,14 @@ ordered union. character/agent → `effektiv = min(1, max(pflicht, eigen))` with
 `eigen = max(raw, gravitationsterm) × (1 + 0.3 × nova_arousal)` and
 `pflicht = salienz_human × nutzer_gewichtung` (None if either is missing; always in the
 AgentGraph). Every readable segment emits one `kzg` PendingWrite.
+
+**Goal pull on Nova's answer.** In the CharacterGraph the raw score of Nova's answer is
+first pulled up by the turn's ungated goal pull (`zielsog_roh`, the enricher's strongest
+`cos × motivation` before the activation threshold): `raw + zielsog × (1 − raw)`, a share of
+the headroom left. It is kept apart from `gravitationsterm` because the term is made of the
+*activated* goals, which are also what Nova thinks about in the conversation vector: a
+threshold lowered for salience would change her thoughts too. So a goal below the
+threshold still makes what Nova says about it more memorable.
 """
 
 from __future__ import annotations
@@ -206,16 +214,25 @@ def human_salience(raw: float, gravitation_term: float) -> float:
     return raw
 
 
+def goal_pulled(raw: float, goal_pull: float) -> float:
+    """The raw score pulled up by the ungated goal pull: `raw + pull × (1 − raw)` (module
+    docstring). A pull of 0 leaves it as it is; it never lowers a score."""
+    pull = clamp01(goal_pull)
+    return raw + pull * max(0.0, 1.0 - raw)
+
+
 def character_salience(
     raw: float,
     gravitation_term: float,
     nova_arousal: float,
     human: float | None,
     user_weight: float | None,
+    goal_pull: float = 0.0,
 ) -> tuple[float, float, float | None]:
     """(effektiv, eigen, pflicht) of one of Nova's segments: the effective salience, her
-    own, and the duty `human × user weight` (None without either)."""
-    own = max(raw, gravitation_term) * (1 + AROUSAL_BOOST * nova_arousal)
+    own (the raw score pulled by `goal_pull` first), and the duty `human × user weight`
+    (None without either)."""
+    own = max(goal_pulled(raw, goal_pull), gravitation_term) * (1 + AROUSAL_BOOST * nova_arousal)
     duty = None
     if human is not None and user_weight is not None:
         weight = min(USER_WEIGHT_MAX, max(USER_WEIGHT_MIN, user_weight))
@@ -311,6 +328,8 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         human = parse_number((state.get("event_payload") or {}).get(FIELD_HUMAN_SALIENCE))
     # read by db_access with the character's profile row (for pflicht)
     user_weight = state.get("user_weight") if role == GRAPH_CHARACTER else None
+    # the ungated goal pull lifts only Nova's answer (module docstring)
+    goal_pull = float(state.get("raw_goal_pull") or 0.0) if role == GRAPH_CHARACTER else 0.0
 
     writes: list[PendingWrite] = []
     failures: list[str] = []
@@ -332,9 +351,9 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             obj["salienz"] = human_salience(raw, gravitation)
         else:
             effective, own, duty = character_salience(
-                raw, gravitation, perceived.arousal, human, user_weight
+                raw, gravitation, perceived.arousal, human, user_weight, goal_pull
             )
-            obj.update(salienz=clamp01(effective), eigen=own, pflicht=duty)
+            obj.update(salienz=clamp01(effective), eigen=own, pflicht=duty, zielsog=goal_pull)
         obj.update(
             emotion=perceived.emotion,
             modus=perceived.mode,
@@ -364,6 +383,8 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
         )
 
     failure = "; ".join(failures) if failures else None
+    if role == GRAPH_CHARACTER:
+        summary["zielsog"] = round(goal_pull, 4)
     summary.update(
         segmente=total,
         lesbar=len(raws),

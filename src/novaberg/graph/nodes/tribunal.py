@@ -13,7 +13,7 @@ is listed in `tribunal_failures` and logged at WARNING. **Decision:** for the ag
 failed judge counts as `warnung` — it cannot vouch for the answer, but a missing judgement
 is not evidence that the answer is harmful either. So one failed judge next to two oks still
 passes (visibly: `tribunal_ausfaelle` is non-empty), two failed judges send the answer to
-the corrector, and with every round used up a `warnung` passes. A model that cannot be
+the corrector, and with every round used up the fallback goes out. A model that cannot be
 used at all (`ModelUnavailable`: unreachable, refusing requests) judges nothing: the turn
 fails instead of sending an unjudged answer.
 """
@@ -22,13 +22,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_text
-from novaberg.config import Role
+from novaberg.config import (
+    TRIBUNAL_DIRECTIVES_REJECT,
+    TRIBUNAL_DIRECTIVES_WARN,
+    TRIBUNAL_REJECT,
+    TRIBUNAL_WARN,
+    Role,
+    Settings,
+)
 from novaberg.graph.nodes.context_text import directives_text, situation_text
 from novaberg.graph.state import ConversationState, TribunalVote
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout, ModelUnavailable
@@ -36,14 +44,14 @@ from novaberg.prompts import render, user_message
 
 log = logging.getLogger(__name__)
 
-SCORE_WARN: Final = 0.7
-SCORE_REJECT: Final = 0.9
-"""score ≥ 0.9 → ablehnen, ≥ 0.7 → warnung, else ok."""
+SCORE_WARN: Final = TRIBUNAL_WARN
+SCORE_REJECT: Final = TRIBUNAL_REJECT
+"""Defaults: score ≥ 0.9 → ablehnen, ≥ 0.7 → warnung, else ok."""
 
-DIRECTIVE_WARN: Final = 0.5
-DIRECTIVE_REJECT: Final = 0.7
-"""The jurist's directive score is stricter, ≥ 0.7 ablehnen, ≥ 0.5 warnung: directives are a
-binding agreement with the user."""
+DIRECTIVE_WARN: Final = TRIBUNAL_DIRECTIVES_WARN
+DIRECTIVE_REJECT: Final = TRIBUNAL_DIRECTIVES_REJECT
+"""Defaults of the jurist's directive score, stricter: ≥ 0.7 ablehnen, ≥ 0.5 warnung —
+directives are a binding agreement with the user."""
 
 TRIBUNAL_TEMPERATURE: Final = 0.2
 """Judges answer as JSON at temperature 0.2: a judgement, not a creative task."""
@@ -64,6 +72,9 @@ PSYCHOLOGIST: Final = "psychologe"
 ETHICIST: Final = "ethiker"
 ROLES: Final = (JURIST, PSYCHOLOGIST, ETHICIST)
 """Wire names of the three perspectives (TribunalVote.role)."""
+
+JURIST_DIRECTIVES: Final = "jurist_direktiven"
+"""The jurist's directive score beside the roles in the pipeline_log row (werte, schwellen)."""
 
 _SEVERITY: Final = {VOTE_OK: 0, VOTE_WARN: 1, VOTE_REJECT: 2}
 
@@ -116,6 +127,61 @@ _PROMPTS: Final = {
 # --- pure vote logic ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Where one score turns into a vote: ≥ reject → ablehnen, ≥ warn → warnung."""
+
+    warn: float = SCORE_WARN
+    reject: float = SCORE_REJECT
+
+    def as_log(self) -> list[float]:
+        return [self.warn, self.reject]
+
+
+@dataclass(frozen=True, slots=True)
+class TribunalThresholds:
+    """Each judge's thresholds, tuned per role in the settings (NOVABERG_TRIBUNAL_*): a
+    deployment that finds its psychologist too touchy raises hers without loosening the
+    jurist. The jurist's directive score has its own, stricter pair."""
+
+    jurist: Thresholds = field(default_factory=Thresholds)
+    jurist_directives: Thresholds = field(
+        default_factory=lambda: Thresholds(DIRECTIVE_WARN, DIRECTIVE_REJECT)
+    )
+    psychologist: Thresholds = field(default_factory=Thresholds)
+    ethicist: Thresholds = field(default_factory=Thresholds)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TribunalThresholds:
+        return cls(
+            jurist=Thresholds(settings.tribunal_jurist_warn, settings.tribunal_jurist_reject),
+            jurist_directives=Thresholds(
+                settings.tribunal_jurist_directives_warn,
+                settings.tribunal_jurist_directives_reject,
+            ),
+            psychologist=Thresholds(
+                settings.tribunal_psychologist_warn, settings.tribunal_psychologist_reject
+            ),
+            ethicist=Thresholds(settings.tribunal_ethicist_warn, settings.tribunal_ethicist_reject),
+        )
+
+    def of(self, role: str) -> Thresholds:
+        """The thresholds of a judge's (general) score."""
+        return {JURIST: self.jurist, PSYCHOLOGIST: self.psychologist, ETHICIST: self.ethicist}[role]
+
+    def as_log(self) -> dict[str, list[float]]:
+        """For the pipeline_log row: which thresholds turned the scores into votes."""
+        return {
+            JURIST: self.jurist.as_log(),
+            JURIST_DIRECTIVES: self.jurist_directives.as_log(),
+            PSYCHOLOGIST: self.psychologist.as_log(),
+            ETHICIST: self.ethicist.as_log(),
+        }
+
+
+DEFAULT_THRESHOLDS: Final = TribunalThresholds()
+
+
 def score_vote(score: float, warn: float = SCORE_WARN, reject: float = SCORE_REJECT) -> str:
     """A score's vote: ≥ reject → ablehnen, ≥ warn → warnung, else ok."""
     if score >= reject:
@@ -130,9 +196,15 @@ def worse(a: str, b: str) -> str:
     return a if _SEVERITY[a] >= _SEVERITY[b] else b
 
 
-def jurist_vote(score: float, directive_score: float) -> str:
-    """Both jurist scores as votes (directives with 0.5/0.7); the stricter one wins."""
-    return worse(score_vote(score), score_vote(directive_score, DIRECTIVE_WARN, DIRECTIVE_REJECT))
+def jurist_vote(
+    score: float, directive_score: float, thresholds: TribunalThresholds = DEFAULT_THRESHOLDS
+) -> str:
+    """Both jurist scores as votes (directives by default with 0.5/0.7); the stricter wins."""
+    general, directives = thresholds.jurist, thresholds.jurist_directives
+    return worse(
+        score_vote(score, general.warn, general.reject),
+        score_vote(directive_score, directives.warn, directives.reject),
+    )
 
 
 def counted_vote(vote: TribunalVote) -> str:
@@ -151,6 +223,16 @@ def aggregate(votes: list[TribunalVote]) -> str:
     return VOTE_OK
 
 
+def scores_for_log(votes: list[TribunalVote]) -> dict[str, float | None]:
+    """Each judge's score (and the jurist's directive score), named as in `as_log`."""
+    scores: dict[str, float | None] = {}
+    for vote in votes:
+        scores[vote["role"]] = vote.get("score")
+        if vote["role"] == JURIST:
+            scores[JURIST_DIRECTIVES] = vote.get("directives_score")
+    return scores
+
+
 def summarise(votes: list[TribunalVote]) -> str:
     """The critical feedback for the corrector: every non-ok vote and every failure."""
     lines = []
@@ -163,13 +245,16 @@ def summarise(votes: list[TribunalVote]) -> str:
     return "\n".join(lines)
 
 
-def make_vote(role: str, verdict: Verdict) -> TribunalVote:
-    """The TribunalVote for a readable verdict."""
+def make_vote(
+    role: str, verdict: Verdict, thresholds: TribunalThresholds = DEFAULT_THRESHOLDS
+) -> TribunalVote:
+    """The TribunalVote for a readable verdict, by the role's thresholds."""
     directive = verdict.direktiven_score if isinstance(verdict, JuristVerdict) else None
+    own = thresholds.of(role)
     vote = (
-        jurist_vote(verdict.score, directive)
+        jurist_vote(verdict.score, directive, thresholds)
         if directive is not None
-        else score_vote(verdict.score)
+        else score_vote(verdict.score, own.warn, own.reject)
     )
     return TribunalVote(
         role=role,
@@ -222,7 +307,11 @@ def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
 
 
 async def judge(
-    role: str, state: ConversationState, stimulus: str, deps: GraphDeps
+    role: str,
+    state: ConversationState,
+    stimulus: str,
+    deps: GraphDeps,
+    thresholds: TribunalThresholds = DEFAULT_THRESHOLDS,
 ) -> TribunalVote:
     """One judge's vote; a failed call becomes a failed vote (logged at WARNING), a model
     that cannot be used fails the turn."""
@@ -243,13 +332,16 @@ async def judge(
             state.get("turn_id"),
         )
         return failed_vote(role, reason)
-    return make_vote(role, verdict)
+    return make_vote(role, verdict, thresholds)
 
 
 async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge `response` from three perspectives concurrently; write votes and verdict."""
     stimulus = stimulus_text(state)
-    votes = list(await asyncio.gather(*(judge(role, state, stimulus, deps) for role in ROLES)))
+    thresholds = TribunalThresholds.from_settings(deps.settings)
+    votes = list(
+        await asyncio.gather(*(judge(role, state, stimulus, deps, thresholds) for role in ROLES))
+    )
     verdict = aggregate(votes)
     failures = [f"{vote['role']}: {vote['failure']}" for vote in votes if vote.get("failure")]
     return {
@@ -262,6 +354,8 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
             "stimmen": {vote["role"]: vote.get("vote") for vote in votes},
             "begruendungen": {vote["role"]: vote.get("reasoning") or "" for vote in votes},
             "ausfaelle": failures,
+            "werte": scores_for_log(votes),
+            "schwellen": thresholds.as_log(),
             "runde": state.get("correction_round", 0),
         },
     }
