@@ -31,6 +31,7 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.base import LLM
 from novaberg.memory.context import ContextEntry
 from novaberg.memory.day_anchors import Anchor, anchor
+from novaberg.memory.day_recall import DayRecall, recall_day
 from novaberg.memory.long_term.spreading import Resonance, spreading_read
 from novaberg.memory.search.hybrid import search_memory
 from novaberg.memory.search.results import (
@@ -374,13 +375,17 @@ class MemoryResonance:
     long_term: Resonance
     recalled: list[dict[str, Any]] = field(default_factory=list)
     """The hybrid search's entries: archived turns, long-term nodes found by words."""
+    day: DayRecall = field(default_factory=DayRecall)
+    """The memories about the day the stimulus asks about (memory/day_recall.py)."""
 
     def entries(self) -> list[dict[str, Any]]:
-        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, then the hybrid search's)."""
+        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, the hybrid search's, then
+        the asked day's)."""
         return [
             *self.short_term,
             *(e.as_dict() for e in self.long_term.entries()),
             *self.recalled,
+            *(e.as_dict() for e in self.day.entries),
         ]
 
 
@@ -408,16 +413,43 @@ async def resonance(
     recall: RecallQuery | None = None,
 ) -> MemoryResonance:
     """Short-term retrieval (≥ 0.72), the long-term spreading read and (given `recall`) the hybrid
-    search's archived turns and word matches, with the same search vector."""
+    search's archived turns and word matches, with the same search vector, and the memories
+    about a day the stimulus asks about."""
     # Redis and PostgreSQL answer in parallel: the reads share nothing
-    hits, spread, archived = await asyncio.gather(
+    now = clock()
+    hits, spread, archived, day = await asyncio.gather(
         retrieve(short_term_store_for(redis), pair, vector),
         spreading_read(pool, pair, vector, cluster, nova_emotion, clock=clock),
-        _recall_or_nothing(redis, pool, model, pair, vector, clock(), recall),
+        _recall_or_nothing(redis, pool, model, pair, vector, now, recall),
+        _day_or_nothing(redis, pool, pair, now, recall),
     )
     return MemoryResonance(
-        [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived]
+        [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived], day
     )
+
+
+async def _day_or_nothing(
+    redis: aioredis.Redis,
+    pool: AsyncConnectionPool,
+    pair: Pair,
+    now: float,
+    query: RecallQuery | None,
+) -> DayRecall:
+    """The asked day's memories; a failure costs the turn only these entries (logged)."""
+    if query is None or not query.text.strip():
+        return DayRecall()
+    try:
+        return await recall_day(
+            short_term_store_for(redis),
+            pool,
+            pair,
+            query.text,
+            now=datetime.fromtimestamp(now, UTC),
+            tz=query.tz,
+        )
+    except Exception:
+        log.exception("day recall for %s failed; the turn goes on without it", pair)
+        return DayRecall()
 
 
 async def _recall_or_nothing(
