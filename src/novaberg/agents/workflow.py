@@ -9,9 +9,10 @@ final confirm node.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -20,12 +21,14 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
 from novaberg.agents.base import RUNNING, AgentState
+from novaberg.agents.verb_mappings import PHRASINGS_KEY, matching_phrasings, phrasings
 from novaberg.config import Role
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
+    from novaberg.agents.verb_mappings import Mapping as Phrasing
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,8 @@ def keyword_hints(text: str) -> set[str]:
 
 def confidence(action: str, hints: set[str]) -> str:
     """`niedrig` without hints, `hoch` if the model agrees with one, else `konflikt`
-    (stored in the audit, never a reason to execute anything)."""
+    (stored in the audit, never a reason to execute anything). The hints are the keyword
+    hints and the person's learnt phrasings (agents/verb_mappings.py)."""
     if not hints:
         return "niedrig"
     return "hoch" if action in hints else "konflikt"
@@ -116,13 +120,18 @@ def classification_update(
     fields: Mapping[str, Any],
     *,
     action: str | None = None,
+    learnt: Sequence[Phrasing] = (),
 ) -> dict[str, Any]:
     """The classify node's update, the same in every agent: the task's parameters over
-    the earlier ones, the audit step with the keyword cross-check of the model's own
-    action, and `rejected` as a final status. `action` replaces the model's action
-    where the agent decides otherwise (identity: create past the limit → consolidate)."""
+    the earlier ones (with the wording's phrasings, counted once the task is carried out),
+    the audit step with the cross-check of the model's own action by the keyword hints and
+    the `learnt` phrasings that occur in the task, and `rejected` as a final status.
+    `action` replaces the model's action where the agent decides otherwise (identity:
+    create past the limit → consolidate)."""
     executed = action or result.action
-    konfidenz = confidence(result.action, hints)
+    checked = hints | {mapping.action for mapping in learnt}
+    konfidenz = confidence(result.action, checked)
+    wording = state.get("task") or ""
     parameter = {
         **state.get("parameter", {}),
         **fields,
@@ -130,10 +139,19 @@ def classification_update(
         "normalisiert": result.normalisiert,
         "grund": result.grund,
         "konfidenz": konfidenz,
+        PHRASINGS_KEY: phrasings(
+            wording,
+            result.normalisiert,
+            str(fields.get("target") or ""),
+            skip=lambda word: bool(keyword_hints(word)),
+        ),
     }
+    audit: dict[str, Any] = {"konfidenz": konfidenz, "hinweise": sorted(hints)}
+    if learnt:
+        audit["gelernt"] = [f"{m.expression}→{m.action}" for m in learnt]
     update: dict[str, Any] = {
         "parameter": parameter,
-        "steps": step("klassifizieren", executed, konfidenz=konfidenz, hinweise=sorted(hints)),
+        "steps": step("klassifizieren", executed, **audit),
     }
     if executed == "rejected":
         update["status"] = "rejected"
@@ -167,11 +185,30 @@ async def classify_task(
         fachsprache=domain_language_text(domain_language),
         **(blocks or {}),
     )
-    result, error = await classify(deps, prompt, schema)
+    # the learnt phrasings are read meanwhile; they check the answer, not the prompt
+    learnt = asyncio.ensure_future(
+        matching_phrasings(
+            deps,
+            str((state.get("context") or {}).get("user_id") or ""),
+            str(state.get("agent_name") or ""),
+            aufgabe,
+        )
+    )
+    try:
+        result, error = await classify(deps, prompt, schema)
+    finally:
+        found = await learnt
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
     chosen = action(result) if action is not None else None
-    return classification_update(state, result, hints, fields(result), action=chosen)  # type: ignore[arg-type]
+    return classification_update(
+        state,
+        result,  # type: ignore[arg-type]
+        hints,
+        fields(result),
+        action=chosen,
+        learnt=found,
+    )
 
 
 def hint_text(hints: set[str]) -> str:
