@@ -86,7 +86,7 @@ TEXT_LIMITS: Final = {"begruendung": 160, "zeitausdruck_roh": 60, "thema_kurz": 
 """Max chars of free-text fields (same reason as LIST_LIMITS)."""
 
 GUARDED_TARGETS: Final = ("fakten", "timeline")
-"""Write targets salience leaves to a task agent that acted this turn (the seed's salience
+"""Write targets salience leaves to a task agent that acted this turn (the salience
 guard); `kzg` is never guarded."""
 
 DONE: Final = "abgeschlossen"
