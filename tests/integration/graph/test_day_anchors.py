@@ -5,7 +5,7 @@ When a task agent carried out a task this turn, salience plans no timeline write
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -16,7 +16,10 @@ from novaberg.agents.registry import discover_agents
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime, TurnResult, run_turn_inprocess
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.memory.search.hybrid import search_memory
+from novaberg.memory.search.results import LAYER_LONG_TERM, LAYER_SHORT_TERM, SearchOptions
 from novaberg.pair import Pair
+from novaberg.store.long_term_nodes import NewNode, insert_node
 from novaberg.store.pipeline_log import read_turn
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.short_term_fields import EntryFields
@@ -75,6 +78,38 @@ async def _node_row(deps: GraphDeps, turn: TurnResult, node: str, source: str) -
     return dict(rows[-1]["inhalt"])
 
 
+FILLING = "Der Nutzer bekam beim Zahnarzt eine Füllung."
+
+
+async def _long_term(deps: GraphDeps, text: str, timeline_id: int) -> int:
+    """A long-term node of the pair linked to `timeline_id`, said now (Monday)."""
+    said = datetime.fromtimestamp(deps.clock(), UTC)
+    (vector,) = await deps.model.embed([text])
+    async with deps.pool.connection() as conn:
+        ident = await insert_node(
+            conn,
+            NewNode(
+                source_key=f"kzg:test:{timeline_id}",
+                user_id=PAIR.user_id,
+                character_id=PAIR.character_id,
+                observer="user",
+                text=text,
+                embedding=vector,
+                dimension="kontext",
+                raw_weight=1.0,
+                absolute_weight=1.0,
+                decayed_weight=1.0,
+                frequency=1,
+                created_at=said,
+                reinforced_at=said,
+                short_term_created_at=said,
+                timeline_id=timeline_id,
+            ),
+        )
+    assert ident is not None
+    return ident
+
+
 def _day_entries(turn: TurnResult) -> list[str]:
     return [
         e["inhalt"] for e in turn.character_state["memory_entries_raw"] if e.get("subtyp") == "tag"
@@ -107,10 +142,16 @@ async def test_a_named_day_anchors_the_memory_and_a_question_about_that_day_find
     assert linked["Der Nutzer war beim Zahnarzt."] == tuesday
     assert linked["Der Nutzer war im Kino."] == sunday
 
+    # a long-term memory of that Tuesday (promoted from an anchored entry: it keeps the row)
+    await _long_term(deps, FILLING, tuesday)
+
     asked = await run_turn_inprocess(runtime, PAIR, "Was war am Dienstag?")
-    assert _day_entries(asked) == ["Am Di 15.09.2026: Der Nutzer war beim Zahnarzt."]
+    assert _day_entries(asked) == [
+        "Am Di 15.09.2026: Der Nutzer war beim Zahnarzt.",
+        f"Am Di 15.09.2026: {FILLING}",
+    ]
     enricher = await _node_row(deps, asked, "enricher", "character")
-    assert enricher["tag_erinnerungen"] == {"tag": "2026-09-15", "kzg": 1, "lzg": 0}
+    assert enricher["tag_erinnerungen"] == {"tag": "2026-09-15", "kzg": 1, "lzg": 1}
     assert "Zahnarzt" in asked.character_state["memory_context"]
 
     other = await run_turn_inprocess(runtime, PAIR, "Und was war am Sonntag?")
@@ -119,6 +160,32 @@ async def test_a_named_day_anchors_the_memory_and_a_question_about_that_day_find
     plain = await run_turn_inprocess(runtime, PAIR, "Wie geht es dir?")
     assert _day_entries(plain) == []
     assert "tag_erinnerungen" not in await _node_row(deps, plain, "enricher", "character")
+
+
+async def test_the_memory_search_narrows_to_the_day_a_memory_is_about(
+    deps: GraphDeps, scripted: ScriptedLLM
+) -> None:
+    """`novaberg memory search` and the thinker's tool: short- and long-term memories
+    of Tuesday, both said on Monday, are found by Tuesday and not by Sunday."""
+    runtime = GraphRuntime(deps)
+    script_memories(scripted)
+    await run_turn_inprocess(runtime, PAIR, DENTIST)
+    await run_turn_inprocess(runtime, PAIR, CINEMA)
+    tuesday, _ = await _anchors(deps)
+    await _long_term(deps, FILLING, tuesday)
+    memory = SearchOptions(layers=frozenset({LAYER_SHORT_TERM, LAYER_LONG_TERM}))
+
+    async def found(query: str) -> list[str]:
+        now = datetime.fromtimestamp(deps.clock(), UTC)
+        result = await search_memory(
+            deps.redis, deps.pool, deps.model, PAIR, query, now=now, tz=BERLIN, options=memory
+        )
+        assert result.window is not None
+        return sorted(hit.text for hit in result.hits)
+
+    assert await found("Zahnarzt am Dienstag") == [FILLING, "Der Nutzer war beim Zahnarzt."]
+    assert await found("Zahnarzt am Sonntag") == []
+    assert await found("Kino am Sonntag") == ["Der Nutzer war im Kino."]
 
 
 async def test_the_same_day_is_anchored_once(deps: GraphDeps, scripted: ScriptedLLM) -> None:
