@@ -10,7 +10,8 @@ runter" (normalised "remove_content: Milch von Notiz 'Einkaufsliste' entfernen")
 "hau" and "runter". Each carried-out task counts one use per word; once a word was used
 `verb_mapping_uses` times for the same action, it is learnt: when it occurs again the
 check counts that action as hinted, so an agreeing model is `hoch` instead of `niedrig`,
-a disagreeing one `konflikt`.
+a disagreeing one `konflikt`. Before that, an agreeing word still being learnt makes an
+otherwise unhinted check `mittel`.
 
 Per person and bounded: at most `verb_mapping_cap` rows (the least recently used go), and
 a phrasing unused for `verb_mapping_days` is forgotten. Learnt phrasings never enter the
@@ -130,8 +131,10 @@ async def learn_from_task(
 
 
 async def matching_phrasings(deps: GraphDeps, user_id: str, agent: str, task: str) -> list[Mapping]:
-    """The person's learnt phrasings for `agent` that occur (as whole words) in `task`;
-    [] when none or the read failed (logged: the check is then the keywords' alone)."""
+    """The person's phrasings for `agent` that occur (as whole words) in `task`, used at
+    least once within `verb_mapping_days` (the caller tells learnt from still being
+    learnt by `uses`); [] when none or the read failed (logged: the check is then the
+    keywords' alone)."""
     words = set(_words(task))
     if not user_id or not words:
         return []
@@ -141,7 +144,7 @@ async def matching_phrasings(deps: GraphDeps, user_id: str, agent: str, task: st
                 conn,
                 user_id,
                 agent,
-                min_uses=deps.settings.verb_mapping_uses,
+                min_uses=1,
                 unused_since=_unused_since(deps),
             )
     except Exception as exc:

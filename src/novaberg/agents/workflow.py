@@ -93,13 +93,15 @@ def keyword_hints(text: str) -> set[str]:
     return hits
 
 
-def confidence(action: str, hints: set[str]) -> str:
-    """`niedrig` without hints, `hoch` if the model agrees with one, else `konflikt`
-    (stored in the audit, never a reason to execute anything). The hints are the keyword
-    hints and the person's learnt phrasings (agents/verb_mappings.py)."""
-    if not hints:
-        return "niedrig"
-    return "hoch" if action in hints else "konflikt"
+def confidence(action: str, hints: set[str], emerging: set[str] | None = None) -> str:
+    """`hoch` if the model agrees with a hint, `konflikt` if there are hints and it agrees
+    with none; without hints `mittel` if it agrees with a phrasing still being learnt
+    (`emerging`), else `niedrig`. Stored in the audit, never a reason to execute anything.
+    The hints are the keyword hints and the person's learnt phrasings
+    (agents/verb_mappings.py)."""
+    if hints:
+        return "hoch" if action in hints else "konflikt"
+    return "mittel" if action in (emerging or set()) else "niedrig"
 
 
 class Classification(Protocol):
@@ -121,16 +123,18 @@ def classification_update(
     *,
     action: str | None = None,
     learnt: Sequence[Phrasing] = (),
+    emerging: Sequence[Phrasing] = (),
 ) -> dict[str, Any]:
     """The classify node's update, the same in every agent: the task's parameters over
     the earlier ones (with the wording's phrasings, counted once the task is carried out),
     the audit step with the cross-check of the model's own action by the keyword hints and
-    the `learnt` phrasings that occur in the task, and `rejected` as a final status.
+    the `learnt` phrasings that occur in the task (and those still being learnt,
+    `emerging`, which can only make it `mittel`), and `rejected` as a final status.
     `action` replaces the model's action where the agent decides otherwise (identity:
     create past the limit → consolidate)."""
     executed = action or result.action
     checked = hints | {mapping.action for mapping in learnt}
-    konfidenz = confidence(result.action, checked)
+    konfidenz = confidence(result.action, checked, {mapping.action for mapping in emerging})
     wording = state.get("task") or ""
     parameter = {
         **state.get("parameter", {}),
@@ -147,8 +151,8 @@ def classification_update(
         ),
     }
     audit: dict[str, Any] = {"konfidenz": konfidenz, "hinweise": sorted(hints)}
-    if learnt:
-        audit["gelernt"] = [f"{m.expression}→{m.action}" for m in learnt]
+    if learnt or emerging:
+        audit["gelernt"] = [f"{m.expression}→{m.action} ×{m.uses}" for m in (*learnt, *emerging)]
     update: dict[str, Any] = {
         "parameter": parameter,
         "steps": step("klassifizieren", executed, **audit),
@@ -201,13 +205,15 @@ async def classify_task(
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
     chosen = action(result) if action is not None else None
+    enough = deps.settings.verb_mapping_uses
     return classification_update(
         state,
         result,  # type: ignore[arg-type]
         hints,
         fields(result),
         action=chosen,
-        learnt=found,
+        learnt=[m for m in found if m.uses >= enough],
+        emerging=[m for m in found if m.uses < enough],
     )
 
 
