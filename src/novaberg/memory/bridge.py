@@ -49,7 +49,7 @@ from novaberg.store.archive import SPEAKER_USER
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, OBSERVER_USER
-from novaberg.wire import EI_ROLE_CHARACTER
+from novaberg.wire import EI_ROLE_CHARACTER, TIMELINE_MEMORY_ANCHOR
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ CREATE: Final = "create"
 UTC_ZONE: Final = ZoneInfo("UTC")
 
 TIMELINE_TARGET: Final = "timeline"
-ANCHOR_KIND: Final = "erinnerungs_anker"
+ANCHOR_KIND: Final = TIMELINE_MEMORY_ANCHOR
 """Salience's timeline write: {target: "timeline", action: "upsert", data: {art:
 "erinnerungs_anker", tag, zeitausdruck_roh, segment_index}} — the day a segment is about."""
 

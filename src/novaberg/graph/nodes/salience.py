@@ -49,7 +49,13 @@ from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.memory.day_anchors import anchor_day
 from novaberg.prompts import render, user_message
-from novaberg.wire import FIELD_HUMAN_SALIENCE, GRAPH_AGENT, GRAPH_CHARACTER, GRAPH_HUMAN
+from novaberg.wire import (
+    FIELD_HUMAN_SALIENCE,
+    GRAPH_AGENT,
+    GRAPH_CHARACTER,
+    GRAPH_HUMAN,
+    TIMELINE_MEMORY_ANCHOR,
+)
 
 log = logging.getLogger(__name__)
 
@@ -258,12 +264,12 @@ def anchor_write(
         target="timeline",
         action="upsert",
         data={
-            "art": "erinnerungs_anker",
+            "art": TIMELINE_MEMORY_ANCHOR,
             "tag": day.isoformat(),
             "zeitausdruck_roh": expression,
             "segment_index": index,
         },
-        description=f"timeline erinnerungs_anker {day.isoformat()} ({expression})",
+        description=f"timeline {TIMELINE_MEMORY_ANCHOR} {day.isoformat()} ({expression})",
     )
 
 
