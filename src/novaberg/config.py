@@ -194,6 +194,18 @@ class Settings(BaseSettings):
         description="Rewrite the utterance into a memory search line with the conversation "
         "so far (one model call from the second turn on); false = search with the raw text.",
     )
+    verb_mapping_uses: int = Field(
+        default=3,
+        ge=1,
+        description="Uses after which a person's own word for an agent's action counts as a "
+        "second check of the agent's classification.",
+    )
+    verb_mapping_cap: int = Field(
+        default=50, ge=1, description="Learnt phrasings kept per person (least recently used go)."
+    )
+    verb_mapping_days: float = Field(
+        default=60.0, gt=0, description="Days after which an unused learnt phrasing is forgotten."
+    )
     follow_ups: bool = Field(
         default=True,
         description="Nova may write a second message right after her answer: a follow-up "

@@ -142,3 +142,9 @@ MSG_RESPONSE: Final = "character_response"
 MSG_FAILED: Final = "turn_gescheitert"
 MSG_UTTERANCE: Final = "user_utterance"
 MSG_HELLO: Final = "verbindung"
+
+# --- timeline rows (`timeline.event_type`) ----------------------------------------------------
+
+TIMELINE_MEMORY_ANCHOR: Final = "erinnerungs_anker"
+"""A timeline row that anchors memories to a day; it is no appointment (nobody is reminded
+of it, appointment reads leave it out)."""

@@ -7,6 +7,7 @@ as `pending_agent:{user_id}`; a resume deletes that key *before* the agent runs
 and the agent stores it again if it asks again. When a message holds several tasks, the
 agent's task is its part (`agent_task`, set by the planner), and only the first question of
 the run is stored: the key holds one question, and the person answers one at a time.
+A task the agent carried out counts the person's phrasings of it (agents/verb_mappings.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from novaberg.agents.offers import CONTEXT_KEY, Offer, offer_context, take_offer
 from novaberg.agents.pending import pending_question, store_pending, take_pending
 from novaberg.agents.stimulus import stimulus_origin, stimulus_text
 from novaberg.agents.task_block import QUESTION_HELD
+from novaberg.agents.verb_mappings import learn_from_task
 from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
 
@@ -27,11 +29,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["default_dispatch", "history_lines", "run_dispatch"]
+__all__ = ["LEARNT", "default_dispatch", "history_lines", "run_dispatch"]
 
 HISTORY_PAIRS = 5
 HISTORY_CHARS = 100
 """Classifier context: last 5 turn pairs, ≤100 chars each."""
+
+LEARNT = "gelernt"
+"""`AgentResult.meta` key: the phrasings a carried-out task counted (agents/verb_mappings.py)."""
 
 OFFER_GONE = "Das Angebot war nicht mehr offen; nichts wurde ausgeführt."
 """The fault of an accepted offer another run already took (agents/offers.py)."""
@@ -170,6 +175,10 @@ async def run_dispatch(
     else:
         final = await agent.invoke(agent_state, deps)
     result = _to_result(agent, final, resume)
+    if result.status == "abgeschlossen":  # a carried-out task teaches the person's phrasings
+        learnt = await learn_from_task(deps, user_id, agent.name, final.get("parameter") or {})
+        if learnt is not None:
+            result.meta[LEARNT] = learnt.as_log()
     if result.status == "rueckfrage" and _question_open(state):
         # one open question at a time: the one asked first in this run is the one stored
         result.meta[QUESTION_HELD] = True

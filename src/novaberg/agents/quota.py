@@ -4,13 +4,16 @@ cannot fill the database, and the directives, which enter every prompt, stay few
 Counted and written in one transaction under a per-user, per-table advisory lock, so
 concurrent writes never pass the limit: every write that can add an active row (a create,
 a restore, an update of a row that is no longer active) takes the lock before it counts.
-Archived or deactivated rows do not count."""
+Archived or deactivated rows do not count, nor the timeline rows that anchor memories to a
+day (`erinnerungs_anker`: memory makes them, not the person)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from psycopg import AsyncConnection
+
+from novaberg.wire import TIMELINE_MEMORY_ANCHOR
 
 QuotaTable = Literal["notizen", "timeline", "direktiven", "charakter_anweisungen"]
 
@@ -39,8 +42,9 @@ async def ensure_room(
     if limit is None:
         return
     await lock(conn, table, user_id)
+    anchors = f" AND event_type <> '{TIMELINE_MEMORY_ANCHOR}'" if table == "timeline" else ""
     cur = await conn.execute(
-        f"SELECT count(*) AS n FROM {table} WHERE user_id = %s AND aktiv",  # table: a Literal
+        f"SELECT count(*) AS n FROM {table} WHERE user_id = %s AND aktiv{anchors}",  # Literals
         (user_id,),
     )
     row = await cur.fetchone()

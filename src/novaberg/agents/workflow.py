@@ -9,9 +9,10 @@ final confirm node.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -20,12 +21,14 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
 from novaberg.agents.base import RUNNING, AgentState
+from novaberg.agents.verb_mappings import PHRASINGS_KEY, matching_phrasings, phrasings
 from novaberg.config import Role
 from novaberg.llm.errors import ModelError
 from novaberg.prompts import render, user_message
 
 if TYPE_CHECKING:
     from novaberg.agents.deps import GraphDeps
+    from novaberg.agents.verb_mappings import Mapping as Phrasing
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +93,15 @@ def keyword_hints(text: str) -> set[str]:
     return hits
 
 
-def confidence(action: str, hints: set[str]) -> str:
-    """`niedrig` without hints, `hoch` if the model agrees with one, else `konflikt`
-    (stored in the audit, never a reason to execute anything)."""
-    if not hints:
-        return "niedrig"
-    return "hoch" if action in hints else "konflikt"
+def confidence(action: str, hints: set[str], emerging: set[str] | None = None) -> str:
+    """`hoch` if the model agrees with a hint, `konflikt` if there are hints and it agrees
+    with none; without hints `mittel` if it agrees with a phrasing still being learnt
+    (`emerging`), else `niedrig`. Stored in the audit, never a reason to execute anything.
+    The hints are the keyword hints and the person's learnt phrasings
+    (agents/verb_mappings.py)."""
+    if hints:
+        return "hoch" if action in hints else "konflikt"
+    return "mittel" if action in (emerging or set()) else "niedrig"
 
 
 class Classification(Protocol):
@@ -116,13 +122,20 @@ def classification_update(
     fields: Mapping[str, Any],
     *,
     action: str | None = None,
+    learnt: Sequence[Phrasing] = (),
+    emerging: Sequence[Phrasing] = (),
 ) -> dict[str, Any]:
     """The classify node's update, the same in every agent: the task's parameters over
-    the earlier ones, the audit step with the keyword cross-check of the model's own
-    action, and `rejected` as a final status. `action` replaces the model's action
-    where the agent decides otherwise (identity: create past the limit → consolidate)."""
+    the earlier ones (with the wording's phrasings, counted once the task is carried out),
+    the audit step with the cross-check of the model's own action by the keyword hints and
+    the `learnt` phrasings that occur in the task (and those still being learnt,
+    `emerging`, which can only make it `mittel`), and `rejected` as a final status.
+    `action` replaces the model's action where the agent decides otherwise (identity:
+    create past the limit → consolidate)."""
     executed = action or result.action
-    konfidenz = confidence(result.action, hints)
+    checked = hints | {mapping.action for mapping in learnt}
+    konfidenz = confidence(result.action, checked, {mapping.action for mapping in emerging})
+    wording = state.get("task") or ""
     parameter = {
         **state.get("parameter", {}),
         **fields,
@@ -130,10 +143,19 @@ def classification_update(
         "normalisiert": result.normalisiert,
         "grund": result.grund,
         "konfidenz": konfidenz,
+        PHRASINGS_KEY: phrasings(
+            wording,
+            result.normalisiert,
+            str(fields.get("target") or ""),
+            skip=lambda word: bool(keyword_hints(word)),
+        ),
     }
+    audit: dict[str, Any] = {"konfidenz": konfidenz, "hinweise": sorted(hints)}
+    if learnt or emerging:
+        audit["gelernt"] = [f"{m.expression}→{m.action} ×{m.uses}" for m in (*learnt, *emerging)]
     update: dict[str, Any] = {
         "parameter": parameter,
-        "steps": step("klassifizieren", executed, konfidenz=konfidenz, hinweise=sorted(hints)),
+        "steps": step("klassifizieren", executed, **audit),
     }
     if executed == "rejected":
         update["status"] = "rejected"
@@ -167,11 +189,32 @@ async def classify_task(
         fachsprache=domain_language_text(domain_language),
         **(blocks or {}),
     )
-    result, error = await classify(deps, prompt, schema)
+    # the learnt phrasings are read meanwhile; they check the answer, not the prompt
+    learnt = asyncio.ensure_future(
+        matching_phrasings(
+            deps,
+            str((state.get("context") or {}).get("user_id") or ""),
+            str(state.get("agent_name") or ""),
+            aufgabe,
+        )
+    )
+    try:
+        result, error = await classify(deps, prompt, schema)
+    finally:
+        found = await learnt
     if result is None:
         return fail("klassifizieren", "Ich konnte die Aufgabe nicht einordnen.", grund=error)
     chosen = action(result) if action is not None else None
-    return classification_update(state, result, hints, fields(result), action=chosen)  # type: ignore[arg-type]
+    enough = deps.settings.verb_mapping_uses
+    return classification_update(
+        state,
+        result,  # type: ignore[arg-type]
+        hints,
+        fields(result),
+        action=chosen,
+        learnt=[m for m in found if m.uses >= enough],
+        emerging=[m for m in found if m.uses < enough],
+    )
 
 
 def hint_text(hints: set[str]) -> str:

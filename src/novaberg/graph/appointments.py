@@ -17,6 +17,8 @@ from datetime import date, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
+from novaberg.wire import TIMELINE_MEMORY_ANCHOR
+
 KIND_RANGE: Final = "range"
 KIND_SEARCH: Final = "search"
 KIND_PROACTIVE: Final = "proaktiv"
@@ -29,7 +31,7 @@ BACKWARD_SPAN: Final = timedelta(days=14)
 BOTH_BEFORE: Final = timedelta(days=3)
 """A range with only a direction: forward now … +14 d, backward −14 d … now, both −3 d … +14 d."""
 
-ANCHOR_TYPE: Final = "erinnerungs_anker"
+ANCHOR_TYPE: Final = TIMELINE_MEMORY_ANCHOR
 """Timeline rows of this type anchor memories to a day; they are not appointments."""
 
 MAX_APPOINTMENTS: Final = 10

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final
 
@@ -77,6 +77,12 @@ def _state(
     return state
 
 
+def _at(moment: datetime) -> Callable[[], float]:
+    """A clock standing at `moment`."""
+    stamp = moment.timestamp()
+    return lambda: stamp
+
+
 async def distil_import(
     deps: GraphDeps,
     pair: Pair,
@@ -95,7 +101,8 @@ async def distil_import(
     for row in rows:
         state = _state(row, previous_user, human_salience)
         async with _slot(gate):
-            update = await salience(state, deps)
+            # a day the row names ("am Dienstag") is counted from when the row was said
+            update = await salience(state, replace(deps, clock=_at(row.time)))
             outcome = await store_short_term_writes(
                 deps.redis,
                 deps.pool,
@@ -108,6 +115,7 @@ async def distil_import(
                 clock=deps.clock,
                 pipeline_log=deps.log,
                 promotions=deps.settings.pixie,
+                tz=deps.settings.tz,
             )
         if row.speaker == archive.SPEAKER_USER:
             previous_user, human_salience = row, update.get("human_salience")

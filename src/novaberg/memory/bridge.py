@@ -1,7 +1,8 @@
 """What the graph nodes call of the memory layer, with plain arguments (no graph types).
 
 - the dispatcher: `store_short_term_writes(...)` for the run's `kzg` PendingWrites (→ the kern
-  for the session turn) and `summarise_session(...)` after the session turn is written;
+  for the session turn) and their day anchors (the `timeline` writes of salience,
+  memory/day_anchors.py), and `summarise_session(...)` after the session turn is written;
 - the enricher: `resonance(...)` for the KZG and LZG memories of a turn, plus the hybrid
   search's (`hybrid_recall`): archived turns the session no longer holds (a fact told
   weeks ago that never became a short-term memory) and long-term nodes sharing a rare word
@@ -19,7 +20,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final, TypedDict
 from zoneinfo import ZoneInfo
 
@@ -29,6 +30,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.memory.context import ContextEntry
+from novaberg.memory.day_anchors import Anchor, anchor
+from novaberg.memory.day_recall import DayRecall, recall_day
 from novaberg.memory.long_term.spreading import Resonance, spreading_read
 from novaberg.memory.search.hybrid import search_memory
 from novaberg.memory.search.results import (
@@ -46,7 +49,7 @@ from novaberg.store.archive import SPEAKER_USER
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.short_term import ShortTermStore
 from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, OBSERVER_USER
-from novaberg.wire import EI_ROLE_CHARACTER
+from novaberg.wire import EI_ROLE_CHARACTER, TIMELINE_MEMORY_ANCHOR
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,17 @@ SHORT_TERM_TARGET: Final = "kzg"
 CREATE: Final = "create"
 """The PendingWrite this layer carries out: {target: "kzg", action: "create"}
 (docs/behaviour/graphs.md#pending-writes)."""
+
+UTC_ZONE: Final = ZoneInfo("UTC")
+
+TIMELINE_TARGET: Final = "timeline"
+ANCHOR_KIND: Final = TIMELINE_MEMORY_ANCHOR
+"""Salience's timeline write: {target: "timeline", action: "upsert", data: {art:
+"erinnerungs_anker", tag, zeitausdruck_roh, segment_index}} — the day a segment is about."""
+
+ANCHOR_FAILED: Final = "anker_fehlgeschlagen"
+"""A timeline write's result when the anchor row could not be found or made (logged; the
+segment's memory is stored without an anchor)."""
 
 ALREADY_STORED: Final = "schon_gespeichert"
 """A write's result when its turn had stored its memory before (a repeated run)."""
@@ -93,14 +107,55 @@ class ShortTermWriteOutcome:
     session_turn_kern: str = ""
     stored: list[StoredEntry] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
-    """Per write, in order: the new key, "abgelehnt" or "nicht_kzg"."""
+    """Per write, in order: the new key, "abgelehnt", "anker:<timeline id>" or "nicht_kzg"."""
+    anchors: list[Anchor] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {
+        found = {
             "kzg_gespeichert": [s.key for s in self.stored],
             "kzg_abgelehnt": self.results.count("abgelehnt"),
             "befoerderung": [s.key for s in self.stored if s.promotion_queued],
         }
+        if self.anchors:
+            found["anker"] = [a.as_log() for a in self.anchors]
+        return found
+
+
+def _is_anchor(write: Mapping[str, Any]) -> bool:
+    return (
+        write.get("target") == TIMELINE_TARGET
+        and (write.get("data") or {}).get("art") == ANCHOR_KIND
+    )
+
+
+async def _anchors(
+    pool: AsyncConnectionPool, pair: Pair, writes: Sequence[Mapping[str, Any]], tz: ZoneInfo
+) -> dict[int, Anchor | None]:
+    """Per anchor write (by its place in `writes`) the day's anchor row, None where it
+    failed (logged): a missing anchor never costs the memory."""
+    found: dict[int, Anchor | None] = {}
+    for place, write in enumerate(writes):
+        if not _is_anchor(write):
+            continue
+        data = write.get("data") or {}
+        try:
+            found[place] = await anchor(
+                pool, pair.user_id, date.fromisoformat(str(data["tag"])), tz
+            )
+        except Exception as exc:
+            log.error("kzg %s: day anchor %r not made: %s", pair, data.get("tag"), exc)
+            found[place] = None
+    return found
+
+
+def _segment_anchor(
+    writes: Sequence[Mapping[str, Any]], anchors: Mapping[int, Anchor | None], segment: Any
+) -> int | None:
+    """The anchor row of the segment `segment` (its index), if salience anchored it."""
+    for place, made in anchors.items():
+        if made is not None and (writes[place].get("data") or {}).get("segment_index") == segment:
+            return made.timeline_id
+    return None
 
 
 async def store_short_term_writes(
@@ -120,8 +175,13 @@ async def store_short_term_writes(
     character_name: str | None = None,
     link_turns: bool = True,
     once_per_turn: bool = False,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> ShortTermWriteOutcome:
-    """Carry out every `kzg` create write; other writes are left to their managers.
+    """Carry out every `kzg` create write and salience's day anchors (`timeline` writes);
+    other writes are left to their managers.
+
+    A segment's memory is linked to `timeline_id` (the row a task agent wrote this turn)
+    when given, else to its own day anchor (`tz`: the zone of the anchor's day).
 
     `link_turns=False`: the caller writes the `verbindung` rows of `outcome.stored`.
     `once_per_turn=True`: when the pair already holds an entry of `turn_id` from the same
@@ -147,17 +207,28 @@ async def store_short_term_writes(
             ]
             return outcome
     best: StoredEntry | None = None
-    for write in writes:
+    anchors = await _anchors(pool, pair, writes, tz)
+    outcome.anchors = [made for made in anchors.values() if made is not None]
+    for place, write in enumerate(writes):
+        if place in anchors:
+            made = anchors[place]
+            outcome.results.append(f"anker:{made.timeline_id}" if made else ANCHOR_FAILED)
+            continue
         if write.get("target") != SHORT_TERM_TARGET or write.get("action") != CREATE:
             outcome.results.append("nicht_kzg")
             continue
+        data = write.get("data") or {}
         stored = await memory.store_salience_write(
             pair,
-            write.get("data") or {},
+            data,
             observer,
             turn_id,
             perception,
-            timeline_id=timeline_id,
+            timeline_id=(
+                timeline_id
+                if timeline_id is not None
+                else _segment_anchor(writes, anchors, data.get("segment_index"))
+            ),
             character_name=character_name,
             link_turn=link_turns,
         )
@@ -304,13 +375,17 @@ class MemoryResonance:
     long_term: Resonance
     recalled: list[dict[str, Any]] = field(default_factory=list)
     """The hybrid search's entries: archived turns, long-term nodes found by words."""
+    day: DayRecall = field(default_factory=DayRecall)
+    """The memories about the day the stimulus asks about (memory/day_recall.py)."""
 
     def entries(self) -> list[dict[str, Any]]:
-        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, then the hybrid search's)."""
+        """ContextEntry dicts for `memory_entries_raw` (KZG, LZG, the hybrid search's, then
+        the asked day's)."""
         return [
             *self.short_term,
             *(e.as_dict() for e in self.long_term.entries()),
             *self.recalled,
+            *(e.as_dict() for e in self.day.entries),
         ]
 
 
@@ -338,16 +413,43 @@ async def resonance(
     recall: RecallQuery | None = None,
 ) -> MemoryResonance:
     """Short-term retrieval (≥ 0.72), the long-term spreading read and (given `recall`) the hybrid
-    search's archived turns and word matches, with the same search vector."""
+    search's archived turns and word matches, with the same search vector, and the memories
+    about a day the stimulus asks about."""
     # Redis and PostgreSQL answer in parallel: the reads share nothing
-    hits, spread, archived = await asyncio.gather(
+    now = clock()
+    hits, spread, archived, day = await asyncio.gather(
         retrieve(short_term_store_for(redis), pair, vector),
         spreading_read(pool, pair, vector, cluster, nova_emotion, clock=clock),
-        _recall_or_nothing(redis, pool, model, pair, vector, clock(), recall),
+        _recall_or_nothing(redis, pool, model, pair, vector, now, recall),
+        _day_or_nothing(redis, pool, pair, now, recall),
     )
     return MemoryResonance(
-        [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived]
+        [e.as_dict() for e in hits], spread, [entry.as_dict() for entry in archived], day
     )
+
+
+async def _day_or_nothing(
+    redis: aioredis.Redis,
+    pool: AsyncConnectionPool,
+    pair: Pair,
+    now: float,
+    query: RecallQuery | None,
+) -> DayRecall:
+    """The asked day's memories; a failure costs the turn only these entries (logged)."""
+    if query is None or not query.text.strip():
+        return DayRecall()
+    try:
+        return await recall_day(
+            short_term_store_for(redis),
+            pool,
+            pair,
+            query.text,
+            now=datetime.fromtimestamp(now, UTC),
+            tz=query.tz,
+        )
+    except Exception:
+        log.exception("day recall for %s failed; the turn goes on without it", pair)
+        return DayRecall()
 
 
 async def _recall_or_nothing(

@@ -244,12 +244,12 @@ def lexical_sql(*, active_only: bool, window: bool) -> str:
     """The pair's nodes by words: Σ idf of the matched lexemes (condensed nodes are of similar
     length, so no length normalisation)."""
     active = " AND k.aktiv" if active_only else ""
-    within = (
-        " AND coalesce(k.kzg_erstellt_am, k.erstellt_am) >= %(start)s"
-        " AND coalesce(k.kzg_erstellt_am, k.erstellt_am) < %(end)s"
-        if window
-        else ""
+    # the day a node is about: its timeline row's (a day anchor, an appointment), else when said
+    day = (
+        "coalesce((SELECT t.event_time FROM timeline t WHERE t.id = k.timeline_id),"
+        " k.kzg_erstellt_am, k.erstellt_am)"
     )
+    within = f" AND {day} >= %(start)s AND {day} < %(end)s" if window else ""
     return (
         "SELECT k.id, (SELECT sum(t.w) FROM unnest(%(tq)s::tsquery[], %(w)s::float8[])"
         " AS t(q, w) WHERE k.tsv @@ t.q) AS score FROM lzg_knoten k"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from novaberg.agents.base import BaseAgent, EnrichQuery
 from novaberg.agents.hooks import HOOK_ENTRIES_MAX, HOOK_WEIGHT, like_patterns
 from novaberg.agents.timeline import NAME, display
+from novaberg.agents.timeline import repository as repo
 from novaberg.agents.timeline.classify import DOMAIN_LANGUAGE, classify_node
 from novaberg.agents.timeline.crud import execute_node
 from novaberg.agents.timeline.resume import resume_node
@@ -43,7 +44,8 @@ class TimelineAgent(BaseAgent):
             return None
         return (
             "SELECT id, event_time, event_type, title, details, precision FROM timeline"
-            " WHERE user_id = %s AND aktiv AND event_time >= %s AND title ILIKE ANY(%s)"
+            f" WHERE user_id = %s AND aktiv{repo.APPOINTMENTS_ONLY} AND event_time >= %s"
+            " AND title ILIKE ANY(%s)"
             " ORDER BY event_time LIMIT %s",
             (user_id, now_from(deps), patterns, HOOK_ENTRIES_MAX),
         )

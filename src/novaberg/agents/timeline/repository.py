@@ -15,6 +15,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.agents.quota import ensure_room
+from novaberg.wire import TIMELINE_MEMORY_ANCHOR
 
 EVENT_TYPES = ("termin", "geburtstag", "deadline", "jahrestag", "erinnerung")
 
@@ -31,6 +32,10 @@ RESUBMIT_AFTER = timedelta(days=7)
 """`wiedervorlage_am` = event_time + 7 d on insert."""
 
 SEARCH_LIMIT = 10
+
+APPOINTMENTS_ONLY: Final = f" AND event_type <> '{TIMELINE_MEMORY_ANCHOR}'"
+"""The agent reads appointments; the rows that anchor memories to a day are not its
+(docs/behaviour/memory.md#day-anchors)."""
 
 REMINDER_GRACE = timedelta(hours=24)
 """A reminder more than a day overdue (server was down) is marked, not delivered late."""
@@ -151,7 +156,7 @@ async def by_title(pool: AsyncConnectionPool, user_id: str, title: str) -> list[
     """Active entries whose title contains `title`, any date, earliest first."""
     async with pool.connection() as conn:
         cur = await conn.execute(
-            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv{APPOINTMENTS_ONLY}"
             " AND title ILIKE %s ORDER BY event_time LIMIT %s",
             (user_id, f"%{_escape_like(title)}%", SEARCH_LIMIT),
         )
@@ -163,7 +168,7 @@ def _escape_like(text: str) -> str:
 
 
 IN_RANGE_SQL: Final = (
-    f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+    f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv{APPOINTMENTS_ONLY}"
     " AND event_time >= %s AND event_time < %s ORDER BY event_time"
 )
 """`in_range`'s query (params: user_id, start, end); the turn context batches it with its reads."""
@@ -195,7 +200,7 @@ async def same_title_on_day(
     and a second dentist appointment on another day is a new appointment."""
     async with pool.connection() as conn:
         cur = await conn.execute(
-            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv"
+            f"SELECT {COLUMNS} FROM timeline WHERE user_id = %s AND aktiv{APPOINTMENTS_ONLY}"
             f" AND {_NORMALISED_TITLE} = %s AND event_time >= %s AND event_time < %s"
             " ORDER BY event_time LIMIT 1",
             (user_id, normalise_title(title), day_start, day_end),

@@ -13,6 +13,7 @@ from typing import Any
 
 from novaberg.agents.base import AgentResult
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.dispatch_common import LEARNT
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_origin
 from novaberg.graph.state import ConversationState
@@ -30,6 +31,23 @@ def _failure(state: ConversationState, name: str, message: str) -> dict[str, Any
         "management_result": f"Fehler: {message}",
         "management_detail": message,
     }
+
+
+def run_summary(name: str, result: AgentResult | None) -> dict[str, Any]:
+    """The node's log row: the agent, its status, its classification's cross-check
+    (`konfidenz`, the keyword `hinweise`, the learnt phrasings that fired: `gelernt`) and
+    the phrasings the carried-out task counted (`woerter_gezaehlt`)."""
+    summary: dict[str, Any] = {"agent": name, "status": result.status if result else "?"}
+    if result is None:
+        return summary
+    for found in result.steps:
+        if isinstance(found, dict) and found.get("node") == "klassifizieren":
+            summary["klassifikation"] = {
+                key: found[key] for key in ("konfidenz", "hinweise", "gelernt") if key in found
+            }
+    if LEARNT in result.meta:
+        summary["woerter_gezaehlt"] = result.meta[LEARNT]
+    return summary
 
 
 async def agent_dispatch(
@@ -53,7 +71,9 @@ async def agent_dispatch(
             update = _failure(state, name, f"Interner Fehler: {type(exc).__name__}")
     update["agent_name"] = ""
     results = update.get("agent_results") or []
-    status = AgentResult.coerce(results[-1]).status if results else "?"
+    last = AgentResult.coerce(results[-1]) if results else None
+    status = last.status if last is not None else "?"
+    update["_log"] = run_summary(name, last)
     log.info(
         "agent run: agent=%s initiator=%s status=%s user=%s",
         name,

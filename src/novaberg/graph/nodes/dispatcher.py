@@ -4,7 +4,8 @@
   an assistant turn from `internal.emotion` when `response` is set, else a user turn from
   `external.emotion` with `inhalt = user_prompt` (nothing on an impulse, which has no user
   prompt). Never in the AgentGraph. The turn's fields are in docs/behaviour/memory.md#session.
-- Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory;
+- Hands the run's PendingWrites on (`store_writes`): `kzg` writes go to short-term memory,
+  salience's `timeline` writes become day anchors the memories of their segment link to;
   every write is recorded in `pending_writes_log` with what became of it
   (`memory/run_log.py`).
 - Records an answered turn raw (`turn_roh` in pipeline_log, kept forever).
@@ -145,7 +146,8 @@ async def record_pending_writes(
 async def store_writes(
     state: ConversationState, deps: GraphDeps, writes: list[PendingWrite]
 ) -> ShortTermWriteOutcome:
-    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory. An
+    """THE hand-over point for PendingWrites: `kzg` writes go to short-term memory, linked to
+    the day anchor of their segment's `timeline` write (or to the row a task agent wrote). An
     AgentGraph run stores its thought once per turn id (`impuls-{entry}`): a thought formed
     again (after a crash, or after the user wrote first) finds its memory and adds none."""
     if not writes:
@@ -165,6 +167,7 @@ async def store_writes(
         promotions=deps.settings.pixie,
         link_turns=False,  # written with the pending-writes log, one round trip
         once_per_turn=state.get("graph_role") == GRAPH_AGENT,
+        tz=deps.settings.tz,
     )
 
 

@@ -8,8 +8,9 @@ Two variants, chosen by `graph_role`:
 - **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
   turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
   `memory_entries_raw` (short- and long-term memory resonance; the hybrid search's archived
-  turns older than the session and long-term nodes sharing a rare word; the session summary
-  and the recent turns). The payload's `user_intentionen` wins over the session's, and
+  turns older than the session and long-term nodes sharing a rare word; the memories about
+  a day the stimulus asks about, memory/day_recall.py; the session summary and the recent
+  turns). The payload's `user_intentionen` wins over the session's, and
   Path 1's salience results (`graph/nodes/human_tail.py`: its intentions and
   `salienz_human`, awaited alongside the embedding and the rewrite when the event
   announces them) win over both — before the search key is formed.
@@ -348,6 +349,9 @@ async def enricher(
         summary["kzg_treffer"] = len(found.short_term)
         summary["lzg_erinnerungen"] = len(found.long_term.entries())
         summary["gesucht"] = len(found.recalled)
+        day = found.day.as_log()
+        if day is not None:
+            summary["tag_erinnerungen"] = day
     if hooked:
         entries = [*entries, *hooked]
     if hook_counts:

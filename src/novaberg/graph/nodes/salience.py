@@ -28,16 +28,25 @@ the headroom left. It is kept apart from `gravitationsterm` because the term is 
 *activated* goals, which are also what Nova thinks about in the conversation vector: a
 threshold lowered for salience would change her thoughts too. So a goal below the
 threshold still makes what Nova says about it more memorable.
+
+A segment whose `zeitausdruck_roh` names a day also emits a `timeline` write: the day anchor
+its memory is linked to (memory/day_anchors.py; the dispatcher finds or makes the row).
+**Guard:** when a task agent carried out a task this turn (an `abgeschlossen` result), the
+agent has stored the turn's structured data itself — its row is the `timeline_id` the
+memories link to — so salience plans no `timeline` (and no `fakten`) writes; `kzg` writes
+stay. The node's log row says so (`waechter`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from novaberg.agents.base import AgentResult
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
@@ -46,8 +55,15 @@ from novaberg.ei.labels import INTENT_CANON
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
+from novaberg.memory.day_anchors import anchor_day
 from novaberg.prompts import render, user_message
-from novaberg.wire import FIELD_HUMAN_SALIENCE, GRAPH_AGENT, GRAPH_CHARACTER, GRAPH_HUMAN
+from novaberg.wire import (
+    FIELD_HUMAN_SALIENCE,
+    GRAPH_AGENT,
+    GRAPH_CHARACTER,
+    GRAPH_HUMAN,
+    TIMELINE_MEMORY_ANCHOR,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +98,12 @@ backends are clipped, never rejected."""
 
 TEXT_LIMITS: Final = {"begruendung": 160, "zeitausdruck_roh": 60, "thema_kurz": 40}
 """Max chars of free-text fields (same reason as LIST_LIMITS)."""
+
+GUARDED_TARGETS: Final = ("fakten", "timeline")
+"""Write targets salience leaves to a task agent that acted this turn (the salience
+guard); `kzg` is never guarded."""
+
+DONE: Final = "abgeschlossen"
 
 SEGMENT_MAX_CHARS: Final = 400
 SEGMENTS_MAX: Final = 8
@@ -241,6 +263,33 @@ def character_salience(
     return effective, own, duty
 
 
+def agent_acted(state: ConversationState) -> list[str]:
+    """The task agents that carried out a task this turn (their results `abgeschlossen`)."""
+    results = (AgentResult.coerce(r) for r in state.get("agent_results") or [])
+    return [r.agent_name for r in results if r.status == DONE]
+
+
+def anchor_write(
+    score: SalienceScore, segment: Segment, index: int, now: datetime, deps: GraphDeps
+) -> PendingWrite | None:
+    """The segment's day anchor (`timeline` write), or None when it names no day."""
+    expression = score.zeitausdruck_roh.strip()
+    day = anchor_day(expression, segment.segment, now, deps.settings.tz) if expression else None
+    if day is None:
+        return None
+    return PendingWrite(
+        target="timeline",
+        action="upsert",
+        data={
+            "art": TIMELINE_MEMORY_ANCHOR,
+            "tag": day.isoformat(),
+            "zeitausdruck_roh": expression,
+            "segment_index": index,
+        },
+        description=f"timeline {TIMELINE_MEMORY_ANCHOR} {day.isoformat()} ({expression})",
+    )
+
+
 def _texts(state: ConversationState, role: str) -> tuple[str, str]:
     """(scored text, background) for the role."""
     if role == GRAPH_HUMAN:
@@ -330,6 +379,9 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     user_weight = state.get("user_weight") if role == GRAPH_CHARACTER else None
     # the ungated goal pull lifts only Nova's answer (module docstring)
     goal_pull = float(state.get("raw_goal_pull") or 0.0) if role == GRAPH_CHARACTER else 0.0
+    acted = agent_acted(state)
+    now = datetime.fromtimestamp(deps.clock(), tz=deps.settings.tz)
+    guarded: list[str] = []
 
     writes: list[PendingWrite] = []
     failures: list[str] = []
@@ -381,6 +433,11 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
                 ),
             )
         )
+        day = anchor_write(score, segment, index, now, deps)
+        if day is not None and acted and day["target"] in GUARDED_TARGETS:
+            guarded.append(day["target"])
+        elif day is not None:
+            writes.append(day)
 
     failure = "; ".join(failures) if failures else None
     if role == GRAPH_CHARACTER:
@@ -388,9 +445,16 @@ async def salience(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     summary.update(
         segmente=total,
         lesbar=len(raws),
-        salienzen=[round(w["data"]["salienz_obj"]["salienz"], 3) for w in writes],
+        salienzen=[
+            round(w["data"]["salienz_obj"]["salienz"], 3) for w in writes if w["target"] == "kzg"
+        ],
         ausfall=failure,
     )
+    anchored = [w["data"]["tag"] for w in writes if w["target"] == "timeline"]
+    if anchored:
+        summary["anker"] = anchored
+    if acted:
+        summary["waechter"] = {"agenten": acted, "unterdrueckt": guarded}
     update = {"pending_writes": writes, "salience_failure": failure, "_log": summary}
     if is_human:
         update["human_salience"] = max(raws) if raws else None

@@ -9,7 +9,8 @@ the words of the turn before) and, for name-like query words the archive never s
 lexemes of the pair's vocabulary they resemble by pg_trgm similarity (`trigramm`: a misspelt
 name). Reciprocal rank fusion (memory/fusion.py)
 merges all lists of all layers into one ranking. A time expression in the query ("letzten
-Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py);
+Sommer", "im März") narrows every layer to that window (memory/time_expressions/windows.py;
+a short- or long-term memory by the day it is about: its timeline row's, else when said);
 if fewer hits than asked remain, the window's newest turns fill up (`zeitraum`). Every hit
 names what it rests on (`sources`): archive
 rows with their turn id, nachrichten_ids and imported id; a short-term entry and the turn it
@@ -88,6 +89,7 @@ async def search_memory(
                 conn, pair, query, window=span, count_limit=archive.EXACT_LIMIT
             )
             await short_term
+            await search.narrow_to_days(conn)
             lists = await search.lists(conn, query_vector, terms)
             fused = await search.window_fill(conn, reciprocal_rank_fusion(lists)[: options.limit])
             hits = await details(conn, search, fused)

@@ -28,7 +28,7 @@ from novaberg.memory.search.results import (
     SearchOptions,
 )
 from novaberg.pair import Pair
-from novaberg.store import archive, long_term_search, pipelined, text_search
+from novaberg.store import archive, day_anchors, long_term_search, pipelined, text_search
 from novaberg.store.long_term_nodes import LongTermNode
 from novaberg.store.pipelined import Reply
 from novaberg.store.short_term import ShortTermEntry, ShortTermStore
@@ -133,9 +133,33 @@ class RankedLists:
                 self.pair, with_ttl=False
             )
             if entry.fields.get(Field.TEXT, "").strip()
-            and _in_window(epoch(entry.fields.get(Field.CREATED_AT)), self.window)
+            and (
+                _timeline_id(entry) is not None  # about its row's day: `narrow_to_days`
+                or _in_window(epoch(entry.fields.get(Field.CREATED_AT)), self.window)
+            )
         ]
         self.entries = {entry.key: entry for entry in entries}
+
+    async def narrow_to_days(self, conn: AsyncConnection[Any]) -> None:
+        """Under a time window, keep the short-term entries *about* it: one with a timeline
+        row (its day anchor, or the appointment its turn wrote) when that row's time lies
+        in the window, one without when it was said in it (docs/behaviour/memory.md#day-recall).
+        One query, only when an entry has a row."""
+        if self.window is None:
+            return
+        linked = {_timeline_id(entry) for entry in self.entries.values()} - {None}
+        on_day = await day_anchors.rows_in_window(
+            conn, self.pair.user_id, (i for i in linked if i is not None), *self.window
+        )
+        self.entries = {
+            key: entry
+            for key, entry in self.entries.items()
+            if (_timeline_id(entry) in on_day)
+            or (
+                _timeline_id(entry) is None
+                and _in_window(epoch(entry.fields.get(Field.CREATED_AT)), self.window)
+            )
+        }
 
     async def lists(
         self, conn: AsyncConnection[Any], vector: np.ndarray | None, terms: text_search.QueryTerms
@@ -291,7 +315,7 @@ class RankedLists:
         return nodes.then(self._long_term_ranked)
 
     def _long_term_ranked(self, nodes: list[LongTermNode]) -> Ranked:
-        kept = [node for node in nodes if _in_window(node_time(node), self.window)]
+        kept = [node for node in nodes if _in_window(node_day(node), self.window)]
         for node in kept:
             self.nodes[node.id] = node
         return _similar(
@@ -310,6 +334,17 @@ class RankedLists:
             window=self.window,
         )
         return hits.then(lambda found: _ranked(LAYER_LONG_TERM, found))
+
+
+def _timeline_id(entry: ShortTermEntry) -> int | None:
+    number = parse_number(entry.fields.get(Field.TIMELINE_ID))
+    return None if number is None else int(number)
+
+
+def node_day(node: LongTermNode) -> datetime | None:
+    """When a node is about: its timeline row's time (a day anchor, an appointment), else
+    when it was said."""
+    return node.timeline_time if node.timeline_id is not None else node_time(node)
 
 
 def node_time(node: LongTermNode) -> datetime | None:

@@ -4,7 +4,8 @@ Refuse an unreadable or too weak salience, condense the segment (LLM, analysis r
 temperature 0.1) into its core statement (`kern`), embed "Thema: … Aussage: …", store with the TTL tier,
 reinforce the pair's entries sharing a theme or an entity, queue the promotion once an
 entry crosses the gate, mark the profiles dirty. The time expression of a score
-(`zeitausdruck_roh`) is not resolved here.
+(`zeitausdruck_roh`) is resolved before, into the day anchor whose id arrives here as
+`timeline_id` (memory/day_anchors.py).
 """
 
 from __future__ import annotations
