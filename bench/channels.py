@@ -21,8 +21,8 @@ read from any other `.get("response")`:
   every function they call read. A function outside every node's reach that reads the
   state is a reader of its own, named by module and function: the answer payload
   (`graph/runner.py`), the release rule (`graph/contract.py`), the event consumer, the
-  node wrapper's pipeline_log row. Reads in `cli/` are shown but do not count: a
-  developer's window is not a use.
+  node wrapper's pipeline_log row; and `novaberg turn` (`cli/`), the developer's window
+  into a turn, marked "shown by".
 
 The analysis is static, so a node shared by several graphs (the enricher, salience, the
 dispatcher; `perception` as `perception_assistant`) is listed with every channel its
@@ -76,7 +76,7 @@ for the agent (`registry.get_dispatch`: an agent package's `dispatch.py`, else t
 and returns its update."""
 
 DIAGNOSTIC_PACKAGES = ("novaberg.cli",)
-"""Readers shown in the table that do not make a channel read."""
+"""The developer's window (`novaberg turn`): a reader, shown as "shown by" in the table."""
 
 PENDING: dict[str, str] = {}
 """Channels still written without a reader, each with the issue item that gives it one.
@@ -630,7 +630,7 @@ class Channel:
 
     @property
     def read(self) -> bool:
-        return bool(self.readers)
+        return bool(self.readers or self.diagnostic_readers)
 
 
 def _label(nodes: Iterable[GraphNode]) -> list[str]:
@@ -680,9 +680,9 @@ def channel_table() -> dict[str, Channel]:
         if key in in_nodes or not reads:
             continue
         label = _outside_label(source, key)
-        diagnostic = key.startswith(DIAGNOSTIC_PACKAGES)
-        for name in analysis.reads_of([key]):
-            if diagnostic:
+        helpers = analysis.calls[key] & in_nodes  # a node's helper it calls with the state
+        for name in reads | analysis.reads_of(helpers):
+            if key.startswith(DIAGNOSTIC_PACKAGES):
                 channels[name].diagnostic_readers.add(label)
             else:
                 channels[name].readers.add(label)
@@ -711,7 +711,7 @@ def markdown(channels: dict[str, Channel]) -> str:
     for channel in channels.values():
         readers = sorted(channel.readers)
         if channel.diagnostic_readers:
-            readers.append("(shown by " + ", ".join(sorted(channel.diagnostic_readers)) + ")")
+            readers.append("shown by " + ", ".join(sorted(channel.diagnostic_readers)))
         if not channel.read:
             pending = PENDING.get(channel.name)
             readers.insert(0, f"**nobody** — pending: {pending}" if pending else "**nobody**")
