@@ -78,10 +78,24 @@ and returns its update."""
 DIAGNOSTIC_PACKAGES = ("novaberg.cli",)
 """The developer's window (`novaberg turn`): a reader, shown as "shown by" in the table."""
 
-PENDING: dict[str, str] = {}
-"""Channels still written without a reader, each with the issue item that gives it one.
-The lead shrinks this as the other parts of the issue are merged; the test fails on an
-unread channel that is not here, and on an entry here that has a reader by now."""
+PENDING: dict[str, str] = {
+    # issue 33 item 1: the router reads the situation's [LAGE], the planner hands on the object
+    "object_reference": "#33 item 1 (planner hands the object on, `[OBJEKT]`)",
+    "needs_memory": "#33 item 1 (router: the enricher runs before the decision; drop the field)",
+    # item 2: the memory anchor reads the bound entities and renders the facts itself
+    "memory_anchor_facts": "#33 item 2 (memory anchor over bound entities)",
+    # item 3: the bridge of an impulse reaches the composer
+    "situation_bridge": "#33 item 3 (`[SACHLAGE-BRUECKE]` in the composer)",
+    # item 4: the conversation vector's curiosity boost reads the goal vectors
+    "goal_vectors": "#33 item 4 (curiosity boost, G:397)",
+    # item 5: the open questions offered to the composer are what uptake measures
+    "uptake_offers": "#33 item 5 (the composer's offered questions; read, not yet written)",
+    # item 6: zielsog_roh pulls the salience of Nova's utterance
+    "raw_goal_pull": "#33 item 6 (salience of Nova's utterance, G:412)",
+}
+"""Channels still written without a reader (or read and never written), each with the issue
+item that closes it. The lead shrinks this as the other parts of the issue are merged; the
+test fails on an unread channel that is not here, and on an entry here that is closed."""
 
 LEAVES_THE_GRAPH: dict[str, str] = {}
 """Channels read outside the code this tool sees, with who reads them."""
