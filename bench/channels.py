@@ -334,7 +334,10 @@ class Analysis:
         if isinstance(expr, ast.BoolOp):
             return any(self._holds_state(v, names) for v in expr.values)
         if isinstance(expr, ast.Dict):
-            return any(k is None and self._holds_state(v, names) for k, v in zip(expr.keys, expr.values, strict=True))
+            return any(
+                k is None and self._holds_state(v, names)
+                for k, v in zip(expr.keys, expr.values, strict=True)
+            )
         if isinstance(expr, ast.Call) and _call_name(expr.func) in {"dict", "cast"} and expr.args:
             return self._holds_state(expr.args[-1], names)
         return isinstance(expr, ast.Attribute) and expr.attr in STATE_ATTRIBUTES

@@ -387,7 +387,6 @@ async def test_query_rewrite_from_the_second_turn(
     assert origin_of(first) == ("zu_wenig_verlauf", "Ich ziehe nach Köln.")
     _, second, _ = await user_turn(runtime, "Und wann genau?")
     assert origin_of(second) == ("rewrite", "Wann zieht der Nutzer nach Köln um?")
-    assert second["search_vector"] != second["prompt_embedding"]
     rewrite = [c for c in scripted.calls if "Suchanfrage für das Gedächtnis" in c["prompt"]]
     assert len(rewrite) == 1 and "Ich ziehe nach Köln." in rewrite[0]["prompt"]
 
@@ -410,7 +409,6 @@ async def test_unusable_rewrite_searches_the_raw_text(
     scripted.add(r"Suchanfrage für das Gedächtnis", **rule)
     _, final, _ = await user_turn(runtime, "Und wann genau?")
     assert origin_of(final) == (origin, "Und wann genau?")
-    assert final["search_vector"] == final["prompt_embedding"]
 
 
 async def test_rewrite_switched_off(
@@ -471,7 +469,6 @@ async def test_goal_pulls_the_search_key(
     _, final, _ = await user_turn(runtime, text)
     assert final["activated_goals"], "the goal must be active for this test"
     assert final["search_text_source"] == "zu_wenig_verlauf"
-    assert final["search_vector"] != final["prompt_embedding"]
     await deps.log.flush()  # type: ignore[union-attr]
     log_rows = [r for r in await read_turn(deps.pool, final["turn_id"]) if r["node"] == "enricher"]
     assert log_rows[-1]["inhalt"]["zielverschiebung"] is True
