@@ -356,7 +356,7 @@ class Analysis:
         while changed:
             changed = False
             self._state_names = {k: self.state_names(f) for k, f in self.source.functions.items()}
-            for key, fn in self.source.functions.items():
+            for key in self.source.functions:
                 names = self._state_names[key]
                 if not names:
                     continue
