@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 from pydantic import BaseModel
 
@@ -34,23 +34,6 @@ class RecordedCall:
     schema: str
     role: str
     messages: tuple[Message, ...]
-
-    @property
-    def graph(self) -> str:
-        return self.source.partition("/")[0] if "/" in self.source else ""
-
-    @property
-    def node(self) -> str:
-        return self.source.partition("/")[2] if "/" in self.source else self.source
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "graph": self.graph,
-            "node": self.node,
-            "schema": self.schema,
-            "role": self.role,
-            "messages": [dict(m) for m in self.messages],
-        }
 
 
 class RecordingModelLayer(ModelLayer):
