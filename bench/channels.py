@@ -732,7 +732,10 @@ def markdown(channels: dict[str, Channel]) -> str:
         if not channel.read:
             pending = PENDING.get(channel.name)
             readers.insert(0, f"**nobody** — pending: {pending}" if pending else "**nobody**")
-        writers = ", ".join(sorted(channel.writers)) or "**nobody**"
+        writers = ", ".join(sorted(channel.writers))
+        if not writers:
+            pending = PENDING.get(channel.name)
+            writers = f"**nobody** — pending: {pending}" if pending else "**nobody**"
         lines.append(f"| `{channel.name}` | {writers} | {', '.join(readers)} |")
     count = len(unread(channels))
     lines += ["", f"Unread channels: {count}.", "", END]
