@@ -84,17 +84,18 @@ def _to_result(agent: BaseAgent, final: AgentState, resume: bool) -> AgentResult
     )
 
 
-def _summary(result: AgentResult) -> tuple[str, str]:
-    """`(management_result, management_detail)` of a result."""
+def _summary(result: AgentResult) -> str:
+    """`management_result` of a result: what the task block says when it has no line of
+    its own for the result."""
     if result.status == "rueckfrage":
-        return result.question or "", f"Rückfrage: {result.question}"
+        return result.question or ""
     if result.status == "fehler":
-        return f"Fehler: {result.error}", result.error or ""
+        return f"Fehler: {result.error}"
     if result.status == "abgelehnt" and result.correction is not None:
-        return "", result.correction.finding
+        return ""
     if result.status == "dismissed":
-        return "Nutzer hat abgelehnt, nichts geändert.", str(result.result or "")
-    return str(result.result or ""), str(result.result or "")
+        return "Nutzer hat abgelehnt, nichts geändert."
+    return str(result.result or "")
 
 
 def _question_open(state: dict[str, Any]) -> bool:
@@ -193,12 +194,10 @@ async def run_dispatch(
             rueckfrage=result.question or "",
             parameter=dict(final.get("parameter") or {}),
         )
-    management_result, management_detail = _summary(result)
     update = {
         "agent_results": [*(state.get("agent_results") or []), result],
         "agent_name": "",
-        "management_result": management_result,
-        "management_detail": management_detail,
+        "management_result": _summary(result),
     }
     return update, result, final
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from novaberg.agents.base import AgentResult
 
-__all__ = ["QUESTION_HELD", "asked_questions", "build_task_block", "outcome_lines", "question_text"]
+__all__ = ["QUESTION_HELD", "build_task_block", "outcome_lines", "question_text"]
 
 HEADER = "[AUFGABE]"
 
@@ -74,22 +74,6 @@ def _question_block(rueckfrage: str) -> str:
 
 def _held(result: AgentResult) -> bool:
     return result.status == "rueckfrage" and bool(result.meta.get(QUESTION_HELD))
-
-
-def asked_questions(
-    agent_results: Iterable[AgentResult | dict[str, Any]] | None,
-) -> list[dict[str, Any]]:
-    """The run's questions to the person, in run order: `{agent, question, pending}`;
-    `pending` marks the one stored as the open question, which the next utterance answers."""
-    return [
-        {
-            "agent": r.agent_name,
-            "question": question_text(r.question or ""),
-            "pending": not _held(r),
-        }
-        for r in (AgentResult.coerce(x) for x in agent_results or [])
-        if r.status == "rueckfrage"
-    ]
 
 
 def _outcome_line(index: int, result: AgentResult) -> str:

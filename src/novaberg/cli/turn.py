@@ -5,7 +5,9 @@ CharacterGraph starts once the HumanGraph has stored the user's turn; the HumanG
 salience runs on meanwhile) against the configured (or embedded) Redis/PostgreSQL and
 model, and prints every stage as it ends (both graphs interleaved), where the answer was
 released, the stage table with durations and model calls, the answer, both emotions and
-the tribunal votes.
+the tribunal votes. With `--prompts` it then prints every model call of the turn, in call
+order: the node that made it, its schema ("text" for free text) and every message it sent
+— what a person tuning the prompts for their own model needs (`llm/recording.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ def turn_command(
     llm: Annotated[
         str | None, typer.Option(help="Model backend: local | openai | scripted [NOVABERG_LLM].")
     ] = None,
+    prompts: Annotated[
+        bool,
+        typer.Option(
+            "--prompts", help="Then print every model call: node, schema and the full prompt."
+        ),
+    ] = False,
 ) -> None:
     """Run one turn (HumanGraph, then CharacterGraph) in-process and show every stage."""
     from novaberg.config import SettingsError, load_settings
@@ -51,15 +59,18 @@ def turn_command(
     except IntakeError as exc:
         console.print(f"[red]{exc.code}: {exc.message}[/red]")
         raise typer.Exit(2) from None
-    asyncio.run(_turn(settings, text, user_id, character or settings.character))
+    asyncio.run(_turn(settings, text, user_id, character or settings.character, prompts=prompts))
 
 
-async def _turn(settings: Settings, text: str, user: str, character: str) -> None:
+async def _turn(
+    settings: Settings, text: str, user: str, character: str, *, prompts: bool = False
+) -> None:
     from novaberg.agents.deps import GraphDeps
     from novaberg.agents.registry import agent_migrations, discover_agents
     from novaberg.api.context import AppContext
     from novaberg.graph.contract import release_ready
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
+    from novaberg.llm.recording import RecordingModelLayer
     from novaberg.pair import Pair
     from novaberg.runtime.services import EmbeddedServices
     from novaberg.store.pipeline_log import read_turn
@@ -72,7 +83,8 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
         try:
             with console.status(f"loading model ({ctx.model.backend_name}) ..."):
                 await ctx.warm_up()
-            deps = GraphDeps(settings, ctx.redis, ctx.pool, ctx.model)
+            model = RecordingModelLayer(ctx.model) if prompts else ctx.model
+            deps = GraphDeps(settings, ctx.redis, ctx.pool, model)
             runtime = GraphRuntime(deps, discover_agents())
 
             released: list[str] = []
@@ -94,6 +106,8 @@ async def _turn(settings: Settings, text: str, user: str, character: str) -> Non
                 await deps.log.close()
             rows = await read_turn(ctx.pool, result.turn_id)
             _report(result, rows)
+            if isinstance(model, RecordingModelLayer):
+                _print_prompts(model.calls)
         finally:
             await ctx.aclose()
     finally:
@@ -242,6 +256,19 @@ def stage_note(inhalt: dict[str, Any]) -> str:
         shown = f"{value:.3g}" if isinstance(value, float) else str(value)
         parts.append(f"{key}={shown}")
     return " ".join(parts)[:NOTE_CHARS]
+
+
+def _print_prompts(calls: list[Any]) -> None:
+    """Every recorded model call, in call order: `#n graph/node · schema · role`, then each
+    message under its role. Printed without markup: prompts hold `[BLOCK]` names."""
+    console.print(f"\n[bold]prompts[/bold] ({len(calls)} model calls, in call order)")
+    for number, call in enumerate(calls, 1):
+        console.rule(f"#{number} {call.source or '(no node)'} · {call.schema} · {call.role}")
+        for message in call.messages:
+            console.print(
+                f"[{message.get('role', '?')}]", markup=False, highlight=False, soft_wrap=True
+            )
+            console.print(message.get("content", ""), markup=False, highlight=False, soft_wrap=True)
 
 
 def _num(value: object) -> str:

@@ -7,7 +7,8 @@ A node is a plain coroutine::
 (extra arguments are bound with `functools.partial`). `wrap_node` turns it into the
 one-argument callable LangGraph wants and, around every run:
 
-- opens a `track_calls()` scope, so the row knows how many model calls the node made;
+- opens a `track_calls()` scope named `graph/node`, so the row knows how many model calls
+  the node made (and a recorder, which node made a call: `novaberg turn --prompts`);
 - times the run and adds `node_timings: {name: ms}` to the update;
 - checks that every returned key is a declared channel (`STATE_CHANNELS`) and raises
   `UndeclaredChannelError` naming the key — LangGraph would silently drop it;
@@ -87,6 +88,7 @@ def wrap_node(
     pipeline_log = deps.log
     if pipeline_log is None:  # GraphDeps.__post_init__ always sets one
         raise ValueError("GraphDeps.log is None; construct GraphDeps normally")
+    label = f"{graph}/{name}"  # whose model calls these are (llm/recording.py)
 
     def record(
         state: ConversationState,
@@ -113,7 +115,7 @@ def wrap_node(
     async def run(state: ConversationState) -> dict[str, Any] | Command[str]:
         started = time.perf_counter()
         summary: dict[str, Any] = {}
-        with track_calls() as stats:
+        with track_calls(label) as stats:
             try:
                 result = await fn(state, deps)
                 if result is None:

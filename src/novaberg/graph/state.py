@@ -47,7 +47,6 @@ class ConversationState(TypedDict, total=False):
     user_prompt: str  # what the counterpart said; absent/empty on an impulse
     own_thought: str  # Nova's own thought; empty on a user turn
     system_prompt: str
-    temperature: float
     received_at: float | None
 
     # --- event and role flags (docs/behaviour/graphs.md#role-flags) -----------------------
@@ -65,7 +64,6 @@ class ConversationState(TypedDict, total=False):
     # --- enricher (docs/behaviour/nodes.md#enricher) --------------------------------------
     raw_turns: list[dict[str, Any]]
     session_turns: list[dict[str, Any]]
-    session_summary: str
     user_intentions: list[str]
     prompt_embedding: list[float] | None
     activated_goals: list[dict[str, Any]]
@@ -73,11 +71,9 @@ class ConversationState(TypedDict, total=False):
     gravitation_term: float
     raw_goal_pull: float
     memory_entries_raw: list[Any]
-    search_vector: list[float] | None
     search_text: str
     search_text_source: str
     long_term_resonance: dict[str, Any]
-    short_term_hits: list[dict[str, Any]]
     web_context: str  # search context: the composer's web search of the stimulus (needs_web)
     gravitation_points: list[dict[str, Any]]  # memories pulling Nova's emotion (enricher)
 
@@ -99,10 +95,8 @@ class ConversationState(TypedDict, total=False):
     object_reference: str  # wire objekt_bezug: the object this utterance is about ("" none)
     situation_reading: dict[str, Any]  # Path 1's reading for the situation node (payload)
     object_entities: list[dict[str, Any]]  # wire objekt_entitaeten: acute objects' entities
-    memory_anchor_facts: list[dict[str, Any]]  # [{name, fakten[]}] put in front of memory
 
     # --- router (docs/behaviour/nodes.md#router) ------------------------------------------
-    needs_memory: bool
     needs_web: bool
     needs_timeline: bool
     momentum: str
@@ -126,9 +120,7 @@ class ConversationState(TypedDict, total=False):
     agent_task: str  # its part of the utterance ("" = the whole stimulus)
     agent_plan: list[Any]  # the tasks still to run (agents/task_plan.py); absent = not planned
     agent_results: list[Any]
-    agent_questions: list[dict[str, Any]]  # agents that asked back: {agent, question, pending}
     management_result: str
-    management_detail: str
     pending_writes: Annotated[list[PendingWrite], operator.add]
     task_block: str
     task_context_cut: bool

@@ -30,6 +30,8 @@ class CallStats:
     models: list[str] = field(default_factory=list)
     structured: dict[tuple[str, str], int] = field(default_factory=dict)
     """(schema name, outcome) -> structured calls; outcomes are `STRUCTURED_OUTCOMES`."""
+    label: str = ""
+    """Whose calls these are ("character/router"; the node wrapper names its scope)."""
 
     def add(self, model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
         self.calls += 1
@@ -71,8 +73,8 @@ class CallScope:
 
     __slots__ = ("_token", "stats")
 
-    def __init__(self) -> None:
-        self.stats = CallStats()
+    def __init__(self, label: str = "") -> None:
+        self.stats = CallStats(label=label)
         self._token: Token[tuple[CallStats, ...]] | None = None
 
     def __enter__(self) -> CallStats:
@@ -90,9 +92,18 @@ class CallScope:
             self._token = None
 
 
-def track_calls() -> CallScope:
-    """Collect the calls made inside this block (nested scopes all see them)."""
-    return CallScope()
+def track_calls(label: str = "") -> CallScope:
+    """Collect the calls made inside this block (nested scopes all see them); `label` names
+    whose calls they are (`current_label`)."""
+    return CallScope(label)
+
+
+def current_label() -> str:
+    """The label of the innermost labelled scope around this call ("" outside any)."""
+    for stats in reversed(_current.get()):
+        if stats.label:
+            return stats.label
+    return ""
 
 
 def record_call(model: str, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:

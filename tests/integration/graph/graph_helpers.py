@@ -66,3 +66,13 @@ def in_steps(nodes: list[str], template: list[Step]) -> list[Step | None]:
             index += len(item)
     grouped.extend(nodes[index:])
     return grouped
+
+
+def anchor_groups(final: dict[str, Any]) -> dict[str, list[str]]:
+    """The memory anchor's groups as the memory context holds them: name → lines."""
+    groups: dict[str, list[str]] = {}
+    for entry in final.get("memory_entries") or []:
+        if entry.get("subtyp") == "anker":
+            name = entry["quelle"].removeprefix("Fakten zu ")
+            groups.setdefault(name, []).append(entry["inhalt"])
+    return groups

@@ -639,7 +639,7 @@ async def test_pending_question_resumes_without_a_model_call_and_hands_back(
 
     assert "RouterDecision" not in [c["schema"] for c in scripted.calls]
     assert AFTER["router"]["management_action"] == "resume"
-    assert AFTER["router"]["needs_memory"] is True and AFTER["router"]["momentum"] == "mid"
+    assert AFTER["router"]["momentum"] == "mid"
     # no agent registered: the planner hands back to the conversation path cleanly
     assert in_steps(nodes, WITH_PLANNER) == WITH_PLANNER
     assert final["management_action"] == ""
@@ -694,7 +694,7 @@ async def test_unreadable_router_output_gives_defaults_and_is_marked(
     scripted.add(".*", fault="malformed", schema="RouterDecision")
     nodes, final, _ = await user_turn(runtime, "Wie geht's dir?")
     assert final["router_failure"] and "ModelOutputError" in final["router_failure"]
-    assert final["needs_memory"] is False and final["needs_web"] is False
+    assert final["needs_web"] is False
     assert final["momentum"] == "mid" and final["management_action"] == ""
     assert final["management_target_type"] == "titel" and final["timeline_query"] == {}
     assert in_steps(nodes, MAIN_PATH) == MAIN_PATH

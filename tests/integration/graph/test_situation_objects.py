@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_helpers import script_human
+from graph_helpers import anchor_groups, script_human
 from test_character_graph import PAIR, script_character, user_turn
 
 from novaberg.graph.contract import GraphDeps
@@ -129,9 +129,9 @@ async def test_the_anchor_reads_the_bound_entity_not_the_name(
     _, final, first = await user_turn(runtime, UTTERANCE)
 
     assert final["object_entities"] == [{"objekt": "Fahrrad", "entitaet_id": entity}]
-    (group,) = final["memory_anchor_facts"]
-    assert group["name"] == "Fahrrad"
-    assert [m["inhalt"] for m in group["erinnerungen"]] == ["Grete hat es ihr 1998 geschenkt."]
+    groups = anchor_groups(final)
+    assert list(groups) == ["Fahrrad"]
+    assert "Grete hat es ihr 1998 geschenkt." in groups["Fahrrad"]
     assert "Fahrrad: farbe = rot" in final["memory_context_composer"]
     log = await situation_log(deps, first["turn_id"])
     assert log["objekt_entitaeten"] == [{"objekt": "Fahrrad", "entitaet_id": entity}]
@@ -141,7 +141,7 @@ async def test_the_anchor_reads_the_bound_entity_not_the_name(
     _, final, second = await user_turn(runtime, UTTERANCE)
     assert final["situation"]["stand"] == "ausfall"
     assert final["object_entities"] == [{"objekt": "Fahrrad", "entitaet_id": entity}]
-    (group,) = final["memory_anchor_facts"]
-    assert group["name"] == "Fahrrad" and group["fakten"] == ["Fahrrad: farbe = rot"]
+    groups = anchor_groups(final)
+    assert list(groups) == ["Fahrrad"] and groups["Fahrrad"][0] == "Fahrrad: farbe = rot"
     log = await situation_log(deps, second["turn_id"])
     assert log["entitaeten"] == ["Fahrrad"]

@@ -14,7 +14,7 @@ from novaberg.agents.base import AgentResult
 from novaberg.agents.markers import session_marker
 from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import discover_agents
-from novaberg.agents.task_block import QUESTION_HELD, asked_questions, build_task_block
+from novaberg.agents.task_block import QUESTION_HELD, build_task_block
 from novaberg.agents.task_plan import MAX_TASKS, PlannedTask, plan_tasks
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.router import RouterDecision, decision_update
@@ -103,7 +103,7 @@ async def test_each_task_runs_once_on_its_part_in_order(deps: GraphDeps) -> None
     assert "1. echo — erledigt: echo: sag Brot" in block
     assert "2. echo — erledigt: echo: sag Milch" in block
     assert out["task_context_cut"] is True
-    assert out["agent_questions"] == [] and out["agent_plan"] == []
+    assert out["agent_plan"] == []
 
 
 async def test_a_question_first_and_a_done_task_both_reach_the_answer(deps: GraphDeps) -> None:
@@ -117,7 +117,7 @@ async def test_a_question_first_and_a_done_task_both_reach_the_answer(deps: Grap
     assert "2. echo — erledigt: echo: sag Brot" in block
     assert "Stelle am Ende genau diese Rückfrage" in block
     assert out["task_context_cut"] is True
-    assert out["agent_questions"] == [{"agent": "echo", "question": "Wirklich?", "pending": True}]
+    assert out["agent_results"][0].question == "Wirklich?"
     pending = await pending_question(deps.redis, "u1")
     assert pending is not None and pending["agent_name"] == "echo"
     assert session_marker(out["agent_results"]) == "[ERLEDIGT]"
@@ -139,7 +139,6 @@ async def test_a_second_question_is_held_not_stored_over_the_first(deps: GraphDe
     assert not first.meta.get(QUESTION_HELD) and second.meta[QUESTION_HELD] is True
     pending = await pending_question(deps.redis, "u1")
     assert pending is not None and pending["parameter"]["always_ask"] is False  # the first one
-    assert [q["pending"] for q in out["agent_questions"]] == [True, False]
     assert "2. echo — noch nicht erledigt" in out["task_block"]
     assert "noch einmal zu sagen" in out["task_block"]
     assert out["task_context_cut"] is False  # questions only: the context stays
@@ -218,4 +217,4 @@ def test_every_outcome_has_its_line_and_its_instruction() -> None:
     assert "Berichte in der Ich-Form" in block and "behaupte nicht, es sei erledigt" in block
     assert "Rückfrage" not in block and cut is True
     assert session_marker(results) == "[FEHLGESCHLAGEN]"
-    assert asked_questions(results) == []
+    assert not any(r.status == "rueckfrage" for r in results)

@@ -29,7 +29,6 @@ def _failure(state: ConversationState, name: str, message: str) -> dict[str, Any
         "agent_results": [*(state.get("agent_results") or []), result],
         "agent_name": "",
         "management_result": f"Fehler: {message}",
-        "management_detail": message,
     }
 
 

@@ -216,7 +216,6 @@ async def db_access(
         "system_prompt": context.persona,
         "raw_turns": turns,
         "session_turns": without_impulses(turns),
-        "session_summary": context.session_summary,
         "user_weight": context.user_weight,
         "thought_level": thought_level,
         "_log": {

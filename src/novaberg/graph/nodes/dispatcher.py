@@ -39,7 +39,7 @@ from typing import Any, Final, cast
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.markers import session_marker
-from novaberg.agents.stimulus import stimulus_origin, stimulus_text
+from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_origin, stimulus_text
 from novaberg.graph.follow_up import follow_up_channels
 from novaberg.graph.nodes.delegation import delegate, momentum_to_keep
 from novaberg.graph.offer_chain import settle_offer
@@ -250,6 +250,7 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     }
     if state.get("response_content"):
         raw["antwort_inhalt"] = state.get("response_content")
+    raw.update(turn_record(state))
     run_log.record_raw_turn(
         deps.log,
         graph=str(state.get("graph_role") or GRAPH_CHARACTER),
@@ -259,6 +260,29 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
         character_id=state["character_id"],
         content=raw,
     )
+
+
+def turn_record(state: ConversationState) -> dict[str, Any]:
+    """What the raw turn keeps besides the words, so a turn can still say afterwards how it
+    went (docs/behaviour/nodes.md#dispatcher): what the memory was searched with and where
+    that text came from, how an impulse's arousal was applied, and which judgement failed
+    — a failure stays a failure in the record, never a silent default. Only what the run
+    set."""
+    record: dict[str, Any] = {}
+    if state.get("search_text_source"):
+        record["suchtext"] = state.get("search_text") or ""
+        record["suchtext_herkunft"] = state.get("search_text_source")
+    if stimulus_is_own_thought(state) and state.get("thought_level"):
+        record["gedanke_level"] = state.get("thought_level")
+    failures = {
+        "router": state.get("router_failure"),
+        "tribunal": list(state.get("tribunal_failures") or []) or None,
+        "pfad1_nachlauf": state.get("human_tail_failure"),
+    }
+    failed = {name: failure for name, failure in failures.items() if failure}
+    if failed:
+        record["ausfaelle"] = failed
+    return record
 
 
 async def _side_writes(state: ConversationState, deps: GraphDeps, pair: Pair) -> list[str]:

@@ -6,7 +6,7 @@ Two variants, chosen by `graph_role`:
   user turn that has a modus), `prompt_embedding` (of the raw stimulus), `aktivierte_ziele`,
   `ziel_vektoren` and `gravitationsterm`. No memory, no profiles.
 - **character / agent** (full run): the same plus `session_turns` (without Nova's impulse
-  turns), `session_summary`, `zielsog_roh`, `kzg_treffer`, `lzg_resonanz` and
+  turns), `zielsog_roh`, `suchtext`, `suchtext_herkunft`, `lzg_resonanz` and
   `memory_entries_raw` (short- and long-term memory resonance; the hybrid search's archived
   turns older than the session and long-term nodes sharing a rare word; the memories about
   a day the stimulus asks about, memory/day_recall.py; the session summary and the recent
@@ -331,16 +331,13 @@ async def enricher(
     entries = session_memory_entries(session_summary, shown)
     update.update(
         session_turns=shown,
-        session_summary=session_summary,
         raw_goal_pull=activation.raw_goal_pull,
-        search_vector=search_vector,
         search_text=rewritten.text,
         search_text_source=rewritten.origin,
     )
     summary.update(suchtext_herkunft=rewritten.origin, cluster=cluster, zielverschiebung=shifted)
     if found is not None:
         entries = [*found.entries(), *entries]
-        update["short_term_hits"] = found.short_term
         update["long_term_resonance"] = found.long_term.as_state()
         update["gravitation_points"] = gravity_points(
             found.short_term, update["long_term_resonance"]["erinnerungen"], deps.clock()

@@ -103,7 +103,7 @@ async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, 
     bound = [b for b in state.get("object_entities") or [] if b.get("objekt") in objects]
     if not bound:
         acute = len(state.get("object_judgement") or [])
-        return {"memory_anchor_facts": [], "_log": {"akut": acute, "gebunden": 0}}
+        return {"_log": {"akut": acute, "gebunden": 0}}
     pair = Pair(state.get("user_id", ""), state.get("character_id", ""))
     resonance = dict(state.get("long_term_resonance") or {})
     memories = list(resonance.get("erinnerungen") or [])
@@ -135,12 +135,11 @@ async def memory_anchor(state: ConversationState, deps: GraphDeps) -> dict[str, 
         "ausfall": failures,
     }
     if not groups:
-        return {"memory_anchor_facts": [], "_log": {**summary, "neu": 0}}
+        return {"_log": {**summary, "neu": 0}}
     entries = [*anchor_entries(groups), *(state.get("memory_entries") or [])]
     name = character_display_name(state.get("character_id", ""))
     third, composer = render_contexts(entries, name)
     update: dict[str, Any] = {
-        "memory_anchor_facts": groups,
         "memory_entries": entries,
         "memory_context": third,
         "memory_context_composer": composer,

@@ -7,8 +7,8 @@ Wiring: `router → (management_action ? planner : the pre-answer join)`,
 agents/task_plan.py): the router's tasks — the situation's acute object first
 (`objekt_urteil`), then in the order the person said them — each with its part of the
 utterance; a lone router target or a resume is a plan of one. Every later pass
-takes the next task; an empty plan ends the loop with the task block and the questions
-asked (`agent_questions`). The plan is fixed on the first pass, so every task runs exactly
+takes the next task; an empty plan ends the loop with the task block. The plan is fixed on the first pass, so
+every task runs exactly
 once however its agent ends — without that bound a question asked again recursed to the
 graph's recursion limit.
 """
@@ -23,7 +23,7 @@ from novaberg.agents.deps import GraphDeps
 from novaberg.agents.pending import pending_question
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
-from novaberg.agents.task_block import asked_questions, build_task_block
+from novaberg.agents.task_block import build_task_block
 from novaberg.agents.task_plan import (
     PlannedTask,
     object_priority,
@@ -94,7 +94,7 @@ async def _make_plan(
         plan = single_task(name) if name else []
     if not plan:
         log.info("planner: no agent for target %r; handing back", state.get("management_target"))
-        return [], {"management_action": "", "management_result": "", "management_detail": ""}
+        return [], {"management_action": "", "management_result": ""}
     if len(plan) > 1:
         log.info("planner: %d tasks: %s", len(plan), [task.agent for task in plan])
     return plan, {"_log": _plan_log(plan, acute)}
@@ -116,7 +116,6 @@ def _finish(state: ConversationState, results: list[Any], **extra: Any) -> dict[
         "agent_task": "",
         "agent_plan": [],
         "agent_results": results,
-        "agent_questions": asked_questions(results),
         "task_block": block,
         "task_context_cut": cut,
         **extra,
@@ -146,7 +145,6 @@ async def planner(
             "agent_plan": remaining,
             "agent_results": results,
             "management_result": "",
-            "management_detail": "",
         }
         if "_log" in extra:  # the first pass: the plan goes into this run's row
             step["_log"] = extra["_log"]

@@ -101,7 +101,6 @@ class RouterDecision(BaseModel):
     several (docs/behaviour/agents.md#several-tasks-in-one-message); one task needs only
     `management_target`."""
 
-    needs_memory: bool = False
     needs_web: bool = False
     needs_timeline: bool = False
     timeline_query: TimelineQuery | None = None
@@ -121,7 +120,6 @@ def decision_update(decision: RouterDecision) -> dict[str, Any]:
     if decision.needs_timeline and decision.timeline_query is not None:
         query = decision.timeline_query.model_dump(by_alias=True)
     return {
-        "needs_memory": decision.needs_memory,
         "needs_web": decision.needs_web,
         "needs_timeline": decision.needs_timeline,
         "timeline_query": query,
@@ -140,7 +138,6 @@ def decision_update(decision: RouterDecision) -> dict[str, Any]:
 def resume_update() -> dict[str, Any]:
     """The fixed answer on a pending question (no model call)."""
     return {
-        "needs_memory": True,
         "needs_web": False,
         "needs_timeline": False,
         "timeline_query": {},
@@ -165,7 +162,6 @@ def commitment_of(state: ConversationState) -> str | None:
 def commitment_update(agent: str) -> dict[str, Any]:
     """The fixed answer on a commitment (no model call): the promise's agent acts."""
     return {
-        "needs_memory": True,
         "needs_web": False,
         "needs_timeline": False,
         "timeline_query": {},
