@@ -242,7 +242,7 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
     assert stages.count() >= 8, "every stage of both graphs"
     expect(inspector.locator("[data-role=stages] tbody")).to_contain_text("responder")
     # each stage's detail: what it decided, from its log row
-    expect(inspector.locator("[data-role=stages] tbody")).to_contain_text("entscheidung=ok")
+    expect(inspector.locator("[data-role=stages] tbody")).to_contain_text("urteil=ok")
     expect(inspector.locator("[data-role=memory-used]")).to_contain_text("Kurzzeit-Treffer")
     expect(inspector.locator("[data-role=corrections]")).to_be_visible()
     shoot(page, "turn-inspector")
