@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.delegation.hand_on import hand_on
 from novaberg.agents.delegation.repository import (
     KIND_DELEGATION,
     STATUS_HANDED_ON,
@@ -20,7 +21,7 @@ from novaberg.agents.delegation.repository import (
 )
 from novaberg.agents.gate import read_gate_answer
 from novaberg.agents.workflow import now_from, step
-from novaberg.impulses.turn_tasks import TASK_DELEGATION, ShadowTask, push_task
+from novaberg.impulses.turn_tasks import TASK_DELEGATION
 from novaberg.pair import Pair
 
 if TYPE_CHECKING:
@@ -58,19 +59,15 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     )
     task_id: int | None = None
     if case.shadow_task_id is None:
-        task_id, _how = await push_task(
+        task_id = await hand_on(
             deps.pool,
-            ShadowTask(
-                user_id=pair.user_id,
-                character_id=pair.character_id,
-                task=TASK_DELEGATION,
-                topic=case.topic,
-                context=matter,
-                reason=f"fall {case.id}: {parameter['anlass']}",
-                reference_id=case.turn_id,
-                salience=CASE_SALIENCE,
-            ),
-            now,
+            pair,
+            case,
+            task=TASK_DELEGATION,
+            context=matter,
+            cause=str(parameter["anlass"]),
+            salience=CASE_SALIENCE,
+            now=now,
         )
     text = f"Übernommen: „{matter}“. Ich behalte es im Blick und komme von mir aus darauf zurück."
     settled = await settle_case(

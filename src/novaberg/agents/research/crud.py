@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from novaberg.agents.base import AgentState
+from novaberg.agents.delegation.hand_on import hand_on
 from novaberg.agents.delegation.repository import (
     KIND_RESEARCH,
     STATUS_DONE,
@@ -23,7 +24,7 @@ from novaberg.agents.delegation.repository import (
     settle_case,
 )
 from novaberg.agents.workflow import now_from, step
-from novaberg.impulses.turn_tasks import TASK_RESEARCH, ShadowTask, push_task
+from novaberg.impulses.turn_tasks import TASK_RESEARCH
 from novaberg.pair import Pair
 
 if TYPE_CHECKING:
@@ -71,19 +72,15 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     handed_on = not web
     task_id: int | None = None
     if handed_on and case.shadow_task_id is None:
-        task_id, _how = await push_task(
+        task_id = await hand_on(
             deps.pool,
-            ShadowTask(
-                user_id=pair.user_id,
-                character_id=pair.character_id,
-                task=TASK_RESEARCH,
-                topic=case.topic,
-                context=question,
-                reason=f"fall {case.id}: {parameter['anlass']}",
-                reference_id=case.turn_id,
-                salience=HANDED_ON_SALIENCE,
-            ),
-            now,
+            pair,
+            case,
+            task=TASK_RESEARCH,
+            context=question,
+            cause=str(parameter["anlass"]),
+            salience=HANDED_ON_SALIENCE,
+            now=now,
         )
     text = report(question, memories, web, handed_on)
     settled = await settle_case(
