@@ -44,6 +44,12 @@ class Query:
     way: str
     text: str
     evidence: str
+    more: tuple[str, ...] = ()
+    """Further evidence turns: the question is found when any of them is."""
+
+    @property
+    def evidence_ids(self) -> frozenset[str]:
+        return frozenset((self.evidence, *self.more))
 
 
 @dataclass

@@ -56,6 +56,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from _machine import cpu_times, steal_percent
 from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
+from _recall_long import LANG as LONG_ENGLISH
+from _recall_long import build_long_dataset
 from novaberg.config import load_settings
 from novaberg.llm.factory import build_model_layer
 from novaberg.memory.search.hybrid import search_memory
@@ -218,7 +220,7 @@ class Bench:
                     (
                         position
                         for position, hit in enumerate(found.hits, start=1)
-                        if any(s.source_id == query.evidence for s in hit.sources)
+                        if any(s.source_id in query.evidence_ids for s in hit.sources)
                     ),
                     None,
                 )
@@ -292,15 +294,18 @@ LEAD_INS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 """Lowercase lead-ins (never taken for names) that make each timed query text unique."""
 
+FILLER_LANGUAGE: dict[str, str] = {LONG_ENGLISH: "en"}
+"""The language of a data set's lead-ins and filler chat, where its name is not one."""
+
 
 def latency_texts(lang: str, queries: list[Query], rounds: int) -> list[Query]:
     """`rounds` × the questions, each round with its own lead-in: no text repeats (nor
     repeats the recall pass's plain question)."""
-    lead_ins = LEAD_INS[lang]
+    lead_ins = LEAD_INS[FILLER_LANGUAGE.get(lang, lang)]
     if rounds > len(lead_ins):
         raise ValueError(f"at most {len(lead_ins) // 2} latency rounds (one lead-in each)")
     return [
-        Query(query.kind, query.way, lead_ins[r] + query.text, query.evidence)
+        Query(query.kind, query.way, lead_ins[r] + query.text, query.evidence, query.more)
         for r in range(rounds)
         for query in queries
     ]
@@ -351,7 +356,11 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
             "erreicht": gain is not None and gain >= GOAL_POINTS,
         }
     )
-    return {"rows": rows, "gain": gain}
+    shipped = results[SHIPPED]
+    kinds = {
+        kind: round(100 * hit / total, 1) for kind, (hit, total) in sorted(shipped.by_kind.items())
+    }
+    return {"rows": rows, "gain": gain, "kinds": kinds}
 
 
 async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -> list[dict]:
@@ -362,7 +371,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
         pairs: dict[str, Pair] = {}
         datasets: dict[str, Dataset] = {}
         for lang in args.languages:
-            dataset = build_dataset(lang)
+            dataset = build_long_dataset() if lang == LONG_ENGLISH else build_dataset(lang)
             datasets[lang] = dataset
             character = await bench.character(lang)
             pairs[lang] = Pair(USER, character)
@@ -382,7 +391,10 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
             missing = size - present
             if missing > 0:
                 path = workdir / f"fueller-{lang}-{size}.jsonl"
-                write_jsonl(path, filler_turns(lang, missing, seed=size, prefix=f"f{size}"))
+                filler = filler_turns(
+                    FILLER_LANGUAGE.get(lang, lang), missing, seed=size, prefix=f"f{size}"
+                )
+                write_jsonl(path, filler)
                 definitions = await bench.drop_vector_indexes() if args.rebuild_indexes else []
                 log(
                     f"[{embedder}] import {missing} filler turns up to {size}"
@@ -471,6 +483,29 @@ def print_table(summary: list[dict]) -> None:
         )
 
 
+def print_side_by_side(summary: list[dict]) -> None:
+    """Recall@10 per mode, one column per data set (language) of each embedder, at the size
+    each was imported at (the first row of each): the languages compared in one glance."""
+    first: dict[tuple[str, str], dict] = {}
+    for row in summary:
+        first.setdefault((row["embedder"], row["sprache"]), row)
+    if not first:
+        return
+    columns = list(first)
+    print("\nrecall@10 (%) side by side, per language (data set as imported)")
+    print(f"{'mode':30} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
+    for mode in MODES:
+        cells = " ".join(f"{_cell(first[c]['rows'][mode]['@10']):>18}" for c in columns)
+        print(f"{mode:30} {cells}")
+    kinds = sorted({k for row in first.values() for k in row.get("kinds", {})})
+    for kind in kinds:
+        cells = " ".join(
+            f"{_cell(first[c].get('kinds', {}).get(kind)) if kind in first[c].get('kinds', {}) else '-':>18}"
+            for c in columns
+        )
+        print(f"{SHIPPED + ' / ' + kind:30} {cells}")
+
+
 def _cell(value: float | None) -> str:
     return "failed" if value is None else f"{value:5.1f}"
 
@@ -478,7 +513,11 @@ def _cell(value: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embedders", default="scripted,local")
-    parser.add_argument("--languages", default="de,en")
+    parser.add_argument(
+        "--languages",
+        default=f"de,en,{LONG_ENGLISH}",
+        help=f"data sets: de, en (parallel everyday chat), {LONG_ENGLISH} (a named group chat)",
+    )
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument(
         "--rounds", type=int, default=3, help="timed rounds per question (at most 4)"
@@ -522,6 +561,7 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     print_table(summary)
+    print_side_by_side(summary)
 
 
 if __name__ == "__main__":
