@@ -1,5 +1,5 @@
 """Reading chat exports into turns: SillyTavern chat JSONL, ChatGPT `conversations.json`, and
-a plain JSONL of {"id", "speaker": "user"|"character", "text", "time"}.
+a plain JSONL of {"id", "speaker": "user"|"character", "text", "time"} (optionally "name").
 
 The whole file is read and checked before anything is stored. A file that is not one of the
 formats (not UTF-8, broken JSON, a JSON of another shape, no usable turn) raises
@@ -71,6 +71,9 @@ class ImportedTurn:
     time: datetime
     conversation: str
     line: int | None = None
+    name: str | None = None
+    """The speaker's name where the export gives one (SillyTavern's `name`, a plain line's
+    optional `name`): kept in the archive and searchable ("What did Lena say …")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +300,15 @@ def _plain_turn(obj: Any, tz: ZoneInfo, conversation: str, number: int) -> Impor
     time = parse_time(obj.get("time"), tz)
     if not text:
         return None
-    return ImportedTurn(str(ident).strip(), str(speaker), text, time, conversation, number)
+    return ImportedTurn(
+        str(ident).strip(), str(speaker), text, time, conversation, number, _name(obj)
+    )
+
+
+def _name(obj: Mapping[str, Any]) -> str | None:
+    """A line's speaker name: a non-empty string, else None (a number is no name)."""
+    value = obj.get("name")
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _sillytavern(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> ParsedChat:
@@ -329,6 +340,7 @@ def _sillytavern(objects: list[tuple[int, Any]], tz: ZoneInfo, name: str) -> Par
                 turn.time,
                 turn.conversation,
                 turn.line,
+                turn.name,
             )
         last_time = turn.time
         parsed.turns.append(turn)
@@ -358,7 +370,7 @@ def _st_turn(
     digest = hashlib.sha1(
         f"{raw_time}\x1f{obj.get('name')}\x1f{obj.get('is_user')}\x1f{text}".encode()
     ).hexdigest()[:20]
-    return ImportedTurn(f"st-{digest}", speaker, text, time, conversation, number)
+    return ImportedTurn(f"st-{digest}", speaker, text, time, conversation, number, _name(obj))
 
 
 # --- ChatGPT ---------------------------------------------------------------------------------

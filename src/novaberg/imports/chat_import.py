@@ -192,6 +192,7 @@ async def _rows(
                 embedding=vector,
                 context_embedding=context,
                 pinned=pinned,
+                name=turn.name,
             )
         )
     return rows

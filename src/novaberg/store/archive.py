@@ -27,7 +27,7 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
-from novaberg.store.text_search import BM25_B, BM25_K1, QueryTerms
+from novaberg.store.text_search import BM25_B, BM25_K1, SPEAKER_KEY_SQL, QueryTerms
 
 TABLE: Final = "gespraechsarchiv"
 
@@ -106,6 +106,8 @@ class ArchiveRow:
     embedding: np.ndarray | None = None
     context_embedding: np.ndarray | None = None
     pinned: bool = False
+    name: str | None = None
+    """Who said it, as an imported chat names them (searchable by words: migration 020)."""
 
 
 def _vector(value: np.ndarray | Sequence[float] | None) -> np.ndarray | None:
@@ -121,15 +123,16 @@ def stored_vector(value: Any) -> np.ndarray:
 
 _COLUMNS: Final = (
     "user_id, character_id, sprecher, inhalt, zeit, turn_id, nachrichten_ids, herkunft,"
-    " quelle, quell_id, gespraech, sprache, embedding, embedding_kontext, angeheftet"
+    " quelle, quell_id, gespraech, sprache, embedding, embedding_kontext, angeheftet,"
+    " sprecher_name"
 )
-_ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig, %s, %s, %s)"
+_ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig, %s, %s, %s, %s)"
 
 _INSERT: Final = (
     f"INSERT INTO {TABLE} ({_COLUMNS})"
     " VALUES (%(u)s, %(c)s, %(speaker)s, %(text)s, %(time)s, %(turn)s, %(ids)s,"
     " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, %(language)s::regconfig, %(v)s,"
-    " {context}, %(pinned)s)"
+    " {context}, %(pinned)s, %(name)s)"
     " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING RETURNING id"
 )
 
@@ -158,6 +161,7 @@ def _params(row: ArchiveRow) -> dict[str, Any]:
         "v": _vector(row.embedding),
         "kv": _vector(row.context_embedding),
         "pinned": row.pinned,
+        "name": row.name,
     }
 
 
@@ -185,7 +189,7 @@ def _values(row: ArchiveRow) -> tuple[Any, ...]:
     return (
         p["u"], p["c"], p["speaker"], p["text"], p["time"], p["turn"], p["ids"],
         p["origin"], p["source"], p["source_id"], p["conversation"], p["language"], p["v"],
-        p["kv"], p["pinned"],
+        p["kv"], p["pinned"], p["name"],
     )  # fmt: skip
 
 
@@ -251,11 +255,13 @@ async def vectors_of(
 @dataclass(frozen=True, slots=True)
 class Filters:
     """Which rows a search may return: inside `window` [start, end), said before `before`
-    (the enricher leaves out what the session holds), not of turn `exclude_turn`."""
+    (the enricher leaves out what the session holds), not of turn `exclude_turn`, said by
+    one of `speakers` (speaker keys, `text_search.SPEAKER_KEY_SQL`) when any are given."""
 
     window: tuple[datetime, datetime] | None = None
     before: datetime | None = None
     exclude_turn: str | None = None
+    speakers: tuple[str, ...] = ()
 
     def sql(self, alias: str = "a") -> str:
         parts = []
@@ -265,6 +271,8 @@ class Filters:
             parts.append(f" AND {alias}.zeit < %(before)s")
         if self.exclude_turn is not None:
             parts.append(f" AND {alias}.turn_id IS DISTINCT FROM %(exclude_turn)s")
+        if self.speakers:
+            parts.append(f" AND {SPEAKER_KEY_SQL.format(alias=alias)} = ANY(%(speakers)s)")
         return "".join(parts)
 
     def params(self) -> dict[str, Any]:
@@ -275,6 +283,8 @@ class Filters:
             params["before"] = self.before
         if self.exclude_turn is not None:
             params["exclude_turn"] = self.exclude_turn
+        if self.speakers:
+            params["speakers"] = list(self.speakers)
         return params
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from psycopg import AsyncConnection
@@ -126,6 +126,9 @@ class QueryTerms:
     avg_length: float
     window_rows: int | None = None
     df: dict[str, int] = field(default_factory=dict)
+    speakers: tuple[str, ...] = ()
+    """Name-like query words that are a speaker's first name in the pair's archive
+    (lowercased): "What did Lena say …" ranks Lena's turns as a list of their own."""
 
     @property
     def any_query(self) -> str:
@@ -177,6 +180,16 @@ _PAIR_SQL: Final = (
     " WHERE user_id = %(u)s AND character_id = %(c)s"
 )
 
+SPEAKER_KEY_SQL: Final = "split_part(lower({alias}.sprecher_name), ' ', 1)"
+"""A speaker's key: the first word of the imported name, lowercased (migration 020 indexes
+it): "Lena" and "Lena Meyer" are both found by "Lena"."""
+
+_SPEAKERS_SQL: Final = (
+    "SELECT DISTINCT " + SPEAKER_KEY_SQL.format(alias="a") + " AS name FROM gespraechsarchiv a"
+    " WHERE a.user_id = %(u)s AND a.character_id = %(c)s AND a.sprecher_name IS NOT NULL"
+    " AND " + SPEAKER_KEY_SQL.format(alias="a") + " = ANY(%(names)s)"
+)
+
 _WINDOW_COUNT_SQL: Final = (
     "SELECT count(*) AS n FROM (SELECT 1 FROM gespraechsarchiv"
     " WHERE user_id = %(u)s AND character_id = %(c)s AND zeit >= %(start)s AND zeit < %(end)s"
@@ -195,9 +208,13 @@ async def query_terms(
     """The query's weighted lexemes and the pair's archive statistics in one round trip
     (plus the rows in `window`, counted up to `count_limit`, when a window is given)."""
     params = {"q": text, "u": pair.user_id, "c": pair.character_id}
+    names = name_like(text)
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
         pair_cur = await conn.execute(_PAIR_SQL, params)
+        speakers_cur = (
+            await conn.execute(_SPEAKERS_SQL, {**params, "names": sorted(names)}) if names else None
+        )
         window_cur = None
         if window is not None:
             window_cur = await conn.execute(
@@ -210,15 +227,21 @@ async def query_terms(
     if window_cur is not None:
         counted = await window_cur.fetchone()
         window_rows = int(counted["n"]) if counted else 0
+    speakers = (
+        tuple(sorted(str(r["name"]) for r in await speakers_cur.fetchall()))
+        if speakers_cur is not None
+        else ()
+    )
     rows = int(stats["row_count"]) if stats else 0
     total_length = int(stats["total_length"]) if stats else 0
-    return build_terms(
+    terms = build_terms(
         [(str(r["word"]), str(r["lexeme"]), int(r["df"])) for r in term_rows],
         rows,
         total_length / rows if rows else 0.0,
         window_rows,
-        names=name_like(text),
+        names=names,
     )
+    return replace(terms, speakers=speakers) if speakers else terms
 
 
 def frequent_df(rows: int) -> float:

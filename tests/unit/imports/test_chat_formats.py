@@ -182,3 +182,18 @@ def test_a_bad_file_is_refused_as_a_whole_in_one_line(data: bytes, message: str)
     with pytest.raises(ChatFormatError, match=message) as caught:
         parse_chat(data, tz=TZ)
     assert "\n" not in str(caught.value)
+
+
+def test_speaker_names_are_kept_from_sillytavern_and_plain_lines() -> None:
+    group = jsonl(
+        {"user_name": "Sam", "character_name": "Nova", "create_date": "2024-06-20@15h45m30s"},
+        {"name": "Lena", "is_user": False, "send_date": "June 20, 2024 3:45pm", "mes": "Hi!"},
+        {"name": "Sam", "is_user": True, "send_date": "June 20, 2024 3:46pm", "mes": "Hey."},
+        {"name": 7, "is_user": False, "send_date": "June 20, 2024 3:47pm", "mes": "Odd."},
+    )
+    assert [t.name for t in parse_chat(group, tz=TZ).turns] == ["Lena", "Sam", None]
+    plain = jsonl(
+        {"id": "1", "speaker": "character", "text": "Hallo", "time": 1718898420, "name": " Tom "},
+        {"id": "2", "speaker": "user", "text": "Na?", "time": 1718898480},
+    )
+    assert [t.name for t in parse_chat(plain, tz=TZ).turns] == ["Tom", None]

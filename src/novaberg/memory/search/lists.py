@@ -7,6 +7,7 @@ pipeline; the short-term lists are ranked here over the pair's entries.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ from novaberg.memory.search.results import (
     LAYER_SHORT_TERM,
     METHOD_CONTEXT,
     METHOD_LEXICAL,
+    METHOD_SPEAKER,
     METHOD_TRIGRAM,
     METHOD_VECTOR,
     METHOD_WINDOW,
@@ -48,6 +50,7 @@ exactly 0) that would outvote a single real match of the words."""
 ARCHIVE_VECTOR: Final = f"{LAYER_ARCHIVE}/{METHOD_VECTOR}"
 ARCHIVE_LEXICAL: Final = f"{LAYER_ARCHIVE}/{METHOD_LEXICAL}"
 TRIGRAM_LIST: Final = f"{LAYER_ARCHIVE}/{METHOD_TRIGRAM}"
+ARCHIVE_SPEAKER: Final = f"{LAYER_ARCHIVE}/{METHOD_SPEAKER}"
 LONG_TERM_VECTOR: Final = f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"
 LONG_TERM_LEXICAL: Final = f"{LAYER_LONG_TERM}/{METHOD_LEXICAL}"
 SHORT_TERM_VECTOR: Final = f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"
@@ -56,6 +59,7 @@ LIST_ORDER: Final = (
     ARCHIVE_VECTOR,
     ARCHIVE_LEXICAL,
     TRIGRAM_LIST,
+    ARCHIVE_SPEAKER,
     LONG_TERM_VECTOR,
     LONG_TERM_LEXICAL,
     SHORT_TERM_VECTOR,
@@ -212,6 +216,8 @@ class RankedLists:
                 )
             if terms.selecting and self.wants(LAYER_ARCHIVE, METHOD_LEXICAL):
                 jobs[ARCHIVE_LEXICAL] = lambda conn: self._archive_lexical(conn, terms)
+            if terms.speakers and terms.selecting and self.wants(LAYER_ARCHIVE, METHOD_SPEAKER):
+                jobs[ARCHIVE_SPEAKER] = lambda conn: self._archive_speaker(conn, terms)
         if vector is not None and self.wants(LAYER_LONG_TERM, METHOD_VECTOR):
             jobs[LONG_TERM_VECTOR] = lambda conn: self._long_term_vector(conn, vector)
         if terms.selecting and self.wants(LAYER_LONG_TERM, METHOD_LEXICAL):
@@ -259,6 +265,20 @@ class RankedLists:
             self.depth,
             filters=self.filters,
             with_next=self.wants(LAYER_ARCHIVE, METHOD_CONTEXT),
+        )
+        return hits.then(lambda found: _ranked(LAYER_ARCHIVE, found))
+
+    async def _archive_speaker(
+        self, conn: AsyncConnection[Any], terms: text_search.QueryTerms
+    ) -> Reply[Ranked]:
+        """The turns of the speakers the query names, ranked by its words (the name's own
+        lexeme matches each of them; the topic's words order them)."""
+        hits = await archive.queue_lexical(
+            conn,
+            self.pair,
+            terms,
+            self.depth,
+            filters=replace(self.filters, speakers=terms.speakers),
         )
         return hits.then(lambda found: _ranked(LAYER_ARCHIVE, found))
 

@@ -23,17 +23,21 @@ METHOD_CONTEXT: Final = "kontext"
 METHOD_LEXICAL: Final = "lexikalisch"
 METHOD_TRIGRAM: Final = "trigramm"
 METHOD_WINDOW: Final = "zeitraum"
+METHOD_SPEAKER: Final = "sprecher"
 """What a search may use (`signals` of a hit name the lists that found it). `kontext`: the
 second view of archived turns, for vectors and words alike. The two vector views of an
 archived turn make one list (its better cosine; the signal names the view that won); the
 context view of the words adds each matched turn's successor to the words' list at half
 its score (store/archive.py, `CONTEXT_WORD_SHARE`).
-`zeitraum`: when the query names a time and the lists found fewer hits than asked, the
+`sprecher`: when the query names someone who spoke in an imported chat ("What did Lena say
+about …"), that person's archived turns ranked by the query's words (a list of their own:
+the name's word alone would give every turn of hers one vote, her turn on the topic none
+more). `zeitraum`: when the query names a time and the lists found fewer hits than asked, the
 window's newest turns fill up the result."""
 SIGNAL_VECTOR_CONTEXT: Final = "vektor_kontext"
 """The signal of an archived turn whose better cosine came from its context view."""
 ALL_METHODS: Final = frozenset(
-    {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW}
+    {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW, METHOD_SPEAKER}
 )
 
 CARD_KEY_PREFIX: Final = "karte:"
