@@ -12,6 +12,8 @@ with `memory.search.search_memory` as shipped, restricted to one set of methods 
 - `vektor+kontext`, `lexikalisch+kontext+trigramm` — one kind of search with everything it
   has: its second view (the turn with its predecessor) and, for words, the trigram list;
 - `fusion ohne kontext` — the fusion without the turn-with-predecessor view;
+- `fusion ohne zeitfenster` — every list, but a time expression does not narrow the search
+  (the plain fused search that questions about time must not lose against);
 - `fusion` — every list fused by reciprocal rank fusion: what ships.
 
 Evidence recall@k: the share of questions for which a hit among the first k names the
@@ -82,8 +84,12 @@ MODES: dict[str, frozenset[str]] = {
     "vektor+kontext": frozenset({"vektor", "kontext"}),
     "lexikalisch+kontext+trigramm": frozenset({"lexikalisch", "kontext", "trigramm"}),
     "fusion ohne kontext": ALL_METHODS - {"kontext"},
+    "fusion ohne zeitfenster": ALL_METHODS,
     "fusion": ALL_METHODS,
 }
+UNNARROWED = "fusion ohne zeitfenster"
+"""The plain fused search: every list, but a time expression in the question does not
+narrow it (the baseline questions about time must not lose against)."""
 SINGLE = ("vektor", "lexikalisch")
 SHIPPED = "fusion"
 LATENCY_BASELINE = "vektor"
@@ -198,7 +204,9 @@ class Bench:
             await characters.create(conn, USER, NewCharacter(character_id, f"Bench {lang}"))
         return character_id
 
-    async def search(self, pair: Pair, query: Query, methods: frozenset[str]) -> Any:
+    async def search(
+        self, pair: Pair, query: Query, methods: frozenset[str], *, narrow: bool = True
+    ) -> Any:
         return await search_memory(
             self.redis,
             self.pool,
@@ -207,7 +215,7 @@ class Bench:
             query.text,
             now=NOW,
             tz=self.settings.tz,
-            options=SearchOptions(limit=10, methods=methods),
+            options=SearchOptions(limit=10, methods=methods, narrow_by_time=narrow),
         )
 
     async def recall(self, pair: Pair, queries: list[Query]) -> dict[str, Recall]:
@@ -215,7 +223,7 @@ class Bench:
         for mode, methods in MODES.items():
             recall = Recall()
             for query in queries:
-                found = await self.search(pair, query, methods)
+                found = await self.search(pair, query, methods, narrow=mode != UNNARROWED)
                 rank = next(
                     (
                         position
