@@ -364,9 +364,10 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
             "erreicht": gain is not None and gain >= GOAL_POINTS,
         }
     )
-    shipped = results[SHIPPED]
     kinds = {
-        kind: round(100 * hit / total, 1) for kind, (hit, total) in sorted(shipped.by_kind.items())
+        f"{mode} / {kind}": round(100 * hit / total, 1)
+        for mode in (UNNARROWED, SHIPPED)
+        for kind, (hit, total) in sorted(results[mode].by_kind.items())
     }
     return {"rows": rows, "gain": gain, "kinds": kinds}
 
@@ -501,17 +502,21 @@ def print_side_by_side(summary: list[dict]) -> None:
         return
     columns = list(first)
     print("\nrecall@10 (%) side by side, per language (data set as imported)")
-    print(f"{'mode':30} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
+    print(f"{'mode':40} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
     for mode in MODES:
         cells = " ".join(f"{_cell(first[c]['rows'][mode]['@10']):>18}" for c in columns)
-        print(f"{mode:30} {cells}")
-    kinds = sorted({k for row in first.values() for k in row.get("kinds", {})})
+        print(f"{mode:40} {cells}")
+    print("per kind of question (the shipped fusion, then the same without its time window)")
+    kinds = sorted(
+        {k for row in first.values() for k in row.get("kinds", {})},
+        key=lambda name: (name.split(" / ")[1], name),
+    )
     for kind in kinds:
         cells = " ".join(
             f"{_cell(first[c].get('kinds', {}).get(kind)) if kind in first[c].get('kinds', {}) else '-':>18}"
             for c in columns
         )
-        print(f"{SHIPPED + ' / ' + kind:30} {cells}")
+        print(f"{kind:40} {cells}")
 
 
 def _cell(value: float | None) -> str:
