@@ -59,7 +59,8 @@ re-sorted by cosine here, so the index need not return them in exact order."""
 ROW_COLUMNS: Final = (
     "a.id, a.user_id, a.character_id, a.sprecher AS speaker, a.inhalt AS text, a.zeit AS time,"
     " a.turn_id, a.nachrichten_ids AS message_ids, a.herkunft AS origin, a.quelle AS source,"
-    " a.quell_id AS source_id, a.gespraech AS conversation, a.angeheftet AS pinned"
+    " a.quell_id AS source_id, a.gespraech AS conversation, a.angeheftet AS pinned,"
+    " a.sprecher_name AS name"
 )
 """The columns of an `ArchivedTurn` (without vectors), each under its attribute name."""
 
@@ -81,6 +82,8 @@ class ArchivedTurn:
     source_id: str
     conversation: str | None
     pinned: bool
+    name: str | None = None
+    """Who said it, where an imported chat names them."""
 
 
 def _turns(rows: Iterable[Mapping[str, Any]]) -> list[ArchivedTurn]:

@@ -81,3 +81,14 @@ async def test_what_a_named_speaker_said_is_found_by_their_name(
         lena = await stored.fetchone()
     assert named == {"Lena": 2, "Nova": 3, "Priya": 3, "Sam": 4, "Tom": 4}
     assert lena is not None and lena["df"] == 2, "the statistics count the name's rows"
+
+
+async def test_a_hit_names_who_said_it(
+    redis: aioredis.Redis, db: AsyncConnectionPool, model: ModelLayer
+) -> None:
+    await import_chat(db, model, PAIR, parse_chat(group_chat(), tz=TZ, name="group.jsonl"))
+    found = await search_memory(redis, db, model, PAIR, "pumpkins", now=START, tz=TZ)
+    shown = found.hits[0].as_json(1)
+    assert (shown["text"], shown["speaker"]) == (GROUP_CHAT[2][1], "character")
+    assert shown["speaker_name"] == "Lena"
+    assert shown["sources"][0]["speaker_name"] == "Lena", "its source names her too"

@@ -100,7 +100,14 @@ def _hit(
         if row is None:  # purged between the lists and the details
             return None
         return MemoryHit(
-            layer, ident, 0.0, row.text, row.time, [_archive_source(row)], speaker=row.speaker
+            layer,
+            ident,
+            0.0,
+            row.text,
+            row.time,
+            [_archive_source(row)],
+            speaker=row.speaker,
+            speaker_name=row.name,
         )
     if layer == LAYER_SHORT_TERM:
         stored = lists.entries.get(ident)
@@ -134,6 +141,7 @@ def _archive_source(row: ArchivedTurn) -> Source:
         source_id=row.source_id if imported else None,
         speaker=row.speaker,
         time=row.time,
+        speaker_name=row.name,
     )
 
 

@@ -55,6 +55,8 @@ class Source:
     source_id: str | None = None
     speaker: str | None = None
     time: datetime | None = None
+    speaker_name: str | None = None
+    """The speaker's name where an imported chat gave one ("Lena")."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +66,7 @@ class Source:
             "nachrichten_ids": list(self.message_ids),
             "source_id": self.source_id,
             "speaker": self.speaker,
+            "speaker_name": self.speaker_name,
             "time": self.time.isoformat() if self.time else None,
         }
 
@@ -81,6 +84,7 @@ class MemoryHit:
     sources: list[Source] = field(default_factory=list)
     signals: dict[str, tuple[int, float]] = field(default_factory=dict)
     speaker: str | None = None
+    speaker_name: str | None = None
 
     def as_json(self, rank: int) -> dict[str, Any]:
         """The object `--json` prints and the search endpoint returns."""
@@ -92,6 +96,7 @@ class MemoryHit:
             "text": self.text,
             "time": self.time.isoformat() if self.time else None,
             "speaker": self.speaker,
+            "speaker_name": self.speaker_name,
             "sources": [source.as_json() for source in self.sources],
             "signals": {
                 name: {"rank": r, "score": round(s, 6)} for name, (r, s) in self.signals.items()
