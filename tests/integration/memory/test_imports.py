@@ -321,6 +321,7 @@ async def test_a_card_becomes_a_character_with_its_lore(
         "nachrichten_ids": [],
         "source_id": None,
         "speaker": None,
+        "speaker_name": None,
         "time": None,
     }
 

@@ -100,6 +100,7 @@ def test_search_prints_ranked_hits_with_source(
         "nachrichten_ids": [],
         "source_id": None,
         "speaker": None,
+        "speaker_name": None,
         "time": None,
     }
     lzg_sources = by_layer["lzg"]["sources"]
