@@ -26,7 +26,7 @@ from novaberg.imports.limits import QuotaFull, setting_name
 from novaberg.llm.base import LLM
 from novaberg.pair import Pair
 from novaberg.store import archive
-from novaberg.store.text_search import text_config
+from novaberg.store.text_search import text_configs
 
 BATCH: Final = 64
 """Turns per embedding call and per transaction: large enough that a 100 000-turn import
@@ -87,6 +87,21 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
+def _languages(turns: Sequence[ImportedTurn]) -> dict[str, str]:
+    """Each turn's text-search configuration, decided per conversation
+    (`text_search.text_configs`: a turn too short to tell takes its conversation's)."""
+    by_conversation: dict[str, list[ImportedTurn]] = {}
+    for turn in turns:
+        by_conversation.setdefault(turn.conversation, []).append(turn)
+    languages: dict[str, str] = {}
+    for group in by_conversation.values():
+        configs = text_configs([turn.text for turn in group])
+        languages.update(
+            (turn.source_id, config) for turn, config in zip(group, configs, strict=True)
+        )
+    return languages
+
+
 def _batches(turns: Sequence[ImportedTurn], size: int) -> list[Sequence[ImportedTurn]]:
     return [turns[i : i + size] for i in range(0, len(turns), size)]
 
@@ -115,6 +130,7 @@ async def import_chat(
     )
     if max_turns is not None:
         await check_room(pool, pair, parsed.format, report.source_ids, max_turns)
+    languages = _languages(parsed.turns)
     predecessor: dict[str, ImportedTurn] = {}  # conversation → its turn before this one
     last_vector: dict[str, np.ndarray] = {}  # source id → vector, for the next turn only
     for chunk in _batches(parsed.turns, batch):
@@ -135,7 +151,7 @@ async def import_chat(
                 for turn, vector in zip(fresh, embedded, strict=True)
             }
             rows = await _rows(
-                pool, pair, parsed.format, fresh, before, vectors, last_vector, pinned
+                pool, pair, parsed.format, fresh, before, vectors, last_vector, pinned, languages
             )
             async with pool.connection() as conn:
                 ids = await archive.insert_batch(conn, rows)
@@ -158,6 +174,7 @@ async def _rows(
     vectors: dict[str, np.ndarray],
     carried: dict[str, np.ndarray],
     pinned: bool,
+    languages: dict[str, str],
 ) -> list[archive.ArchiveRow]:
     """Archive rows of the new turns with both views; predecessors not embedded in this
     batch come from the previous batch or the archive."""
@@ -186,7 +203,7 @@ async def _rows(
                 origin=archive.ORIGIN_IMPORT,
                 source=source,
                 source_id=turn.source_id,
-                language=text_config(turn.text),
+                language=languages[turn.source_id],
                 turn_id=import_turn_id(source, turn.source_id),
                 conversation=turn.conversation,
                 embedding=vector,

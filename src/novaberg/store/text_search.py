@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -105,6 +107,18 @@ def text_config(text: str) -> str:
     if german == 0 and english == 0:
         return CONFIG_SIMPLE
     return CONFIG_GERMAN if german >= english else CONFIG_ENGLISH
+
+
+def text_configs(texts: Sequence[str]) -> list[str]:
+    """Each text's configuration (`text_config`) within one conversation: a text too short
+    to tell ("Zwei Katzen.", "Sweet peas." → `simple`) takes the configuration most of the
+    others have — a conversation keeps its language, and "Katze" then finds "Katzen"."""
+    own = [text_config(text) for text in texts]
+    told = Counter(config for config in own if config != CONFIG_SIMPLE)
+    if not told:
+        return own
+    common = told.most_common(1)[0][0]
+    return [common if config == CONFIG_SIMPLE else config for config in own]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from novaberg.store.text_search import (
     length_factor,
     quote_lexeme,
     text_config,
+    text_configs,
 )
 
 
@@ -91,3 +92,12 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     assert math.isclose(b.score, 1 / (RRF_K + 2) + 1 / (RRF_K + 1))
     assert b.signals == {"vektor": (2, 0.8), "lexikalisch": (1, 7.0)}, "a repeat counts once"
     assert reciprocal_rank_fusion({}) == []
+
+
+def test_a_turn_too_short_to_tell_takes_its_conversations_language() -> None:
+    german = ["Ich habe heute mit meiner Mutter telefoniert.", "Zwei Katzen.", "Und du?"]
+    assert text_config("Zwei Katzen.") == "simple"
+    assert text_configs(german) == ["german", "german", "german"]
+    english = ["I went to the market with my sister.", "Sweet peas.", "What did you get?"]
+    assert text_configs(english) == ["english", "english", "english"]
+    assert text_configs(["Mephisto.", "Pieps."]) == ["simple", "simple"], "nothing to tell by"
