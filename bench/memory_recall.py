@@ -4,7 +4,9 @@ other words — and how fast is it in a large archive?
 The data set is built in code (bench/_recall_data.py: ~2 000 turns of everyday chat over
 eleven simulated months, 80 facts stated once, distractors sharing the questions' words,
 German and English in parallel), written as a plain JSONL file and imported with
-`novaberg import chat` (a subprocess, as a person would run it). Each question is searched
+`novaberg import chat` (a subprocess, as a person would run it). A third set, `en-long`
+(bench/_recall_long.py), is a long English SillyTavern group chat with named speakers,
+changed facts and "when did" questions; the languages are printed side by side. Each question is searched
 with `memory.search.search_memory` as shipped, restricted to one set of methods per row:
 
 - `vektor` — the vector search alone (the baseline the archive would have without words);
@@ -29,7 +31,8 @@ identical words), `local` the bundled all-MiniLM-L6-v2 (an English model; on Ger
 is weak). The table names the embedder of each row. A measurement that failed is printed as
 `null`/"failed", never as a number.
 
-    .venv/bin/python bench/memory_recall.py [--embedders scripted,local] [--languages de,en]
+    .venv/bin/python bench/memory_recall.py [--embedders scripted,local]
+        [--languages de,en,en-long]
         [--sizes 10000,100000] [--rounds 3] [--keep | --workdir DIR]
 
 Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp per embedder.
