@@ -98,9 +98,7 @@ class StoredChunk:
     user_id: str
 
 
-_ROOT_COLUMNS: Final = (
-    "id, user_id, pfad AS path, zustand AS state, freigegeben_am AS approved_at"
-)
+_ROOT_COLUMNS: Final = "id, user_id, pfad AS path, zustand AS state, freigegeben_am AS approved_at"
 _FILE_COLUMNS: Final = (
     "id, wurzel_id AS root_id, pfad AS path, inhalt_hash AS content_hash, mtime,"
     " groesse AS size, status, grund AS reason, parser"
@@ -184,8 +182,7 @@ async def save_file(
     invariant). Refused silently (nothing written) when the root was revoked meanwhile."""
     async with conn.transaction():
         cur = await conn.execute(
-            "SELECT 1 FROM dateien_wurzeln WHERE id = %s AND zustand = 'freigegeben'"
-            " FOR SHARE",
+            "SELECT 1 FROM dateien_wurzeln WHERE id = %s AND zustand = 'freigegeben' FOR SHARE",
             (root.id,),
         )
         if await cur.fetchone() is None:
