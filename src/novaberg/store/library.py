@@ -257,6 +257,15 @@ async def chunk_count(conn: AsyncConnection[Any], user_id: str) -> int:
     return int(row["n"]) if row else 0
 
 
+async def file_chunk_count(conn: AsyncConnection[Any], file_id: int) -> int:
+    """How many passages one file has."""
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM dateien_abschnitte WHERE datei_id = %s", (file_id,)
+    )
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
 async def root_counts(conn: AsyncConnection[Any], root_id: int) -> dict[str, int]:
     """Files per status and passages of one root (what `library list` shows)."""
     cur = await conn.execute(

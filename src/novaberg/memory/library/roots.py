@@ -1,0 +1,82 @@
+"""Approving, listing and revoking the folders the library may read
+(docs/behaviour/library.md#roots). A folder is stored by its real path; revoking it
+deletes its index in the same transaction (store/library.py)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from psycopg_pool import AsyncConnectionPool
+
+from novaberg.memory.library.indexer import LibraryLimits, listing
+from novaberg.memory.library.paths import PathRefused, resolve_root
+from novaberg.store import library
+from novaberg.store.library import Root
+
+
+class RootRefused(Exception):
+    """A folder that cannot be approved or revoked; the message says why in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootStatus:
+    """An approved root with its counts (files indexed, failed, skipped; passages)."""
+
+    root: Root
+    counts: dict[str, int]
+
+
+def checked_folder(path: str | Path, limits: LibraryLimits) -> Path:
+    """The real path of a folder fit to approve: it exists, is a directory, and holds no
+    more readable files than `NOVABERG_LIBRARY_MAX_FILES`."""
+    try:
+        folder = resolve_root(path)
+    except PathRefused as exc:
+        raise RootRefused(str(exc)) from None
+    _, over = listing(folder, limits)
+    if over:
+        raise RootRefused(
+            f"{path}: {limits.max_files + over} files, more than NOVABERG_LIBRARY_MAX_FILES "
+            f"({limits.max_files}); approve a smaller folder or raise the setting"
+        )
+    return folder
+
+
+async def approve(pool: AsyncConnectionPool, user_id: str, folder: Path) -> Root:
+    """Approve a checked folder (`checked_folder`) for `user_id`."""
+    async with pool.connection() as conn:
+        return await library.approve_root(conn, user_id, str(folder))
+
+
+def _stored_path(path: str | Path) -> str:
+    """The path a root was stored under: its real path while it exists, else the absolute
+    path as given (a folder deleted from disk can still be revoked)."""
+    try:
+        return str(resolve_root(path))
+    except PathRefused:
+        return os.path.abspath(Path(path).expanduser())
+
+
+async def revoke(pool: AsyncConnectionPool, user_id: str, path: str | Path) -> int:
+    """Revoke an approved folder of `user_id`: its index is deleted; how many passages."""
+    root = await root_of(pool, user_id, path)
+    async with pool.connection() as conn:
+        return await library.revoke_root(conn, root.id)
+
+
+async def root_of(pool: AsyncConnectionPool, user_id: str, path: str | Path) -> Root:
+    """The approved root of `user_id` at `path`; refused when there is none."""
+    async with pool.connection() as conn:
+        root = await library.root_by_path(conn, user_id, _stored_path(path))
+    if root is None:
+        raise RootRefused(f"{path}: not an approved folder of {user_id}")
+    return root
+
+
+async def statuses(pool: AsyncConnectionPool, user_id: str | None) -> list[RootStatus]:
+    """The approved roots (of `user_id`, or everyone's) with their counts."""
+    async with pool.connection() as conn:
+        found = await library.roots(conn, user_id)
+        return [RootStatus(root, await library.root_counts(conn, root.id)) for root in found]

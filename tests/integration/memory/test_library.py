@@ -1,0 +1,307 @@
+"""The library against the real PostgreSQL: a folder with a Markdown file, a PDF and a Word
+file (made here) is approved and indexed; a fact only the PDF holds is found with its file,
+page and lines; a changed or deleted file is handled on the next pass; a pass that failed
+midway resumes without reading the done files again; revoking empties the index; and a
+folder nobody approved is never opened (an audit hook records every open and listing)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+from typer.testing import CliRunner, Result
+
+from novaberg.cli import app
+from novaberg.llm.errors import ModelUnavailable
+from novaberg.llm.layer import ModelLayer
+from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
+from novaberg.memory.library.indexer import LibraryLimits, index_root
+from novaberg.memory.library.roots import RootRefused, approve, checked_folder, revoke
+from novaberg.memory.library.search import search_library
+from novaberg.runtime.services import Endpoints
+from novaberg.store import library
+
+USER = "meister"
+LIMITS = LibraryLimits(1024 * 1024, 100, 10_000)
+PDF_FACT = "Die Kuendigungsfrist der Wohnung betraegt sieben Wochen zum Monatsende."
+
+# --- every open and listing of the process, for the folders a test forbids ---------------
+
+FORBIDDEN: list[str] = []
+TOUCHED: list[str] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event not in ("open", "os.scandir", "os.listdir") or not FORBIDDEN or not args:
+        return
+    target = args[0]
+    if isinstance(target, bytes):
+        target = os.fsdecode(target)
+    if isinstance(target, os.PathLike):
+        target = os.fspath(target)
+    if isinstance(target, str) and any(target.startswith(f) for f in FORBIDDEN):
+        TOUCHED.append(f"{event} {target}")
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture
+def forbidden() -> Any:
+    def forbid(path: Path) -> None:
+        FORBIDDEN.append(str(path.resolve()))
+
+    yield forbid
+    FORBIDDEN.clear()
+    TOUCHED.clear()
+
+
+# --- the files -----------------------------------------------------------------------------
+
+
+def make_pdf(pages: Sequence[str]) -> bytes:
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out)
+    for text in pages:
+        y = 800
+        for line in text.splitlines():
+            pdf.drawString(72, y, line)
+            y -= 16
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+def make_docx(heading: str, paragraphs: Sequence[str]) -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading(heading, level=1)
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    notes = tmp_path / "Notizen"
+    notes.mkdir()
+    (notes / "garten.md").write_text(
+        "# Garten\n\nDie Tomaten kommen im Mai ins Beet.\n\n## Kompost\n\nEinmal im Herbst umsetzen.\n"
+    )
+    (notes / "vertrag.pdf").write_bytes(
+        make_pdf(["Mietvertrag fuer die Wohnung in der Lindenstrasse.", "Paragraph 9\n" + PDF_FACT])
+    )
+    (notes / "rezept.docx").write_bytes(
+        make_docx("Apfelkuchen", ["Sechs Aepfel schaelen.", "Eine Stunde backen."])
+    )
+    return notes
+
+
+async def passages(db: AsyncConnectionPool) -> int:
+    async with db.connection() as conn:
+        row = await (await conn.execute("SELECT count(*) AS n FROM dateien_abschnitte")).fetchone()
+        assert row is not None
+        return int(row["n"])
+
+
+async def test_a_pdf_only_fact_is_found_with_its_file_and_page(
+    db: AsyncConnectionPool, model: ModelLayer, folder: Path, forbidden: Any
+) -> None:
+    secret = folder.parent / "Geheim"
+    secret.mkdir()
+    (secret / "tagebuch.md").write_text("Die Kuendigungsfrist ist geheim.")
+    (folder / "link.md").symlink_to(secret / "tagebuch.md")
+    (folder / "linkdir").symlink_to(secret, target_is_directory=True)
+    os.mkfifo(folder / "pipe.md")  # a read would wait forever: the test would time out
+    forbidden(secret)
+
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    report = await index_root(db, model, root, LIMITS)
+    assert (report.indexed, report.failed, report.skipped) == (3, [], [])
+
+    hits = await search_library(db, model, USER, "Kuendigungsfrist Wohnung")
+    top = hits[0].as_json(1)
+    print(json.dumps(top, ensure_ascii=False))
+    assert top["layer"] == "library"
+    (source,) = top["sources"]
+    assert source["file"] == str(folder.resolve() / "vertrag.pdf")
+    assert source["page"] == 2
+    assert source["lines"] == [1, 2]
+    assert PDF_FACT in top["text"]
+    assert hits[0].source.label() == "vertrag.pdf, S. 2, Z. 1–2"
+    assert TOUCHED == [], "a folder nobody approved was opened"
+
+    docx_hit = (await search_library(db, model, USER, "Apfelkuchen backen"))[0]
+    assert (docx_hit.source.heading, docx_hit.source.file.endswith("rezept.docx")) == (
+        "Apfelkuchen",
+        True,
+    )
+    other = await search_library(db, model, "someone-else", "Kuendigungsfrist Wohnung")
+    assert other == [], "one person's library is not another's"
+
+
+async def test_changed_and_deleted_files_are_handled_on_the_next_pass(
+    db: AsyncConnectionPool, model: ModelLayer, folder: Path
+) -> None:
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    await index_root(db, model, root, LIMITS)
+
+    again = await index_root(db, model, root, LIMITS)
+    assert (again.indexed, again.unchanged) == (0, 3), "an unchanged file is not read again"
+
+    (folder / "garten.md").write_text("# Garten\n\nDie Kartoffeln kommen im April in die Erde.\n")
+    os.utime(folder / "garten.md", (1_000_000_000, 1_000_000_000))
+    (folder / "rezept.docx").unlink()
+    report = await index_root(db, model, root, LIMITS)
+    assert (report.indexed, report.removed, report.unchanged) == (1, 1, 1)
+    assert await search_library(db, model, USER, "Tomaten") == []
+    assert await search_library(db, model, USER, "Apfelkuchen") == []
+    (hit,) = await search_library(db, model, USER, "Kartoffeln", limit=1)
+    assert (hit.source.heading, hit.source.line_from) == ("Garten", 3)
+
+    touched = folder / "vertrag.pdf"
+    os.utime(touched, (2_000_000_000, 2_000_000_000))  # new mtime, same bytes
+    report = await index_root(db, model, root, LIMITS)
+    assert (report.indexed, report.unchanged) == (0, 2)
+    async with db.connection() as conn:
+        assert (await library.files(conn, root.id))["vertrag.pdf"].mtime == 2_000_000_000
+
+
+class FailingEmbedder(ScriptedEmbedder):
+    """Fails for any batch containing `word` (the model went away mid-pass)."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__(384)
+        self.word = word
+        self.texts: list[str] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any(self.word in text for text in texts):
+            raise ModelUnavailable("embedding server gone")
+        self.texts.extend(texts)
+        return await super().embed(texts)
+
+
+async def test_a_pass_that_failed_midway_resumes_with_the_missing_file(
+    db: AsyncConnectionPool, folder: Path
+) -> None:
+    (folder / "kaputt.pdf").write_bytes(b"%PDF-1.4 nothing here")
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    first = await index_root(
+        db, ModelLayer(ScriptedLLM(), FailingEmbedder("Apfelkuchen")), root, LIMITS
+    )
+    assert first.not_embedded == ["rezept.docx"]
+    assert first.indexed == 2
+    assert [path for path, _ in first.failed] == ["kaputt.pdf"], "a broken file is listed"
+    assert "not a readable PDF" in first.failed[0][1]
+
+    embedder = FailingEmbedder("nothing fails now")
+    second = await index_root(db, ModelLayer(ScriptedLLM(), embedder), root, LIMITS)
+    assert (second.indexed, second.unchanged) == (1, 3)
+    assert all("Apfelkuchen" in text for text in embedder.texts), "only the missing file"
+
+
+async def test_limits_skip_with_the_setting_named(
+    db: AsyncConnectionPool, model: ModelLayer, folder: Path
+) -> None:
+    (folder / "gross.txt").write_text("x" * 5000)
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    report = await index_root(db, model, root, LibraryLimits(4000, 100, 3))
+    skipped = dict(report.skipped)
+    assert "NOVABERG_LIBRARY_MAX_FILE_BYTES" in skipped["gross.txt"]
+    assert any("NOVABERG_LIBRARY_MAX_CHUNKS" in reason for reason in skipped.values())
+    assert await passages(db) <= 3
+    with pytest.raises(RootRefused, match="NOVABERG_LIBRARY_MAX_FILES"):
+        checked_folder(folder, LibraryLimits(4000, 2, 3))
+
+
+async def test_revoking_empties_the_index(
+    db: AsyncConnectionPool, model: ModelLayer, folder: Path
+) -> None:
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    await index_root(db, model, root, LIMITS)
+    assert await passages(db) > 0
+    assert await revoke(db, USER, folder) > 0
+    assert await passages(db) == 0
+    assert await search_library(db, model, USER, "Kuendigungsfrist") == []
+    with pytest.raises(RootRefused, match="not an approved folder"):
+        await revoke(db, USER, folder)
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(endpoints: Endpoints, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name, value in {
+        "NOVABERG_HOME": str(tmp_path / "home"),
+        "NOVABERG_REDIS_URL": endpoints.redis_url,
+        "NOVABERG_DATABASE_URL": endpoints.database_url,
+        "NOVABERG_LLM": "scripted",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return tmp_path
+
+
+async def cli(*args: str) -> Result:
+    """Run the CLI in a thread (it runs its own event loop)."""
+    return await asyncio.to_thread(CliRunner().invoke, app, list(args))
+
+
+async def test_the_library_command(db: AsyncConnectionPool, cli_env: Path, folder: Path) -> None:
+    added = await cli("library", "add", str(folder), "--user", USER)
+    assert added.exit_code == 0, added.output
+    assert "3 file(s) indexed" in added.stdout
+
+    found = await cli("library", "search", "--json", "--user", USER, "Kuendigungsfrist Wohnung")
+    assert found.exit_code == 0, found.output
+    top = json.loads(found.stdout.splitlines()[0])
+    print(json.dumps(top, ensure_ascii=False))
+    assert top["layer"] == "library"
+    assert (Path(top["sources"][0]["file"]).name, top["sources"][0]["page"]) == (
+        "vertrag.pdf",
+        2,
+    )
+
+    listed = await cli("library", "list", "--json", "--user", USER)
+    row = json.loads(listed.stdout)
+    assert (row["pfad"], row["dateien"]) == (str(folder.resolve()), 3)
+
+    (folder / "garten.md").unlink()
+    again = await cli("library", "reindex", "--json", "--user", USER)
+    assert json.loads(again.stdout)["entfernt"] == 1
+
+    removed = await cli("library", "remove", str(folder), "--user", USER)
+    assert removed.exit_code == 0, removed.output
+    assert await passages(db) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "{tmp}/missing"], "no such folder"),
+        (["add", "{tmp}/Notizen/garten.md"], "not a directory"),
+        (["remove", "{tmp}/Notizen"], "not an approved folder"),
+        (["reindex", "{tmp}/Notizen"], "not an approved folder"),
+    ],
+)
+async def test_bad_input_ends_with_one_line_and_exit_2(
+    db: AsyncConnectionPool, cli_env: Path, folder: Path, args: list[str], message: str
+) -> None:
+    result = await cli("library", *[a.format(tmp=folder.parent) for a in args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
