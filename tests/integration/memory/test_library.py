@@ -305,3 +305,84 @@ async def test_bad_input_ends_with_one_line_and_exit_2(
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- watcher and job -----------------------------------------------------------------------
+
+WAIT = 20.0
+"""Seconds the watcher may take to notice a change (a guard; a pass takes milliseconds)."""
+
+
+async def _until(check: Any, nudge: Any) -> None:
+    """Wait for `check`; `nudge` writes the change again each round, so a change made
+    before the watcher had registered its watches is seen (the pass it triggers covers the
+    whole folder, deletions included)."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, "the watcher did not catch up"
+        await asyncio.sleep(0.5)
+        nudge()
+
+
+async def test_the_watcher_indexes_new_and_forgets_deleted_files(
+    db: AsyncConnectionPool, redis: Any, model: ModelLayer, folder: Path
+) -> None:
+    from novaberg.memory.library.watcher import watch
+
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    await index_root(db, model, root, LIMITS)
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch(db, redis, model, LIMITS, stop, recheck=0.5))
+    try:
+
+        def write() -> None:
+            (folder / "neu.md").write_text(
+                "# Werkstatt\n\nDer Drehmomentschluessel liegt im Keller.\n"
+            )
+
+        write()
+        (folder / "rezept.docx").unlink()
+
+        async def caught_up() -> bool:
+            found = await search_library(db, model, USER, "Drehmomentschluessel")
+            gone = await search_library(db, model, USER, "Apfelkuchen")
+            return bool(found) and not gone
+
+        await _until(caught_up, write)
+        (hit,) = await search_library(db, model, USER, "Drehmomentschluessel", limit=1)
+        assert (hit.source.heading, hit.source.line_from) == ("Werkstatt", 3)
+
+        other = folder.parent / "Neu"
+        other.mkdir()
+        (other / "a.md").write_text("Die Giesskanne steht am Schuppen.")
+        root2 = await approve(db, USER, checked_folder(other, LIMITS))
+
+        def write_other() -> None:
+            (other / "b.md").write_text("Der Rasenmaeher braucht Benzin.")
+
+        write_other()  # seen once the watcher has re-read the roots (every 0.5 s here)
+
+        async def new_root_watched() -> bool:
+            return bool(await search_library(db, model, USER, "Rasenmaeher"))
+
+        await _until(new_root_watched, write_other)
+        assert root2.id != root.id
+    finally:
+        stop.set()
+        await asyncio.wait_for(watcher, WAIT)
+
+
+async def test_the_job_passes_every_root_and_skips_a_root_in_progress(
+    db: AsyncConnectionPool, redis: Any, model: ModelLayer, folder: Path
+) -> None:
+    from novaberg.memory.library.watcher import pass_all
+    from novaberg.store import keys
+
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    await redis.set(keys.library_pass(root.id), "someone-else", px=60_000)
+    assert (await pass_all(db, redis, model, LIMITS))["belegt"] == 1
+    assert await passages(db) == 0, "a root another pass holds is left to it"
+    await redis.delete(keys.library_pass(root.id))
+    totals = await pass_all(db, redis, model, LIMITS)
+    assert (totals["wurzeln"], totals["indiziert"]) == (1, 3)
+    assert await redis.exists(keys.library_pass(root.id)) == 0, "the lease is released"
