@@ -58,7 +58,8 @@ def _progress() -> Progress:
 
 
 async def _index(ctx: Any, roots: list[Any]) -> list[dict[str, Any]]:
-    from novaberg.memory.library.indexer import LibraryLimits, RootMissing, index_root
+    from novaberg.memory.library.indexer import LibraryLimits, RootMissing
+    from novaberg.memory.library.watcher import locked_pass
 
     limits = LibraryLimits.of(ctx.settings)
     reports = []
@@ -66,15 +67,17 @@ async def _index(ctx: Any, roots: list[Any]) -> list[dict[str, Any]]:
         for root in roots:
             task = bar.add_task(f"indexing {root.path}", total=None)
             try:
-                report = await index_root(
-                    ctx.pool,
-                    ctx.model,
-                    root,
-                    limits,
-                    progress=_advance(bar, task),
+                report = await locked_pass(
+                    ctx.pool, ctx.redis, ctx.model, root, limits, progress=_advance(bar, task)
                 )
             except RootMissing as exc:
                 err_console.print(f"[yellow]{exc}[/yellow]", highlight=False)
+                continue
+            if report is None:
+                err_console.print(
+                    f"[yellow]{root.path}: a worker is indexing it right now[/yellow]",
+                    highlight=False,
+                )
                 continue
             reports.append(report.as_json())
     return reports
@@ -106,8 +109,8 @@ def _print_reports(reports: list[dict[str, Any]], as_json: bool) -> None:
                 )
         if report["ueber_dateilimit"]:
             err_console.print(
-                f"[yellow]{report['ueber_dateilimit']} more file(s) past "
-                "NOVABERG_LIBRARY_MAX_FILES not indexed[/yellow]"
+                "[yellow]more files than NOVABERG_LIBRARY_MAX_FILES: the rest are not "
+                "indexed[/yellow]"
             )
         for path in report["nicht_eingebettet"]:
             err_console.print(

@@ -296,6 +296,7 @@ async def test_the_library_command(db: AsyncConnectionPool, cli_env: Path, folde
         (["add", "{tmp}/Notizen/garten.md"], "not a directory"),
         (["remove", "{tmp}/Notizen"], "not an approved folder"),
         (["reindex", "{tmp}/Notizen"], "not an approved folder"),
+        (["add", "/proc/self"], "a system folder"),
     ],
 )
 async def test_bad_input_ends_with_one_line_and_exit_2(

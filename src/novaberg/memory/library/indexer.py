@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,7 +74,8 @@ class RootMissing(Exception):
 @dataclass(slots=True)
 class IndexReport:
     """What a pass did. `failed`/`skipped`: (relative path, reason) of files newly stored
-    in that state; `over_files`: readable files past `NOVABERG_LIBRARY_MAX_FILES`."""
+    in that state; `over_files`: whether readable files past `NOVABERG_LIBRARY_MAX_FILES`
+    were left out."""
 
     root: str
     files: int = 0
@@ -81,7 +83,7 @@ class IndexReport:
     unchanged: int = 0
     removed: int = 0
     chunks: int = 0
-    over_files: int = 0
+    over_files: bool = False
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     not_embedded: list[str] = field(default_factory=list)
@@ -101,11 +103,13 @@ class IndexReport:
         }
 
 
-def listing(root: Path, limits: LibraryLimits) -> tuple[list[FileInfo], int]:
+def listing(root: Path, limits: LibraryLimits) -> tuple[list[FileInfo], bool]:
     """The files of a folder the library reads (by suffix), at most `max_files` of them,
-    and how many more there are."""
-    found = [info for info in walk(root) if parser_for(info.relative) is not None]
-    return found[: limits.max_files], max(0, len(found) - limits.max_files)
+    and whether there are more. The walk stops there: a folder approved by mistake (a
+    whole disk) costs one limit's worth of directory reads, not a walk of everything."""
+    readable = (info for info in walk(root) if parser_for(info.relative) is not None)
+    found = list(itertools.islice(readable, limits.max_files + 1))
+    return found[: limits.max_files], len(found) > limits.max_files
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -14,6 +15,10 @@ from novaberg.memory.library.indexer import LibraryLimits, listing
 from novaberg.memory.library.paths import PathRefused, resolve_root
 from novaberg.store import library
 from novaberg.store.library import Root
+
+SYSTEM_FOLDERS: Final = (Path("/proc"), Path("/sys"), Path("/dev"), Path("/run"))
+"""Kernel and runtime file systems: their "regular files" are process memory, environment
+variables and sockets' state, never a person's documents."""
 
 
 class RootRefused(Exception):
@@ -35,11 +40,13 @@ def checked_folder(path: str | Path, limits: LibraryLimits) -> Path:
         folder = resolve_root(path)
     except PathRefused as exc:
         raise RootRefused(str(exc)) from None
+    if any(folder == system or system in folder.parents for system in SYSTEM_FOLDERS):
+        raise RootRefused(f"{path}: a system folder is never part of the library")
     _, over = listing(folder, limits)
     if over:
         raise RootRefused(
-            f"{path}: {limits.max_files + over} files, more than NOVABERG_LIBRARY_MAX_FILES "
-            f"({limits.max_files}); approve a smaller folder or raise the setting"
+            f"{path}: more files than NOVABERG_LIBRARY_MAX_FILES ({limits.max_files}); "
+            "approve a smaller folder or raise the setting"
         )
     return folder
 

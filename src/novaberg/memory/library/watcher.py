@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -47,9 +47,11 @@ async def locked_pass(
     model: LLM,
     root: Root,
     limits: LibraryLimits,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> IndexReport | None:
-    """An incremental pass over `root` under its lease; None while another pass holds it,
-    or when the folder is gone (logged; its index stays until the root is revoked)."""
+    """An incremental pass over `root` under its lease; None while another pass holds it.
+    `RootMissing` when the folder is gone (its index stays until the root is revoked)."""
     leases = Leases(redis)
     key = keys.library_pass(root.id)
     token = await leases.take(key, PASS_LEASE_SECONDS)
@@ -57,12 +59,24 @@ async def locked_pass(
         return None
     try:
         async with leases.held(key, token, PASS_LEASE_SECONDS):
-            return await index_root(pool, model, root, limits)
+            return await index_root(pool, model, root, limits, progress=progress)
+    finally:
+        await leases.release(key, token)
+
+
+async def _quiet_pass(
+    pool: AsyncConnectionPool,
+    redis: aioredis.Redis,
+    model: LLM,
+    root: Root,
+    limits: LibraryLimits,
+) -> IndexReport | None:
+    """`locked_pass` for the background: a missing folder is logged, not raised."""
+    try:
+        return await locked_pass(pool, redis, model, root, limits)
     except RootMissing as exc:
         log.warning("library: %s", exc)
         return None
-    finally:
-        await leases.release(key, token)
 
 
 async def approved_roots(pool: AsyncConnectionPool) -> list[Root]:
@@ -104,7 +118,7 @@ async def watch(
             ):
                 for root in roots_touched(roots, (path for _, path in changes)):
                     try:
-                        await locked_pass(pool, redis, model, root, limits)
+                        await _quiet_pass(pool, redis, model, root, limits)
                     except Exception:  # one root's failure must not end the watching
                         log.exception("library: a pass over %s failed", root.path)
         finally:
@@ -144,7 +158,7 @@ async def pass_all(
     """A pass over every approved root (the Pixie job): counts for the job's log."""
     totals = {"wurzeln": 0, "indiziert": 0, "entfernt": 0, "fehler": 0, "belegt": 0}
     for root in await approved_roots(pool):
-        report = await locked_pass(pool, redis, model, root, limits)
+        report = await _quiet_pass(pool, redis, model, root, limits)
         if report is None:
             totals["belegt"] += 1
             continue
