@@ -311,18 +311,45 @@ async def search_words(
     return [(int(row["id"]), float(row["score"])) for row in await cur.fetchall()]
 
 
+EXACT_LIMIT: Final = 3_000
+"""A library of at most this many passages is ranked exactly, a larger one through HNSW
+(as the archive decides, store/archive.py): filtered by person after an index scan, a small
+library beside large ones would lose its hits; ranking a large one exactly costs ~70 ms at
+10 000 passages where HNSW takes a few."""
+
+EF_SEARCH: Final = 80
+MAX_SCAN_TUPLES: Final = 20_000
+"""HNSW settings of a large library's search (per transaction; the archive's values)."""
+
+
 async def search_vector(
     conn: AsyncConnection[Any], user_id: str, vector: np.ndarray, k: int
 ) -> list[tuple[int, float]]:
-    """(passage id, cosine) of the k passages of `user_id` nearest to `vector` (exact: one
-    person's library is bounded by `NOVABERG_LIBRARY_MAX_CHUNKS`)."""
-    cur = await conn.execute(
+    """(passage id, cosine) of the k passages of `user_id` nearest to `vector`, best first:
+    exactly up to `EXACT_LIMIT` passages (the `+ 0` keeps the index out of the plan),
+    through HNSW with iterative scan beyond (re-sorted here: `relaxed_order`)."""
+    params = {"v": np.asarray(vector, dtype=np.float32), "u": user_id, "k": int(k)}
+    select = (
         "SELECT id, 1 - (embedding <=> %(v)s) AS cosine FROM dateien_abschnitte"
         " WHERE user_id = %(u)s AND embedding IS NOT NULL"
-        " ORDER BY embedding <=> %(v)s, id LIMIT %(k)s",
-        {"v": np.asarray(vector, dtype=np.float32), "u": user_id, "k": int(k)},
     )
-    return [(int(row["id"]), float(row["cosine"])) for row in await cur.fetchall()]
+    if await chunk_count(conn, user_id) <= EXACT_LIMIT:
+        cur = await conn.execute(
+            select + " ORDER BY (embedding <=> %(v)s) + 0, id LIMIT %(k)s", params
+        )
+        rows = await cur.fetchall()
+    else:
+        async with conn.transaction():
+            await conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('hnsw.max_scan_tuples', %s, true)",
+                (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
+            )
+            cur = await conn.execute(select + " ORDER BY embedding <=> %(v)s LIMIT %(k)s", params)
+            rows = await cur.fetchall()
+    hits = [(int(row["id"]), float(row["cosine"])) for row in rows]
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
 
 
 async def chunks_by_id(conn: AsyncConnection[Any], ids: Sequence[int]) -> dict[int, StoredChunk]:

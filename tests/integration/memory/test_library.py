@@ -387,3 +387,15 @@ async def test_the_job_passes_every_root_and_skips_a_root_in_progress(
     totals = await pass_all(db, redis, model, LIMITS)
     assert (totals["wurzeln"], totals["indiziert"]) == (1, 3)
     assert await redis.exists(keys.library_pass(root.id)) == 0, "the lease is released"
+
+
+async def test_a_large_library_is_searched_through_the_index_with_the_same_hit(
+    db: AsyncConnectionPool, model: ModelLayer, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = await approve(db, USER, checked_folder(folder, LIMITS))
+    await index_root(db, model, root, LIMITS)
+    exact = await search_library(db, model, USER, "Kuendigungsfrist Wohnung")
+    monkeypatch.setattr(library, "EXACT_LIMIT", 0)  # every library counts as large
+    through_index = await search_library(db, model, USER, "Kuendigungsfrist Wohnung")
+    assert [h.id for h in through_index][:1] == [h.id for h in exact][:1]
+    assert through_index[0].source.page == 2
