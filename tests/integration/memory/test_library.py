@@ -399,3 +399,18 @@ async def test_a_large_library_is_searched_through_the_index_with_the_same_hit(
     through_index = await search_library(db, model, USER, "Kuendigungsfrist Wohnung")
     assert [h.id for h in through_index][:1] == [h.id for h in exact][:1]
     assert through_index[0].source.page == 2
+
+
+async def test_a_folder_over_the_file_limit_is_refused_by_the_command(
+    db: AsyncConnectionPool, cli_env: Path, folder: Path
+) -> None:
+    result = await asyncio.to_thread(
+        CliRunner().invoke,
+        app,
+        ["library", "add", str(folder)],
+        env={"NOVABERG_LIBRARY_MAX_FILES": "2"},
+    )
+    assert result.exit_code == 2, result.output
+    assert "NOVABERG_LIBRARY_MAX_FILES (2)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert await passages(db) == 0
