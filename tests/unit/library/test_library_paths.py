@@ -117,3 +117,25 @@ def test_hidden_entries_are_not_walked(tree: tuple[Path, Path]) -> None:
     (root / ".git" / "config").write_text("x")
     (root / ".swp").write_text("x")
     assert {info.relative for info in walk(root)} == {"ok.md", "sub/deep.txt"}
+
+
+def test_a_folder_swapped_for_a_link_after_resolving_is_refused(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race: `sub` is checked, then replaced by a link out before the open."""
+    import novaberg.memory.library.paths as paths
+
+    root, secret = tree
+    (secret / "deep.txt").write_text("secret")
+    resolved = paths.resolve_inside
+
+    def swap_then_resolve(root_: Path, relative: str) -> Path:
+        real = resolved(root_, relative)
+        (root / "sub" / "deep.txt").unlink()
+        (root / "sub").rmdir()
+        (root / "sub").symlink_to(secret, target_is_directory=True)
+        return real
+
+    monkeypatch.setattr(paths, "resolve_inside", swap_then_resolve)
+    with pytest.raises(PathRefused, match="outside"):
+        read_inside(root, "sub/deep.txt", LIMIT)

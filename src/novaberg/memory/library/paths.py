@@ -7,7 +7,8 @@ that leads out of the folder, a `..` in a relative path, or a folder swapped for
 after the walk are refused. Only regular files are opened: device files, sockets and FIFOs
 are refused by their type before opening and again by `fstat` after (`O_NOFOLLOW` and
 `O_NONBLOCK`: the last component cannot be a link, and a FIFO put in a file's place cannot
-make the read wait forever). Directory links are never followed while walking (a link loop
+make the read wait forever); where the opened descriptor really points is checked once
+more (a folder on the way swapped for a link between resolving and opening). Directory links are never followed while walking (a link loop
 or a link to `/` cannot make the walk leave the root).
 """
 
@@ -87,12 +88,24 @@ def read_inside(root: Path, relative: str, max_bytes: int) -> bytes:
         opened = os.fstat(handle.fileno())
         if not stat.S_ISREG(opened.st_mode) or opened.st_ino != before.st_ino:
             raise PathRefused(f"{relative}: changed while being opened")
+        if not inside(root, _opened_path(handle.fileno(), real)):
+            raise PathRefused(f"{relative}: leads outside the approved folder")
         if opened.st_size > max_bytes:
             raise PathRefused(f"{relative}: larger than {max_bytes} bytes")
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise PathRefused(f"{relative}: larger than {max_bytes} bytes")
     return data
+
+
+def _opened_path(fd: int, expected: Path) -> Path:
+    """Where the open descriptor really points (Linux: /proc/self/fd): a folder on the way
+    swapped for a link between resolving and opening shows here. Elsewhere the path that
+    was resolved."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return expected
 
 
 def walk(root: Path) -> Iterator[FileInfo]:
