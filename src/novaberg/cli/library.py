@@ -133,7 +133,10 @@ def add_command(path: PathArgument, user: UserOption = None, as_json: JsonOption
         raise _fail(str(exc)) from None
 
     async def run(ctx: Any) -> list[dict[str, Any]]:
-        root = await approve(ctx.pool, user_id, folder)
+        try:
+            root = await approve(ctx.pool, user_id, folder)
+        except RootRefused as exc:
+            raise _fail(str(exc)) from None
         return await _index(ctx, [root])
 
     _print_reports(asyncio.run(with_services(settings, run)), as_json)

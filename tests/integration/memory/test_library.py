@@ -241,6 +241,16 @@ async def test_revoking_empties_the_index(
         await revoke(db, USER, folder)
 
 
+async def test_overlapping_folders_are_refused(db: AsyncConnectionPool, folder: Path) -> None:
+    (folder / "Unter").mkdir()
+    await approve(db, USER, checked_folder(folder, LIMITS))
+    for nested in (folder / "Unter", folder.parent):
+        with pytest.raises(RootRefused, match="overlaps the approved folder"):
+            await approve(db, USER, checked_folder(nested, LIMITS))
+    await approve(db, USER, checked_folder(folder, LIMITS))  # the same folder again: renewed
+    await approve(db, "someone-else", checked_folder(folder / "Unter", LIMITS))
+
+
 # --- the command ---------------------------------------------------------------------------
 
 

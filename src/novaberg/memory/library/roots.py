@@ -12,7 +12,7 @@ from typing import Final
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.memory.library.indexer import LibraryLimits, listing
-from novaberg.memory.library.paths import PathRefused, resolve_root
+from novaberg.memory.library.paths import PathRefused, inside, resolve_root
 from novaberg.store import library
 from novaberg.store.library import Root
 
@@ -52,8 +52,16 @@ def checked_folder(path: str | Path, limits: LibraryLimits) -> Path:
 
 
 async def approve(pool: AsyncConnectionPool, user_id: str, folder: Path) -> Root:
-    """Approve a checked folder (`checked_folder`) for `user_id`."""
+    """Approve a checked folder (`checked_folder`) for `user_id`. A folder inside another
+    of hers, or holding one, is refused: its files would be indexed twice and revoking one
+    would leave them readable through the other."""
     async with pool.connection() as conn:
+        for root in await library.roots(conn, user_id):
+            other = Path(root.path)
+            if other != folder and (inside(other, folder) or inside(folder, other)):
+                raise RootRefused(
+                    f"{folder}: overlaps the approved folder {other}; remove that one first"
+                )
         return await library.approve_root(conn, user_id, str(folder))
 
 
