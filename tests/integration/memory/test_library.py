@@ -424,3 +424,33 @@ async def test_a_folder_over_the_file_limit_is_refused_by_the_command(
     assert "NOVABERG_LIBRARY_MAX_FILES (2)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert await passages(db) == 0
+
+
+async def test_a_worker_with_pixie_keeps_the_library_current(
+    db: AsyncConnectionPool, redis: Any, model: ModelLayer, settings: Any, folder: Path
+) -> None:
+    """The worker starts the watcher beside Pixie: a file written while it runs is found,
+    and the worker stops cleanly with it."""
+    from novaberg.events.worker import Worker
+    from novaberg.graph.contract import GraphDeps
+    from novaberg.graph.runner import GraphRuntime
+    from novaberg.llm.gate import ModelGate
+
+    await approve(db, USER, checked_folder(folder, LIMITS))
+    deps = GraphDeps(settings.model_copy(update={"pixie": True}), redis, db, model)
+    worker = Worker(redis, GraphRuntime(deps), ModelGate(redis, "bibliothek-test", 2))
+    await worker.start()
+    try:
+        assert "library-watch" in {task.get_name() for task in worker._tasks}
+
+        def write() -> None:
+            (folder / "werkstatt.md").write_text("Die Standbohrmaschine steht links.\n")
+
+        write()
+
+        async def found() -> bool:
+            return bool(await search_library(db, model, USER, "Standbohrmaschine"))
+
+        await _until(found, write)
+    finally:
+        await asyncio.wait_for(worker.stop(), WAIT)
