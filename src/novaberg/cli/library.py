@@ -164,7 +164,10 @@ def reindex_command(
                 raise _fail(str(exc)) from None
         return await _index(ctx, roots)
 
-    _print_reports(asyncio.run(with_services(settings, run)), as_json)
+    reports = asyncio.run(with_services(settings, run))
+    if not reports and not as_json:
+        console.print(f"no approved folders for {user_id}")
+    _print_reports(reports, as_json)
 
 
 @library_app.command("list")
