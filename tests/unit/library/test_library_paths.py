@@ -139,3 +139,23 @@ def test_a_folder_swapped_for_a_link_after_resolving_is_refused(
     monkeypatch.setattr(paths, "resolve_inside", swap_then_resolve)
     with pytest.raises(PathRefused, match="outside"):
         read_inside(root, "sub/deep.txt", LIMIT)
+
+
+def test_a_folder_swapped_for_a_link_during_the_walk_is_not_listed(
+    tree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk saw `sub` as a folder; it becomes a link out before it is listed."""
+    import novaberg.memory.library.paths as paths
+
+    root, secret = tree
+    listed = paths._entries
+
+    def swap_then_list(root_: Path, folder: Path) -> list[os.DirEntry[str]]:
+        if folder.name == "sub":
+            (root / "sub" / "deep.txt").unlink()
+            (root / "sub").rmdir()
+            (root / "sub").symlink_to(secret, target_is_directory=True)
+        return listed(root_, folder)
+
+    monkeypatch.setattr(paths, "_entries", swap_then_list)
+    assert {info.relative for info in walk(root)} == {"ok.md"}

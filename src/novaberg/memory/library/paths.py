@@ -117,24 +117,38 @@ def walk(root: Path) -> Iterator[FileInfo]:
     while stack:
         folder = stack.pop()
         try:
-            with os.scandir(folder) as entries:
-                listed = sorted(entries, key=lambda entry: entry.name)
+            listed = _entries(root, folder)
         except OSError:
             continue
         subfolders = []
         for entry in listed:
             if entry.name.startswith("."):
                 continue
+            path = folder / entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    subfolders.append(Path(entry.path))
+                    subfolders.append(path)
                     continue
-                info = _regular_file(root, Path(entry.path), entry.is_symlink())
+                info = _regular_file(root, path, entry.is_symlink())
             except OSError:
                 continue
             if info is not None:
                 yield info
         stack.extend(reversed(subfolders))
+
+
+def _entries(root: Path, folder: Path) -> list[os.DirEntry[str]]:
+    """The entries of `folder`, sorted by name; opened without following a link and
+    listed only when the opened directory really lies below `root` (a folder swapped for a
+    link after it was listed as a folder)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not inside(root, _opened_path(fd, folder)):
+            return []
+        with os.scandir(fd) as entries:
+            return sorted(entries, key=lambda entry: entry.name)
+    finally:
+        os.close(fd)
 
 
 def _regular_file(root: Path, path: Path, link: bool) -> FileInfo | None:
