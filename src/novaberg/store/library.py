@@ -20,6 +20,8 @@ from typing import Any, Final
 import numpy as np
 from psycopg import AsyncConnection
 
+from novaberg.store.pipelined import Reply
+
 ROOT_APPROVED: Final = "freigegeben"
 ROOT_REVOKED: Final = "widerrufen"
 """`dateien_wurzeln.zustand` values."""
@@ -307,8 +309,23 @@ async def search_words(
     conn: AsyncConnection[Any], user_id: str, query: str, k: int
 ) -> list[tuple[int, float]]:
     """(passage id, score) of the k passages of `user_id` that match `query` best by words."""
+    return await (await queue_search_words(conn, user_id, query, k)).read()
+
+
+async def queue_search_words(
+    conn: AsyncConnection[Any], user_id: str, query: str, k: int
+) -> Reply[list[tuple[int, float]]]:
+    """`search_words` queued (the one memory search's pipeline, memory/search/lists.py)."""
     cur = await conn.execute(_WORDS_SQL, {"q": query, "u": user_id, "k": int(k)})
-    return [(int(row["id"]), float(row["score"])) for row in await cur.fetchall()]
+    return Reply.of(cur, lambda rows: [(int(row["id"]), float(row["score"])) for row in rows])
+
+
+async def queue_chunk_count(conn: AsyncConnection[Any], user_id: str) -> Reply[int]:
+    """`chunk_count` queued: whether and how the vector list is searched."""
+    cur = await conn.execute(
+        "SELECT count(*) AS n FROM dateien_abschnitte WHERE user_id = %s", (user_id,)
+    )
+    return Reply.of(cur, lambda rows: int(rows[0]["n"]) if rows else 0)
 
 
 EXACT_LIMIT: Final = 3_000
@@ -323,17 +340,25 @@ MAX_SCAN_TUPLES: Final = 20_000
 
 
 async def search_vector(
-    conn: AsyncConnection[Any], user_id: str, vector: np.ndarray, k: int
+    conn: AsyncConnection[Any],
+    user_id: str,
+    vector: np.ndarray,
+    k: int,
+    *,
+    count: int | None = None,
 ) -> list[tuple[int, float]]:
     """(passage id, cosine) of the k passages of `user_id` nearest to `vector`, best first:
     exactly up to `EXACT_LIMIT` passages (the `+ 0` keeps the index out of the plan),
-    through HNSW with iterative scan beyond (re-sorted here: `relaxed_order`)."""
+    through HNSW with iterative scan beyond (re-sorted here: `relaxed_order`). `count`:
+    the person's passages if the caller has counted them already."""
     params = {"v": np.asarray(vector, dtype=np.float32), "u": user_id, "k": int(k)}
     select = (
         "SELECT id, 1 - (embedding <=> %(v)s) AS cosine FROM dateien_abschnitte"
         " WHERE user_id = %(u)s AND embedding IS NOT NULL"
     )
-    if await chunk_count(conn, user_id) <= EXACT_LIMIT:
+    if count is None:
+        count = await chunk_count(conn, user_id)
+    if count <= EXACT_LIMIT:
         cur = await conn.execute(
             select + " ORDER BY (embedding <=> %(v)s) + 0, id LIMIT %(k)s", params
         )

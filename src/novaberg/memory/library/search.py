@@ -10,61 +10,64 @@ from pathlib import PurePosixPath
 from typing import Any, Final
 
 import numpy as np
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory.fusion import reciprocal_rank_fusion
 from novaberg.memory.search.lists import VECTOR_MIN_COSINE
-from novaberg.memory.search.results import METHOD_LEXICAL, METHOD_VECTOR
+from novaberg.memory.search.results import (
+    LAYER_LIBRARY,
+    METHOD_LEXICAL,
+    METHOD_VECTOR,
+    LibrarySource,
+)
 from novaberg.store import library
 from novaberg.store.library import StoredChunk
 
 log = logging.getLogger(__name__)
 
-LAYER_LIBRARY: Final = "library"
-"""`layer` of a library hit and of its source (a wire value: `--json`, the search API)."""
-
 CANDIDATES: Final = 3
 """Each list ranks this many times the hits asked for before they are fused."""
 
 
-@dataclass(frozen=True, slots=True)
-class LibrarySource:
-    """Where a passage stands: the file (absolute), its page (None: no pages), heading path
-    and the lines it spans."""
+def source_of(stored: StoredChunk) -> LibrarySource:
+    """The source a stored passage names: its file (absolute), page, heading, lines."""
+    return LibrarySource(
+        LAYER_LIBRARY,
+        str(stored.id),
+        file=str(PurePosixPath(stored.root_path) / stored.file_path),
+        page=stored.page,
+        heading=stored.heading,
+        line_from=stored.line_from,
+        line_to=stored.line_to,
+    )
 
-    id: int
-    file: str
-    page: int | None
-    heading: str
-    line_from: int
-    line_to: int
 
-    @classmethod
-    def of(cls, stored: StoredChunk) -> LibrarySource:
-        file = str(PurePosixPath(stored.root_path) / stored.file_path)
-        return cls(stored.id, file, stored.page, stored.heading, stored.line_from, stored.line_to)
-
-    def label(self) -> str:
-        """ "Mietvertrag.pdf, S. 2, Z. 1–4" in the shape a person cites it."""
-        parts = [PurePosixPath(self.file).name]
-        if self.page is not None:
-            parts.append(f"S. {self.page}")
-        if self.heading:
-            parts.append(self.heading)
-        parts.append(f"Z. {self.line_from}–{self.line_to}")
-        return ", ".join(parts)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "layer": LAYER_LIBRARY,
-            "id": str(self.id),
-            "file": self.file,
-            "page": self.page,
-            "heading": self.heading,
-            "lines": [self.line_from, self.line_to],
-        }
+async def ranked_lists(
+    conn: AsyncConnection[Any],
+    user_id: str,
+    query: str,
+    vector: np.ndarray | None,
+    k: int,
+    *,
+    words: bool = True,
+) -> dict[str, list[tuple[int, float]]]:
+    """The library's ranked lists for `query` by method (`lexikalisch`, `vektor`). A person
+    without passages costs one count. (The one memory search queues the same statements in
+    its pipeline: memory/search/lists.py.)"""
+    count = await library.chunk_count(conn, user_id)
+    if count == 0:
+        return {}
+    found: dict[str, list[tuple[int, float]]] = {}
+    if words:
+        found[METHOD_LEXICAL] = await library.search_words(conn, user_id, query, k)
+    if vector is not None:
+        nearest = await library.search_vector(conn, user_id, vector, k, count=count)
+        # below the memory search's floor a vector list's order is noise (lists.py)
+        found[METHOD_VECTOR] = [(key, cos) for key, cos in nearest if cos > VECTOR_MIN_COSINE]
+    return {method: ranked for method, ranked in found.items() if ranked}
 
 
 @dataclass(slots=True)
@@ -102,27 +105,25 @@ async def _query_vector(model: LLM, query: str) -> np.ndarray | None:
 
 
 async def search_library(
-    pool: AsyncConnectionPool, model: LLM, user_id: str, query: str, limit: int = 10
+    pool: AsyncConnectionPool,
+    model: LLM,
+    user_id: str,
+    query: str,
+    limit: int = 10,
+    *,
+    vector: np.ndarray | None = None,
 ) -> list[LibraryHit]:
-    """The `limit` passages of `user_id`'s library that fit `query` best, best first."""
-    vector = await _query_vector(model, query)
-    k = limit * CANDIDATES
+    """The `limit` passages of `user_id`'s library that fit `query` best, best first.
+    `vector`: the query's embedding if the caller has it already (the enricher)."""
+    if vector is None:
+        vector = await _query_vector(model, query)
     async with pool.connection() as conn:
-        words = await library.search_words(conn, user_id, query, k)
-        nearest = (
-            await library.search_vector(conn, user_id, vector, k) if vector is not None else []
-        )
-        # below the memory search's floor a vector list's order is noise (lists.py)
-        nearest = [(key, cosine) for key, cosine in nearest if cosine > VECTOR_MIN_COSINE]
-        fused = reciprocal_rank_fusion({METHOD_LEXICAL: words, METHOD_VECTOR: nearest})[:limit]
-        stored = await library.chunks_by_id(conn, [item.key for item in fused])
+        lists = await ranked_lists(conn, user_id, query, vector, limit * CANDIDATES)
+        fused = reciprocal_rank_fusion(lists)[:limit]
+        stored = await library.chunks_by_id(conn, [item.key for item in fused]) if fused else {}
     return [
         LibraryHit(
-            item.key,
-            item.score,
-            stored[item.key].text,
-            LibrarySource.of(stored[item.key]),
-            item.signals,
+            item.key, item.score, stored[item.key].text, source_of(stored[item.key]), item.signals
         )
         for item in fused
         if item.key in stored
