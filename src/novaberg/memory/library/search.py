@@ -112,10 +112,12 @@ async def search_library(
     limit: int = 10,
     *,
     vector: np.ndarray | None = None,
+    embed: bool = True,
 ) -> list[LibraryHit]:
     """The `limit` passages of `user_id`'s library that fit `query` best, best first.
-    `vector`: the query's embedding if the caller has it already (the enricher)."""
-    if vector is None:
+    `vector`: the query's embedding if the caller has it already (the enricher; with
+    `embed` False and no vector, words only)."""
+    if vector is None and embed:
         vector = await _query_vector(model, query)
     async with pool.connection() as conn:
         lists = await ranked_lists(conn, user_id, query, vector, limit * CANDIDATES)
