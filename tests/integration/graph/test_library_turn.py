@@ -154,3 +154,16 @@ async def test_a_failing_library_is_named_and_its_list_set_empty(
     assert row["aufzeichnungen_ausfall"] == "OperationalError: the library's connection broke"
     assert all("[AUFZEICHNUNGEN]" not in p for p in composer_prompts(scripted, QUESTION))
 
+
+async def test_the_thinkers_memory_search_cites_the_file_and_page(
+    deps: GraphDeps, folder: Path
+) -> None:
+    from novaberg.graph.thinker_tools import ThinkerTools
+
+    root = await approve(deps.pool, "meister", checked_folder(folder, LIMITS))
+    await index_root(deps.pool, deps.model, root, LIMITS)
+    tools = ThinkerTools({"user_id": "meister", "character_id": "nova"}, deps)
+    observation, cached = await tools.call("memory_search", "Kuendigungsfrist Wohnung")
+    print(observation)
+    assert not cached
+    assert observation.splitlines()[0] == f"- (vertrag.pdf, S. 2, Z. 1–2) Paragraph 9 {PDF_FACT}"
