@@ -101,6 +101,7 @@ def _print_reports(reports: list[dict[str, Any]], as_json: bool) -> None:
             f"{report['abschnitte']} passage(s), {report['unveraendert']} unchanged, "
             f"{report['entfernt']} removed",
             highlight=False,
+            soft_wrap=True,  # one line however long the folder's path: it is read and grepped
         )
         for kind, label in (("fehler", "not readable"), ("uebersprungen", "skipped")):
             for item in report[kind]:
