@@ -351,6 +351,12 @@ class Settings(BaseSettings):
         description="Files the library indexes per approved folder; the rest are listed as "
         "skipped.",
     )
+    library_folders: str = Field(
+        default="~",
+        description="Folders under which a person may approve a folder herself (in chat, "
+        "on the page, through the API), separated by ':'; '~' is the server's home. Empty: "
+        "only the operator's `novaberg library add` approves folders.",
+    )
     library_max_chunks: int = Field(
         default=100_000,
         ge=100,

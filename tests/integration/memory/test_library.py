@@ -20,11 +20,18 @@ from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner, Result
 
 from novaberg.cli import app
+from novaberg.config import Settings
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
 from novaberg.memory.library.indexer import LibraryLimits, index_root
-from novaberg.memory.library.roots import RootRefused, approve, checked_folder, revoke
+from novaberg.memory.library.roots import (
+    PersonPolicy,
+    RootRefused,
+    approve,
+    checked_folder,
+    revoke,
+)
 from novaberg.memory.library.search import search_library
 from novaberg.runtime.services import Endpoints
 from novaberg.store import library
@@ -249,6 +256,30 @@ async def test_overlapping_folders_are_refused(db: AsyncConnectionPool, folder: 
             await approve(db, USER, checked_folder(nested, LIMITS))
     await approve(db, USER, checked_folder(folder, LIMITS))  # the same folder again: renewed
     await approve(db, "someone-else", checked_folder(folder / "Unter", LIMITS))
+
+
+async def test_a_person_approves_only_below_the_offered_folders(
+    db: AsyncConnectionPool, folder: Path, tmp_path: Path
+) -> None:
+    offered = Settings(library_folders=str(folder.parent), home=tmp_path / "data")
+    (tmp_path / "data").mkdir()
+    policy = PersonPolicy.of(offered)
+    policy.check(checked_folder(folder, LIMITS))
+    for refused, why in (
+        (tmp_path / "data", "data directory"),
+        (tmp_path, "data directory"),
+        (Path("/etc"), "only folders below"),
+    ):
+        with pytest.raises(RootRefused, match=why):
+            policy.check(checked_folder(refused, LIMITS))
+    with pytest.raises(RootRefused, match="approved by the operator"):
+        PersonPolicy.of(Settings(library_folders="", home=tmp_path / "data")).check(folder)
+
+    (folder / "Unter").mkdir()
+    await approve(db, "someone-else", checked_folder(folder / "Unter", LIMITS))
+    with pytest.raises(RootRefused, match="another person's"):
+        await approve(db, USER, checked_folder(folder, LIMITS), by_person=True)
+    await approve(db, USER, checked_folder(folder, LIMITS))  # the operator may
 
 
 # --- the command ---------------------------------------------------------------------------

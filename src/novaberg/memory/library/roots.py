@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -15,6 +15,9 @@ from novaberg.memory.library.indexer import LibraryLimits, listing
 from novaberg.memory.library.paths import PathRefused, inside, resolve_root
 from novaberg.store import library
 from novaberg.store.library import Root
+
+if TYPE_CHECKING:
+    from novaberg.config import Settings
 
 SYSTEM_FOLDERS: Final = (Path("/proc"), Path("/sys"), Path("/dev"), Path("/run"))
 """Kernel and runtime file systems: their "regular files" are process memory, environment
@@ -51,10 +54,48 @@ def checked_folder(path: str | Path, limits: LibraryLimits) -> Path:
     return folder
 
 
-async def approve(pool: AsyncConnectionPool, user_id: str, folder: Path) -> Root:
+@dataclass(frozen=True, slots=True)
+class PersonPolicy:
+    """Where a person may approve a folder herself (chat, page, API), as opposed to the
+    operator's `novaberg library add`: only below `NOVABERG_LIBRARY_FOLDERS`, never the data
+    directory (keys, databases) nor anything holding it. A signed-in person must not be able
+    to make the server read what its operator did not offer."""
+
+    allowed: tuple[Path, ...]
+    data_home: Path
+
+    @classmethod
+    def of(cls, settings: Settings) -> PersonPolicy:
+        parts = [part for part in settings.library_folders.split(":") if part.strip()]
+        allowed = tuple(Path(os.path.realpath(Path(part.strip()).expanduser())) for part in parts)
+        return cls(allowed, Path(os.path.realpath(settings.home.expanduser())))
+
+    def check(self, folder: Path) -> None:
+        """Refuse a checked folder (`checked_folder`) a person may not approve herself."""
+        if not self.allowed:
+            raise RootRefused(
+                f"{folder}: folders are approved by the operator here "
+                "(NOVABERG_LIBRARY_FOLDERS is empty)"
+            )
+        if (
+            folder == self.data_home
+            or inside(self.data_home, folder)
+            or inside(folder, self.data_home)
+        ):
+            raise RootRefused(f"{folder}: the server's data directory is never part of the library")
+        if not any(folder == parent or inside(parent, folder) for parent in self.allowed):
+            offered = ", ".join(str(parent) for parent in self.allowed)
+            raise RootRefused(f"{folder}: only folders below {offered} can be approved here")
+
+
+async def approve(
+    pool: AsyncConnectionPool, user_id: str, folder: Path, *, by_person: bool = False
+) -> Root:
     """Approve a checked folder (`checked_folder`) for `user_id`. A folder inside another
     of hers, or holding one, is refused: its files would be indexed twice and revoking one
-    would leave them readable through the other."""
+    would leave them readable through the other. `by_person` (chat, page, API): a folder
+    overlapping another person's approved folder is refused too — her consent covers her
+    files, not someone else's."""
     async with pool.connection() as conn:
         for root in await library.roots(conn, user_id):
             other = Path(root.path)
@@ -62,6 +103,13 @@ async def approve(pool: AsyncConnectionPool, user_id: str, folder: Path) -> Root
                 raise RootRefused(
                     f"{folder}: overlaps the approved folder {other}; remove that one first"
                 )
+        if by_person:
+            for root in await library.roots(conn, None):
+                other = Path(root.path)
+                if root.user_id != user_id and (
+                    other == folder or inside(other, folder) or inside(folder, other)
+                ):
+                    raise RootRefused(f"{folder}: overlaps another person's approved folder")
         return await library.approve_root(conn, user_id, str(folder))
 
 
