@@ -339,6 +339,30 @@ class Settings(BaseSettings):
         "is refused before anything is stored (a turn takes ~8 KB with its two vectors, so "
         "the default is ~1.5 GB).",
     )
+    library_max_file_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        description="Size of one file of an approved folder (the library): a larger file is "
+        "listed as skipped, never read.",
+    )
+    library_max_files: int = Field(
+        default=20_000,
+        ge=1,
+        description="Files the library indexes per approved folder; the rest are listed as "
+        "skipped.",
+    )
+    library_folders: str = Field(
+        default="~",
+        description="Folders under which a person may approve a folder herself (in chat, "
+        "on the page, through the API), separated by ':'; '~' is the server's home. Empty: "
+        "only the operator's `novaberg library add` approves folders.",
+    )
+    library_max_chunks: int = Field(
+        default=100_000,
+        ge=100,
+        description="Passages of one person's library, every folder together (each is "
+        "embedded and ~2 KB stored); a file that would pass it is skipped.",
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers."
     )

@@ -30,8 +30,9 @@ async def memory_search(
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     inaktive: Annotated[bool, Query(description="Include decayed long-term nodes.")] = False,
 ) -> dict[str, Any]:
-    """Hits of the archive, short- and long-term memory, fused: each with `layer`, `score`,
-    `text`, `time` and `sources` (the turns, nachrichten_ids and imported ids it rests on).
+    """Hits of the archive, short- and long-term memory and the library, fused: each with
+    `layer`, `score`, `text`, `time` and `sources` (the turns, nachrichten_ids and imported
+    ids it rests on; a library passage's file, page, heading and lines).
     `zeitfenster`: the time window a time expression in `q` narrowed to, else null."""
     result = await search_memory(
         ctx.redis,

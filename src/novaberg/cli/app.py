@@ -1,5 +1,5 @@
 """The `novaberg` command: `serve`, `api`, `worker`, `user`, `character`, `chat`, `turn`,
-`memory`, `import`, `pixie`, `doctor`, `version`."""
+`memory`, `import`, `library`, `pixie`, `doctor`, `version`."""
 
 from __future__ import annotations
 
@@ -290,6 +290,15 @@ def _register_import() -> None:
 
 
 _register_import()
+
+
+def _register_library() -> None:
+    from novaberg.cli.library import library_app
+
+    app.add_typer(library_app, name="library")
+
+
+_register_library()
 
 
 def _register_pixie() -> None:

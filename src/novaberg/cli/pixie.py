@@ -135,6 +135,7 @@ def run_command(
 
     async def work(redis: Any, pool: Any) -> Any:
         from novaberg.llm.factory import build_model_layer
+        from novaberg.memory.library.indexer import LibraryLimits
         from novaberg.pixie.jobs import build_scheduler
         from novaberg.websearch import provider_from_settings
 
@@ -144,6 +145,7 @@ def run_command(
             build_model_layer(settings),
             character=settings.character,
             web=provider_from_settings(settings),
+            library_limits=LibraryLimits.of(settings),
         )
         scheduler.context.services["scope"] = (user, character)
         await scheduler.register()

@@ -157,6 +157,8 @@ class Worker:
             self._tasks.append(asyncio.create_task(reminders, name="reminders"))
             if deps.settings.pixie:
                 from novaberg.impulses.delivery import ImpulseDelivery
+                from novaberg.memory.library.indexer import LibraryLimits
+                from novaberg.memory.library.watcher import watch
                 from novaberg.pixie.jobs import build_scheduler, lane_periods
 
                 periods = lane_periods(deps.settings)
@@ -169,10 +171,15 @@ class Worker:
                     character=deps.settings.character,
                     periods=periods,
                     web=deps.web,
+                    library_limits=LibraryLimits.of(deps.settings),
                 )
                 self._tasks.append(
                     asyncio.create_task(scheduler.run(self._stop, periods), name="pixie")
                 )
+                library_watch = watch(
+                    deps.pool, deps.redis, deps.model, LibraryLimits.of(deps.settings), self._stop
+                )
+                self._tasks.append(asyncio.create_task(library_watch, name="library-watch"))
                 impulses = ImpulseDelivery(
                     deps, self.graphs.agent_graph, self.gate, worker_id=self.worker_id
                 )

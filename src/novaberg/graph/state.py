@@ -74,6 +74,7 @@ class ConversationState(TypedDict, total=False):
     search_text: str
     search_text_source: str
     long_term_resonance: dict[str, Any]
+    library_notes: list[dict[str, Any]]  # wire aufzeichnungen: the turn's library passages
     web_context: str  # search context: the composer's web search of the stimulus (needs_web)
     gravitation_points: list[dict[str, Any]]  # memories pulling Nova's emotion (enricher)
 

@@ -3,7 +3,7 @@
 A tool call is written `name(parameter)`. Offered always: `timeline_check(<ISO date>)`
 (the user's appointments on that local day), `timeline_search(keyword)` (appointments
 whose title contains it), `memory_search(query)` (the hybrid memory search over every
-layer, top 20). Offered only with a search provider (`NOVABERG_SEARCH_URL`): `web_search(query)`
+layer, top 20; a passage of the person's approved folders names its file and page). Offered only with a search provider (`NOVABERG_SEARCH_URL`): `web_search(query)`
 (top 5, plus the text of the first page) and `web_fetch(url)`. A call the cache already
 answered this turn gets the same text back with a hint that it was asked before.
 """
@@ -21,7 +21,7 @@ from novaberg.agents.timeline import repository as timeline
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory.search.hybrid import search_memory
-from novaberg.memory.search.results import SearchOptions
+from novaberg.memory.search.results import LibrarySource, MemoryHit, SearchOptions
 from novaberg.pair import Pair
 from novaberg.websearch import WebSearchError
 
@@ -72,6 +72,13 @@ def _entry_line(row: dict[str, Any], zone: ZoneInfo) -> str:
     when = row.get("event_time")
     stamp = when.astimezone(zone).strftime("%Y-%m-%d %H:%M") if isinstance(when, datetime) else "?"
     return f"- {stamp} {row.get('title') or ''} ({row.get('event_type') or 'termin'})"
+
+
+def _where(hit: MemoryHit) -> str:
+    """A hit's layer, or for a passage of the person's files where it stands
+    ("vertrag.pdf, S. 2, Z. 1–2"), so a fact check can cite it."""
+    source = hit.sources[0] if hit.sources else None
+    return source.label() if isinstance(source, LibrarySource) else hit.layer
 
 
 class ThinkerTools:
@@ -139,7 +146,9 @@ class ThinkerTools:
             )  # fmt: skip
         except ModelError as exc:
             return f"Gedächtnissuche fehlgeschlagen ({type(exc).__name__})."
-        lines = [f"- ({hit.layer}) {' '.join(hit.text.split())}" for hit in result.hits if hit.text]
+        lines = [
+            f"- ({_where(hit)}) {' '.join(hit.text.split())}" for hit in result.hits if hit.text
+        ]
         return "\n".join(lines) if lines else "Im Gedächtnis steht nichts dazu."
 
     async def web_search(self, parameter: str) -> str:

@@ -6,6 +6,7 @@
 | synapsen_decay | 0.2 / daily | cpu | embedding of archived turns stored without vectors |
 | ziel_decay | 0.2 / daily | cpu | none |
 | charakter | 0.3 / 600 s | llm | structured, per dirty pair |
+| bibliothek | 0.4 / 900 s | cpu | embedding of changed library files |
 
 plus the impulse jobs of impulses/jobs.py (nachfragen, recherche, wissensluecken,
 wissen_rueckweg, wiedervorlage, schatten_decay).
@@ -27,6 +28,8 @@ from novaberg.llm.gate import ModelGate
 from novaberg.memory.archive import fill_missing_vectors, purge_expired
 from novaberg.memory.jobs.character import run_distillation
 from novaberg.memory.jobs.promotion import run_promotions
+from novaberg.memory.library.indexer import LibraryLimits
+from novaberg.memory.library.watcher import approved_roots, pass_all
 from novaberg.memory.long_term.decay import decay
 from novaberg.memory.long_term.promotion import Promotion
 from novaberg.pixie.scheduler import LANE_CPU, LANE_LLM, Job, JobContext, Scheduler
@@ -90,6 +93,18 @@ async def character_job(ctx: JobContext) -> Mapping[str, Any]:
     )
 
 
+async def library_job(ctx: JobContext) -> Mapping[str, Any]:
+    """An incremental pass over every approved library folder: what the watcher missed
+    (a worker that was down, a network drive without change events)."""
+    limits = ctx.services.get("library_limits") or LibraryLimits.default()
+    return await pass_all(ctx.pool, ctx.redis, ctx.model, limits)
+
+
+async def library_ready(ctx: JobContext) -> bool:
+    """Only with an approved folder does the library job compete."""
+    return bool(await approved_roots(ctx.pool))
+
+
 def default_jobs(periods: Mapping[str, float] | None = None) -> list[Job]:
     """Every job; the queue-fed impulse jobs take their lane's heartbeat as interval."""
     lanes = {LANE_CPU: 30.0, LANE_LLM: 120.0, **(periods or {})}
@@ -112,6 +127,15 @@ def default_jobs(periods: Mapping[str, float] | None = None) -> list[Job]:
         ),
         Job("ziel_decay", 0.2, DAY, goal_decay_job, LANE_CPU, "motivation decay of goals"),
         Job("charakter", 0.3, 600, character_job, LANE_LLM, "distil the five profile layers"),
+        Job(
+            "bibliothek",
+            0.4,
+            900,
+            library_job,
+            LANE_CPU,
+            "index changed files of the approved library folders",
+            ready=library_ready,
+        ),
         *impulse_jobs(lanes[LANE_CPU], lanes[LANE_LLM]),
     ]
 
@@ -132,6 +156,7 @@ def build_scheduler(
     character: str = "nova",
     periods: Mapping[str, float] | None = None,
     web: WebSearchProvider | None = None,
+    library_limits: LibraryLimits | None = None,
 ) -> Scheduler:
     """The Pixie scheduler with its jobs. Start it (when `settings.pixie` is on) with
     `asyncio.create_task(scheduler.run(stop_event))`; set the event to stop it. `web` is
@@ -140,4 +165,6 @@ def build_scheduler(
     context.services["character"] = character
     if web is not None:
         context.services["web"] = web
+    if library_limits is not None:
+        context.services["library_limits"] = library_limits
     return Scheduler(context, default_jobs(periods))

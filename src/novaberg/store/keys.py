@@ -98,6 +98,12 @@ def reminder_claim(entry_id: int) -> str:
     return f"erinnerung_laeuft:{entry_id}"
 
 
+def library_pass(root_id: int) -> str:
+    """Lease on one library root while a pass indexes it (the Pixie job and every worker's
+    watcher: one pass per root at a time)."""
+    return f"bibliothek_lauf:{root_id}"
+
+
 def event_seen(event_id: str) -> str:
     """Idempotency marker: an event id that has been handled."""
     return f"event_erledigt:{event_id}"

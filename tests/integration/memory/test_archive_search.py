@@ -448,3 +448,56 @@ async def test_a_window_fill_is_read_with_the_lists(
     ]
     # the terms, the lists with the window's newest turns, the details
     assert pg_trips.checkouts == 1 and len(pg_trips.trips) == 3, pg_trips.trips
+
+
+async def test_one_search_finds_a_library_passage_beside_the_archive(
+    client: httpx.AsyncClient,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    tmp_path: Path,
+) -> None:
+    """The person's approved folders are a layer of the one search: a passage comes back
+    with `layer: "library"` and a source naming its file, heading and lines, fused with
+    the archive's hits; every character of hers finds it, another person does not."""
+    from novaberg.memory.library.indexer import LibraryLimits, index_root
+    from novaberg.memory.library.roots import approve, checked_folder
+
+    await store_chat(db, model, PAIR, chat_file(sample_lines()))
+    notes = tmp_path / "Notizen"
+    notes.mkdir()
+    (notes / "nachbarn.md").write_text(
+        "# Haus\n\n## Nachbarn\n\nKorbinian Wegscheider hat den Ersatzschluessel fuer den Keller.\n"
+    )
+    limits = LibraryLimits(1024 * 1024, 100, 10_000)
+    await index_root(db, model, await approve(db, "meister", checked_folder(notes, limits)), limits)
+
+    result = await search(redis, db, model, "Korbinian Ersatzschluessel")
+    layers = [hit.layer for hit in result.hits]
+    print([hit.as_json(rank) for rank, hit in enumerate(result.hits, start=1)][:2])
+    assert "library" in layers and "archiv" in layers, layers
+    passage = result.hits[layers.index("library")]
+    assert "Ersatzschluessel" in passage.text
+    (source,) = [s.as_json() for s in passage.sources]
+    assert source == {
+        "layer": "library",
+        "id": passage.id,
+        "file": str(notes.resolve() / "nachbarn.md"),
+        "page": None,
+        "heading": "Haus › Nachbarn",
+        "lines": [5, 5],
+    }
+    assert set(passage.signals) == {"lexikalisch", "vektor"}
+    assert result.hits[layers.index("archiv")].text == FACT
+
+    only_memory = await search(
+        redis, db, model, "Korbinian Ersatzschluessel", layers=frozenset({"archiv"})
+    )
+    assert "library" not in [hit.layer for hit in only_memory.hits]
+
+    response = await client.get("/memory/kaethe/search", params={"q": "Ersatzschluessel Keller"})
+    assert response.status_code == 200, response.text
+    (hit,) = [h for h in response.json()["hits"] if h["layer"] == "library"]
+    assert hit["sources"][0]["file"].endswith("nachbarn.md")
+    stranger = await search(redis, db, model, "Ersatzschluessel", pair=Pair("jemand", "nova"))
+    assert stranger.hits == [], "one person's library is not another's"

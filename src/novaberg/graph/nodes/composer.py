@@ -15,6 +15,10 @@ and the recent history. It writes a head block — the objection verdict
 - Search context: when the router asked for the web and a search provider is configured,
   the stimulus is searched once and the top hits become `web_context`; without a
   provider nothing is searched and nothing is invented.
+- Library (`library_notes`, the enricher's passages of the person's approved folders):
+  `[AUFZEICHNUNGEN]` lists each with its file, page or heading and lines, and asks the
+  content to quote the passage and name where it stands; without passages no block, so a
+  plain message's prompt does not grow.
 - A failed call (timeout, unreadable) or empty output leaves `response_content` "" (the
   responder then answers from the stimulus alone) and a verdict not `delivered`;
   the turn goes on. A model that cannot be used at all (`ModelUnavailable`) fails the turn.
@@ -151,6 +155,17 @@ def bridge_text(bridge: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+def library_text(notes: Any) -> str:
+    """The `[AUFZEICHNUNGEN]` lines: each passage of the person's files this turn found
+    (`library_notes`, the enricher), with where it stands; "" when none (no block)."""
+    lines = []
+    for note in notes or []:
+        text = " ".join(str(note.get("text") or "").split())
+        if text:
+            lines.append(f"- ({note.get('label') or note.get('file')}) „{text}“")
+    return "\n".join(lines)
+
+
 def build_prompt(
     state: ConversationState, search_context: str, offers: str = "", open_questions: str = ""
 ) -> str:
@@ -167,6 +182,7 @@ def build_prompt(
         dienste=offers,
         haltung=value_text(state.get("stance")),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
+        aufzeichnungen=library_text(state.get("library_notes"))[: BLOCK_CHARS * 2],
         auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],
         offene_fragen=open_questions,
         verlauf=history_text(state, stimulus),
@@ -244,6 +260,8 @@ async def composer(
     summary: dict[str, Any] = {"laenge": len(content), "einwandsurteil": verdict.to_dict()}
     if web_context:
         summary["suchkontext"] = len(web_context)
+    if state.get("library_notes"):  # the [AUFZEICHNUNGEN] block was in the prompt
+        summary["aufzeichnungen"] = len(state.get("library_notes") or [])
     if web_failure:
         summary["suche_ausfall"] = web_failure
     if offers:

@@ -10,7 +10,10 @@ Two variants, chosen by `graph_role`:
   `memory_entries_raw` (short- and long-term memory resonance; the hybrid search's archived
   turns older than the session and long-term nodes sharing a rare word; the memories about
   a day the stimulus asks about, memory/day_recall.py; the session summary and the recent
-  turns). The payload's `user_intentionen` wins over the session's, and
+  turns) and `library_notes` (wire `aufzeichnungen`: passages of the person's approved
+  folders with evidence for the stimulus, memory/library/notes.py; a failed library is
+  logged, named in the pipeline_log row as `aufzeichnungen_ausfall`, and the list set
+  empty). The payload's `user_intentionen` wins over the session's, and
   Path 1's salience results (`graph/nodes/human_tail.py`: its intentions and
   `salienz_human`, awaited alongside the embedding and the rewrite when the event
   announces them) win over both — before the search key is formed.
@@ -54,6 +57,7 @@ from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError
 from novaberg.memory import session_turns
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
+from novaberg.memory.library.notes import library_notes
 from novaberg.pair import Pair
 from novaberg.wire import FIELD_USER_INTENTIONS, GRAPH_HUMAN, ROLE_ASSISTANT, ROLE_USER
 
@@ -185,6 +189,19 @@ async def _resonance(
     )
 
 
+async def _library(
+    deps: GraphDeps, user_id: str, text: str, vector: list[float] | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """(`library_notes`, failure): the person's library for the stimulus. A failed source
+    is logged and named; the list is then explicitly empty (docs/behaviour/library.md#in-a-turn)."""
+    try:
+        notes = await library_notes(deps.pool, deps.model, user_id, text, vector)
+    except Exception as exc:  # the library must not cost the turn its memory
+        log.error("enricher: the library search failed: %s", exc)
+        return [], f"{type(exc).__name__}: {exc}"[:200]
+    return [note.as_state() for note in notes], None
+
+
 async def _hook(
     agent_name: str, hook: Any, deps: GraphDeps, user_id: str, text: str
 ) -> tuple[str, list[dict[str, Any]] | None]:
@@ -280,9 +297,11 @@ async def enricher(
     activation = activate_goals(embedding, goals)
     search_vector = embedding
     shifted = False
+    library_vector: list[float] | None = None
     if full and embedding is not None:
         if rewritten.origin == REWRITE:
             search_vector = await _embed(deps, rewritten.text)
+        library_vector = search_vector  # files are not pulled toward Nova's goals
         if search_vector is not None:
             payload_intentions = (state.get("event_payload") or {}).get(FIELD_USER_INTENTIONS)
             intentions = (
@@ -296,10 +315,14 @@ async def enricher(
     found: MemoryResonance | None = None
     hooked: list[dict[str, Any]] = []
     hook_counts: dict[str, int | None] = {}
+    notes: list[dict[str, Any]] = []
+    library_failure: str | None = None
     if full:
-        found, (hooked, hook_counts) = await asyncio.gather(
+        library_text = text if rewritten.origin != REWRITE else f"{text}\n{rewritten.text}"
+        found, (hooked, hook_counts), (notes, library_failure) = await asyncio.gather(
             _resonance(state, deps, pair, search_vector, turns, cluster),
             hook_entries(registry, deps, pair.user_id, text, context.hooks if context else None),
+            _library(deps, pair.user_id, library_text, library_vector),
         )
 
     update: dict[str, Any] = {
@@ -355,4 +378,9 @@ async def enricher(
         summary["hooks"] = hook_counts
     update["memory_entries_raw"] = entries
     summary["memory_entries_raw"] = len(entries)
+    update["library_notes"] = notes  # set even when empty: the source was asked
+    if notes:
+        summary["aufzeichnungen"] = [note["label"] for note in notes]
+    if library_failure is not None:
+        summary["aufzeichnungen_ausfall"] = library_failure
     return {**update, "_log": summary}

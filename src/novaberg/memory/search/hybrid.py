@@ -1,5 +1,5 @@
-"""Hybrid search over a pair's whole memory — archive, short-term and long-term — with
-provenance. The one function people (`novaberg memory search`, `GET /memory/{c}/search`),
+"""Hybrid search over a pair's whole memory — archive, short-term and long-term — and the
+person's library (the files of her approved folders), with provenance. The one function people (`novaberg memory search`, `GET /memory/{c}/search`),
 the enricher and tools call: `search_memory`.
 
 Per layer several ranked lists are made: the vector search (for the archive in two views,
@@ -15,7 +15,8 @@ if fewer hits than asked remain, the window's newest turns fill up (`zeitraum`).
 names what it rests on (`sources`): archive
 rows with their turn id, nachrichten_ids and imported id; a short-term entry and the turn it
 was condensed from; a long-term node, the short-term keys it was promoted from and their
-turns (or the character card a lore entry came from).
+turns (or the character card a lore entry came from); a library passage its file, page,
+heading path and line range (memory/library/search.py).
 
 No model call except the query's embedding; nothing is reinforced or marked as used (this
 is a look-up, not a turn's retrieval): docs/behaviour/memory.md#hybrid-search.
@@ -81,7 +82,7 @@ async def search_memory(
             if vector is not None
             else await _embed(model, query)
         )
-    search = RankedLists(redis, pair, options, span)
+    search = RankedLists(redis, pair, options, span, query)
     short_term = asyncio.ensure_future(search.read_short_term())  # Redis, meanwhile
     try:
         async with pool.connection() as conn:  # one connection, its reads pipelined

@@ -19,6 +19,7 @@ from novaberg.ei.canon import parse_number
 from novaberg.memory.fusion import Fused
 from novaberg.memory.search.results import (
     LAYER_ARCHIVE,
+    LAYER_LIBRARY,
     LAYER_LONG_TERM,
     LAYER_SHORT_TERM,
     METHOD_CONTEXT,
@@ -30,7 +31,14 @@ from novaberg.memory.search.results import (
     SearchOptions,
 )
 from novaberg.pair import Pair
-from novaberg.store import archive, day_anchors, long_term_search, pipelined, text_search
+from novaberg.store import (
+    archive,
+    day_anchors,
+    library,
+    long_term_search,
+    pipelined,
+    text_search,
+)
 from novaberg.store.long_term_nodes import LongTermNode
 from novaberg.store.pipelined import Reply
 from novaberg.store.short_term import ShortTermEntry, ShortTermStore
@@ -55,6 +63,8 @@ LONG_TERM_VECTOR: Final = f"{LAYER_LONG_TERM}/{METHOD_VECTOR}"
 LONG_TERM_LEXICAL: Final = f"{LAYER_LONG_TERM}/{METHOD_LEXICAL}"
 SHORT_TERM_VECTOR: Final = f"{LAYER_SHORT_TERM}/{METHOD_VECTOR}"
 SHORT_TERM_LEXICAL: Final = f"{LAYER_SHORT_TERM}/{METHOD_LEXICAL}"
+LIBRARY_VECTOR: Final = f"{LAYER_LIBRARY}/{METHOD_VECTOR}"
+LIBRARY_LEXICAL: Final = f"{LAYER_LIBRARY}/{METHOD_LEXICAL}"
 LIST_ORDER: Final = (
     ARCHIVE_VECTOR,
     ARCHIVE_LEXICAL,
@@ -64,6 +74,8 @@ LIST_ORDER: Final = (
     LONG_TERM_LEXICAL,
     SHORT_TERM_VECTOR,
     SHORT_TERM_LEXICAL,
+    LIBRARY_VECTOR,
+    LIBRARY_LEXICAL,
 )
 """The ranked lists by name ("layer/method"), in the order the fusion meets them (its
 ties keep that order)."""
@@ -106,8 +118,10 @@ class RankedLists:
         pair: Pair,
         options: SearchOptions,
         window: tuple[datetime, datetime] | None,
+        query: str = "",
     ) -> None:
         self.redis = redis
+        self.query = query
         self.pair = pair
         self.options = options
         self.window = window
@@ -119,6 +133,8 @@ class RankedLists:
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
         self.newest: Reply[list[tuple[int, float]]] | None = None
         """The window's newest turns, read with the lists (`window_fill`)."""
+        self.library_size: Reply[int] = Reply.ready(0)
+        """The person's library passages, counted with the lists (its vector list)."""
 
     def wants(self, layer: str, method: str) -> bool:
         return (
@@ -181,7 +197,8 @@ class RankedLists:
         replies: dict[str, Reply[Ranked]] = {}
         corrected: Reply[text_search.QueryTerms | None] = Reply.ready(None)
         fills = self.window is not None and self.wants(LAYER_ARCHIVE, METHOD_WINDOW)
-        if jobs or trigram or fills:  # an empty pipeline would still cost a round trip
+        library_vector = vector is not None and self.wants(LAYER_LIBRARY, METHOD_VECTOR)
+        if jobs or trigram or fills or library_vector:  # an empty pipeline costs a round trip
             async with pipelined.pipeline(conn):
                 for name, queue in jobs.items():
                     replies[name] = await queue(conn)
@@ -191,7 +208,15 @@ class RankedLists:
                     self.newest = await archive.queue_in_window(
                         conn, self.pair, self.options.limit, filters=self.filters
                     )
+                if library_vector:
+                    self.library_size = await library.queue_chunk_count(conn, self.pair.user_id)
         found = {name: await reply.read() for name, reply in replies.items()}
+        size = await self.library_size.read()
+        if vector is not None and library_vector and size:  # a person with a library only
+            nearest = await library.search_vector(
+                conn, self.pair.user_id, vector, self.depth, count=size
+            )
+            found[LIBRARY_VECTOR] = _similar(_ranked(LAYER_LIBRARY, nearest))
         if trigram:
             found[TRIGRAM_LIST] = await self._archive_trigram(conn, await corrected.read())
         entries = list(self.entries.values())
@@ -224,7 +249,15 @@ class RankedLists:
             jobs[LONG_TERM_LEXICAL] = lambda conn: self._long_term_lexical(conn, terms)
         if self.entries and terms.selecting and self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
             jobs[SHORT_TERM_LEXICAL] = lambda conn: self._short_term_lexical(conn, terms)
+        if self.query.strip() and self.wants(LAYER_LIBRARY, METHOD_LEXICAL):
+            jobs[LIBRARY_LEXICAL] = self._library_lexical
         return jobs
+
+    async def _library_lexical(self, conn: AsyncConnection[Any]) -> Reply[Ranked]:
+        """The person's library by words; a passage has no time, so a time window does not
+        narrow it (docs/behaviour/library.md#search)."""
+        found = await library.queue_search_words(conn, self.pair.user_id, self.query, self.depth)
+        return found.then(lambda hits: _ranked(LAYER_LIBRARY, hits))
 
     async def _archive_vector(
         self, conn: AsyncConnection[Any], vector: np.ndarray, views: list[str], candidates: int

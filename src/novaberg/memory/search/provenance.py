@@ -2,7 +2,7 @@
 (docs/behaviour/memory.md#hybrid-search). Archive rows name their turn, message ids and
 imported id; a short-term entry names the turn it was condensed from; a long-term node the
 short-term keys it was promoted from and their turns, or the character card a lore entry
-came from.
+came from; a library passage its file, page, heading path and lines.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from novaberg.memory.fusion import Fused
+from novaberg.memory.library.search import source_of
 from novaberg.memory.search.lists import RankedLists, epoch, node_time
 from novaberg.memory.search.results import (
     ALL_LAYERS,
     CARD_KEY_PREFIX,
     LAYER_ARCHIVE,
     LAYER_CARD,
+    LAYER_LIBRARY,
     LAYER_LONG_TERM,
     LAYER_SHORT_TERM,
     METHOD_VECTOR,
@@ -26,8 +28,9 @@ from novaberg.memory.search.results import (
     MemoryHit,
     Source,
 )
-from novaberg.store import archive, long_term_nodes, long_term_provenance, pipelined
+from novaberg.store import archive, library, long_term_nodes, long_term_provenance, pipelined
 from novaberg.store.archive import ArchivedTurn
+from novaberg.store.library import StoredChunk
 from novaberg.store.long_term_provenance import NodeSource
 from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, EntryFields
 
@@ -56,6 +59,11 @@ async def details(
         )
         short_reply = await archive.queue_rows_by_turn(conn, lists.pair, short_turns)
     rows = await rows_reply.read()
+    passages = (
+        await library.chunks_by_id(conn, [int(i) for i in wanted[LAYER_LIBRARY]])
+        if wanted[LAYER_LIBRARY]
+        else {}
+    )
     lists.nodes.update(await nodes_reply.read())
     node_keys = await keys_reply.read()
     turn_rows = await short_reply.read()
@@ -72,7 +80,11 @@ async def details(
     hits: list[MemoryHit] = []
     for item in fused:
         layer, ident = item.key
-        hit = _hit(lists, layer, ident, rows, by_turn, keys_of)
+        hit = (
+            _passage(passages, ident)
+            if layer == LAYER_LIBRARY
+            else _hit(lists, layer, ident, rows, by_turn, keys_of)
+        )
         if hit is None:
             continue
         hit.score = item.score
@@ -129,6 +141,13 @@ def _hit(
         sources.append(Source(LAYER_SHORT_TERM, key, turn_id=link.turn_id))
         sources += _turn_sources(by_turn, link.turn_id, node.observer)
     return MemoryHit(layer, ident, 0.0, node.text, node_time(node), sources)
+
+
+def _passage(passages: dict[int, StoredChunk], ident: str) -> MemoryHit | None:
+    stored = passages.get(int(ident))
+    if stored is None:  # its file changed or its folder was revoked meanwhile
+        return None
+    return MemoryHit(LAYER_LIBRARY, ident, 0.0, stored.text, None, [source_of(stored)])
 
 
 def _archive_source(row: ArchivedTurn) -> Source:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any, Final
 
 from novaberg.memory.context import SOURCE_LONG_TERM, SOURCE_SHORT_TERM
@@ -15,8 +16,10 @@ LAYER_ARCHIVE: Final = "archiv"
 LAYER_SHORT_TERM: Final = SOURCE_SHORT_TERM
 LAYER_LONG_TERM: Final = SOURCE_LONG_TERM
 LAYER_CARD: Final = "karte"
-"""`layer` of hits and sources (a card is only ever a source: of a lore node)."""
-ALL_LAYERS: Final = frozenset({LAYER_ARCHIVE, LAYER_SHORT_TERM, LAYER_LONG_TERM})
+LAYER_LIBRARY: Final = "library"
+"""`layer` of hits and sources (a card is only ever a source: of a lore node; `library`:
+a passage of a file in one of the person's approved folders, docs/behaviour/library.md)."""
+ALL_LAYERS: Final = frozenset({LAYER_ARCHIVE, LAYER_SHORT_TERM, LAYER_LONG_TERM, LAYER_LIBRARY})
 
 METHOD_VECTOR: Final = "vektor"
 METHOD_CONTEXT: Final = "kontext"
@@ -68,6 +71,39 @@ class Source:
             "speaker": self.speaker,
             "speaker_name": self.speaker_name,
             "time": self.time.isoformat() if self.time else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LibrarySource(Source):
+    """Where a library passage stands: the file (absolute), its page (None: the format has
+    no pages), heading path and the lines it spans. A `Source` so every consumer of hits
+    reads it (it has no turn); its JSON names file, page, heading and lines instead."""
+
+    file: str = ""
+    page: int | None = None
+    heading: str = ""
+    line_from: int = 0
+    line_to: int = 0
+
+    def label(self) -> str:
+        """ "Mietvertrag.pdf, S. 2, Z. 1–4" in the shape a person cites it."""
+        parts = [PurePosixPath(self.file).name]
+        if self.page is not None:
+            parts.append(f"S. {self.page}")
+        if self.heading:
+            parts.append(self.heading)
+        parts.append(f"Z. {self.line_from}–{self.line_to}")
+        return ", ".join(parts)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "id": self.id,
+            "file": self.file,
+            "page": self.page,
+            "heading": self.heading,
+            "lines": [self.line_from, self.line_to],
         }
 
 
