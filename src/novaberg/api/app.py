@@ -24,6 +24,7 @@ from novaberg.api import (
     errors,
     health,
     imports_api,
+    library_api,
     memory,
     memory_search,
     openai_door,
@@ -38,6 +39,7 @@ from novaberg.api.request_guard import RequestGuard
 from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
 from novaberg.impulses import routes as impulses_routes
+from novaberg.memory.library.progress import stop_passes
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ ROUTERS: list[APIRouter] = [
     ws.router,
     memory.router,
     memory_search.router,
+    library_api.router,
     agents_api.router,
     imports_api.router,
     characters_api.router,
@@ -104,7 +107,10 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if context is not None:
             app.state.context = context
-            yield
+            try:
+                yield
+            finally:
+                await stop_passes()
             return
         services: EmbeddedServices | None = None
         resolved = endpoints
@@ -122,6 +128,7 @@ def create_app(
         try:
             yield
         finally:
+            await stop_passes()  # library passes started by requests (they resume later)
             await cancel_quietly(warm_up)
             await ctx.aclose()
             if services is not None:

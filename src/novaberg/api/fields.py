@@ -69,6 +69,8 @@ Instruction = _line(500)
 """A rule's text (directive or identity): trimmed, never blank."""
 MemoryText = _line(2_000)
 """A memory as the person corrected it: trimmed, never blank."""
+FolderPath = _line(4_096)
+"""A folder's path as the person wrote it (PATH_MAX): trimmed, never blank."""
 
 NoteText = Annotated[str, StringConstraints(max_length=20_000, pattern=NO_NUL), NoNul]
 Details = Annotated[str, StringConstraints(max_length=2_000, pattern=NO_NUL), NoNul]

@@ -104,6 +104,17 @@ def library_pass(root_id: int) -> str:
     return f"bibliothek_lauf:{root_id}"
 
 
+LIBRARY_PROGRESS_TTL = 300
+"""A pass's progress outlives its last report by 5 minutes: a pass that died leaves no
+progress line behind for long, a finished one stays readable while the page polls."""
+
+
+def library_progress(root_id: int) -> str:
+    """Hash: how far the running (or last finished) pass over a library root got, for every
+    API process to show (docs/behaviour/library.md#on-the-page)."""
+    return f"bibliothek_fortschritt:{root_id}"
+
+
 def event_seen(event_id: str) -> str:
     """Idempotency marker: an event id that has been handled."""
     return f"event_erledigt:{event_id}"

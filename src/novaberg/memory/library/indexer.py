@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -39,6 +40,10 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH: Final = 64
 """Passages embedded per model call (the import embeds archive turns the same way)."""
+
+ProgressCallback = Callable[[int, int], Awaitable[None] | None]
+"""Told (files done, files in all) once the folder is listed and after each file; may be a
+coroutine function (the page's progress goes to Redis: memory/library/progress.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +172,10 @@ async def index_root(
     root: Root,
     limits: LibraryLimits,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> IndexReport:
     """One incremental pass over an approved root (the module docstring). `progress` gets
-    (files done, files in all) after each file."""
+    (files done, files in all) once the folder is listed and after each file."""
     folder = Path(root.path)
     if not folder.is_dir():
         raise RootMissing(f"{root.path}: the approved folder is gone")
@@ -182,6 +187,7 @@ async def index_root(
         if gone:
             report.removed = await library.delete_files(conn, root.id, gone)
         total = await library.chunk_count(conn, root.user_id)
+    await _tell(progress, 0, len(found))
     for done, info in enumerate(found, start=1):
         before = known.get(info.relative)
         if before is not None and before.mtime == info.mtime and before.size == info.size:
@@ -190,9 +196,15 @@ async def index_root(
             total += await _index_file(
                 pool, model, root, folder, info, before, limits, total, report
             )
-        if progress is not None:
-            progress(done, len(found))
+        await _tell(progress, done, len(found))
     return report
+
+
+async def _tell(progress: ProgressCallback | None, done: int, total: int) -> None:
+    if progress is not None:
+        told = progress(done, total)
+        if inspect.isawaitable(told):
+            await told
 
 
 async def _index_file(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
@@ -23,7 +23,13 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.base import LLM
-from novaberg.memory.library.indexer import IndexReport, LibraryLimits, RootMissing, index_root
+from novaberg.memory.library.indexer import (
+    IndexReport,
+    LibraryLimits,
+    ProgressCallback,
+    RootMissing,
+    index_root,
+)
 from novaberg.memory.library.paths import inside
 from novaberg.store import keys, library
 from novaberg.store.lease import Leases
@@ -48,7 +54,7 @@ async def locked_pass(
     root: Root,
     limits: LibraryLimits,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> IndexReport | None:
     """An incremental pass over `root` under its lease; None while another pass holds it.
     `RootMissing` when the folder is gone (its index stays until the root is revoked)."""
