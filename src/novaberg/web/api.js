@@ -18,6 +18,7 @@ export async function call(method, path, body) {
     const code = (detail && (detail.fehler || detail.detail)) || res.status;
     const err = new Error(typeof code === "string" ? code : JSON.stringify(code));
     err.status = res.status;
+    err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
     throw err;
   }
   return data;

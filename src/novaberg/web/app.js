@@ -13,6 +13,7 @@ import * as memory from "./memory.js";
 import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
+import * as library from "./library.js";
 import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
@@ -401,6 +402,7 @@ function showPanel(id) {
   }
   if (id === "panel-memory") memory.refresh();
   if (id === "panel-tasks") tasks.refresh();
+  if (id === "panel-settings") library.refresh();
 }
 
 // The tasks panel, scrolled to the list a receipt names (its heading takes the focus).
@@ -470,6 +472,7 @@ async function start() {
     .catch((err) => showError(`Einstellungen nicht geladen: ${err.message}`));
   memory.setCharacter(state.character);
   settings.setCharacter(state.character);
+  library.refresh();
   state.history = new History(state.character);
   await loadOlder(true);
 }
@@ -486,6 +489,7 @@ memory.mount($("panel-memory"), state.character);
 tasks.mount($("panel-tasks"));
 inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
+library.mount($("panel-settings"));
 pause.mount($("character-pause"), $("paused-banner"));
 
 $("composer").addEventListener("submit", (ev) => {

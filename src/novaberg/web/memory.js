@@ -1,6 +1,7 @@
 // The memory panel: short-term entries, long-term nodes, goals and both profiles of the
 // current pair (GET /memory/{character}/...), reloaded after every answer; the search box
-// filters what is shown. Short- and long-term entries can be corrected in place (PATCH) or
+// filters what is shown, the search button asks the server's one search (a library hit opens
+// its passage with the passages around it). Short- and long-term entries can be corrected in place (PATCH) or
 // forgotten (DELETE); goals and profiles are distilled again from the memory, so they are
 // shown, not edited.
 "use strict";
@@ -131,13 +132,78 @@ export async function refresh() {
   }
 }
 
-// The server's hybrid search (archive, short- and long-term memory, fused).
+// How a library passage is cited: "vertrag.pdf, S. 2, Z. 1–2" (as the server's label).
+export function passageLabel(src) {
+  const parts = [String(src.file || "").split("/").pop()];
+  if (src.page !== null && src.page !== undefined) parts.push(`S. ${src.page}`);
+  if (src.heading) parts.push(src.heading);
+  const [from, to] = src.lines || [];
+  if (from !== undefined) parts.push(`Z. ${from}–${to}`);
+  return parts.join(", ");
+}
+
+const score = (hit) => Math.round((hit.score || 0) * 100) / 100;
+
+// A hit of the search: a library passage names its file and place and opens on a click;
+// an imported turn names who said it.
+function hitItem(hit) {
+  if (hit.layer !== "library" || !hit.sources.length) {
+    const who = hit.speaker_name ? ` · ${hit.speaker_name}` : "";
+    return item(hit.text, `${hit.layer}${who} · ${score(hit)}`);
+  }
+  const li = document.createElement("li");
+  li.dataset.layer = "library";
+  li.dataset.testid = "library-hit";
+  const open = document.createElement("button");
+  open.type = "button";
+  open.className = "link";
+  open.textContent = passageLabel(hit.sources[0]);
+  open.setAttribute("aria-label", `Stelle öffnen: ${open.textContent}`);
+  open.addEventListener("click", () => openPassage(hit.id));
+  const text = document.createElement("span");
+  text.textContent = ` ${hit.text}`;
+  const small = document.createElement("small");
+  small.textContent = ` Bibliothek · ${score(hit)}`;
+  li.append(open, text, small);
+  return li;
+}
+
+// The passage with its neighbours in the file (GET /library/passages/{id}).
+async function openPassage(id) {
+  const box = root.querySelector("[data-role=passage]");
+  try {
+    const p = await get(`/library/passages/${enc(id)}`);
+    const title = document.createElement("h4");
+    title.textContent = `${p.label} — ${p.datei}`;
+    const para = (q, cls) => {
+      const el = document.createElement("p");
+      el.className = cls;
+      el.textContent = q.text;
+      el.title = q.label;
+      return el;
+    };
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "small";
+    close.textContent = "Schließen";
+    close.addEventListener("click", () => { box.hidden = true; box.replaceChildren(); });
+    box.replaceChildren(title, ...p.vorher.map((q) => para(q, "around")),
+      para(p, "chosen"), ...p.nachher.map((q) => para(q, "around")), close);
+    box.querySelector(".chosen").dataset.testid = "passage-chosen";
+    box.hidden = false;
+    box.focus();
+  } catch (err) {
+    box.replaceChildren(item(`Stelle nicht geöffnet: ${err.message}`));
+    box.hidden = false;
+  }
+}
+
+// The server's hybrid search (archive, short- and long-term memory and library, fused).
 async function search(query) {
   const list = root.querySelector("[data-role=hits]");
   try {
     const found = await get(`/memory/${enc(character)}/search?q=${enc(query)}&limit=10`);
-    list.replaceChildren(...found.hits.map((hit) =>
-      item(hit.text, `${hit.layer} · ${Math.round((hit.score || 0) * 100) / 100}`)));
+    list.replaceChildren(...found.hits.map(hitItem));
     if (!found.hits.length) list.append(item("nichts gefunden"));
     list.dataset.count = String(found.hits.length);
   } catch (err) {
