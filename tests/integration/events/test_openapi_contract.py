@@ -55,6 +55,17 @@ checks.negative_data_rejection.expected-statuses = [
 """
 
 
+LIBRARY = """
+# Approving a folder is schema-valid for any path, yet only a folder within
+# NOVABERG_LIBRARY_FOLDERS (here an empty folder of the test) is approved: the others are a
+# documented 422 ordner_abgelehnt with the reason (tests/integration/events/test_library_api.py).
+[[operations]]
+include-path = "/library/roots"
+include-method = "POST"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "422", "429"]
+"""
+
+
 TOKENS = """
 # DELETE /tokens/{token_id} revokes the caller's own token at once; an id schemathesis picks
 # (or takes from GET /tokens) would end the run's authentication half way. It revokes a
@@ -75,14 +86,19 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     api_process: Any, token, db: Any, tmp_path: Path
 ) -> None:
     # generous limits: the run sends hundreds of requests as one user in seconds
+    offered = tmp_path / "bibliothek"  # never the real home: a generated "~" would index it
+    offered.mkdir()
     url, out = api_process(
-        NOVABERG_CHAT_RATE="1000", NOVABERG_CHAT_BURST="100000", NOVABERG_WRITE_RATE="0"
+        NOVABERG_CHAT_RATE="1000",
+        NOVABERG_CHAT_BURST="100000",
+        NOVABERG_WRITE_RATE="0",
+        NOVABERG_LIBRARY_FOLDERS=str(offered),
     )
     anna = await token("anna")
     spare = await issue_token(db, "anna", "ersatz")
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
-    config.write_text(NO_WORKER + UPLOADS + CHAT + TOKENS % spare.token_id)
+    config.write_text(NO_WORKER + UPLOADS + CHAT + LIBRARY + TOKENS % spare.token_id)
     command = [
         *_schemathesis(),
         "--config-file",
