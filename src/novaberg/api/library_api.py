@@ -66,7 +66,9 @@ REFUSED: Final[dict[int | str, dict[str, Any]]] = {
         "system folder, too many files, overlapping an approved folder)"
     )
 }
-BUSY: Final[dict[int | str, dict[str, Any]]] = {409: _doc("laeuft_bereits: a pass over this folder is running")}
+BUSY: Final[dict[int | str, dict[str, Any]]] = {
+    409: _doc("laeuft_bereits: a pass over this folder is running")
+}
 
 
 class FolderIn(BaseModel):
