@@ -8,6 +8,7 @@ screenshots land in artifacts/screenshots/."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -55,6 +56,19 @@ def library_server(tmp_path: Path, endpoints: Endpoints, offered: Path) -> Itera
     settings = serve_settings(tmp_path, endpoints, home=home, library_folders=str(offered))
     with ServerThread(settings, endpoints) as server:
         yield server
+
+
+LENA = "Lena meint, die Kuendigungsfrist einer Wohnung sei meist drei Monate."
+
+
+def group_chat() -> bytes:
+    """A SillyTavern group chat in which Lena speaks about the notice period."""
+    lines: list[dict[str, object]] = [
+        {"user_name": "Sam", "character_name": "Nova", "create_date": "2026-02-01T18:00:00Z"},
+        {"name": "Sam", "is_user": True, "send_date": "2026-02-01T18:01:00Z", "mes": "Hallo!"},
+        {"name": "Lena", "is_user": False, "send_date": "2026-02-01T18:02:00Z", "mes": LENA},
+    ]
+    return "\n".join(json.dumps(line) for line in lines).encode()
 
 
 def report_progress(server: ServerThread, root_id: int, progress: Progress) -> None:
@@ -130,6 +144,17 @@ def test_a_folder_is_approved_searched_opened_and_revoked(
     serious = {"settings": _serious(run_axe(page, "library-settings"))}
     shoot(page, "library-settings")
 
+    # an imported group chat: its turns' hits name who said them
+    imported = page.request.post(
+        f"{library_server.url}/import/chat?character=nova",
+        data=group_chat(),
+        headers={
+            "Authorization": f"Bearer {page.evaluate('() => window.novaberg.token')}",
+            "Content-Type": "application/octet-stream",
+        },
+    )
+    assert imported.ok, imported.text()
+
     # the memory panel's search finds the PDF's passage, labelled; a click opens it
     _panel(page, "Gedächtnis")
     memory = page.get_by_test_id("panel-memory")
@@ -145,6 +170,8 @@ def test_a_folder_is_approved_searched_opened_and_revoked(
     expect(passage.locator(".around")).to_have_text(
         ["Mietvertrag fuer die Wohnung in der Lindenstrasse."]
     )
+    said = memory.get_by_test_id("memory-hits").locator("li", has_text=LENA)
+    expect(said.locator("small")).to_have_text(re.compile(r"archiv · Lena · "))
     serious["passage"] = _serious(run_axe(page, "library-passage"))
     shoot(page, "library-passage")
 
