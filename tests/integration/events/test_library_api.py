@@ -7,6 +7,7 @@ search, opens the passage with its neighbours, and revokes the folder. Another p
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -130,11 +131,13 @@ async def test_refusals_are_one_line_and_never_a_server_error(
     (folder / "datei.txt").write_text("kein Ordner")
     outside = tmp_path / "draussen"
     outside.mkdir()
+    (Path(settings.library_folders) / "abkuerzung").symlink_to(outside)
     cases = {
         str(folder / "fehlt"): "no such folder",
         str(folder / "datei.txt"): "not a directory",
         "Notizen": "full path",
         str(outside): "only folders below",
+        str(Path(settings.library_folders) / "abkuerzung"): "only folders below",
         "/proc": "only folders below",
         "~niemand_hier_xyz/Notizen": "no such folder",
         str(Path(settings.library_folders) / ".." / "draussen"): "only folders below",
@@ -199,3 +202,21 @@ async def test_progress_written_by_any_process_is_shown(
         "meldung": "",
     }
     assert 0 < await redis.ttl(keys.library_progress(root["id"])) <= keys.LIBRARY_PROGRESS_TTL
+
+
+async def test_a_folder_gone_before_its_pass_ends_the_line_with_why(
+    http: httpx.AsyncClient, token: Any, folder: Path
+) -> None:
+    anna = await token("anna")
+    root = (
+        await http.post("/library/roots", json={"pfad": str(folder)}, headers=auth(anna))
+    ).json()
+    indexed = await until_done(http, anna, root["id"])
+    shutil.rmtree(folder)
+    assert (
+        await http.post(f"/library/roots/{root['id']}/reindex", headers=auth(anna))
+    ).status_code == 202
+    failed = await until_done(http, anna, root["id"])
+    assert failed["fortschritt"]["zustand"] == "fehlgeschlagen"
+    assert failed["fortschritt"]["meldung"] == f"{root['pfad']}: the approved folder is gone"
+    assert failed["abschnitte"] == indexed["abschnitte"], "a vanished folder keeps its index"
