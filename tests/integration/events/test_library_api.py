@@ -220,3 +220,15 @@ async def test_a_folder_gone_before_its_pass_ends_the_line_with_why(
     assert failed["fortschritt"]["zustand"] == "fehlgeschlagen"
     assert failed["fortschritt"]["meldung"] == f"{root['pfad']}: the approved folder is gone"
     assert failed["abschnitte"] == indexed["abschnitte"], "a vanished folder keeps its index"
+
+
+async def test_the_library_routes_are_documented(http: httpx.AsyncClient) -> None:
+    paths = (await http.get("/openapi.json")).json()["paths"]
+    roots, one = paths["/library/roots"], paths["/library/roots/{root_id}"]
+    assert {"401", "422"} <= set(roots["post"]["responses"]) and "201" in roots["post"]["responses"]
+    assert "404" in one["delete"]["responses"]
+    assert {"202", "404", "409"} <= set(
+        paths["/library/roots/{root_id}/reindex"]["post"]["responses"]
+    )
+    assert "404" in paths["/library/passages/{passage_id}"]["get"]["responses"]
+    assert all(op["security"] == [{"bearer": []}] for op in (roots["get"], roots["post"]))
