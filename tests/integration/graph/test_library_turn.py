@@ -16,6 +16,8 @@ from graph_helpers import script_human
 from test_character_graph import script_character, user_turn
 
 from library_files import PDF_FACT, notes_folder
+from novaberg.agents.base import AgentState
+from novaberg.agents.research.search import search_node
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
@@ -127,3 +129,17 @@ async def test_the_thinkers_memory_search_cites_the_file_and_page(
     print(observation)
     assert not cached
     assert observation.splitlines()[0] == f"- (vertrag.pdf, S. 2, Z. 1–2) Paragraph 9 {PDF_FACT}"
+
+
+async def test_the_research_agent_names_the_file_of_a_library_passage(
+    deps: GraphDeps, folder: Path
+) -> None:
+    root = await approve(deps.pool, "meister", checked_folder(folder, LIMITS))
+    assert (await index_root(deps.pool, deps.model, root, LIMITS)).indexed == 3
+    state = AgentState(
+        parameter={"frage": QUESTION, "bezug_turn_id": ""},
+        context={"user_id": "meister", "character_id": deps.settings.character},
+    )
+    found = (await search_node(state, deps))["parameter"]["erinnerungen"]
+    print("erinnerungen:", found)
+    assert f"(vertrag.pdf, S. 2, Z. 1–2) Paragraph 9 {PDF_FACT}" in found
