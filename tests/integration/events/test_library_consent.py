@@ -170,6 +170,8 @@ async def test_a_folder_approved_in_chat_is_read_searched_and_forgotten(
     )
     assert "library" in [hit["layer"] for hit in found.json()["hits"]]
 
+    _files, passages = await indexed(db)
+    assert passages > 0
     revoked = await chat.say(f"Lies {folder} nicht mehr")
     assert revoked["nachricht"] == "Erledigt, vergessen."
     assert revoked[FIELD_CHANGES] == [
@@ -180,8 +182,18 @@ async def test_a_folder_approved_in_chat_is_read_searched_and_forgotten(
     [responder] = [
         c["prompt"] for c in scripted.calls if DONE + f"Ordner {real} nicht" in c["prompt"]
     ]
-    assert re.search(r"nicht mehr freigegeben; \d+ Abschnitte daraus vergessen\.", responder)
-    print("\nWebSocket, in order:", *chat.transcript(), sep="\n  ")
+    told = responder.split(DONE, 1)[1].splitlines()[0]
+    print("\nrevoked:", told)
+    assert re.fullmatch(
+        rf"Ordner {re.escape(str(real))} nicht mehr freigegeben; {passages} Abschnitte daraus vergessen\.",
+        told,
+    )
+    first = next(i for i, m in enumerate(chat.ws.seen) if m.get("typ") == MSG_RESPONSE)
+    print(
+        "\nWebSocket, the ask-back turn:",
+        [(m["typ"], m.get("node")) for m in chat.ws.seen[: first + 1]],
+    )
+    print("WebSocket, the answers in order:", *chat.transcript(), sep="\n  ")
 
 
 async def test_nein_approves_nothing(
