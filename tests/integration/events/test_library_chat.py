@@ -5,43 +5,20 @@ is delivered on her socket."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import httpx
 from event_helpers import post, script_answer
 from psycopg_pool import AsyncConnectionPool
 
+from library_files import PDF_FACT, notes_folder
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.library.indexer import LibraryLimits, index_root
 from novaberg.memory.library.roots import approve, checked_folder
 
 LIMITS = LibraryLimits(1024 * 1024, 100, 10_000)
-PDF_FACT = "Die Kuendigungsfrist der Wohnung betraegt sieben Wochen zum Monatsende."
 ANSWER = "In deinem Mietvertrag steht auf Seite 2: sieben Wochen zum Monatsende."
-
-
-def notes_folder(tmp_path: Path) -> Path:
-    import docx
-    from reportlab.pdfgen import canvas
-
-    folder = tmp_path / "Notizen"
-    folder.mkdir()
-    (folder / "garten.md").write_text("# Garten\n\nDie Tomaten kommen im Mai ins Beet.\n")
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    for page in (["Mietvertrag fuer die Lindenstrasse 4."], ["Paragraph 9", PDF_FACT]):
-        for i, line in enumerate(page):
-            pdf.drawString(72, 800 - 16 * i, line)
-        pdf.showPage()
-    pdf.save()
-    (folder / "vertrag.pdf").write_bytes(out.getvalue())
-    document = docx.Document()
-    document.add_heading("Apfelkuchen", level=1)
-    document.add_paragraph("Eine Stunde backen.")
-    document.save(str(folder / "rezept.docx"))
-    return folder
 
 
 async def test_a_question_about_a_file_is_answered_from_the_library(

@@ -6,9 +6,7 @@ is named in the enricher's pipeline_log row and leaves the list explicitly empty
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,9 @@ import pytest
 from graph_helpers import script_human
 from test_character_graph import script_character, user_turn
 
+from library_files import PDF_FACT, notes_folder
+from novaberg.agents.base import AgentState
+from novaberg.agents.research.search import search_node
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.runner import GraphRuntime
 from novaberg.llm.scripted import ScriptedLLM
@@ -26,52 +27,13 @@ from novaberg.memory.library.roots import approve, checked_folder, revoke
 from novaberg.store.pipeline_log import read_turn
 
 LIMITS = LibraryLimits(1024 * 1024, 100, 10_000)
-PDF_FACT = "Die Kuendigungsfrist der Wohnung betraegt sieben Wochen zum Monatsende."
 QUESTION = "Wie lang ist die Kuendigungsfrist meiner Wohnung?"
 COMPOSER = "[AUFGABE]\nDu bereitest den Inhalt"
 
 
-def make_pdf(pages: Sequence[str]) -> bytes:
-    from reportlab.pdfgen import canvas
-
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    for text in pages:
-        y = 800
-        for line in text.splitlines():
-            pdf.drawString(72, y, line)
-            y -= 16
-        pdf.showPage()
-    pdf.save()
-    return out.getvalue()
-
-
-def make_docx(heading: str, paragraphs: Sequence[str]) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_heading(heading, level=1)
-    for paragraph in paragraphs:
-        document.add_paragraph(paragraph)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    notes_dir = tmp_path / "Notizen"
-    notes_dir.mkdir()
-    (notes_dir / "garten.md").write_text(
-        "# Garten\n\nDie Tomaten kommen im Mai ins Beet.\n\n## Kompost\n\nEinmal im Herbst.\n"
-    )
-    (notes_dir / "vertrag.pdf").write_bytes(
-        make_pdf(["Mietvertrag fuer die Lindenstrasse 4.", "Paragraph 9\n" + PDF_FACT])
-    )
-    (notes_dir / "rezept.docx").write_bytes(
-        make_docx("Apfelkuchen", ["Sechs Aepfel schaelen.", "Eine Stunde backen."])
-    )
-    return notes_dir
+    return notes_folder(tmp_path)
 
 
 def composer_prompts(scripted: ScriptedLLM, text: str) -> list[str]:
@@ -167,3 +129,17 @@ async def test_the_thinkers_memory_search_cites_the_file_and_page(
     print(observation)
     assert not cached
     assert observation.splitlines()[0] == f"- (vertrag.pdf, S. 2, Z. 1–2) Paragraph 9 {PDF_FACT}"
+
+
+async def test_the_research_agent_names_the_file_of_a_library_passage(
+    deps: GraphDeps, folder: Path
+) -> None:
+    root = await approve(deps.pool, "meister", checked_folder(folder, LIMITS))
+    assert (await index_root(deps.pool, deps.model, root, LIMITS)).indexed == 3
+    state = AgentState(
+        parameter={"frage": QUESTION, "bezug_turn_id": ""},
+        context={"user_id": "meister", "character_id": deps.settings.character},
+    )
+    found = (await search_node(state, deps))["parameter"]["erinnerungen"]
+    print("erinnerungen:", found)
+    assert f"(vertrag.pdf, S. 2, Z. 1–2) Paragraph 9 {PDF_FACT}" in found

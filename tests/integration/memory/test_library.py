@@ -7,11 +7,9 @@ folder nobody approved is never opened (an audit hook records every open and lis
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner, Result
 
+from library_files import forbid, forget, make_docx, make_pdf, touched
 from novaberg.cli import app
 from novaberg.config import Settings
 from novaberg.llm.errors import ModelUnavailable
@@ -40,65 +39,11 @@ USER = "meister"
 LIMITS = LibraryLimits(1024 * 1024, 100, 10_000)
 PDF_FACT = "Die Kuendigungsfrist der Wohnung betraegt sieben Wochen zum Monatsende."
 
-# --- every open and listing of the process, for the folders a test forbids ---------------
-
-FORBIDDEN: list[str] = []
-TOUCHED: list[str] = []
-
-
-def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event not in ("open", "os.scandir", "os.listdir") or not FORBIDDEN or not args:
-        return
-    target = args[0]
-    if isinstance(target, bytes):
-        target = os.fsdecode(target)
-    if isinstance(target, os.PathLike):
-        target = os.fspath(target)
-    if isinstance(target, str) and any(target.startswith(f) for f in FORBIDDEN):
-        TOUCHED.append(f"{event} {target}")
-
-
-sys.addaudithook(_audit)
-
 
 @pytest.fixture
-def forbidden() -> Any:
-    def forbid(path: Path) -> None:
-        FORBIDDEN.append(str(path.resolve()))
-
+def forbidden() -> Iterator[Callable[[Path], None]]:
     yield forbid
-    FORBIDDEN.clear()
-    TOUCHED.clear()
-
-
-# --- the files -----------------------------------------------------------------------------
-
-
-def make_pdf(pages: Sequence[str]) -> bytes:
-    from reportlab.pdfgen import canvas
-
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    for text in pages:
-        y = 800
-        for line in text.splitlines():
-            pdf.drawString(72, y, line)
-            y -= 16
-        pdf.showPage()
-    pdf.save()
-    return out.getvalue()
-
-
-def make_docx(heading: str, paragraphs: Sequence[str]) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_heading(heading, level=1)
-    for paragraph in paragraphs:
-        document.add_paragraph(paragraph)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+    forget()
 
 
 @pytest.fixture
@@ -149,7 +94,7 @@ async def test_a_pdf_only_fact_is_found_with_its_file_and_page(
     assert source["lines"] == [1, 2]
     assert PDF_FACT in top["text"]
     assert hits[0].source.label() == "vertrag.pdf, S. 2, Z. 1–2"
-    assert TOUCHED == [], "a folder nobody approved was opened"
+    assert touched() == [], "a folder nobody approved was opened"
 
     docx_hit = (await search_library(db, model, USER, "Apfelkuchen backen"))[0]
     assert (docx_hit.source.heading, docx_hit.source.file.endswith("rezept.docx")) == (

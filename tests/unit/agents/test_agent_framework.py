@@ -117,8 +117,13 @@ def test_capabilities_are_what_classify_can_choose() -> None:
         "charakter_identitaet": IdentityClassification,
     }
     derived = {"charakter_identitaet": {"konsolidieren"}}
-    without_model = {"recherche": {"recherchieren"}, "delegation": {"uebernehmen"}}
-    """Agents whose classify needs no model (the matter comes with a promise): what it sets."""
+    without_model = {
+        "recherche": {"recherchieren"},
+        "delegation": {"uebernehmen"},
+        "dateien_wurzeln": {"freigeben", "widerrufen"},
+    }
+    """Agents whose classify needs no model (the matter comes with a promise, a folder
+    request is read from its words): what it sets."""
     for name, agent in discover_agents().all().items():
         if name in without_model:
             choosable = without_model[name]

@@ -10,37 +10,11 @@ import zipfile
 
 import pytest
 
+from library_files import make_docx, make_pdf
 from novaberg.memory.library.chunking import chunk
 from novaberg.memory.library.parsers import Page, Parsed, ParseFailed, parse
 
 LIMIT = 1024 * 1024
-
-
-def make_pdf(pages: list[str]) -> bytes:
-    from reportlab.pdfgen import canvas
-
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    for text in pages:
-        y = 800
-        for line in text.splitlines():
-            pdf.drawString(72, y, line)
-            y -= 16
-        pdf.showPage()
-    pdf.save()
-    return out.getvalue()
-
-
-def make_docx(heading: str, paragraphs: list[str]) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.add_heading(heading, level=1)
-    for paragraph in paragraphs:
-        document.add_paragraph(paragraph)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
 
 
 def test_markdown_keeps_heading_paths_and_file_lines() -> None:

@@ -5,7 +5,9 @@
   (memory/search/hybrid.py: one embedding, no chat call), without the turn the promise
   answers (the question itself and the promise would be the best "hits"). A hit counts
   when it shares a word with the question or its cosine is at least `MIN_COSINE`;
-  at most `MEMORY_HITS`.
+  at most `MEMORY_HITS`. A passage of the person's files names where it stands
+  ("(vertrag.pdf, S. 2, Z. 1–2) …"), as the thinker's search does: a report that quotes a
+  file without saying which reads as Nova's own memory.
 - **Web**: one search through the configured provider (`NOVABERG_SEARCH_URL`), top
   `WEB_HITS`; without a provider none, and a provider error is recorded, never replaced by
   made-up results.
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from novaberg.agents.base import AgentState
 from novaberg.agents.workflow import now_from, step
 from novaberg.memory.search.hybrid import search_memory
-from novaberg.memory.search.results import MemoryHit, SearchOptions
+from novaberg.memory.search.results import LibrarySource, MemoryHit, SearchOptions
 from novaberg.pair import Pair
 from novaberg.websearch import WebSearchError
 
@@ -41,6 +43,13 @@ def _relevant(hit: MemoryHit, turn_id: str) -> bool:
     return hit.found_by_words() or (cosine is not None and cosine >= MIN_COSINE)
 
 
+def memory_line(hit: MemoryHit) -> str:
+    """A hit as one line of `erinnerungen`: its text, a library passage's with its label."""
+    text = " ".join(hit.text.split())[:TEXT_CHARS]
+    source = hit.sources[0] if hit.sources else None
+    return f"({source.label()}) {text}" if isinstance(source, LibrarySource) else text
+
+
 async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
     parameter = dict(state.get("parameter") or {})
     context = state.get("context") or {}
@@ -57,9 +66,7 @@ async def search_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         tz=deps.settings.tz,
         options=SearchOptions(limit=MEMORY_HITS * 3, exclude_turn=turn_id or None),
     )
-    memories = [
-        " ".join(hit.text.split())[:TEXT_CHARS] for hit in found.hits if _relevant(hit, turn_id)
-    ][:MEMORY_HITS]
+    memories = [memory_line(hit) for hit in found.hits if _relevant(hit, turn_id)][:MEMORY_HITS]
     web: list[dict[str, str]] = []
     web_failure = ""
     if deps.web is not None:

@@ -15,6 +15,12 @@ Four ways through:
   `graph/offer_chain.py`): to an open offer it routes to exactly the offered agent
   (`accepted_offer`); with no offer open it routes to nothing — a "ja" alone never makes
   an agent act. A no to an open offer is noted (`offer_reply`) and routed as usual.
+- **A folder request without a model call** (docs/behaviour/agents.md#library-roots): a
+  real user utterance that names a path next to a word of permission or reading ("Du
+  darfst meinen Ordner ~/Notizen lesen", "Lies ~/Notizen nicht mehr") goes to the
+  library-roots agent as the turn's one task. Recognised by its words
+  (agents/library_roots/request.py), so the agent needs no line in `[AGENTEN]` and a plain
+  message's prompt does not grow.
 - **Otherwise one structured call** (temperature 0.05) with the perception values, the
   situation's acute objects (`[LAGE]`, from `objekt_urteil`: the situation node runs
   before the router, so both the agent and the conversation branch see the same
@@ -39,6 +45,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.agents.deps import GraphDeps
+from novaberg.agents.library_roots import NAME as LIBRARY_ROOTS
+from novaberg.agents.library_roots.request import folder_request
 from novaberg.agents.offers import Offer
 from novaberg.agents.registry import AgentRegistry
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
@@ -246,6 +254,12 @@ async def router(
     if reply in (REPLY_ACCEPTED, REPLY_WITHOUT_OFFER):
         return consent_update(reply, offer)
     stimulus = stimulus_text(state)
+    if not own_thought and registry is not None and registry.find(LIBRARY_ROOTS) is not None:
+        request = folder_request(stimulus)
+        if request is not None:
+            update = folder_update(stimulus)
+            update["_log"] = {"weg": "ordner", "agent": LIBRARY_ROOTS, "aktion": request.action}
+            return update
     acute = [str(j.get("objekt")) for j in state.get("object_judgement") or []]
     try:
         decision = await deps.model.structured(
@@ -297,6 +311,20 @@ def consent_update(reply: str, offer: Offer | None) -> dict[str, Any]:
     )
     update.update(router_failure=None, offer_reply=reply, accepted_offer=offer)
     update["_log"] = {"weg": "zustimmung", "angebot": reply, "agent": offer.agent}
+    return update
+
+
+def folder_update(stimulus: str) -> dict[str, Any]:
+    """The fixed answer on a folder request (no model call): the library-roots agent is the
+    turn's one task, named as a task so no perception intent can pick another agent."""
+    update = decision_update(
+        RouterDecision(
+            management_action=ACTION_AGENT,
+            management_target=LIBRARY_ROOTS,
+            management_tasks=[RouterTask(target=LIBRARY_ROOTS, text=stimulus)],
+        )
+    )
+    update["router_failure"] = None
     return update
 
 

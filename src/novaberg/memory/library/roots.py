@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -24,8 +25,29 @@ SYSTEM_FOLDERS: Final = (Path("/proc"), Path("/sys"), Path("/dev"), Path("/run")
 variables and sockets' state, never a person's documents."""
 
 
+class Refusal(Enum):
+    """Why a folder was refused, as a code: the message is for the operator's log and
+    command line, the code lets the chat say it in the person's words."""
+
+    MISSING = "missing"
+    NOT_A_FOLDER = "not_a_folder"
+    SYSTEM_FOLDER = "system_folder"
+    TOO_MANY_FILES = "too_many_files"
+    OPERATOR_ONLY = "operator_only"
+    DATA_HOME = "data_home"
+    NOT_OFFERED = "not_offered"
+    OVERLAPS_OWN = "overlaps_own"
+    OVERLAPS_OTHER = "overlaps_other"
+    NOT_APPROVED = "not_approved"
+
+
 class RootRefused(Exception):
-    """A folder that cannot be approved or revoked; the message says why in one line."""
+    """A folder that cannot be approved or revoked; the message says why in one line,
+    `reason` which rule refused it."""
+
+    def __init__(self, message: str, reason: Refusal) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,22 +58,38 @@ class RootStatus:
     counts: dict[str, int]
 
 
+def real_folder(path: str | Path) -> Path:
+    """The real path of an existing folder (`~` expanded, links resolved); nothing inside
+    it is opened or listed."""
+    try:
+        return resolve_root(path)
+    except PathRefused as exc:
+        exists = os.path.exists(Path(path).expanduser())
+        raise RootRefused(str(exc), Refusal.NOT_A_FOLDER if exists else Refusal.MISSING) from None
+
+
 def checked_folder(path: str | Path, limits: LibraryLimits) -> Path:
     """The real path of a folder fit to approve: it exists, is a directory, and holds no
     more readable files than `NOVABERG_LIBRARY_MAX_FILES`."""
-    try:
-        folder = resolve_root(path)
-    except PathRefused as exc:
-        raise RootRefused(str(exc)) from None
+    return counted_folder(path, limits)[0]
+
+
+def counted_folder(path: str | Path, limits: LibraryLimits) -> tuple[Path, int]:
+    """`checked_folder` and how many files of it the library reads (one walk for both).
+    Blocking: the walk lists up to `max_files` + 1 entries."""
+    folder = real_folder(path)
     if any(folder == system or system in folder.parents for system in SYSTEM_FOLDERS):
-        raise RootRefused(f"{path}: a system folder is never part of the library")
-    _, over = listing(folder, limits)
+        raise RootRefused(
+            f"{path}: a system folder is never part of the library", Refusal.SYSTEM_FOLDER
+        )
+    found, over = listing(folder, limits)
     if over:
         raise RootRefused(
             f"{path}: more files than NOVABERG_LIBRARY_MAX_FILES ({limits.max_files}); "
-            "approve a smaller folder or raise the setting"
+            "approve a smaller folder or raise the setting",
+            Refusal.TOO_MANY_FILES,
         )
-    return folder
+    return folder, len(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,17 +113,35 @@ class PersonPolicy:
         if not self.allowed:
             raise RootRefused(
                 f"{folder}: folders are approved by the operator here "
-                "(NOVABERG_LIBRARY_FOLDERS is empty)"
+                "(NOVABERG_LIBRARY_FOLDERS is empty)",
+                Refusal.OPERATOR_ONLY,
             )
         if (
             folder == self.data_home
             or inside(self.data_home, folder)
             or inside(folder, self.data_home)
         ):
-            raise RootRefused(f"{folder}: the server's data directory is never part of the library")
+            raise RootRefused(
+                f"{folder}: the server's data directory is never part of the library",
+                Refusal.DATA_HOME,
+            )
         if not any(folder == parent or inside(parent, folder) for parent in self.allowed):
             offered = ", ".join(str(parent) for parent in self.allowed)
-            raise RootRefused(f"{folder}: only folders below {offered} can be approved here")
+            raise RootRefused(
+                f"{folder}: only folders below {offered} can be approved here",
+                Refusal.NOT_OFFERED,
+            )
+
+
+def person_folder(
+    path: str | Path, policy: PersonPolicy, limits: LibraryLimits
+) -> tuple[Path, int]:
+    """`counted_folder` for a folder the person approves herself (chat, page), checked in
+    an order that never lists a folder she may not approve: its real path (nothing inside
+    opened), then the policy, only then the walk that counts its files. Blocking."""
+    folder = real_folder(path)
+    policy.check(folder)
+    return counted_folder(folder, limits)
 
 
 async def approve(
@@ -101,7 +157,8 @@ async def approve(
             other = Path(root.path)
             if other != folder and (inside(other, folder) or inside(folder, other)):
                 raise RootRefused(
-                    f"{folder}: overlaps the approved folder {other}; remove that one first"
+                    f"{folder}: overlaps the approved folder {other}; remove that one first",
+                    Refusal.OVERLAPS_OWN,
                 )
         if by_person:
             for root in await library.roots(conn, None):
@@ -109,7 +166,10 @@ async def approve(
                 if root.user_id != user_id and (
                     other == folder or inside(other, folder) or inside(folder, other)
                 ):
-                    raise RootRefused(f"{folder}: overlaps another person's approved folder")
+                    raise RootRefused(
+                        f"{folder}: overlaps another person's approved folder",
+                        Refusal.OVERLAPS_OTHER,
+                    )
         return await library.approve_root(conn, user_id, str(folder))
 
 
@@ -134,7 +194,7 @@ async def root_of(pool: AsyncConnectionPool, user_id: str, path: str | Path) -> 
     async with pool.connection() as conn:
         root = await library.root_by_path(conn, user_id, _stored_path(path))
     if root is None:
-        raise RootRefused(f"{path}: not an approved folder of {user_id}")
+        raise RootRefused(f"{path}: not an approved folder of {user_id}", Refusal.NOT_APPROVED)
     return root
 
 
