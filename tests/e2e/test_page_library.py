@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from browser_kit import ServerThread, open_page, run_axe, serve_settings
 from playwright.sync_api import Browser, Page, expect
-from tests.integration.memory.test_library import PDF_FACT, make_docx, make_pdf
 
+from library_files import PDF_FACT, make_docx, make_pdf
 from novaberg.runtime.services import Endpoints
 from novaberg.store.library_progress import (
     PROGRESS_DONE,

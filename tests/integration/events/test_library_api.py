@@ -15,8 +15,8 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from event_helpers import WAIT
-from tests.integration.memory.test_library import PDF_FACT, make_docx, make_pdf
 
+from library_files import PDF_FACT, make_docx, make_pdf
 from novaberg.config import Settings
 from novaberg.store import keys
 from novaberg.store.library_progress import PROGRESS_RUNNING, Progress, write_progress

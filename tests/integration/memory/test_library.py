@@ -17,7 +17,7 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner, Result
 
-from library_files import forbid, forget, make_docx, make_pdf, touched
+from library_files import PDF_FACT, forbid, forget, make_docx, make_pdf, touched
 from novaberg.cli import app
 from novaberg.config import Settings
 from novaberg.llm.errors import ModelUnavailable
@@ -37,7 +37,6 @@ from novaberg.store import library
 
 USER = "meister"
 LIMITS = LibraryLimits(1024 * 1024, 100, 10_000)
-PDF_FACT = "Die Kuendigungsfrist der Wohnung betraegt sieben Wochen zum Monatsende."
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@
   its readable files — a yes/no question under the closed consent rule (agents/gate.py);
 - resume: the answer read by that rule; only an approval goes on to execute;
 - execute: the folder checked again (time passed), approved, verified, and its first index
-  pass started in the background (memory/library/background.py);
+  pass started in the background (memory/library/progress.py);
 - revoke: at once, without asking — the safe direction; the index goes with it.
 
 A refusal is a fault whose text is the person's sentence (sentences.py): the answer says
@@ -16,6 +16,7 @@ why, and nothing was opened.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,8 +27,8 @@ from novaberg.agents.library_roots.request import APPROVE, REVOKE, folder_reques
 from novaberg.agents.receipts import receipt
 from novaberg.agents.workflow import ask, fail, step
 from novaberg.memory.library import roots
-from novaberg.memory.library.background import start_pass
 from novaberg.memory.library.indexer import LibraryLimits
+from novaberg.memory.library.progress import PassBusy, start_pass
 from novaberg.memory.library.roots import PersonPolicy, Refusal, RootRefused
 
 if TYPE_CHECKING:
@@ -132,7 +133,9 @@ async def execute_node(state: AgentState, deps: GraphDeps) -> dict[str, Any]:
         return _refused(EXECUTE, exc, str(parameter.get(PATH) or asked), deps)
     if not await _approved(deps, user_id, folder):
         return fail(EXECUTE, "Die Freigabe ließ sich nach dem Speichern nicht bestätigen.")
-    start_pass(deps.pool, deps.redis, deps.model, root, LibraryLimits.of(deps.settings))
+    # The page's progress line shows this pass too; PassBusy: another pass reads it already.
+    with contextlib.suppress(PassBusy):
+        await start_pass(deps.pool, deps.redis, deps.model, root, LibraryLimits.of(deps.settings))
     return {
         "status": "abgeschlossen",
         "result": sentences.approved(folder, count),

@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.memory.library.indexer import LibraryLimits
 from novaberg.memory.library.roots import (
     PersonPolicy,
+    Refusal,
     RootRefused,
     RootStatus,
     approve,
@@ -63,7 +64,9 @@ async def approve_for_person(
     try:
         folder = await asyncio.to_thread(checked_folder, path, LibraryLimits.of(settings))
     except OSError as exc:  # a folder she may approve but the server may not read
-        raise RootRefused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise RootRefused(
+            f"{path}: cannot be read ({exc.strerror or exc})", Refusal.NOT_A_FOLDER
+        ) from None
     policy.check(folder)
     return await approve(pool, user_id, folder, by_person=True)
 
@@ -72,11 +75,13 @@ def _as_written(path: str) -> Path:
     """The real path `path` names, existing or not. Only a full path (`/…`, `~/…`): a
     relative one would be relative to wherever the server was started."""
     if not path.startswith(("/", "~")):
-        raise RootRefused(f"{path}: give the folder's full path (starting with / or ~)")
+        raise RootRefused(
+            f"{path}: give the folder's full path (starting with / or ~)", Refusal.MISSING
+        )
     try:
         return Path(os.path.realpath(Path(path).expanduser()))
     except (OSError, RuntimeError, ValueError):  # `~someone` with no such account
-        raise RootRefused(f"{path}: no such folder") from None
+        raise RootRefused(f"{path}: no such folder", Refusal.MISSING) from None
 
 
 async def own_root(pool: AsyncConnectionPool, user_id: str, root_id: int) -> Root:
