@@ -195,3 +195,26 @@ def test_a_folder_is_approved_searched_opened_and_revoked(
 
 def _serious(found: dict[str, list[str]]) -> dict[str, list[str]]:
     return {k: v for k, v in found.items() if k in ("serious", "critical")}
+
+
+def test_a_folder_approved_in_chat_links_its_receipt_to_the_library_settings(
+    browser: Browser, library_server: ServerThread, offered: Path
+) -> None:
+    """The chat way (the scripted model words the answers): Nova asks back with Ja/Nein, "Ja" approves, and the receipt under her
+    answer opens the settings at the library, where the folder is listed."""
+    tab = open_page(browser, library_server.url)
+    notes = offered / "Notizen"
+    tab.fill("#input", f"Du darfst meinen Ordner {notes} lesen")
+    tab.press("#input", "Enter")
+    question = tab.locator(".msg.nova.asks")
+    expect(question).to_have_count(1)
+    question.get_by_role("group", name="Antwort auf die Rückfrage").get_by_role(
+        "button", name="Ja"
+    ).click()
+
+    receipt = tab.locator(".msg.nova").last.get_by_test_id("receipts").get_by_role("link")
+    expect(receipt).to_have_text([f"✓ Bibliothek: + {notes}"])
+    receipt.click()
+    expect(tab.get_by_test_id("panel-settings")).to_be_visible()
+    expect(tab.locator("#h-library")).to_be_focused()
+    expect(tab.get_by_test_id("library-roots")).to_contain_text(str(notes))

@@ -13,6 +13,7 @@ const SECTIONS = {
   timeline: "timeline",
   direktiven: "directives",
   charakter_identitaet: "identity",
+  dateien_wurzeln: "library",
 };
 
 // Add the question's buttons and the receipts to the answer `li`.

@@ -405,10 +405,15 @@ function showPanel(id) {
   if (id === "panel-settings") library.refresh();
 }
 
-// The tasks panel, scrolled to the list a receipt names (its heading takes the focus).
+// The tasks panel, scrolled to the list a receipt names (its heading takes the focus);
+// a library receipt opens the settings at the library instead.
 function openTasks(kind) {
-  showPanel("panel-tasks");
-  const heading = $("panel-tasks").querySelector(`[data-kind="${kind}"] h3`);
+  const panel = kind === "library" ? "panel-settings" : "panel-tasks";
+  showPanel(panel);
+  const heading =
+    kind === "library"
+      ? $("h-library")
+      : $("panel-tasks").querySelector(`[data-kind="${kind}"] h3`);
   if (!heading) return;
   heading.setAttribute("tabindex", "-1");
   heading.scrollIntoView({ block: "nearest" });
