@@ -21,6 +21,13 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from novaberg.store.pipelined import Reply
+from novaberg.store.text_search import (
+    BM25_B,
+    BM25_K1,
+    FREQUENT_MIN_DF,
+    FREQUENT_SHARE,
+    KEEP_RAREST,
+)
 
 ROOT_APPROVED: Final = "freigegeben"
 ROOT_REVOKED: Final = "widerrufen"
@@ -292,17 +299,46 @@ WITH worte AS (
     SELECT unnest(tsvector_to_array(to_tsvector('german', w))) AS l FROM worte
     UNION SELECT unnest(tsvector_to_array(to_tsvector('english', w))) FROM worte
     UNION SELECT w FROM worte
+), person AS (
+    SELECT anzahl AS n, laenge::float8 / greatest(anzahl, 1) AS avg FROM bibliothek_person
+    WHERE user_id = %(u)s AND anzahl > 0
+), gewichte AS (
+    SELECT quote_literal(x.lexem)::tsquery AS q, x.df,
+           ln(1 + (p.n - x.df + 0.5) / (x.df + 0.5)) AS w,
+           row_number() OVER (ORDER BY x.df, x.lexem) AS seltenheit,
+           x.df <= greatest(%(min_df)s, %(share)s * p.n) AS waehlt
+    FROM lexeme l JOIN bibliothek_lexeme x ON x.user_id = %(u)s AND x.lexem = l.l, person p
 ), anfrage AS (
-    SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q FROM lexeme
+    SELECT string_agg(g.q::text, ' | ')::tsquery AS q FROM gewichte g
+    WHERE g.waehlt OR (g.seltenheit <= %(keep)s AND NOT EXISTS (SELECT 1 FROM gewichte WHERE waehlt))
 )
-SELECT c.id, ts_rank_cd(c.tsv, a.q) AS score
-FROM dateien_abschnitte c, anfrage a
+SELECT c.id,
+       (SELECT sum(g.w) FROM gewichte g WHERE c.tsv @@ g.q)
+       * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length(c.tsv) / p.avg)) AS score
+FROM anfrage a, person p, dateien_abschnitte c
 WHERE c.user_id = %(u)s AND c.tsv @@ a.q
 ORDER BY score DESC, c.id LIMIT %(k)s
 """
-"""A query's content words reduced by every configuration and OR-ed (as the archive's
-search does, store/text_search.py: the query does not know the passage's language), ranked
-by cover density."""
+"""BM25 over the person's library, as the archive ranks its turns (store/archive.py,
+store/text_search.py): the query's content words reduced by every configuration (the query
+does not know a passage's language), weighted by their idf among the person's passages
+(`bibliothek_lexeme`, migration 023). Only lexemes the library holds count, and a lexeme in
+more than `FREQUENT_SHARE` of the passages does not select candidates (it still scores
+them; the rarest `KEEP_RAREST` select when all are frequent): one word of nearly every
+passage made the old OR-ed query rank the whole library (30–90 ms at 10 000 passages)."""
+
+
+def _words_params(user_id: str, query: str, k: int) -> dict[str, Any]:
+    return {
+        "q": query,
+        "u": user_id,
+        "k": int(k),
+        "min_df": FREQUENT_MIN_DF,
+        "share": FREQUENT_SHARE,
+        "keep": KEEP_RAREST,
+        "k1": BM25_K1,
+        "b": BM25_B,
+    }
 
 
 async def search_words(
@@ -316,7 +352,7 @@ async def queue_search_words(
     conn: AsyncConnection[Any], user_id: str, query: str, k: int
 ) -> Reply[list[tuple[int, float]]]:
     """`search_words` queued (the one memory search's pipeline, memory/search/lists.py)."""
-    cur = await conn.execute(_WORDS_SQL, {"q": query, "u": user_id, "k": int(k)})
+    cur = await conn.execute(_WORDS_SQL, _words_params(user_id, query, k))
     return Reply.of(cur, lambda rows: [(int(row["id"]), float(row["score"])) for row in rows])
 
 
