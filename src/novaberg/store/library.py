@@ -20,7 +20,7 @@ from typing import Any, Final
 import numpy as np
 from psycopg import AsyncConnection
 
-from novaberg.store.pipelined import Reply
+from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
 from novaberg.store.text_search import (
     BM25_B,
     BM25_K1,
@@ -356,14 +356,6 @@ async def queue_search_words(
     return Reply.of(cur, lambda rows: [(int(row["id"]), float(row["score"])) for row in rows])
 
 
-async def queue_chunk_count(conn: AsyncConnection[Any], user_id: str) -> Reply[int]:
-    """`chunk_count` queued: whether and how the vector list is searched."""
-    cur = await conn.execute(
-        "SELECT count(*) AS n FROM dateien_abschnitte WHERE user_id = %s", (user_id,)
-    )
-    return Reply.of(cur, lambda rows: int(rows[0]["n"]) if rows else 0)
-
-
 EXACT_LIMIT: Final = 3_000
 """A library of at most this many passages is ranked exactly, a larger one through HNSW
 (as the archive decides, store/archive.py): filtered by person after an index scan, a small
@@ -374,43 +366,63 @@ EF_SEARCH: Final = 80
 MAX_SCAN_TUPLES: Final = 20_000
 """HNSW settings of a large library's search (per transaction; the archive's values)."""
 
+_NEAREST_SQL: Final = (
+    "SELECT id, 1 - (embedding <=> %(v)s) AS cosine FROM dateien_abschnitte"
+    " WHERE user_id = %(u)s AND embedding IS NOT NULL AND ({size}) {compare} %(limit)s"
+    " ORDER BY {order} LIMIT %(k)s"
+)
+_SIZE_SQL: Final = "SELECT coalesce(max(anzahl), 0) FROM bibliothek_person WHERE user_id = %(u)s"
+_EXACT_SQL: Final = _NEAREST_SQL.format(
+    size=_SIZE_SQL, compare="<=", order="(embedding <=> %(v)s) + 0, id"
+)
+_THROUGH_INDEX_SQL: Final = _NEAREST_SQL.format(
+    size=_SIZE_SQL, compare=">", order="embedding <=> %(v)s"
+)
+"""The two ways to rank a person's passages by vector, each guarded by the size her
+statistics row holds (`bibliothek_person`, migration 023): both are queued, the guard of
+one is false and its plan stops at a one-time filter before reading a row. So the choice
+costs no round trip of its own (it used to cost a count, and the HNSW settings' transaction
+three more outside a pipeline)."""
+
+
+async def queue_search_vector(
+    conn: AsyncConnection[Any], user_id: str, vector: np.ndarray, k: int
+) -> Reply[list[tuple[int, float]]]:
+    """`search_vector` queued in the caller's pipeline (`store/pipelined.py`; the HNSW
+    settings stay local to their statement)."""
+    params = {
+        "v": np.asarray(vector, dtype=np.float32),
+        "u": user_id,
+        "k": int(k),
+        "limit": EXACT_LIMIT,
+    }
+    exact = await conn.execute(_EXACT_SQL, params)
+    async with local_settings(conn):
+        await conn.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true),"
+            " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.max_scan_tuples', %s, true)",
+            (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
+        )
+        through_index = await conn.execute(_THROUGH_INDEX_SQL, params)
+
+    def parse(results: list[Rows]) -> list[tuple[int, float]]:
+        hits = [(int(row["id"]), float(row["cosine"])) for rows in results for row in rows]
+        return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+
+    return Reply([exact, through_index], parse)
+
 
 async def search_vector(
-    conn: AsyncConnection[Any],
-    user_id: str,
-    vector: np.ndarray,
-    k: int,
-    *,
-    count: int | None = None,
+    conn: AsyncConnection[Any], user_id: str, vector: np.ndarray, k: int
 ) -> list[tuple[int, float]]:
     """(passage id, cosine) of the k passages of `user_id` nearest to `vector`, best first:
     exactly up to `EXACT_LIMIT` passages (the `+ 0` keeps the index out of the plan),
-    through HNSW with iterative scan beyond (re-sorted here: `relaxed_order`). `count`:
-    the person's passages if the caller has counted them already."""
-    params = {"v": np.asarray(vector, dtype=np.float32), "u": user_id, "k": int(k)}
-    select = (
-        "SELECT id, 1 - (embedding <=> %(v)s) AS cosine FROM dateien_abschnitte"
-        " WHERE user_id = %(u)s AND embedding IS NOT NULL"
-    )
-    if count is None:
-        count = await chunk_count(conn, user_id)
-    if count <= EXACT_LIMIT:
-        cur = await conn.execute(
-            select + " ORDER BY (embedding <=> %(v)s) + 0, id LIMIT %(k)s", params
-        )
-        rows = await cur.fetchall()
-    else:
-        async with conn.transaction():
-            await conn.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true),"
-                " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-                " set_config('hnsw.max_scan_tuples', %s, true)",
-                (str(max(EF_SEARCH, int(k))), str(MAX_SCAN_TUPLES)),
-            )
-            cur = await conn.execute(select + " ORDER BY embedding <=> %(v)s LIMIT %(k)s", params)
-            rows = await cur.fetchall()
-    hits = [(int(row["id"]), float(row["cosine"])) for row in rows]
-    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+    through HNSW with iterative scan beyond (re-sorted here: `relaxed_order`). One round
+    trip."""
+    async with pipeline(conn):
+        reply = await queue_search_vector(conn, user_id, vector, k)
+    return await reply.read()
 
 
 async def chunks_by_id(conn: AsyncConnection[Any], ids: Sequence[int]) -> dict[int, StoredChunk]:
