@@ -33,7 +33,8 @@ is weak). The table names the embedder of each row. A measurement that failed is
 
     .venv/bin/python bench/memory_recall.py [--embedders scripted,local]
         [--languages de,en,en-long]
-        [--sizes 10000,100000] [--rounds 3] [--keep | --workdir DIR]
+        [--sizes 10000,100000] [--rounds 3] [--library-chunks N] [--http]
+        [--keep | --workdir DIR]
 
 Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp per embedder.
 Importing 100 000 turns builds two HNSW indexes and takes several minutes on 2 cores.
