@@ -427,6 +427,16 @@ async def search_vector(
 
 async def chunks_by_id(conn: AsyncConnection[Any], ids: Sequence[int]) -> dict[int, StoredChunk]:
     """Passages with their file and root, by id."""
+    return await (await queue_chunks_by_id(conn, ids)).read()
+
+
+async def queue_chunks_by_id(
+    conn: AsyncConnection[Any], ids: Sequence[int]
+) -> Reply[dict[int, StoredChunk]]:
+    """`chunks_by_id` queued (the one memory search reads them with the other layers'
+    details, memory/search/provenance.py); no statement for no ids."""
+    if not ids:
+        return Reply.ready({})
     cur = await conn.execute(
         "SELECT c.id, c.inhalt AS text, c.ueberschrift AS heading, c.seite AS page,"
         " c.zeile_von AS line_from, c.zeile_bis AS line_to, f.pfad AS file_path,"
@@ -435,4 +445,4 @@ async def chunks_by_id(conn: AsyncConnection[Any], ids: Sequence[int]) -> dict[i
         " JOIN dateien_wurzeln w ON w.id = f.wurzel_id WHERE c.id = ANY(%s)",
         (list(ids),),
     )
-    return {int(row["id"]): StoredChunk(**row) for row in await cur.fetchall()}
+    return Reply.of(cur, lambda rows: {int(row["id"]): StoredChunk(**row) for row in rows})
