@@ -306,11 +306,13 @@ WITH worte AS (
     SELECT quote_literal(x.lexem)::tsquery AS q, x.df,
            ln(1 + (p.n - x.df + 0.5) / (x.df + 0.5)) AS w,
            row_number() OVER (ORDER BY x.df, x.lexem) AS seltenheit,
-           x.df <= greatest(%(min_df)s, %(share)s * p.n) AS waehlt
+           x.df <= greatest(%(min_df)s, %(share)s * p.n) AS waehlt,
+           x.df <= greatest(%(min_df)s, %(common)s * p.n) AS seltener
     FROM lexeme l JOIN bibliothek_lexeme x ON x.user_id = %(u)s AND x.lexem = l.l, person p
 ), anfrage AS (
     SELECT string_agg(g.q::text, ' | ')::tsquery AS q FROM gewichte g
-    WHERE g.waehlt OR (g.seltenheit <= %(keep)s AND NOT EXISTS (SELECT 1 FROM gewichte WHERE waehlt))
+    WHERE g.waehlt OR (g.seltenheit <= %(keep)s AND g.seltener
+                       AND NOT EXISTS (SELECT 1 FROM gewichte WHERE waehlt))
 )
 SELECT c.id,
        (SELECT sum(g.w) FROM gewichte g WHERE c.tsv @@ g.q)
@@ -324,8 +326,15 @@ store/text_search.py): the query's content words reduced by every configuration 
 does not know a passage's language), weighted by their idf among the person's passages
 (`bibliothek_lexeme`, migration 023). Only lexemes the library holds count, and a lexeme in
 more than `FREQUENT_SHARE` of the passages does not select candidates (it still scores
-them; the rarest `KEEP_RAREST` select when all are frequent): one word of nearly every
-passage made the old OR-ed query rank the whole library (30–90 ms at 10 000 passages)."""
+them; the rarest `KEEP_RAREST` select when all are frequent, unless they are in more than
+`COMMON_SHARE` of the passages): one word of nearly every passage made the old OR-ed query
+rank the whole library (30–90 ms at 10 000 passages)."""
+
+COMMON_SHARE: Final = 0.1
+"""A lexeme in more than a tenth of the person's passages (and more than `FREQUENT_MIN_DF`)
+never selects candidates, not even as the rarest of a query: "day" in a third of them
+brought thousands of passages to score (7–15 ms) for a word that tells none apart. The
+vector list still answers such a query."""
 
 
 def _words_params(user_id: str, query: str, k: int) -> dict[str, Any]:
@@ -336,6 +345,7 @@ def _words_params(user_id: str, query: str, k: int) -> dict[str, Any]:
         "min_df": FREQUENT_MIN_DF,
         "share": FREQUENT_SHARE,
         "keep": KEEP_RAREST,
+        "common": COMMON_SHARE,
         "k1": BM25_K1,
         "b": BM25_B,
     }

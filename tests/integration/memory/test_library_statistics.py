@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.layer import ModelLayer
@@ -102,12 +103,14 @@ async def test_the_statistics_equal_a_recount_after_every_write(
 
 
 async def test_a_word_in_nearly_every_passage_does_not_bring_passages_alone(
-    db: AsyncConnectionPool, model: ModelLayer, tmp_path: Path
+    db: AsyncConnectionPool, model: ModelLayer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with db.connection() as conn:
         root = await library.approve_root(conn, USER, str(tmp_path))
         for n in range(260):  # FREQUENT_MIN_DF is 200: "notiz" is frequent here
             text = f"Notiz {n}: Heute den Keller aufgeraeumt und Kiste {n} beschriftet."
+            if n % 12 == 0:
+                text += " Das Regal ist voll."
             if n == 77:
                 text = "Notiz 77: Der Zitronenbaum braucht im Winter Licht und wenig Wasser."
             await library.save_file(
@@ -120,5 +123,11 @@ async def test_a_word_in_nearly_every_passage_does_not_bring_passages_alone(
 
     hits = await search_library(db, model, USER, "Notiz Zitronenbaum", embed=False)
     assert [hit.text[:8] for hit in hits] == ["Notiz 77"], "the frequent word selects nothing"
-    alone = await search_library(db, model, USER, "Notiz", limit=5, embed=False)
-    assert len(alone) == 5, "a query of frequent words only still finds by its rarest"
+    assert await search_library(db, model, USER, "Notiz", embed=False) == [], (
+        "a word of every passage tells none apart"
+    )
+    monkeypatch.setattr(library, "FREQUENT_MIN_DF", 10)  # "regal" (22 of 260) is frequent too
+    shelves = await search_library(db, model, USER, "Notiz Regal", limit=20, embed=False)
+    assert len(shelves) == 20 and all("Regal" in hit.text for hit in shelves), (
+        "when every word is frequent, the rarest still selects unless it is in most passages"
+    )
