@@ -33,7 +33,8 @@ is weak). The table names the embedder of each row. A measurement that failed is
 
     .venv/bin/python bench/memory_recall.py [--embedders scripted,local]
         [--languages de,en,en-long]
-        [--sizes 10000,100000] [--rounds 3] [--keep | --workdir DIR]
+        [--sizes 10000,100000] [--rounds 3] [--library-chunks N] [--http]
+        [--keep | --workdir DIR]
 
 Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp per embedder.
 Importing 100 000 turns builds two HNSW indexes and takes several minutes on 2 cores.
@@ -59,6 +60,8 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+import _recall_http
+from _library_filler import add_library
 from _machine import cpu_times, steal_percent
 from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
 from _recall_long import LANG as LONG_ENGLISH
@@ -395,8 +398,19 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
             held = await bench.turns(pairs[lang])
             results = await bench.recall(pairs[lang], dataset.queries)
             outcome = report_recall(embedder, lang, held, results)
+            if args.http:
+                outcome["http"] = await http_report(
+                    bench, embedder, lang, held, pairs[lang], dataset
+                )
             summary.append({"embedder": embedder, "sprache": lang, "turns": held, **outcome})
         lang = args.languages[0]
+        if args.library_chunks:
+            folder = workdir / f"bibliothek-{FILLER_LANGUAGE.get(lang, lang)}-{args.library_chunks}"
+            log(f"[{embedder}] {args.library_chunks} library passages: novaberg library add ...")
+            added = await add_library(
+                bench, folder, FILLER_LANGUAGE.get(lang, lang), args.library_chunks, USER
+            )
+            emit({"messung": "bibliothek", "embedder": embedder, **added})
         present = len(datasets[lang].turns)
         for size in args.sizes:
             present = max(present, await bench.turns(pairs[lang]))
@@ -456,6 +470,10 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                     else None,
                 }
             )
+            if args.http:
+                outcome["http"] = await http_report(
+                    bench, embedder, lang, size, pairs[lang], datasets[lang], timed=True
+                )
             summary.append(
                 {
                     "embedder": embedder,
@@ -467,6 +485,25 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
                 }
             )
     return summary
+
+
+async def http_report(
+    bench: Bench,
+    embedder: str,
+    lang: str,
+    size: int,
+    pair: Pair,
+    dataset: Dataset,
+    *,
+    timed: bool = False,
+) -> dict[str, Any]:
+    """`--http` (bench/_recall_http.py): recall through the endpoint, `timed` also latency."""
+    texts = latency_texts(lang, dataset.queries, 2 * bench.rounds) if timed else []
+    record = await _recall_http.report(
+        bench, pair, dataset.queries, texts, NOW, Recall(), latency_summary
+    )
+    emit({"messung": "http", "embedder": embedder, "sprache": lang, "turns": size, **record})
+    return record
 
 
 def print_table(summary: list[dict]) -> None:
@@ -493,6 +530,7 @@ def print_table(summary: list[dict]) -> None:
             f"  p90 {f['p90_ms']} ({b['p90_ms']})  p99 {f['p99_ms']} ({b['p99_ms']})  n={f['n']}"
             f"  load {row.get('load')}"
         )
+    _recall_http.print_rows(summary, _cell)
 
 
 def print_side_by_side(summary: list[dict]) -> None:
@@ -544,6 +582,19 @@ def main() -> None:
         default=True,
         help="load filler with the archive's HNSW indexes dropped and build them after "
         "(default; --no-rebuild-indexes: every row into the live indexes, far slower)",
+    )
+    parser.add_argument(
+        "--library-chunks",
+        type=int,
+        default=0,
+        help="index this many library passages of the searched person (novaberg library "
+        "add) before the sized measurements",
+    )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="also ask every question through GET /memory/{c}/search (in-process ASGI) and "
+        "time it beside the in-process search",
     )
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     parser.add_argument(

@@ -25,6 +25,7 @@ from novaberg.memory.search.results import (
 )
 from novaberg.store import library
 from novaberg.store.library import StoredChunk
+from novaberg.store.pipelined import Reply, pipeline
 
 log = logging.getLogger(__name__)
 
@@ -54,19 +55,20 @@ async def ranked_lists(
     *,
     words: bool = True,
 ) -> dict[str, list[tuple[int, float]]]:
-    """The library's ranked lists for `query` by method (`lexikalisch`, `vektor`). A person
-    without passages costs one count. (The one memory search queues the same statements in
-    its pipeline: memory/search/lists.py.)"""
-    count = await library.chunk_count(conn, user_id)
-    if count == 0:
-        return {}
-    found: dict[str, list[tuple[int, float]]] = {}
-    if words:
-        found[METHOD_LEXICAL] = await library.search_words(conn, user_id, query, k)
-    if vector is not None:
-        nearest = await library.search_vector(conn, user_id, vector, k, count=count)
-        # below the memory search's floor a vector list's order is noise (lists.py)
-        found[METHOD_VECTOR] = [(key, cos) for key, cos in nearest if cos > VECTOR_MIN_COSINE]
+    """The library's ranked lists for `query` by method (`lexikalisch`, `vektor`), both
+    queued in one pipeline: one round trip, with or without a library. (The one memory
+    search queues the same statements in its own: memory/search/lists.py.)"""
+    replies: dict[str, Reply[list[tuple[int, float]]]] = {}
+    async with pipeline(conn):
+        if words and query.strip():
+            replies[METHOD_LEXICAL] = await library.queue_search_words(conn, user_id, query, k)
+        if vector is not None:
+            replies[METHOD_VECTOR] = await library.queue_search_vector(conn, user_id, vector, k)
+    found = {method: await reply.read() for method, reply in replies.items()}
+    if METHOD_VECTOR in found:  # below the memory search's floor the order is noise (lists.py)
+        found[METHOD_VECTOR] = [
+            (key, cos) for key, cos in found[METHOD_VECTOR] if cos > VECTOR_MIN_COSINE
+        ]
     return {method: ranked for method, ranked in found.items() if ranked}
 
 

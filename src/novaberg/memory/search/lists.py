@@ -133,8 +133,6 @@ class RankedLists:
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
         self.newest: Reply[list[tuple[int, float]]] | None = None
         """The window's newest turns, read with the lists (`window_fill`)."""
-        self.library_size: Reply[int] = Reply.ready(0)
-        """The person's library passages, counted with the lists (its vector list)."""
 
     def wants(self, layer: str, method: str) -> bool:
         return (
@@ -197,8 +195,7 @@ class RankedLists:
         replies: dict[str, Reply[Ranked]] = {}
         corrected: Reply[text_search.QueryTerms | None] = Reply.ready(None)
         fills = self.window is not None and self.wants(LAYER_ARCHIVE, METHOD_WINDOW)
-        library_vector = vector is not None and self.wants(LAYER_LIBRARY, METHOD_VECTOR)
-        if jobs or trigram or fills or library_vector:  # an empty pipeline costs a round trip
+        if jobs or trigram or fills:  # an empty pipeline costs a round trip
             async with pipelined.pipeline(conn):
                 for name, queue in jobs.items():
                     replies[name] = await queue(conn)
@@ -208,15 +205,7 @@ class RankedLists:
                     self.newest = await archive.queue_in_window(
                         conn, self.pair, self.options.limit, filters=self.filters
                     )
-                if library_vector:
-                    self.library_size = await library.queue_chunk_count(conn, self.pair.user_id)
         found = {name: await reply.read() for name, reply in replies.items()}
-        size = await self.library_size.read()
-        if vector is not None and library_vector and size:  # a person with a library only
-            nearest = await library.search_vector(
-                conn, self.pair.user_id, vector, self.depth, count=size
-            )
-            found[LIBRARY_VECTOR] = _similar(_ranked(LAYER_LIBRARY, nearest))
         if trigram:
             found[TRIGRAM_LIST] = await self._archive_trigram(conn, await corrected.read())
         entries = list(self.entries.values())
@@ -249,9 +238,19 @@ class RankedLists:
             jobs[LONG_TERM_LEXICAL] = lambda conn: self._long_term_lexical(conn, terms)
         if self.entries and terms.selecting and self.wants(LAYER_SHORT_TERM, METHOD_LEXICAL):
             jobs[SHORT_TERM_LEXICAL] = lambda conn: self._short_term_lexical(conn, terms)
+        if vector is not None and self.wants(LAYER_LIBRARY, METHOD_VECTOR):
+            jobs[LIBRARY_VECTOR] = lambda conn: self._library_vector(conn, vector)
         if self.query.strip() and self.wants(LAYER_LIBRARY, METHOD_LEXICAL):
             jobs[LIBRARY_LEXICAL] = self._library_lexical
         return jobs
+
+    async def _library_vector(
+        self, conn: AsyncConnection[Any], vector: np.ndarray
+    ) -> Reply[Ranked]:
+        """The person's library by vector, queued with the other lists: the exact or the
+        index plan is chosen in the database by her passage count (store/library.py)."""
+        found = await library.queue_search_vector(conn, self.pair.user_id, vector, self.depth)
+        return found.then(lambda hits: _similar(_ranked(LAYER_LIBRARY, hits)))
 
     async def _library_lexical(self, conn: AsyncConnection[Any]) -> Reply[Ranked]:
         """The person's library by words; a passage has no time, so a time window does not

@@ -51,19 +51,19 @@ async def details(
         if key in lists.entries and (turn := EntryFields.of(lists.entries[key].fields).turn_id)
     }
     queued = wanted[LAYER_ARCHIVE] or wanted[LAYER_LONG_TERM] or short_turns
+    queued = queued or wanted[LAYER_LIBRARY]
     async with pipelined.pipeline(conn) if queued else nullcontext():
         rows_reply = await archive.queue_rows_by_id(conn, (int(i) for i in wanted[LAYER_ARCHIVE]))
+        passages_reply = await library.queue_chunks_by_id(
+            conn, [int(i) for i in wanted[LAYER_LIBRARY]]
+        )
         nodes_reply = await long_term_nodes.queue_nodes_by_id(conn, missing)
         keys_reply = await long_term_provenance.queue_source_keys(
             conn, (int(i) for i in wanted[LAYER_LONG_TERM])
         )
         short_reply = await archive.queue_rows_by_turn(conn, lists.pair, short_turns)
     rows = await rows_reply.read()
-    passages = (
-        await library.chunks_by_id(conn, [int(i) for i in wanted[LAYER_LIBRARY]])
-        if wanted[LAYER_LIBRARY]
-        else {}
-    )
+    passages = await passages_reply.read()
     lists.nodes.update(await nodes_reply.read())
     node_keys = await keys_reply.read()
     turn_rows = await short_reply.read()
