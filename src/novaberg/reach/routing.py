@@ -1,0 +1,74 @@
+"""Which of a person's channels get an outcome, and in which words (pure; the rule is
+docs/behaviour/reach.md#which-channel).
+
+- Every open socket gets every message (the hub does that; nothing here).
+- An outcome of a turn that came in through a linked chat goes back to that chat, whether
+  or not a page is open: the person wrote there and waits there.
+- Any other outcome (an answer to the page, a failed turn, an impulse, a reminder, a
+  follow-up) goes to the person's working chats only when no socket of theirs is open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from novaberg.store.channel_links import ChannelLink
+from novaberg.wire import MSG_FAILED, MSG_RESPONSE
+
+FAILED_TEXT = (
+    "Das hat gerade nicht geklappt, ich konnte dir nicht antworten. "
+    "Schreib es mir bitte noch einmal."
+)
+"""What a chat reads when a turn ended in `turn_gescheitert` (the wire reason is for
+machines)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One logged outcome as the channels need it."""
+
+    kind: str
+    character_id: str
+    text: str
+    message_ids: list[str]
+
+
+def parse_outcome(message: str) -> Outcome | None:
+    """The outcome in a logged wire message, or None for anything that is not one."""
+    try:
+        body: dict[str, Any] = json.loads(message)
+    except ValueError:
+        return None
+    kind = body.get("typ")
+    if kind == MSG_RESPONSE:
+        text = str(body.get("nachricht") or "").strip()
+    elif kind == MSG_FAILED:
+        text = FAILED_TEXT
+    else:
+        return None
+    if not text:
+        return None
+    return Outcome(
+        kind=str(kind),
+        character_id=str(body.get("character_id") or ""),
+        text=text,
+        message_ids=[str(i) for i in body.get("nachrichten_ids") or []],
+    )
+
+
+def targets(
+    links: Sequence[ChannelLink], *, socket_open: bool, origins: Collection[int]
+) -> list[ChannelLink]:
+    """The working links an outcome goes to: its origins always, all of them when no
+    socket is open."""
+    return [link for link in links if link.working and (link.id in origins or not socket_open)]
+
+
+def text_for(outcome: Outcome, link: ChannelLink) -> str:
+    """The chat's text: a character other than the one the chat talks to is named."""
+    if outcome.character_id and outcome.character_id != link.character_id:
+        return f"{outcome.character_id}: {outcome.text}"
+    return outcome.text
