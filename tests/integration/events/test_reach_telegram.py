@@ -1,0 +1,362 @@
+"""Telegram as a channel, through the real app, queues, consumers and graphs; the Bot API is
+a local stand-in (bot_api.py) and the model is scripted. A chat is linked with a one-time
+code, talks to Nova through the same intake as the page, gets answers, impulses and
+failures back when no page is open, and a chat that blocked the bot is marked and left
+alone (docs/behaviour/reach.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from bot_api import TOKEN, BotApi, running_bot_api
+from event_helpers import WAIT, Running, free_port, post, script_answer
+from impulse_helpers import PAIR, Clock, at, entry, stance, user_turn
+from psycopg_pool import AsyncConnectionPool
+from typer.testing import CliRunner
+
+from novaberg.api.app import create_app
+from novaberg.api.context import AppContext
+from novaberg.cli import app as cli_app
+from novaberg.config import Settings
+from novaberg.graph.agent_graph import build_agent_graph
+from novaberg.graph.contract import GraphDeps
+from novaberg.impulses.delivery import ImpulseDelivery
+from novaberg.impulses.gates import HELD
+from novaberg.llm.gate import ModelGate
+from novaberg.llm.layer import ModelLayer
+from novaberg.llm.scripted import ScriptedLLM
+from novaberg.reach.linking import new_code
+from novaberg.reach.telegram_poll import NOT_YET
+from novaberg.runtime.services import Endpoints
+from novaberg.store import keys
+
+CHAT = 5550001
+
+
+@pytest.fixture
+async def bot_api() -> AsyncIterator[BotApi]:
+    async with running_bot_api() as api:
+        yield api
+
+
+@pytest.fixture
+async def server(
+    settings: Settings,
+    endpoints: Endpoints,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    gate: ModelGate,
+    bot_api: BotApi,
+) -> AsyncIterator[Running]:
+    """The real app with a bot token, pointed at the stand-in (no consumers: tests start
+    workers)."""
+    with_bot = settings.model_copy(
+        update={
+            "telegram_token": TOKEN,
+            "telegram_api_url": bot_api.url,
+            "telegram_poll_timeout": 1,
+        }
+    )
+    app = create_app(context=AppContext(with_bot, endpoints, redis, db, model, gate))
+    port = free_port()
+    srv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    task = asyncio.create_task(srv.serve())
+    for _ in range(500):
+        if srv.started:
+            break
+        await asyncio.sleep(0.01)
+    assert srv.started, "uvicorn did not start"
+    app.state.reach.sender.base_delay = 0.1  # transient retries within the test's bound
+    yield Running(f"http://127.0.0.1:{port}", app)
+    srv.should_exit = True
+    await asyncio.wait_for(task, 15)
+
+
+async def linked(bot_api: BotApi, redis: aioredis.Redis, chat: int = CHAT) -> None:
+    """Link `chat` to anna the way a person does: a code, sent as /start CODE."""
+    code = await new_code(redis, "anna")
+    await bot_api.user_writes(chat, f"/start {code}")
+    [reply] = await bot_api.wait_sent(chat)
+    assert reply.text.startswith("Verbunden"), reply.text
+
+
+async def history(http: httpx.AsyncClient, token: str, count: int) -> list[dict[str, Any]]:
+    """The page's history once it holds `count` turns (written after the answer left)."""
+    for _ in range(int(WAIT / 0.05)):
+        response = await http.get("/history/nova", headers={"Authorization": f"Bearer {token}"})
+        entries = response.json()["eintraege"]
+        if len(entries) >= count:
+            return list(entries)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"history did not reach {count} turns: {entries}")
+
+
+async def outbox_drained(redis: aioredis.Redis) -> None:
+    for _ in range(int(WAIT / 0.02)):
+        lengths = [
+            await redis.llen(keys.channel_outbox()),
+            await redis.llen(keys.channel_outbox_work()),
+            await redis.zcard(keys.channel_retry()),
+        ]
+        if not any(lengths):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the channel outbox was not drained")
+
+
+async def test_a_linked_chat_talks_to_nova_and_the_page_shows_the_same_history(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    script_answer(scripted, "Schön, von dir zu hören! Wohin geht es?")
+    await workers()
+
+    await bot_api.user_writes(CHAT, "Hallo Nova, ich sitze im Zug.")
+
+    sent = await bot_api.wait_sent(CHAT, 2)
+    print("telegram chat:", [s.text for s in sent])
+    assert sent[1].text == "Schön, von dir zu hören! Wohin geht es?"
+    [turn] = await history(http, anna, 1)
+    assert turn["eingabe"] == "Hallo Nova, ich sitze im Zug."
+    assert turn["nachricht"] == "Schön, von dir zu hören! Wohin geht es?"
+    await outbox_drained(redis)
+    assert len(bot_api.to(CHAT)) == 2, "exactly one answer in the chat"
+
+
+async def test_an_answer_to_a_telegram_message_goes_there_while_the_page_also_sees_it(
+    token, sockets, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    page = await sockets(anna)
+    script_answer(scripted, "Gute Reise!")
+    await workers()
+
+    await bot_api.user_writes(CHAT, "Ich fahre gleich los.")
+
+    seen = await page.wait_typ("character_response")
+    utterance = page.of("user_utterance")
+    print(
+        "page socket:", [(m["typ"], m.get("nachricht") or m.get("aeusserungen")) for m in page.seen]
+    )
+    assert seen["nachricht"] == "Gute Reise!"
+    assert utterance and utterance[0]["client_ids"] == ["telegram"]
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == "Gute Reise!", "its origin gets the answer though a page is open"
+
+
+async def test_a_page_answer_stays_on_the_page_while_a_socket_is_open(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    page = await sockets(anna)
+    await redis.set(keys.presence("anna"), "1")  # the socket's own mark may lag a moment
+    script_answer(scripted, "Ich bin da.")
+    await workers()
+
+    assert (await post(http, anna, "Bist du da?")).status_code == 202
+
+    assert (await page.wait_typ("character_response"))["nachricht"] == "Ich bin da."
+    await outbox_drained(redis)
+    assert [s.text for s in bot_api.to(CHAT)][1:] == [], "nothing went to the chat"
+
+
+async def test_with_no_page_open_a_page_answer_and_a_failed_turn_reach_the_chat(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    script_answer(scripted, "Da bin ich wieder.", times=1)
+    await workers()
+    assert (await post(http, anna, "Hallo?")).status_code == 202
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == "Da bin ich wieder."
+
+    scripted.rules.clear()
+    script_answer(scripted, "", fault="error")
+    assert (await post(http, anna, "Und jetzt?")).status_code == 202
+    sent = await bot_api.wait_sent(CHAT, 3)
+    print("telegram chat:", [s.text for s in sent])
+    assert "nicht geklappt" in sent[2].text
+
+
+async def test_a_voice_message_gets_not_yet_in_words_and_queues_nothing(
+    redis, bot_api: BotApi, server: Running
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+
+    await bot_api.user_writes(CHAT, voice={"file_id": "v1", "file_unique_id": "u1", "duration": 3})
+
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == NOT_YET
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
+
+
+async def test_an_unlinked_chat_and_a_wrong_code_are_told_how_to_link(
+    redis, bot_api: BotApi, server: Running
+) -> None:  # type: ignore[no-untyped-def]
+    await bot_api.user_writes(CHAT, "Hallo?")
+    await bot_api.user_writes(CHAT, "/start FALSCH42")
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert "noch nicht verbunden" in sent[0].text
+    assert "unbekannt oder abgelaufen" in sent[1].text
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
+
+
+async def test_character_lists_and_changes_who_the_chat_talks_to(
+    redis, db, bot_api: BotApi, server: Running
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+    await bot_api.user_writes(CHAT, "/character")
+    await bot_api.user_writes(CHAT, "/character niemand")
+    await bot_api.user_writes(CHAT, "/character nova")
+    sent = await bot_api.wait_sent(CHAT, 4)
+    assert "Du schreibst mit nova" in sent[1].text
+    assert "kenne ich nicht" in sent[2].text
+    assert sent[3].text == "Du schreibst jetzt mit nova."
+
+
+async def test_a_blocked_bot_marks_the_chat_and_it_is_not_tried_again(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, db, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    bot_api.blocked.add(CHAT)
+    script_answer(scripted, "Hallo!")
+    await workers()
+
+    assert (await post(http, anna, "Eins")).status_code == 202
+    await history(http, anna, 1)
+    await outbox_drained(redis)
+    async with db.connection() as conn:
+        cur = await conn.execute("SELECT gestoert_am, stoerung FROM kanal_verknuepfung")
+        [row] = await cur.fetchall()
+    assert row["gestoert_am"] is not None and "403" in row["stoerung"]
+    assert not await redis.sismember(keys.channel_users(), "anna")
+
+    assert (await post(http, anna, "Zwei")).status_code == 202
+    await history(http, anna, 2)
+    await outbox_drained(redis)
+    assert bot_api.refused[CHAT] == 1, "one try, then never again"
+
+
+async def test_a_transient_failure_is_retried_and_sent_once(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    bot_api.failing = 2
+    script_answer(scripted, "Jetzt aber.")
+    await workers()
+
+    assert (await post(http, anna, "Hallo?")).status_code == 202
+
+    sent = await bot_api.wait_sent(CHAT, 2)
+    await outbox_drained(redis)
+    assert [s.text for s in bot_api.to(CHAT)] == [sent[0].text, "Jetzt aber."]
+    assert bot_api.calls.count("sendMessage") == 1 + 3, "link reply, two 500s, then the answer"
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(at("2026-12-03 15:00"))
+
+
+@pytest.fixture
+async def impulses(settings, redis, db, model, clock) -> AsyncIterator[ImpulseDelivery]:  # type: ignore[no-untyped-def]
+    deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model, clock=clock)
+    yield ImpulseDelivery(deps, build_agent_graph(deps), clock=clock)
+    assert deps.log is not None
+    await deps.log.close()
+
+
+async def _primed(redis: aioredis.Redis, now: float) -> None:
+    """A sad utterance a minute ago, a warm stance, one follow-up entry; no socket open."""
+    await user_turn(redis, now - 60)
+    await stance(redis, now)
+    await entry(redis, now)
+
+
+async def test_an_impulse_for_a_person_without_a_page_goes_to_telegram(
+    impulses: ImpulseDelivery,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    clock: Clock,
+    bot_api: BotApi,
+    server: Running,
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+    await _primed(redis, clock.now)
+    script_answer(scripted, "Wie ist es mit dem Streit ausgegangen?")
+    await workers()
+
+    [(pair, decision)] = await impulses.tick()
+
+    assert pair == PAIR and decision.fired
+    sent = await bot_api.wait_sent(CHAT, 2)
+    print("telegram chat:", [s.text for s in sent])
+    assert sent[1].text == "Wie ist es mit dem Streit ausgegangen?"
+
+
+async def test_quiet_hours_hold_an_impulse_on_telegram_too(
+    impulses: ImpulseDelivery,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    db,
+    clock: Clock,
+    bot_api: BotApi,
+    server: Running,
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+    clock.now = at("2026-12-03 23:30")
+    await _primed(redis, clock.now)
+    script_answer(scripted, "Bist du noch wach?")
+    await workers()
+
+    [(_, decision)] = await impulses.tick()
+
+    assert not decision.fired
+    closed = [g.name for g in decision.gates if not g.open]
+    assert closed == ["ruhezeit"]
+    assert await redis.llen(keys.event_queue(PAIR)) == 0
+    async with db.connection() as conn:
+        cur = await conn.execute("SELECT ergebnis FROM impuls_protokoll")
+        assert [r["ergebnis"] for r in await cur.fetchall()] == [HELD]
+    await outbox_drained(redis)
+    assert len(bot_api.to(CHAT)) == 1, "only the link reply: nothing in the night"
+
+
+def test_telegram_link_prints_a_code_as_its_last_word(
+    endpoints: Endpoints, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {
+        "NOVABERG_HOME": str(tmp_path),
+        "NOVABERG_REDIS_URL": endpoints.redis_url,
+        "NOVABERG_DATABASE_URL": endpoints.database_url,
+        "NOVABERG_LLM": "scripted",
+        "NOVABERG_EMBED_DIM": "384",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    result = CliRunner().invoke(cli_app, ["telegram", "link", "--user", "anna"])
+
+    assert result.exit_code == 0, result.output
+    code = result.output.split()[-1]
+    import redis as redis_lib
+
+    with redis_lib.Redis.from_url(endpoints.redis_url, decode_responses=True) as sync:
+        assert sync.get(keys.link_code(code)) == "anna"
