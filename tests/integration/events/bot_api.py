@@ -10,7 +10,7 @@ import itertools
 import json
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -109,10 +109,8 @@ class BotApi:
 
         async with self._arrived:
             if not pending() and timeout:
-                try:
+                with suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait_for(lambda: bool(pending())), timeout)
-                except TimeoutError:
-                    pass
             return pending()
 
     async def _send_message(self, params: dict[str, Any]) -> JSONResponse:
