@@ -7,6 +7,7 @@ alone (docs/behaviour/reach.md)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,15 @@ async def outbox_drained(redis: aioredis.Redis) -> None:
 
 
 async def test_a_linked_chat_talks_to_nova_and_the_page_shows_the_same_history(
-    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+    http: httpx.AsyncClient,
+    token,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    bot_api: BotApi,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG)
     anna = await token("anna")
     await linked(bot_api, redis)
     script_answer(scripted, "Schön, von dir zu hören! Wohin geht es?")
@@ -132,6 +140,9 @@ async def test_a_linked_chat_talks_to_nova_and_the_page_shows_the_same_history(
     assert turn["nachricht"] == "Schön, von dir zu hören! Wohin geht es?"
     await outbox_drained(redis)
     assert len(bot_api.to(CHAT)) == 2, "exactly one answer in the chat"
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("/bot***/sendMessage" in m for m in logged), "the Bot API requests are logged"
+    assert not [m for m in logged if TOKEN.split(":")[1] in m], "never the bot token"
 
 
 async def test_an_answer_to_a_telegram_message_goes_there_while_the_page_also_sees_it(
