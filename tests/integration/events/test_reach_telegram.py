@@ -26,6 +26,9 @@ from novaberg.api.app import create_app
 from novaberg.api.context import AppContext
 from novaberg.cli import app as cli_app
 from novaberg.config import Settings
+from novaberg.events.delivery import Delivery
+from novaberg.events.model import ResponseMessage
+from novaberg.events.outcomes import outcome_key
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.impulses.delivery import ImpulseDelivery
@@ -33,6 +36,7 @@ from novaberg.impulses.gates import HELD
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
+from novaberg.reach.lead import Reach
 from novaberg.reach.linking import new_code
 from novaberg.reach.telegram_poll import NOT_YET
 from novaberg.runtime.services import Endpoints
@@ -371,3 +375,74 @@ def test_telegram_link_prints_a_code_as_its_last_word(
 
     with redis_lib.Redis.from_url(endpoints.redis_url, decode_responses=True) as sync:
         assert sync.get(keys.link_code(code)) == "anna"
+
+
+def standalone_reach(redis: aioredis.Redis, db: AsyncConnectionPool, bot_api: BotApi) -> Reach:
+    """A second process's `Reach` (its intake is never reached in these tests)."""
+
+    async def refuse(user_id: str, character_id: str, text: str, message_id: str) -> str | None:
+        return "nicht hier"
+
+    return Reach(
+        redis,
+        db,
+        refuse,
+        token=TOKEN,
+        api_url=bot_api.url,
+        default_character="nova",
+        poll_timeout=1,
+        lease_seconds=3,
+    )
+
+
+async def outcome(redis: aioredis.Redis, text: str, turn_id: str) -> int:
+    """An answer as the event consumer sends it (outcome marker and all)."""
+    message = ResponseMessage.model_validate(
+        {"character_id": "nova", "turn_id": turn_id, "nachrichten_ids": [], "nachricht": text}
+    )
+    return await Delivery(redis).send("anna", message, outcome_key=outcome_key(turn_id, 0))
+
+
+async def test_two_processes_send_each_outcome_once_and_the_second_takes_over(
+    redis, db, bot_api: BotApi, server: Running
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+    first: Reach = server.app.state.reach
+    second = standalone_reach(redis, db, bot_api)
+    await second.start()
+    try:
+        for number in range(3):
+            await outcome(redis, f"Gedanke {number}", f"t-{number}")
+        await bot_api.wait_sent(CHAT, 4)
+        await outbox_drained(redis)
+        assert [first.leading, second.leading] == [True, False]
+
+        await first.stop()  # its lease is released: the other process leads
+        await outcome(redis, "Gedanke 3", "t-3")
+        sent = await bot_api.wait_sent(CHAT, 5)
+        await outbox_drained(redis)
+    finally:
+        await second.stop()
+    print("telegram chat:", [s.text for s in sent])
+    assert [s.text for s in bot_api.to(CHAT)][1:] == [f"Gedanke {n}" for n in range(4)]
+    assert bot_api.calls.count("getUpdates") > 0
+
+
+async def test_what_a_dead_sender_was_sending_is_sent_by_the_next(
+    redis, db, bot_api: BotApi, server: Running
+) -> None:  # type: ignore[no-untyped-def]
+    await linked(bot_api, redis)
+    await server.app.state.reach.stop()
+    seq = await outcome(redis, "Bist du noch da?", "t-dead")
+    # a sender took the item and died before sending: it sits in the work list
+    assert await redis.lmove(keys.channel_outbox(), keys.channel_outbox_work(), "LEFT", "RIGHT")
+    next_one = standalone_reach(redis, db, bot_api)
+    await next_one.start()
+    try:
+        sent = await bot_api.wait_sent(CHAT, 2)
+        await outbox_drained(redis)
+    finally:
+        await next_one.stop()
+    assert sent[1].text == "Bist du noch da?"
+    assert len(bot_api.to(CHAT)) == 2
+    assert await redis.exists(keys.channel_sent("anna", seq, 1))
