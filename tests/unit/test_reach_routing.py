@@ -66,3 +66,29 @@ def test_an_outbox_item_round_trips_and_garbage_is_none() -> None:
     assert Item.decode(item.encode()) == item
     assert Item.decode("{}") is None
     assert Item.decode("nope") is None
+
+
+def test_an_outcome_knows_whether_it_answers_is_an_impulse_or_a_reminder() -> None:
+    def category(**fields: object) -> str:
+        body = {"typ": "character_response", "nachricht": "Hallo", "turn_id": "t1", **fields}
+        parsed = routing.parse_outcome(json.dumps(body))
+        assert parsed is not None
+        return parsed.category
+
+    assert category(reiz_herkunft="nutzer_turn") == "antworten"
+    assert category() == "antworten"
+    assert category(reiz_herkunft="eigener_impuls", turn_id="impuls-abc") == "impulse"
+    assert category(reiz_herkunft="eigener_impuls", turn_id="erinnerung-7-1764") == "erinnerungen"
+    failed = routing.parse_outcome(json.dumps({"typ": "turn_gescheitert", "turn_id": "t"}))
+    assert failed is not None and failed.category == "antworten"
+
+
+def test_settings_leave_out_a_category_but_never_the_origin() -> None:
+    links = [link(1), link(2)]
+
+    def nothing(candidate: ChannelLink) -> bool:
+        return False
+
+    assert routing.targets(links, socket_open=False, origins=set(), wanted=nothing) == []
+    chosen = routing.targets(links, socket_open=False, origins={2}, wanted=nothing)
+    assert [x.id for x in chosen] == [2]

@@ -5,18 +5,22 @@ docs/behaviour/reach.md#which-channel).
 - An outcome of a turn that came in through a linked chat goes back to that chat, whether
   or not a page is open: the person wrote there and waits there.
 - Any other outcome (an answer to the page, a failed turn, an impulse, a reminder, a
-  follow-up) goes to the person's working chats only when no socket of theirs is open.
+  follow-up) goes to the person's working chats only when no socket of theirs is open,
+  and only to those whose kind the person lets have that category
+  (store/channel_settings.py: answers, impulses, reminders).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from novaberg.events.reminders import is_reminder_turn
 from novaberg.store.channel_links import ChannelLink
-from novaberg.wire import MSG_FAILED, MSG_RESPONSE
+from novaberg.store.channel_settings import ANSWERS, IMPULSES, REMINDERS
+from novaberg.wire import FIELD_ORIGIN, MSG_FAILED, MSG_RESPONSE, ORIGIN_OWN_THOUGHT
 
 FAILED_TEXT = (
     "Das hat gerade nicht geklappt, ich konnte dir nicht antworten. "
@@ -34,6 +38,8 @@ class Outcome:
     character_id: str
     text: str
     message_ids: list[str]
+    category: str = ANSWERS
+    """For the person's settings: `antworten`, `impulse` or `erinnerungen`."""
 
 
 def parse_outcome(message: str) -> Outcome | None:
@@ -43,8 +49,12 @@ def parse_outcome(message: str) -> Outcome | None:
     except ValueError:
         return None
     kind = body.get("typ")
+    category = ANSWERS
     if kind == MSG_RESPONSE:
         text = str(body.get("nachricht") or "").strip()
+        if body.get(FIELD_ORIGIN) == ORIGIN_OWN_THOUGHT:
+            reminder = is_reminder_turn(str(body.get("turn_id") or ""))
+            category = REMINDERS if reminder else IMPULSES
     elif kind == MSG_FAILED:
         text = FAILED_TEXT
     else:
@@ -56,15 +66,28 @@ def parse_outcome(message: str) -> Outcome | None:
         character_id=str(body.get("character_id") or ""),
         text=text,
         message_ids=[str(i) for i in body.get("nachrichten_ids") or []],
+        category=category,
     )
 
 
+def _everything(link: ChannelLink) -> bool:
+    return True
+
+
 def targets(
-    links: Sequence[ChannelLink], *, socket_open: bool, origins: Collection[int]
+    links: Sequence[ChannelLink],
+    *,
+    socket_open: bool,
+    origins: Collection[int],
+    wanted: Callable[[ChannelLink], bool] = _everything,
 ) -> list[ChannelLink]:
-    """The working links an outcome goes to: its origins always, all of them when no
-    socket is open."""
-    return [link for link in links if link.working and (link.id in origins or not socket_open)]
+    """The working links an outcome goes to: its origins always, the others that want it
+    (the person's settings) when no socket is open."""
+    return [
+        link
+        for link in links
+        if link.working and (link.id in origins or (not socket_open and wanted(link)))
+    ]
 
 
 def text_for(outcome: Outcome, link: ChannelLink) -> str:

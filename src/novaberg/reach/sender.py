@@ -28,7 +28,7 @@ from novaberg.events.delivery import Delivery
 from novaberg.reach import routing
 from novaberg.reach.channels import Channel, ChannelFailure, MessageRefused
 from novaberg.reach.outbox import Item, Outbox
-from novaberg.store import channel_links, keys
+from novaberg.store import channel_links, channel_settings, keys
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,13 @@ class ChannelSender:
         origins = await self._origins(outcome.message_ids)
         socket_open = bool(await self.redis.exists(keys.presence(item.user_id)))
         retry: float | None = None
-        for link in routing.targets(links, socket_open=socket_open, origins=origins):
+        prefs = await channel_settings.read(self.pool, item.user_id)
+        for link in routing.targets(
+            links,
+            socket_open=socket_open,
+            origins=origins,
+            wanted=lambda link: prefs.get(link.kind, {}).get(outcome.category, True),
+        ):
             channel = self.channels.get(link.kind)
             sent = keys.channel_sent(item.user_id, item.seq, link.id)
             if channel is None or await self.redis.exists(sent):

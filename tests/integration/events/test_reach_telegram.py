@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from novaberg.config import Settings
 from novaberg.events.delivery import Delivery
 from novaberg.events.model import ResponseMessage
 from novaberg.events.outcomes import outcome_key
+from novaberg.events.reminders import deliver_due_reminders
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.impulses.delivery import ImpulseDelivery
@@ -446,3 +448,78 @@ async def test_what_a_dead_sender_was_sending_is_sent_by_the_next(
     assert sent[1].text == "Bist du noch da?"
     assert len(bot_api.to(CHAT)) == 2
     assert await redis.exists(keys.channel_sent("anna", seq, 1))
+
+
+async def test_settings_keep_impulses_off_a_chat_but_answers_still_arrive(
+    http: httpx.AsyncClient,
+    token,
+    impulses: ImpulseDelivery,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    clock: Clock,
+    bot_api: BotApi,
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    headers = {"Authorization": f"Bearer {anna}"}
+    await linked(bot_api, redis)
+    patched = await http.patch(
+        "/settings", json={"kanaele": {"telegram": {"impulse": False}}}, headers=headers
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["kanaele"] == {
+        "telegram": {"antworten": True, "impulse": False, "erinnerungen": True}
+    }
+    for bad in ({"push": {"impulse": False}}, {"telegram": {"impulse": "nein"}}):
+        refused = await http.patch("/settings", json={"kanaele": bad}, headers=headers)
+        assert refused.status_code == 422, bad
+    await _primed(redis, clock.now)
+    script_answer(scripted, "Wie ist es mit dem Streit ausgegangen?")
+    await workers()
+
+    [(_, decision)] = await impulses.tick()
+    assert decision.fired
+    await history(http, anna, 1)  # the impulse's answer was sent (to the log, the page)
+    await outbox_drained(redis)
+    assert len(bot_api.to(CHAT)) == 1, "no impulse in the chat"
+
+    assert (await post(http, anna, "Gut, danke.")).status_code == 202
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == "Wie ist es mit dem Streit ausgegangen?", "answers still come"
+
+
+async def test_a_reminder_reaches_the_chat_though_impulses_are_off_there(
+    http: httpx.AsyncClient,
+    token,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    db,
+    settings: Settings,
+    model: ModelLayer,
+    clock: Clock,
+    bot_api: BotApi,
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    headers = {"Authorization": f"Bearer {anna}"}
+    await linked(bot_api, redis)
+    await http.patch(
+        "/settings", json={"kanaele": {"telegram": {"impulse": False}}}, headers=headers
+    )
+    async with db.connection() as conn:
+        await conn.execute(
+            "INSERT INTO timeline (user_id, event_time, title, precision, remind)"
+            " VALUES ('anna', %s, 'Zahnarzt', 'minute', TRUE)",
+            (datetime.fromtimestamp(clock.now - 60, UTC),),
+        )
+    script_answer(scripted, "Denk an den Zahnarzt!")
+    deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model, clock=clock)
+    try:
+        assert await deliver_due_reminders(deps, build_agent_graph(deps)) == 1
+    finally:
+        assert deps.log is not None
+        await deps.log.close()
+    await workers()  # (after: a worker's own reminder loop, on today's clock, would skip it)
+
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == "Denk an den Zahnarzt!"

@@ -15,3 +15,16 @@ CREATE TABLE IF NOT EXISTS kanal_verknuepfung (
     UNIQUE (art, ziel)
 );
 CREATE INDEX IF NOT EXISTS kanal_verknuepfung_user ON kanal_verknuepfung (user_id);
+
+-- What each of a person's channel kinds gets besides the answers to its own messages
+-- (docs/behaviour/reach.md#settings): answers to the page, impulses and follow-ups,
+-- reminders. Per person and kind, whatever the character; no row = everything.
+CREATE TABLE IF NOT EXISTS kanal_einstellungen (
+    user_id      TEXT        NOT NULL,
+    art          TEXT        NOT NULL,
+    antworten    BOOLEAN     NOT NULL DEFAULT TRUE,
+    impulse      BOOLEAN     NOT NULL DEFAULT TRUE,
+    erinnerungen BOOLEAN     NOT NULL DEFAULT TRUE,
+    geaendert_am TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, art)
+);
