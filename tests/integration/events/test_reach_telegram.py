@@ -40,6 +40,7 @@ from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.reach.lead import Reach
 from novaberg.reach.linking import new_code
+from novaberg.reach.sender import MAX_ATTEMPTS
 from novaberg.reach.telegram_poll import NOT_YET
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
@@ -109,12 +110,14 @@ async def history(http: httpx.AsyncClient, token: str, count: int) -> list[dict[
 
 
 async def outbox_drained(redis: aioredis.Redis) -> None:
+    """Every item sent or given up: none in the outbox, the work list or waiting to retry
+    (read in one transaction: an item moves between them, never out of all three)."""
     for _ in range(int(WAIT / 0.02)):
-        lengths = [
-            await redis.llen(keys.channel_outbox()),
-            await redis.llen(keys.channel_outbox_work()),
-            await redis.zcard(keys.channel_retry()),
-        ]
+        async with redis.pipeline(transaction=True) as pipe:
+            pipe.llen(keys.channel_outbox())
+            pipe.llen(keys.channel_outbox_work())
+            pipe.zcard(keys.channel_retry())
+            lengths = await pipe.execute()
         if not any(lengths):
             return
         await asyncio.sleep(0.02)
@@ -523,3 +526,49 @@ async def test_a_reminder_reaches_the_chat_though_impulses_are_off_there(
 
     sent = await bot_api.wait_sent(CHAT, 2)
     assert sent[1].text == "Denk an den Zahnarzt!"
+
+
+async def test_once_the_last_page_closes_the_next_answer_goes_to_the_chat(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    page = await sockets(anna)
+    for _ in range(int(WAIT / 0.02)):
+        if await redis.exists(keys.presence("anna")):
+            break
+        await asyncio.sleep(0.02)
+    assert await redis.exists(keys.presence("anna"))
+    await page.close()
+    for _ in range(int(WAIT / 0.02)):
+        if not await redis.exists(keys.presence("anna")):
+            break
+        await asyncio.sleep(0.02)
+    script_answer(scripted, "Schon weg?")
+    await workers()
+
+    assert (await post(http, anna, "Tschüss!")).status_code == 202
+
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == "Schon weg?"
+
+
+async def test_a_channel_that_keeps_failing_is_given_up_after_bounded_tries(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, db, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    bot_api.failing = 1000
+    script_answer(scripted, "Hörst du mich?")
+    await workers()
+
+    assert (await post(http, anna, "Hallo?")).status_code == 202
+    await history(http, anna, 1)
+    await outbox_drained(redis)
+
+    assert bot_api.calls.count("sendMessage") == 1 + MAX_ATTEMPTS, "the link reply, then 6 tries"
+    async with db.connection() as conn:
+        cur = await conn.execute("SELECT gestoert_am FROM kanal_verknuepfung")
+        [row] = await cur.fetchall()
+    assert row["gestoert_am"] is None, "a transient failure never marks the chat"
+    assert await redis.sismember(keys.channel_users(), "anna")
