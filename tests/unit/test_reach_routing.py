@@ -92,3 +92,9 @@ def test_settings_leave_out_a_category_but_never_the_origin() -> None:
     assert routing.targets(links, socket_open=False, origins=set(), wanted=nothing) == []
     chosen = routing.targets(links, socket_open=False, origins={2}, wanted=nothing)
     assert [x.id for x in chosen] == [2]
+
+
+def test_an_outcome_awaited_in_place_goes_to_no_chat_but_its_origin() -> None:
+    links = [link(1), link(2)]
+    assert routing.targets(links, socket_open=False, origins={0}) == []
+    assert [x.id for x in routing.targets(links, socket_open=False, origins={0, 2})] == [2]

@@ -4,6 +4,8 @@ docs/behaviour/reach.md#which-channel).
 - Every open socket gets every message (the hub does that; nothing here).
 - An outcome of a turn that came in through a linked chat goes back to that chat, whether
   or not a page is open: the person wrote there and waits there.
+- An outcome of a turn asked through a client that waits for it in the same request (the
+  OpenAI-compatible door) is answered there and goes to no chat.
 - Any other outcome (an answer to the page, a failed turn, an impulse, a reminder, a
   follow-up) goes to the person's working chats only when no socket of theirs is open,
   and only to those whose kind the person lets have that category
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from novaberg.events.reminders import is_reminder_turn
+from novaberg.reach.origins import IN_PLACE
 from novaberg.store.channel_links import ChannelLink
 from novaberg.store.channel_settings import ANSWERS, IMPULSES, REMINDERS
 from novaberg.wire import FIELD_ORIGIN, MSG_FAILED, MSG_RESPONSE, ORIGIN_OWN_THOUGHT
@@ -82,7 +85,9 @@ def targets(
     wanted: Callable[[ChannelLink], bool] = _everything,
 ) -> list[ChannelLink]:
     """The working links an outcome goes to: its origins always, the others that want it
-    (the person's settings) when no socket is open."""
+    (the person's settings) when no socket is open and no client waits for it in place."""
+    if IN_PLACE in origins:
+        socket_open = True
     return [
         link
         for link in links

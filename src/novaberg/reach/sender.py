@@ -25,6 +25,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.events.delivery import Delivery
+from novaberg.reach import origins as reach_origins
 from novaberg.reach import routing
 from novaberg.reach.channels import Channel, ChannelFailure, MessageRefused
 from novaberg.reach.outbox import Item, Outbox
@@ -99,7 +100,7 @@ class ChannelSender:
                 )
             return None
         links = await channel_links.of_user(self.pool, item.user_id)
-        origins = await self._origins(outcome.message_ids)
+        origins = await reach_origins.of(self.redis, outcome.message_ids)
         socket_open = bool(await self.redis.exists(keys.presence(item.user_id)))
         retry: float | None = None
         prefs = await channel_settings.read(self.pool, item.user_id)
@@ -146,9 +147,3 @@ class ChannelSender:
                 "outcome %d of %s sent to %s link %d", item.seq, item.user_id, link.kind, link.id
             )
         return retry
-
-    async def _origins(self, message_ids: list[str]) -> set[int]:
-        if not message_ids:
-            return set()
-        found = await self.redis.mget([keys.channel_origin(m) for m in message_ids])
-        return {int(v) for v in found if v is not None}

@@ -25,7 +25,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from novaberg.events.model import new_id
-from novaberg.reach import linking
+from novaberg.reach import linking, origins
 from novaberg.store import channel_links, keys
 from novaberg.store.channel_links import TELEGRAM, ChannelLink
 from novaberg.store.characters import load_visible_ids
@@ -154,10 +154,10 @@ class TelegramPoller:
     async def _utterance(self, message: Message, link: ChannelLink, text: str) -> None:
         message_id = new_id()
         # before the intake: the outcome may be ready before this coroutine runs again
-        await self.redis.set(keys.channel_origin(message_id), link.id, ex=keys.CHANNEL_ORIGIN_TTL)
+        await origins.note(self.redis, message_id, link.id)
         refusal = await self.accept(link.user_id, link.character_id, text, message_id)
         if refusal is not None:
-            await self.redis.delete(keys.channel_origin(message_id))
+            await origins.forget(self.redis, message_id)
             await self._reply(message, refusal)
 
     async def _reply(self, message: Message, text: str) -> None:

@@ -572,3 +572,23 @@ async def test_a_channel_that_keeps_failing_is_given_up_after_bounded_tries(
         [row] = await cur.fetchall()
     assert row["gestoert_am"] is None, "a transient failure never marks the chat"
     assert await redis.sismember(keys.channel_users(), "anna")
+
+
+async def test_an_answer_the_openai_door_waits_for_goes_to_no_chat(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    script_answer(scripted, "Hier, direkt in deiner App.")
+    await workers()
+
+    response = await http.post(
+        "/v1/chat/completions",
+        json={"model": "nova", "messages": [{"role": "user", "content": "Hallo?"}]},
+        headers={"Authorization": f"Bearer {anna}"},
+    )
+
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == "Hier, direkt in deiner App."
+    await outbox_drained(redis)
+    assert len(bot_api.to(CHAT)) == 1, "only the link reply: the door had the answer"
