@@ -189,6 +189,12 @@ class Settings(BaseSettings):
         description="Root of the Bot API; requests go to {root}/bot{token}/{method}, so a "
         "self-hosted Bot API server works too.",
     )
+    telegram_webhook_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="Public base URL of this server (e.g. https://nova.example.org): set, "
+        "Telegram posts updates to {url}/telegram/webhook instead of being polled.",
+    )
     telegram_poll_timeout: int = Field(
         default=30,
         ge=0,

@@ -28,6 +28,7 @@ from novaberg.api import (
     memory_search,
     openai_door,
     page_api,
+    telegram_webhook,
     tokens_api,
     ws,
 )
@@ -38,6 +39,7 @@ from novaberg.api.request_guard import RequestGuard
 from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
 from novaberg.impulses import routes as impulses_routes
+from novaberg.reach.lead import WEBHOOK_PATH
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ ROUTERS: list[APIRouter] = [
     page_api.router,
     impulses_routes.router,
     tokens_api.router,
+    telegram_webhook.router,
 ]
 """Every router the app serves, in order."""
 
@@ -143,6 +146,7 @@ def create_app(
         limits=imports_api.body_limits(settings),
         binary=imports_api.BINARY_PATHS,
         json_lines=imports_api.JSON_LINES_PATHS,
+        own_auth=frozenset({WEBHOOK_PATH}),
     )
     # outside the guard: an import's slot is taken before its body is read
     app.add_middleware(ImportGate, paths=imports_api.IMPORT_PATHS, limits=imports_api.body_limits)

@@ -61,4 +61,5 @@ def telegram_reach(
         api_url=settings.telegram_api_url,
         default_character=settings.character,
         poll_timeout=settings.telegram_poll_timeout,
+        webhook_url=settings.telegram_webhook_url,
     )

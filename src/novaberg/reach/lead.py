@@ -1,5 +1,9 @@
 """Where Telegram runs in the process model: in the API processes, one of them at a time.
 
+With `NOVABERG_TELEGRAM_WEBHOOK_URL` set, the lease holder registers the webhook instead of
+polling, and any API process takes Telegram's posts (api/telegram_webhook.py); sending
+stays with the lease holder.
+
 Every API process with `NOVABERG_TELEGRAM_TOKEN` set runs a `Reach`; only the one holding
 the lease `kanal_leitung` polls Telegram and drains the channel outbox (two pollers would
 fight over getUpdates, two senders would send twice). The lease lives 30 s and is extended
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 
 import redis.asyncio as aioredis
@@ -32,6 +37,17 @@ from novaberg.store.lease import Leases
 log = logging.getLogger(__name__)
 
 SEND_WAIT = 1
+
+WEBHOOK_PATH = "/telegram/webhook"
+"""Where Telegram posts updates when `NOVABERG_TELEGRAM_WEBHOOK_URL` is set."""
+
+
+def webhook_secret(token: str) -> str:
+    """The `secret_token` Telegram sends with every webhook call: derived from the bot token,
+    so every API process knows it and nobody without the token can forge an update."""
+    return hashlib.sha256(f"novaberg-telegram-webhook:{token}".encode()).hexdigest()
+
+
 """Seconds one look into the outbox blocks (also how soon due retries are released)."""
 
 
@@ -46,6 +62,7 @@ class Reach:
         api_url: str,
         default_character: str,
         poll_timeout: int = 30,
+        webhook_url: str | None = None,
         lease_seconds: float = keys.CHANNEL_LEAD_TTL,
         base_delay: float | None = None,
         bot: Bot | None = None,
@@ -53,6 +70,8 @@ class Reach:
         self.redis = redis
         self.pool = pool
         self.lease_seconds = lease_seconds
+        self.webhook_url = webhook_url.rstrip("/") + WEBHOOK_PATH if webhook_url else None
+        self.webhook_secret = webhook_secret(token)
         self.bot = bot or make_bot(token, api_url, poll_timeout=poll_timeout)
         self.poller = TelegramPoller(
             self.bot,
@@ -114,14 +133,23 @@ class Reach:
         )
         try:
             await self.bot.initialize()
-            await self.bot.delete_webhook()  # getUpdates answers 409 while a webhook is set
+            if self.webhook_url:
+                await self.bot.set_webhook(
+                    self.webhook_url,
+                    secret_token=self.webhook_secret,
+                    allowed_updates=["message"],
+                )
+            else:
+                await self.bot.delete_webhook()  # getUpdates answers 409 while one is set
         except TelegramError as exc:
             log.warning("telegram not ready (%s); polling retries", exc)
         tasks = [
             asyncio.create_task(self._keep(token), name="reach-lease"),
-            asyncio.create_task(self.poller.run(lambda: self.leading), name="reach-poll"),
             asyncio.create_task(self._send(), name="reach-send"),
         ]
+        if not self.webhook_url:
+            poll = self.poller.run(lambda: self.leading)
+            tasks.append(asyncio.create_task(poll, name="reach-poll"))
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -202,6 +202,15 @@ def telegram_offset() -> str:
     return "telegram_offset"
 
 
+TELEGRAM_UPDATE_TTL = 86_400
+"""Telegram repeats a webhook post for at most a day."""
+
+
+def telegram_update(update_id: int) -> str:
+    """Set once a webhook update was handled: Telegram's repeat of it is dropped."""
+    return f"telegram_update:{update_id}"
+
+
 def link_code(code: str) -> str:
     """A one-time code → the user id it links a chat to (`novaberg telegram link`)."""
     return f"kanal_code:{code}"

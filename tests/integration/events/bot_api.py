@@ -47,6 +47,7 @@ class BotApi:
     failing: int = 0
     """The next this many sendMessage calls answer 500."""
     webhook: str = ""
+    webhook_secret: str = ""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
 
@@ -93,6 +94,7 @@ class BotApi:
             )
         if method in ("deleteWebhook", "setWebhook"):
             self.webhook = str(params.get("url", ""))
+            self.webhook_secret = str(params.get("secret_token", ""))
             return _ok(True)
         if method == "getUpdates":
             return _ok(await self._get_updates(params))

@@ -7,8 +7,10 @@ alone (docs/behaviour/reach.md)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,27 +56,21 @@ async def bot_api() -> AsyncIterator[BotApi]:
         yield api
 
 
-@pytest.fixture
-async def server(
-    settings: Settings,
-    endpoints: Endpoints,
-    redis: aioredis.Redis,
-    db: AsyncConnectionPool,
-    model: ModelLayer,
-    gate: ModelGate,
-    bot_api: BotApi,
-) -> AsyncIterator[Running]:
+@asynccontextmanager
+async def serving(context: AppContext, bot_api: BotApi, **extra: Any) -> AsyncIterator[Running]:
     """The real app with a bot token, pointed at the stand-in (no consumers: tests start
-    workers)."""
-    with_bot = settings.model_copy(
+    workers). `extra` settings may name `{url}`, the app's own address."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with_bot = context.settings.model_copy(
         update={
             "telegram_token": TOKEN,
             "telegram_api_url": bot_api.url,
             "telegram_poll_timeout": 1,
+            **{k: v.format(url=url) if isinstance(v, str) else v for k, v in extra.items()},
         }
     )
-    app = create_app(context=AppContext(with_bot, endpoints, redis, db, model, gate))
-    port = free_port()
+    app = create_app(context=dataclasses.replace(context, settings=with_bot))
     srv = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )
@@ -85,9 +81,29 @@ async def server(
         await asyncio.sleep(0.01)
     assert srv.started, "uvicorn did not start"
     app.state.reach.sender.base_delay = 0.1  # transient retries within the test's bound
-    yield Running(f"http://127.0.0.1:{port}", app)
-    srv.should_exit = True
-    await asyncio.wait_for(task, 15)
+    try:
+        yield Running(url, app)
+    finally:
+        srv.should_exit = True
+        await asyncio.wait_for(task, 15)
+
+
+@pytest.fixture
+def context(
+    settings: Settings,
+    endpoints: Endpoints,
+    redis: aioredis.Redis,
+    db: AsyncConnectionPool,
+    model: ModelLayer,
+    gate: ModelGate,
+) -> AppContext:
+    return AppContext(settings, endpoints, redis, db, model, gate)
+
+
+@pytest.fixture
+async def server(context: AppContext, bot_api: BotApi) -> AsyncIterator[Running]:
+    async with serving(context, bot_api) as running:
+        yield running
 
 
 async def linked(bot_api: BotApi, redis: aioredis.Redis, chat: int = CHAT) -> None:
@@ -592,3 +608,44 @@ async def test_an_answer_the_openai_door_waits_for_goes_to_no_chat(
     assert response.json()["choices"][0]["message"]["content"] == "Hier, direkt in deiner App."
     await outbox_drained(redis)
     assert len(bot_api.to(CHAT)) == 1, "only the link reply: the door had the answer"
+
+
+async def test_with_the_webhook_option_telegram_posts_and_nothing_polls(
+    context: AppContext, token, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    await token("anna")
+    script_answer(scripted, "Angekommen.")
+    await workers()
+    async with serving(context, bot_api, telegram_webhook_url="{url}") as running:
+        for _ in range(int(WAIT / 0.02)):
+            if bot_api.webhook:
+                break
+            await asyncio.sleep(0.02)
+        assert bot_api.webhook == running.url + "/telegram/webhook"
+        async with httpx.AsyncClient(base_url=running.url, timeout=WAIT) as client:
+
+            async def post_update(text: str, secret: str | None) -> int:
+                await bot_api.user_writes(CHAT, text)
+                update = bot_api.updates[-1]
+                headers = {} if secret is None else {"X-Telegram-Bot-Api-Secret-Token": secret}
+                response = await client.post("/telegram/webhook", json=update, headers=headers)
+                return response.status_code
+
+            assert await post_update("Hallo?", None) == 401
+            assert await post_update("Hallo?", "geraten") == 401
+            code = await new_code(redis, "anna")
+            assert await post_update(f"/start {code}", bot_api.webhook_secret) == 200
+            assert await post_update("Bist du da?", bot_api.webhook_secret) == 200
+            repeat = bot_api.updates[-1]
+            again = await client.post(
+                "/telegram/webhook",
+                json=repeat,
+                headers={"X-Telegram-Bot-Api-Secret-Token": bot_api.webhook_secret},
+            )
+            assert again.status_code == 200
+            sent = await bot_api.wait_sent(CHAT, 2)
+            await outbox_drained(redis)
+    print("telegram chat:", [s.text for s in bot_api.to(CHAT)])
+    assert sent[0].text.startswith("Verbunden")
+    assert [s.text for s in bot_api.to(CHAT)][1:] == ["Angekommen."], "a repeat is dropped"
+    assert "getUpdates" not in bot_api.calls
