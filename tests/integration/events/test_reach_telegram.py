@@ -26,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner
 
 from novaberg.api.app import create_app
+from novaberg.api.channel_intake import TOO_FAST
 from novaberg.api.context import AppContext
 from novaberg.cli import app as cli_app
 from novaberg.config import Settings
@@ -649,3 +650,38 @@ async def test_with_the_webhook_option_telegram_posts_and_nothing_polls(
     assert sent[0].text.startswith("Verbunden")
     assert [s.text for s in bot_api.to(CHAT)][1:] == ["Angekommen."], "a repeat is dropped"
     assert "getUpdates" not in bot_api.calls
+
+
+async def test_quick_telegram_messages_become_one_block_and_one_answer(
+    token, sockets, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    page = await sockets(anna)
+    await bot_api.user_writes(CHAT, "Hey")
+    await bot_api.user_writes(CHAT, "ich wollte sagen...")
+    for _ in range(int(WAIT / 0.02)):
+        if await redis.llen(keys.prompt_queue(PAIR)) == 2:
+            break
+        await asyncio.sleep(0.02)
+    script_answer(scripted, "Ich höre.")
+    await workers()
+
+    answer = await page.wait_typ("character_response")
+    sent = await bot_api.wait_sent(CHAT, 2)
+    await outbox_drained(redis)
+    assert len(answer["nachrichten_ids"]) == 2, "one block, one answer naming both"
+    assert [s.text for s in bot_api.to(CHAT)][1:] == ["Ich höre."]
+    assert sent[1].text == "Ich höre."
+
+
+async def test_telegram_messages_share_the_person_s_rate_limit(
+    context: AppContext, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    async with serving(context, bot_api, chat_burst=2, chat_rate=0.01):
+        await linked(bot_api, redis)
+        for text in ("eins", "zwei", "drei"):
+            await bot_api.user_writes(CHAT, text)
+        sent = await bot_api.wait_sent(CHAT, 2)
+    assert sent[1].text == TOO_FAST
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 2, "the third was not queued"
