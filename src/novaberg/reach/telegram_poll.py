@@ -41,7 +41,10 @@ START_HELP = (
     "(`novaberg telegram link --user NAME`) und schick ihn mir als: /start CODE"
 )
 BAD_CODE = "Dieser Code ist unbekannt oder abgelaufen. Lass dir bitte einen neuen geben."
-NOT_LINKED = "Dieser Chat ist noch nicht verbunden. " + START_HELP.split(". ", 1)[0] + "."
+NOT_LINKED = (
+    "Dieser Chat ist noch nicht verbunden. Lass dir einen Code geben "
+    "(`novaberg telegram link --user NAME`) und schick ihn mir als: /start CODE"
+)
 NOT_YET = (
     "Sprachnachrichten, Bilder und Dateien kann ich hier noch nicht lesen. "
     "Schreib mir bitte in Worten."
