@@ -685,3 +685,20 @@ async def test_telegram_messages_share_the_person_s_rate_limit(
         sent = await bot_api.wait_sent(CHAT, 2)
     assert sent[1].text == TOO_FAST
     assert await redis.llen(keys.prompt_queue(PAIR)) == 2, "the third was not queued"
+
+
+async def test_a_page_that_comes_back_catches_up_on_what_went_to_the_chat(
+    http: httpx.AsyncClient, token, sockets, workers, scripted: ScriptedLLM, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    await linked(bot_api, redis)
+    script_answer(scripted, "Du warst weg, hier ist es trotzdem.")
+    await workers()
+    assert (await post(http, anna, "Ich gehe kurz.")).status_code == 202
+    sent = await bot_api.wait_sent(CHAT, 2)
+
+    page = await sockets(anna, since=0)
+
+    caught_up = await page.wait_typ("character_response")
+    print("page socket:", [m["typ"] for m in page.seen])
+    assert caught_up["nachricht"] == sent[1].text == "Du warst weg, hier ist es trotzdem."
