@@ -19,6 +19,7 @@ from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
 from novaberg.api import (
     agents_api,
+    channels_api,
     characters_api,
     chat,
     errors,
@@ -57,6 +58,7 @@ ROUTERS: list[APIRouter] = [
     page_api.router,
     impulses_routes.router,
     tokens_api.router,
+    channels_api.router,
     telegram_webhook.router,
 ]
 """Every router the app serves, in order."""

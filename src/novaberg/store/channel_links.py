@@ -119,6 +119,21 @@ async def mark_failed(
         await redis.srem(keys.channel_users(), link.user_id)
 
 
+async def unlink(
+    pool: AsyncConnectionPool, redis: aioredis.Redis, user_id: str, link_id: int
+) -> bool:
+    """Remove one of the user's links (False: no such link of theirs). A user left without
+    a working link leaves the outbox gate."""
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "DELETE FROM kanal_verknuepfung WHERE id = %s AND user_id = %s", (link_id, user_id)
+        )
+        removed = cur.rowcount == 1
+    if removed and not any(other.working for other in await of_user(pool, user_id)):
+        await redis.srem(keys.channel_users(), user_id)
+    return removed
+
+
 async def sync_channel_users(pool: AsyncConnectionPool, redis: aioredis.Redis) -> int:
     """Rebuild the outbox gate from the table (Redis may have lost it); returns its size."""
     async with pool.connection() as conn:

@@ -702,3 +702,29 @@ async def test_a_page_that_comes_back_catches_up_on_what_went_to_the_chat(
     caught_up = await page.wait_typ("character_response")
     print("page socket:", [m["typ"] for m in page.seen])
     assert caught_up["nachricht"] == sent[1].text == "Du warst weg, hier ist es trotzdem."
+
+
+async def test_the_page_api_lists_links_makes_a_code_and_unlinks(
+    http: httpx.AsyncClient, token, redis, bot_api: BotApi
+) -> None:  # type: ignore[no-untyped-def]
+    anna = {"Authorization": f"Bearer {await token('anna')}"}
+    bert = {"Authorization": f"Bearer {await token('bert')}"}
+    made = await http.post("/kanaele/telegram/code", headers=anna)
+    assert made.status_code == 200, made.text
+    assert made.json()["befehl"] == f"/start {made.json()['code']}"
+    await bot_api.user_writes(CHAT, made.json()["befehl"])
+    await bot_api.wait_sent(CHAT)
+    [row] = (await http.get("/kanaele", headers=anna)).json()
+    assert (row["art"], row["character_id"], row["gestoert_am"]) == ("telegram", "nova", None)
+    assert (await http.get("/kanaele", headers=bert)).json() == []
+
+    assert (await http.delete(f"/kanaele/{row['id']}", headers=bert)).status_code == 404
+    assert (await http.delete(f"/kanaele/{row['id']}", headers=anna)).status_code == 204
+    assert (await http.delete(f"/kanaele/{row['id']}", headers=anna)).status_code == 404
+
+    assert (await http.get("/kanaele", headers=anna)).json() == []
+    assert not await redis.sismember(keys.channel_users(), "anna"), "no outcome enters the outbox"
+    await bot_api.user_writes(CHAT, "Hallo?")
+    sent = await bot_api.wait_sent(CHAT, 2)
+    assert "noch nicht verbunden" in sent[1].text
+    assert await redis.llen(keys.prompt_queue(PAIR)) == 0
