@@ -179,6 +179,29 @@ class Settings(BaseSettings):
         "thinker and background research); unset = no web search is offered.",
     )
 
+    telegram_token: str | None = Field(
+        default=None,
+        description="Bot token from Telegram's @BotFather; set, the API process links chats, "
+        "polls for their messages and delivers Nova's outcomes there (docs/behaviour/reach.md).",
+    )
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        description="Root of the Bot API; requests go to {root}/bot{token}/{method}, so a "
+        "self-hosted Bot API server works too.",
+    )
+    telegram_webhook_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="Public base URL of this server (e.g. https://nova.example.org): set, "
+        "Telegram posts updates to {url}/telegram/webhook instead of being polled.",
+    )
+    telegram_poll_timeout: int = Field(
+        default=30,
+        ge=0,
+        le=50,
+        description="Seconds one getUpdates long poll may wait for a message.",
+    )
+
     host: str = Field(default="127.0.0.1", description="HTTP bind address.")
     port: int = Field(default=8765, ge=1, le=65535, description="HTTP port.")
     allowed_origins: str = Field(

@@ -19,6 +19,7 @@ from novaberg import __version__
 from novaberg.agents.registry import agent_migrations
 from novaberg.api import (
     agents_api,
+    channels_api,
     characters_api,
     chat,
     errors,
@@ -29,6 +30,7 @@ from novaberg.api import (
     memory_search,
     openai_door,
     page_api,
+    telegram_webhook,
     tokens_api,
     ws,
 )
@@ -40,6 +42,7 @@ from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
 from novaberg.impulses import routes as impulses_routes
 from novaberg.memory.library.progress import stop_passes
+from novaberg.reach.lead import WEBHOOK_PATH
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 
 log = logging.getLogger(__name__)
@@ -58,6 +61,8 @@ ROUTERS: list[APIRouter] = [
     page_api.router,
     impulses_routes.router,
     tokens_api.router,
+    channels_api.router,
+    telegram_webhook.router,
 ]
 """Every router the app serves, in order."""
 
@@ -150,6 +155,7 @@ def create_app(
         limits=imports_api.body_limits(settings),
         binary=imports_api.BINARY_PATHS,
         json_lines=imports_api.JSON_LINES_PATHS,
+        own_auth=frozenset({WEBHOOK_PATH}),
     )
     # outside the guard: an import's slot is taken before its body is read
     app.add_middleware(ImportGate, paths=imports_api.IMPORT_PATHS, limits=imports_api.body_limits)

@@ -35,6 +35,7 @@ from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import any_worker_alive
 from novaberg.pair import Pair
+from novaberg.reach.origins import answered_here
 from novaberg.store import character_activation, characters
 from novaberg.wire import MSG_RESPONSE
 
@@ -434,6 +435,7 @@ async def chat_completions(
             accepted = await enqueue(services, user_id, req.model, user_message.text(), None)
             if isinstance(accepted, Reply):
                 return _from_reply(accepted)
+            await answered_here(services.hub.redis, accepted.message_id)
             return await _answer(request, watch, req.model, accepted, timeout)
     except TooManyConnections:
         return _too_many_connections()
@@ -500,6 +502,7 @@ async def _stream(
     if isinstance(accepted, Reply):
         await watching.__aexit__(None, None, None)
         return _from_reply(accepted)
+    await answered_here(services.hub.redis, accepted.message_id)
 
     async def events() -> AsyncIterator[str]:
         yield _chunk(character_id, accepted, {"role": "assistant", "content": ""}, None)

@@ -163,7 +163,7 @@ def header(scope: Scope, wanted: bytes) -> str | None:
 class RequestGuard:
     """ASGI middleware for the FastAPI routes (see the module docstring). `limits`: body
     limits of upload paths; `binary`: paths whose body need not be text; `json_lines`: paths
-    whose body may be JSON lines."""
+    whose body may be JSON lines; `own_auth`: paths that check their caller themselves."""
 
     def __init__(
         self,
@@ -171,18 +171,23 @@ class RequestGuard:
         limits: Mapping[str, BodyLimit] | None = None,
         binary: frozenset[str] = frozenset(),
         json_lines: frozenset[str] = frozenset(),
+        own_auth: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.limits = dict(limits or {})
         self.binary = binary
         self.json_lines = json_lines
+        self.own_auth = own_auth
+        """Paths that check their caller themselves before reading the body (Telegram's
+        webhook: its secret header); they pass unguarded."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
             return
         app = scope["app"]
-        if not _routed(app, scope):  # 404/405 come from the framework, unread
+        if scope.get("path") in self.own_auth or not _routed(app, scope):
+            # 404/405 come from the framework, unread; own_auth paths check themselves
             await self.app(scope, receive, send)
             return
         try:

@@ -34,6 +34,7 @@ from novaberg.events.delivery import (
     TOO_MANY_REASON,
     TOO_SLOW_REASON,
     Connection,
+    DeliveryHub,
     TooManyConnections,
 )
 from novaberg.store import keys
@@ -94,7 +95,18 @@ async def delivery_socket(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await _forget_presence(hub, user_id)
         await _close(websocket, conn)
+
+
+async def _forget_presence(hub: DeliveryHub, user_id: str) -> None:
+    """The user's last socket here closed: drop the presence mark now rather than in 20 s,
+    so what Nova says next goes to the person's linked chats (docs/behaviour/reach.md).
+    A socket of theirs on another API process marks them again within `PRESENCE_REFRESH`."""
+    if hub.connection_count(user_id):
+        return
+    with contextlib.suppress(Exception):
+        await hub.redis.delete(keys.presence(user_id))
 
 
 async def _close(websocket: WebSocket, conn: Connection) -> None:

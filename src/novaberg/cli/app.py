@@ -319,5 +319,14 @@ def _register_character() -> None:
 _register_character()
 
 
+def _register_telegram() -> None:
+    from novaberg.cli.telegram import telegram_app
+
+    app.add_typer(telegram_app, name="telegram")
+
+
+_register_telegram()
+
+
 def main() -> None:
     app()

@@ -121,15 +121,23 @@ class Delivery:
         *,
         outcome_key: str | None = None,
     ) -> int:
-        """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed."""
+        """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed.
+        An outcome (`outcome_key` given) also enters the channel outbox when the user has a
+        linked channel (docs/behaviour/reach.md)."""
+        outbox = keys.channel_outbox() if outcome_key else ""
         seq = await self._script(
-            keys=[*delivery_keys(user_id), outcome_key or ""],
-            args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL],
+            keys=[*delivery_keys(user_id), outcome_key or "", keys.channel_users(), outbox],
+            args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL, user_id],
         )
         return int(seq)
 
     async def current_seq(self, user_id: str) -> int:
         return int(await self.redis.get(keys.delivery_seq(user_id)) or 0)
+
+    async def logged(self, user_id: str, seq: int) -> str | None:
+        """The logged message `seq`, or None once it left the catch-up log."""
+        raw = await self.redis.zrangebyscore(keys.delivery_log(user_id), seq, seq)
+        return str(raw[0]) if raw else None
 
     async def since(self, user_id: str, seq: int, *, now: float | None = None) -> list[str]:
         """Logged messages after `seq`, oldest first, within the catch-up window."""

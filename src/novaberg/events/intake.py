@@ -236,17 +236,24 @@ class Intake:
         self._writer = _GroupCommit(redis)
 
     async def accept(
-        self, user_id: str, character_id: str, text: str, client_id: str | None = None
+        self,
+        user_id: str,
+        character_id: str,
+        text: str,
+        client_id: str | None = None,
+        *,
+        message_id: str | None = None,
     ) -> Accepted:
         """Store the utterance in `prompt_queue:{u}:{c}`; raise IntakeError on bad input.
-        Redis errors propagate (the caller answers 503: nothing was accepted)."""
+        Redis errors propagate (the caller answers 503: nothing was accepted).
+        `message_id`: an id the caller made (`new_id()`) and noted before, else a new one."""
         clean = check_text(text)
         if client_id is not None and (not client_id or len(client_id) > MAX_CLIENT_ID):
             raise IntakeError(422, "client_id_ungueltig", "client_id must be 1-64 characters")
         if not await self.characters.known(user_id, character_id):
             raise IntakeError(404, "charakter_unbekannt", f"unknown character {character_id!r}")
         pair = Pair(user_id, character_id)
-        message_id = new_id()
+        message_id = message_id or new_id()
         received_at = time.time()
         entry = to_json(
             {

@@ -28,7 +28,7 @@ from novaberg.agents.timeline.repository import (
     mark_reminded,
     skip_stale_reminders,
 )
-from novaberg.events.model import impulse_event
+from novaberg.events.model import impulse_event, new_id
 from novaberg.events.queues import push_event
 from novaberg.graph.agent_graph import run_agent_graph
 from novaberg.pair import Pair
@@ -48,9 +48,18 @@ REMINDER_LEASE: Final = 300
 then waits); while its thought is formed, however long, the worker keeps extending it."""
 
 
+REMINDER_ID_PREFIX: Final = "erinnerung-"
+"""Event and turn ids of reminders start with it (the turn id is new on every attempt): a
+reminder's answer is told from other own thoughts by its `turn_id` (reach/routing.py)."""
+
+
 def reminder_event_id(row: dict[str, Any]) -> str:
     """The same id for every attempt at one reminder, so a repeat is a duplicate."""
-    return f"erinnerung-{row['id']}-{int(row['event_time'].timestamp())}"
+    return f"{REMINDER_ID_PREFIX}{row['id']}-{int(row['event_time'].timestamp())}"
+
+
+def is_reminder_turn(turn_id: str) -> bool:
+    return turn_id.startswith(REMINDER_ID_PREFIX)
 
 
 def reminder_thought(row: dict[str, Any], deps: GraphDeps) -> str:
@@ -101,6 +110,7 @@ async def _deliver(deps: GraphDeps, agent_graph: Any, row: dict[str, Any]) -> No
         trigger_turn_id=None,
         extra={"impuls_aufgabe": "erinnerung", "timeline_id": row["id"]},
         event_id=reminder_event_id(row),
+        turn_id=f"{REMINDER_ID_PREFIX}{new_id()}",
     )
     pair = Pair(user_id, deps.settings.character)
     try:

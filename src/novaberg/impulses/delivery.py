@@ -1,6 +1,7 @@
 """Impulse delivery: when Nova says something on her own (docs/behaviour/pixie.md#delivery).
 
-Every `DELIVERY_PERIOD` seconds, for each connected user whose pair has a stack entry,
+Every `DELIVERY_PERIOD` seconds, for each reachable user (a socket open, or a working
+linked channel: docs/behaviour/reach.md) whose pair has a stack entry,
 delivery reads a snapshot (settings, today's count, the stack, silence, momentum, turn
 marker and event queue, the open agent question, the burst count, the stance hash, the
 user's last emotion, mode and utterance embeddings), evaluates every gate
@@ -63,7 +64,7 @@ from novaberg.wire import ROLE_USER
 log = logging.getLogger(__name__)
 
 DELIVERY_PERIOD: Final = 5.0
-"""Seconds between two looks at each connected user."""
+"""Seconds between two looks at each reachable user."""
 
 CLAIM_SECONDS: Final = 120
 """Lease on a pair while its impulse is formed (extended while it runs)."""
@@ -335,21 +336,25 @@ class ImpulseDelivery:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    async def connected_pairs(self) -> list[Pair]:
-        """Pairs with stack entries whose user has a socket open somewhere."""
+    async def reachable_pairs(self) -> list[Pair]:
+        """Pairs with stack entries whose user would hear Nova: a socket open somewhere, or
+        a working linked channel (docs/behaviour/reach.md). The gates, quiet hours and the
+        daily limit are the same whichever way the impulse will reach them."""
         pairs = await impulse_stack.pairs(self.redis)
         found = []
         for pair in pairs:
             if not await impulse_stack.size(self.redis, pair):
                 await self.redis.srem(keys.impulse_stack_pairs(), str(pair))
                 continue
-            if await self.redis.exists(keys.presence(pair.user_id)):
+            if await self.redis.exists(keys.presence(pair.user_id)) or await self.redis.sismember(
+                keys.channel_users(), pair.user_id
+            ):
                 found.append(pair)
         return found
 
     async def tick(self) -> list[tuple[Pair, Decision]]:
         results = []
-        for pair in await self.connected_pairs():
+        for pair in await self.reachable_pairs():
             try:
                 results.append((pair, await self.check(pair)))
             except Exception:

@@ -2,7 +2,8 @@
 (docs/behaviour/pixie.md#settings).
 
 - `GET /settings?character_id=` — impulses on/off, quiet hours, zone, impulses per day
-- `PATCH /settings` — change any of them (per user and character)
+- `PATCH /settings` — change any of them (per user and character); `kanaele`: what each
+  kind of linked channel gets (per user, docs/behaviour/reach.md#settings)
 - `GET /impulses?character_id=` — the stack and the shadow queue, each entry with why it
   exists, and the last gate decisions
 - `DELETE /impulses/{entry_id}?character_id=` — dismiss a stack entry (its id) or a
@@ -13,7 +14,7 @@ Every call is scoped to the token's user.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated, Any, Final, cast
+from typing import Annotated, Any, Final, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
@@ -27,7 +28,7 @@ from novaberg.impulses import settings as impulse_settings
 from novaberg.impulses import shadow_queue
 from novaberg.impulses import stack as impulse_stack
 from novaberg.pair import Pair
-from novaberg.store import characters
+from novaberg.store import channel_settings, characters
 
 router = APIRouter(tags=["impulses"], responses={**AUTH, **BODY, **ITEM})
 
@@ -44,12 +45,32 @@ ZONES: Final = sorted(available_timezones())
 refused with 422)."""
 
 
+class ChannelPrefs(BaseModel):
+    """What one kind of linked channel gets besides the answers to its own messages
+    (docs/behaviour/reach.md#settings)."""
+
+    antworten: bool = Field(description="Answers and failed turns of what was written elsewhere.")
+    impulse: bool = Field(description="Nova's own thoughts and follow-ups.")
+    erinnerungen: bool = Field(description="Reminders.")
+
+
+class ChannelPrefsPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    antworten: bool | None = Field(default=None, strict=True)
+    impulse: bool | None = Field(default=None, strict=True)
+    erinnerungen: bool | None = Field(default=None, strict=True)
+
+
 class SettingsOut(BaseModel):
     character_id: str
     impulse: bool
     ruhezeit: str
     zeitzone: str
     pro_tag: int
+    kanaele: dict[Literal["telegram"], ChannelPrefs] = Field(
+        description="Per channel kind, for the person (the same for every character)."
+    )
 
 
 class SettingsPatch(BaseModel):
@@ -71,6 +92,7 @@ class SettingsPatch(BaseModel):
         json_schema_extra=cast(dict[str, Any], {"enum": ZONES}),
     )
     pro_tag: int | None = Field(default=None, ge=0, le=50)
+    kanaele: dict[Literal["telegram"], ChannelPrefsPatch] | None = None
 
     @field_validator("pro_tag", mode="before")
     @classmethod
@@ -103,7 +125,8 @@ async def _settings(ctx: AppContext, user_id: str, character_id: str) -> dict[st
         default_quiet=ctx.settings.quiet_hours,
         default_zone=ctx.settings.timezone,
     )
-    return {"character_id": character_id, **current.wire()}
+    channels = await channel_settings.read(ctx.pool, user_id)
+    return {"character_id": character_id, **current.wire(), "kanaele": channels}
 
 
 @router.get("/settings", response_model=SettingsOut, summary="Nova's impulse settings")
@@ -125,8 +148,14 @@ async def patch_settings(body: SettingsPatch, user_id: UserId, ctx: Ctx) -> dict
     async with ctx.pool.connection() as conn:
         if not await characters.is_visible(conn, user_id, character_id):
             raise unknown_character(character_id)
-    changes = body.model_dump(exclude_none=True, exclude={"character_id"})
+    changes = body.model_dump(exclude_none=True, exclude={"character_id", "kanaele"})
     await impulse_settings.update(ctx.pool, user_id, character_id, changes)
+    if body.kanaele:
+        await channel_settings.update(
+            ctx.pool,
+            user_id,
+            {kind: p.model_dump(exclude_none=True) for kind, p in body.kanaele.items()},
+        )
     return await _settings(ctx, user_id, character_id)
 
 

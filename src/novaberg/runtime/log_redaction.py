@@ -8,7 +8,7 @@ any handler sees it covers all of them, at every level.
 
 What is masked: the value of any `token=` query parameter (the WebSocket URL carries the
 token there), the credential after `Bearer`, and anything shaped like a Novaberg token
-(`nvb_…`, store/users.py), in the message, its arguments, the exception text and the stack.
+(`nvb_…`, store/users.py), a Telegram bot token in a Bot API URL, in the message, its arguments, the exception text and the stack.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ SECRET = re.compile(
     r"(?P<key>token=)[^&\s'\"\\]+"
     r"|(?P<scheme>[Bb]earer\s+)[^\s'\",\\]+"
     r"|(?P<prefix>nvb_)[A-Za-z0-9_\-]+"
+    r"|(?P<bot>/bot)\d+:[A-Za-z0-9_\-]+"
 )
-"""A `token=` value, a bearer credential, a Novaberg token (prefix `nvb_`)."""
+"""A `token=` value, a bearer credential, a Novaberg token (prefix `nvb_`), a Telegram bot
+token in a Bot API URL (`/bot123:ABC…/sendMessage`: the HTTP client logs every request)."""
 
 _PRIMITIVES = (int, float, bool, type(None), bytes)
 
@@ -35,13 +37,16 @@ _installed = False
 
 def redact(text: str) -> str:
     """`text` with every secret replaced by its label and `***`."""
-    if "token=" not in text and "earer" not in text and "nvb_" not in text:
+    if "token=" not in text and "earer" not in text and "nvb_" not in text and "/bot" not in text:
         return text  # the common case: nothing to look at
     return SECRET.sub(_mask, text)
 
 
 def _mask(match: re.Match[str]) -> str:
-    label = match.group("key") or match.group("scheme") or match.group("prefix") or ""
+    label = (
+        match.group("key") or match.group("scheme") or match.group("prefix") or match.group("bot")
+    )
+    label = label or ""
     return label + MASK
 
 

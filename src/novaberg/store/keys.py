@@ -157,6 +157,76 @@ def delivery_log(user_id: str) -> str:
     return f"zustellung_log:{user_id}"
 
 
+# --- reach: outcomes on the person's other channels (docs/behaviour/reach.md) ---------
+
+CHANNEL_SENT_TTL = 86_400
+"""A delivery to one channel is remembered as long as its message stays in the log."""
+
+CHANNEL_ORIGIN_TTL = 86_400
+"""How long an utterance remembers the chat it came from (its answer goes back there)."""
+
+LINK_CODE_TTL = 900
+"""A one-time link code is valid for 15 minutes."""
+
+CHANNEL_LEAD_TTL = 30
+"""The lease of the one process that polls Telegram and sends to channels."""
+
+
+def channel_users() -> str:
+    """Set of user ids with at least one working linked channel: only their outcomes enter
+    the outbox (a page-only user costs one SISMEMBER per outcome)."""
+    return "kanal_nutzer"
+
+
+def channel_outbox() -> str:
+    """List of outcomes ({user_id, seq}) to hand to the person's other channels."""
+    return "kanal_ausgang"
+
+
+def channel_outbox_work() -> str:
+    """The outbox item the channel sender is working on (moved back if it died)."""
+    return "kanal_ausgang_arbeit"
+
+
+def channel_retry() -> str:
+    """Sorted set (score = due time) of outbox items waiting after a transient failure."""
+    return "kanal_ausgang_wiederholung"
+
+
+def channel_sent(user_id: str, seq: int, link_id: int) -> str:
+    """Set once message `seq` of the user went out on link `link_id`: never sent twice."""
+    return f"kanal_gesendet:{user_id}:{seq}:{link_id}"
+
+
+def channel_origin(message_id: str) -> str:
+    """The link id an utterance arrived through; its outcome goes back there."""
+    return f"kanal_herkunft:{message_id}"
+
+
+def channel_lead() -> str:
+    """Lease: the one process that polls Telegram and drains the outbox."""
+    return "kanal_leitung"
+
+
+def telegram_offset() -> str:
+    """The next getUpdates offset (the update after the last one handled)."""
+    return "telegram_offset"
+
+
+TELEGRAM_UPDATE_TTL = 86_400
+"""Telegram repeats a webhook post for at most a day."""
+
+
+def telegram_update(update_id: int) -> str:
+    """Set once a webhook update was handled: Telegram's repeat of it is dropped."""
+    return f"telegram_update:{update_id}"
+
+
+def link_code(code: str) -> str:
+    """A one-time code → the user id it links a chat to (`novaberg telegram link`)."""
+    return f"kanal_code:{code}"
+
+
 def token_revoked_channel() -> str:
     """Pub/sub channel announcing the digests of revoked API tokens to every API process,
     which drops them from its token cache and closes their sockets at once

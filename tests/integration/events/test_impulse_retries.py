@@ -149,7 +149,7 @@ async def test_a_failing_entry_backs_off_and_is_parked_after_three_attempts(
     assert len(await _memories(redis, impulse_ids(first)[1])) == 1, "one memory, three tries"
 
     clock.advance(3600)
-    assert await delivery.connected_pairs() == [], "delivery no longer looks at it"
+    assert await delivery.reachable_pairs() == [], "delivery no longer looks at it"
 
     anna = await token("anna")
     listed = (await http.get("/impulses", headers={"Authorization": f"Bearer {anna}"})).json()
