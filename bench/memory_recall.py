@@ -6,7 +6,8 @@ eleven simulated months, 80 facts stated once, distractors sharing the questions
 German and English in parallel), written as a plain JSONL file and imported with
 `novaberg import chat` (a subprocess, as a person would run it). A third set, `en-long`
 (bench/_recall_long.py), is a long English SillyTavern group chat with named speakers,
-changed facts and "when did" questions; the languages are printed side by side. Each question is searched
+changed facts and "when did" questions, and `de-long` the same shape in German; the
+languages are printed side by side. Each question is searched
 with `memory.search.search_memory` as shipped, restricted to one set of methods per row:
 
 - `vektor` — the vector search alone (the baseline the archive would have without words);
@@ -32,7 +33,7 @@ is weak). The table names the embedder of each row. A measurement that failed is
 `null`/"failed", never as a number.
 
     .venv/bin/python bench/memory_recall.py [--embedders scripted,local]
-        [--languages de,en,en-long]
+        [--languages de,en,en-long,de-long]
         [--sizes 10000,100000] [--rounds 3] [--keep | --workdir DIR]
 
 Runs its own embedded PostgreSQL and Valkey under a fresh directory in /tmp per embedder.
@@ -62,7 +63,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from _machine import cpu_times, steal_percent
 from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
 from _recall_long import LANG as LONG_ENGLISH
-from _recall_long import build_long_dataset
+from _recall_long import LANG_GERMAN as LONG_GERMAN
+from _recall_long import LONG_SETS, build_long_dataset
 from novaberg.config import load_settings
 from novaberg.llm.factory import build_model_layer
 from novaberg.memory.search.hybrid import search_memory
@@ -305,7 +307,7 @@ LEAD_INS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 """Lowercase lead-ins (never taken for names) that make each timed query text unique."""
 
-FILLER_LANGUAGE: dict[str, str] = {LONG_ENGLISH: "en"}
+FILLER_LANGUAGE: dict[str, str] = {LONG_ENGLISH: "en", LONG_GERMAN: "de"}
 """The language of a data set's lead-ins and filler chat, where its name is not one."""
 
 
@@ -383,7 +385,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
         pairs: dict[str, Pair] = {}
         datasets: dict[str, Dataset] = {}
         for lang in args.languages:
-            dataset = build_long_dataset() if lang == LONG_ENGLISH else build_dataset(lang)
+            dataset = build_long_dataset(lang) if lang in LONG_SETS else build_dataset(lang)
             datasets[lang] = dataset
             character = await bench.character(lang)
             pairs[lang] = Pair(USER, character)
@@ -531,8 +533,9 @@ def main() -> None:
     parser.add_argument("--embedders", default="scripted,local")
     parser.add_argument(
         "--languages",
-        default=f"de,en,{LONG_ENGLISH}",
-        help=f"data sets: de, en (parallel everyday chat), {LONG_ENGLISH} (a named group chat)",
+        default=f"de,en,{LONG_ENGLISH},{LONG_GERMAN}",
+        help=f"data sets: de, en (parallel everyday chat), {LONG_ENGLISH}, {LONG_GERMAN}"
+        " (a named group chat, English and German)",
     )
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument(
