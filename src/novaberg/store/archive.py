@@ -516,6 +516,33 @@ async def queue_rows_by_id(
     return Reply.of(cur, lambda rows: {turn.id: turn for turn in _turns(rows)})
 
 
+_RESTATED_SQL: Final = (
+    f"SELECT a.id AS older, b.id AS newer, 1 - (a.embedding <=> b.embedding) AS cosine"
+    f" FROM {TABLE} a JOIN {TABLE} b ON b.id = ANY(%(ids)s) AND b.id <> a.id"
+    " AND (b.zeit, b.id) > (a.zeit, a.id) AND b.sprecher = a.sprecher"
+    " AND b.sprecher_name IS NOT DISTINCT FROM a.sprecher_name"
+    " WHERE a.id = ANY(%(ids)s) AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
+    " AND 1 - (a.embedding <=> b.embedding) >= %(min)s"
+)
+
+
+async def queue_restated(
+    conn: AsyncConnection[Any], ids: Iterable[int], min_cosine: float
+) -> Reply[list[tuple[int, int, float]]]:
+    """(older id, newer id, cosine) of the pairs among these rows that one speaker said
+    twice in near words (their turn vectors at cosine ≥ `min_cosine`): candidates for a
+    fact told again with a new value. Queued in the caller's pipeline; a handful of ids
+    (a search's top hits), so the pairs are compared directly."""
+    wanted = sorted(set(ids))
+    if len(wanted) < 2:
+        return Reply.ready([])
+    cur = await conn.execute(_RESTATED_SQL, {"ids": wanted, "min": float(min_cosine)})
+    return Reply.of(
+        cur,
+        lambda rows: [(int(r["older"]), int(r["newer"]), float(r["cosine"])) for r in rows],
+    )
+
+
 async def queue_rows_by_turn(
     conn: AsyncConnection[Any], pair: Pair, turn_ids: Iterable[str]
 ) -> Reply[list[ArchivedTurn]]:

@@ -133,6 +133,9 @@ class RankedLists:
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
         self.newest: Reply[list[tuple[int, float]]] | None = None
         """The window's newest turns, read with the lists (`window_fill`)."""
+        self.restated: list[tuple[int, int, float]] = []
+        """(older, newer, cosine) of archived hits one speaker said twice in near words
+        (read with the details; memory/search/supersession.py)."""
         self.library_size: Reply[int] = Reply.ready(0)
         """The person's library passages, counted with the lists (its vector list)."""
 

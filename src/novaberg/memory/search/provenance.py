@@ -36,10 +36,16 @@ from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, EntryFields
 
 
 async def details(
-    conn: AsyncConnection[Any], lists: RankedLists, fused: list[Fused[tuple[str, str]]]
+    conn: AsyncConnection[Any],
+    lists: RankedLists,
+    fused: list[Fused[tuple[str, str]]],
+    *,
+    restated_cosine: float | None = None,
 ) -> list[MemoryHit]:
     """The top hits with their text, time and sources: one pipelined round trip, and
-    one more for the archive rows of the turns long-term hits were promoted from."""
+    one more for the archive rows of the turns long-term hits were promoted from.
+    `restated_cosine`: also find which archived hits one speaker said twice in near words
+    (`lists.restated`, memory/search/supersession.py), in the same round trip."""
     wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
     for item in fused:
         layer, ident = item.key
@@ -58,7 +64,16 @@ async def details(
             conn, (int(i) for i in wanted[LAYER_LONG_TERM])
         )
         short_reply = await archive.queue_rows_by_turn(conn, lists.pair, short_turns)
+        restated_reply = (
+            await archive.queue_restated(
+                conn, (int(i) for i in wanted[LAYER_ARCHIVE]), restated_cosine
+            )
+            if restated_cosine is not None
+            else None
+        )
     rows = await rows_reply.read()
+    if restated_reply is not None:
+        lists.restated = await restated_reply.read()
     passages = (
         await library.chunks_by_id(conn, [int(i) for i in wanted[LAYER_LIBRARY]])
         if wanted[LAYER_LIBRARY]

@@ -39,6 +39,9 @@ more). `zeitraum`: when the query names a time and the lists found fewer hits th
 window's newest turns fill up the result."""
 SIGNAL_VECTOR_CONTEXT: Final = "vektor_kontext"
 """The signal of an archived turn whose better cosine came from its context view."""
+SIGNAL_LATEST: Final = "aktuell"
+"""The signal of an archived turn that moved ahead of an older statement of the same fact
+(memory/search/supersession.py): (the rank it had, the two statements' cosine)."""
 ALL_METHODS: Final = frozenset(
     {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW, METHOD_SPEAKER}
 )
