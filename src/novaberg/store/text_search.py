@@ -26,6 +26,7 @@ from psycopg import AsyncConnection
 
 from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
+from novaberg.store.query_forms import search_words
 
 CONFIG_GERMAN: Final = "german"
 CONFIG_ENGLISH: Final = "english"
@@ -81,6 +82,9 @@ _ENGLISH: Final = _word_set(
     "name named please thanks because if or but"
 )
 _GERMAN_LETTERS = re.compile(r"[äöüß]", re.IGNORECASE)
+_FUNCTION_WORDS: Final = _GERMAN | _ENGLISH | _word_set("in so was war also hat man will")
+"""Function words of either language, with those common to both (`query_forms`: a question
+whose other words are all scaffolding keeps them)."""
 
 
 def name_like(text: str) -> set[str]:
@@ -220,8 +224,10 @@ async def query_terms(
     count_limit: int = 0,
 ) -> QueryTerms:
     """The query's weighted lexemes and the pair's archive statistics in one round trip
-    (plus the rows in `window`, counted up to `count_limit`, when a window is given)."""
-    params = {"q": text, "u": pair.user_id, "c": pair.character_id}
+    (plus the rows in `window`, counted up to `count_limit`, when a window is given). The
+    lexemes are those of its search words (`query_forms.search_words`: no question
+    scaffolding, statement forms of its verbs added)."""
+    params = {"q": search_words(text, _FUNCTION_WORDS), "u": pair.user_id, "c": pair.character_id}
     names = name_like(text)
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
