@@ -125,6 +125,9 @@ class Recall:
     hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
     total: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    by_kind_at_5: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    """Per kind, the questions found among the first 5 (a changed fact's new value ranked
+    above its old one shows here first)."""
 
     def add(self, kind: str, rank: int | None) -> None:
         self.total += 1
@@ -134,6 +137,8 @@ class Recall:
         self.by_kind[kind][1] += 1
         if rank is not None and rank <= 10:
             self.by_kind[kind][0] += 1
+        if rank is not None and rank <= 5:
+            self.by_kind_at_5[kind] += 1
 
     def at(self, k: int) -> float | None:
         return round(100 * self.hits[k] / self.total, 1) if self.total else None
@@ -350,6 +355,10 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
                 "je_art_at_10": {
                     kind: round(100 * hit / total, 1)
                     for kind, (hit, total) in sorted(recall.by_kind.items())
+                },
+                "je_art_at_5": {
+                    kind: round(100 * recall.by_kind_at_5[kind] / total, 1)
+                    for kind, (_, total) in sorted(recall.by_kind.items())
                 },
             }
         )
