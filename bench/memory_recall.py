@@ -17,6 +17,8 @@ with `memory.search.search_memory` as shipped, restricted to one set of methods 
 - `fusion ohne kontext` — the fusion without the turn-with-predecessor view;
 - `fusion ohne zeitfenster` — every list, but a time expression does not narrow the search
   (the plain fused search that questions about time must not lose against);
+- `fusion ohne aktuell` — every list, but the newer statement of a changed fact does not
+  move ahead of the older one (memory/search/supersession.py);
 - `fusion` — every list fused by reciprocal rank fusion: what ships.
 
 Evidence recall@k: the share of questions for which a hit among the first k names the
@@ -90,11 +92,15 @@ MODES: dict[str, frozenset[str]] = {
     "lexikalisch+kontext+trigramm": frozenset({"lexikalisch", "kontext", "trigramm"}),
     "fusion ohne kontext": ALL_METHODS - {"kontext"},
     "fusion ohne zeitfenster": ALL_METHODS,
+    "fusion ohne aktuell": ALL_METHODS,
     "fusion": ALL_METHODS,
 }
 UNNARROWED = "fusion ohne zeitfenster"
 """The plain fused search: every list, but a time expression in the question does not
 narrow it (the baseline questions about time must not lose against)."""
+LATEST_OFF = "fusion ohne aktuell"
+"""Every list, but the newer statement of a changed fact does not move ahead of the older
+one (memory/search/supersession.py): the before of that rule."""
 SINGLE = ("vektor", "lexikalisch")
 SHIPPED = "fusion"
 LATENCY_BASELINE = "vektor"
@@ -215,7 +221,13 @@ class Bench:
         return character_id
 
     async def search(
-        self, pair: Pair, query: Query, methods: frozenset[str], *, narrow: bool = True
+        self,
+        pair: Pair,
+        query: Query,
+        methods: frozenset[str],
+        *,
+        narrow: bool = True,
+        latest: bool = True,
     ) -> Any:
         return await search_memory(
             self.redis,
@@ -225,7 +237,9 @@ class Bench:
             query.text,
             now=NOW,
             tz=self.settings.tz,
-            options=SearchOptions(limit=10, methods=methods, narrow_by_time=narrow),
+            options=SearchOptions(
+                limit=10, methods=methods, narrow_by_time=narrow, latest_first=latest
+            ),
         )
 
     async def recall(self, pair: Pair, queries: list[Query]) -> dict[str, Recall]:
@@ -233,7 +247,9 @@ class Bench:
         for mode, methods in MODES.items():
             recall = Recall()
             for query in queries:
-                found = await self.search(pair, query, methods, narrow=mode != UNNARROWED)
+                found = await self.search(
+                    pair, query, methods, narrow=mode != UNNARROWED, latest=mode != LATEST_OFF
+                )
                 rank = next(
                     (
                         position
@@ -380,7 +396,7 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
     )
     kinds = {
         f"{mode} / {kind}": round(100 * hit / total, 1)
-        for mode in (UNNARROWED, SHIPPED)
+        for mode in (UNNARROWED, LATEST_OFF, SHIPPED)
         for kind, (hit, total) in sorted(results[mode].by_kind.items())
     }
     return {"rows": rows, "gain": gain, "kinds": kinds}
@@ -515,12 +531,16 @@ def print_side_by_side(summary: list[dict]) -> None:
     if not first:
         return
     columns = list(first)
-    print("\nrecall@10 (%) side by side, per language (data set as imported)")
-    print(f"{'mode':40} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
-    for mode in MODES:
-        cells = " ".join(f"{_cell(first[c]['rows'][mode]['@10']):>18}" for c in columns)
-        print(f"{mode:40} {cells}")
-    print("per kind of question (the shipped fusion, then the same without its time window)")
+    for at in ("@10", "@5"):
+        print(f"\nrecall{at} (%) side by side, per language (data set as imported)")
+        print(f"{'mode':40} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
+        for mode in MODES:
+            cells = " ".join(f"{_cell(first[c]['rows'][mode][at]):>18}" for c in columns)
+            print(f"{mode:40} {cells}")
+    print(
+        "per kind of question, @10 (the shipped fusion, the same without its time window,"
+        " without the latest value first)"
+    )
     kinds = sorted(
         {k for row in first.values() for k in row.get("kinds", {})},
         key=lambda name: (name.split(" / ")[1], name),

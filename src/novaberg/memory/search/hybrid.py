@@ -94,7 +94,7 @@ async def search_memory(
             await search.narrow_to_days(conn)
             lists = await search.lists(conn, query_vector, terms)
             ranked = reciprocal_rank_fusion(lists)
-            if span is None:  # the latest value of a fact may come from just below
+            if span is None and options.latest_first:  # a newer value may come from below
                 hits = await details(
                     conn,
                     search,

@@ -163,6 +163,9 @@ class SearchOptions:
     methods: frozenset[str] = ALL_METHODS
     include_inactive: bool = False
     narrow_by_time: bool = True
+    latest_first: bool = True
+    """False: a changed fact's statements keep the fusion's order (memory/search/
+    supersession.py; the recall bench compares both)."""
     before: datetime | None = None
     exclude_turn: str | None = None
     skip: frozenset[tuple[str, str]] = frozenset()
