@@ -244,6 +244,7 @@ class Bench:
 
     async def recall(self, pair: Pair, queries: list[Query]) -> dict[str, Recall]:
         results: dict[str, Recall] = {}
+        ranks: dict[str, dict[str, tuple[int | None, list[Any]]]] = {}
         for mode, methods in MODES.items():
             recall = Recall()
             for query in queries:
@@ -259,7 +260,22 @@ class Bench:
                     None,
                 )
                 recall.add(query.kind, rank)
+                if mode in (LATEST_OFF, SHIPPED):
+                    ranks.setdefault(query.text, {})[mode] = (rank, found.hits)
             results[mode] = recall
+        for text, by_mode in ranks.items():  # what the latest-value rule changed, and how
+            (before, _), (after, hits) = by_mode[LATEST_OFF], by_mode[SHIPPED]
+            if before != after:
+                emit(
+                    {
+                        "messung": "aktuell_geaendert",
+                        "embedder": self.embedder,
+                        "frage": text,
+                        "rang_vorher": before,
+                        "rang": after,
+                        "treffer": [f"{h.text[:60]} {sorted(h.signals)}" for h in hits[:10]],
+                    }
+                )
         return results
 
     async def latency(self, pair: Pair, queries: list[Query], lang: str) -> dict[str, list[float]]:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from novaberg.memory.search.results import LAYER_ARCHIVE, LAYER_LONG_TERM, MemoryHit
-from novaberg.memory.search.supersession import latest_first
+from novaberg.memory.search.supersession import announces_change, latest_first
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _hit(ident: int, day: int, layer: str = LAYER_ARCHIVE) -> MemoryHit:
-    return MemoryHit(layer, str(ident), 0.0, f"t{ident}", START + timedelta(days=day))
+def _hit(ident: int, day: int, layer: str = LAYER_ARCHIVE, text: str = "") -> MemoryHit:
+    said = text or f"It is {ident} now."
+    return MemoryHit(layer, str(ident), 0.0, said, START + timedelta(days=day))
 
 
 def _ids(hits: list[MemoryHit]) -> list[str]:
@@ -49,3 +52,31 @@ def test_an_older_statement_ranked_below_the_newer_one_changes_nothing() -> None
 def test_only_archived_turns_are_compared() -> None:
     hits = [_hit(1, 0, LAYER_LONG_TERM), _hit(3, 9)]
     assert _ids(latest_first(hits, [(1, 3, 0.9)], limit=2)) == ["1", "3"]
+
+
+def test_a_newer_statement_that_does_not_announce_a_change_stays() -> None:
+    hits = [_hit(1, 0), _hit(2, 5), _hit(3, 9, text="A dog stole my bread in the park.")]
+    assert _ids(latest_first(hits, [(1, 3, 0.9)], limit=3)) == ["1", "2", "3"]
+
+
+@pytest.mark.parametrize(
+    ("text", "changed"),
+    [
+        ("We finally moved, I live in Bristol now.", True),
+        ("I don't eat meat anymore.", True),
+        ("I no longer work at the library.", True),
+        ("I switched to the 8:15 train.", True),
+        ("I dropped Spanish and started Japanese instead.", True),
+        ("Ich bin nach Hamburg gezogen.", True),
+        ("Ich wohne jetzt in Hamburg.", True),
+        ("Ich fahre keinen Fiat mehr.", True),
+        ("Ich habe in der Bücherei gekündigt.", True),
+        ("Mittlerweile spiele ich Cello.", True),
+        ("I live in Leeds.", False),
+        ("Ein Hund hat heute im Park mein Brot geklaut.", False),
+        ("Die Hunde meiner Eltern heißen Rex und Struppi.", False),
+        ("The knowledge is nowhere to be found.", False),
+    ],
+)
+def test_change_words_per_phrase(text: str, changed: bool) -> None:
+    assert announces_change(text) is changed

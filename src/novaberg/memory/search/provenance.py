@@ -7,6 +7,7 @@ came from; a library passage its file, page, heading path and lines.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -40,12 +41,13 @@ async def details(
     lists: RankedLists,
     fused: list[Fused[tuple[str, str]]],
     *,
-    restated_cosine: float | None = None,
+    restated: tuple[Sequence[str], float] | None = None,
 ) -> list[MemoryHit]:
     """The top hits with their text, time and sources: one pipelined round trip, and
     one more for the archive rows of the turns long-term hits were promoted from.
-    `restated_cosine`: also find which archived hits one speaker said twice in near words
-    (`lists.restated`, memory/search/supersession.py), in the same round trip."""
+    `restated` (the query's selecting lexemes, a minimum cosine): also find which archived
+    hits look like one fact told twice (`lists.restated`, memory/search/supersession.py),
+    in the same round trip."""
     wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
     for item in fused:
         layer, ident = item.key
@@ -65,10 +67,8 @@ async def details(
         )
         short_reply = await archive.queue_rows_by_turn(conn, lists.pair, short_turns)
         restated_reply = (
-            await archive.queue_restated(
-                conn, (int(i) for i in wanted[LAYER_ARCHIVE]), restated_cosine
-            )
-            if restated_cosine is not None
+            await archive.queue_restated(conn, (int(i) for i in wanted[LAYER_ARCHIVE]), *restated)
+            if restated is not None
             else None
         )
     rows = await rows_reply.read()
