@@ -20,7 +20,7 @@ fact from one topic for sure; the change words are the cheap sign a speaker give
 
 A first attempt, a fused list of the newest strong word matches, was measured and dropped:
 for paraphrase questions the "strong" matches were junk, and one vote more could not beat
-an old statement one rank better in two lists (issue 34).
+an old statement one rank better in two lists.
 """
 
 from __future__ import annotations
