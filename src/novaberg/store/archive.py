@@ -27,7 +27,13 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
-from novaberg.store.text_search import BM25_B, BM25_K1, SPEAKER_KEY_SQL, QueryTerms
+from novaberg.store.text_search import (
+    BM25_B,
+    BM25_K1,
+    CONFIG_SIMPLE,
+    SPEAKER_KEY_SQL,
+    QueryTerms,
+)
 
 TABLE: Final = "gespraechsarchiv"
 
@@ -134,10 +140,20 @@ _ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig
 _INSERT: Final = (
     f"INSERT INTO {TABLE} ({_COLUMNS})"
     " VALUES (%(u)s, %(c)s, %(speaker)s, %(text)s, %(time)s, %(turn)s, %(ids)s,"
-    " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, %(language)s::regconfig, %(v)s,"
+    " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, {language}, %(v)s,"
     " {context}, %(pinned)s, %(name)s)"
     " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING RETURNING id"
 )
+
+_PREVIOUS_LANGUAGE: Final = (
+    f"coalesce((SELECT p.sprache FROM {TABLE} p"
+    " WHERE p.user_id = %(u)s AND p.character_id = %(c)s AND p.zeit <= %(time)s"
+    " AND p.sprache <> 'simple'::regconfig ORDER BY p.zeit DESC, p.id DESC LIMIT 1),"
+    " 'simple'::regconfig)"
+)
+"""The language of a live row too short to tell its own ("Zwei Katzen."): that of the pair's
+latest earlier row that told one — a conversation keeps its language (imports decide by
+the whole conversation instead: `text_search.text_configs`)."""
 
 _PREVIOUS_VECTOR: Final = (
     f"(SELECT l2_normalize(%(v)s + p.embedding) FROM {TABLE} p"
@@ -178,7 +194,8 @@ async def send_live(conn: AsyncConnection[Any], row: ArchiveRow) -> AsyncCursor[
     """Send `insert_live`'s statement without waiting for its answer (in a pipeline it
     travels with the caller's other statements); `inserted_id` reads the answer."""
     context = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
-    return await conn.execute(_INSERT.format(context=context), _params(row))
+    language = _PREVIOUS_LANGUAGE if row.language == CONFIG_SIMPLE else "%(language)s::regconfig"
+    return await conn.execute(_INSERT.format(context=context, language=language), _params(row))
 
 
 async def inserted_id(cur: AsyncCursor[Any]) -> int | None:
