@@ -539,7 +539,7 @@ _RESTATED_SQL: Final = (
     " AND (b.zeit, b.id) > (a.zeit, a.id) AND b.sprecher = a.sprecher"
     " AND b.sprecher_name IS NOT DISTINCT FROM a.sprecher_name"
     " WHERE a.id = ANY(%(ids)s) AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
-    " AND rtrim(b.inhalt) NOT LIKE '%%?'"
+    " AND b.inhalt NOT LIKE '%%?%%'"
     " AND EXISTS (SELECT 1 FROM unnest(tsvector_to_array(a.tsv)) AS l"
     "   WHERE l = ANY(%(lexemes)s) AND l = ANY(tsvector_to_array(b.tsv)))"
     " AND 1 - (a.embedding <=> b.embedding) >= %(min)s"
@@ -550,8 +550,9 @@ async def queue_restated(
     conn: AsyncConnection[Any], ids: Iterable[int], lexemes: Sequence[str], min_cosine: float
 ) -> Reply[list[tuple[int, int, float]]]:
     """(older id, newer id, cosine) of the pairs among these rows that look like one fact
-    told twice: one speaker, both with a word of the question (`lexemes`, the query's
-    selecting ones), turn vectors at cosine ≥ `min_cosine`, and the newer no question.
+    told twice: one speaker, both with a word of the question (`lexemes`: its own words'
+    selecting lexemes, `QueryTerms.topic`), turn vectors at cosine ≥ `min_cosine`, and the
+    newer asking nothing (no "?" in it: a turn that asks about the topic tells no value).
     Queued in the caller's pipeline; a handful of ids (a search's top hits), so the pairs
     are compared directly."""
     wanted = sorted(set(ids))

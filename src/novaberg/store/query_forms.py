@@ -108,15 +108,25 @@ def _statement_forms(word: str) -> list[str]:
 def search_words(text: str, function_words: frozenset[str] = frozenset()) -> str:
     """The query as search words: without scaffolding (unless no other word but
     `function_words` is left), with the statement forms of its verbs added."""
+    kept, added = question_words(text, function_words)
+    return " ".join([*kept, *added])
+
+
+def question_words(
+    text: str, function_words: frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
+    """(the question's own words without scaffolding, the statement forms added for them):
+    `search_words` in two parts, for a caller that must tell what the person said from
+    what was added."""
     words = _WORD.findall(text)
     kept = [w for w in words if w.lower() not in SCAFFOLDING]
     if all(w.lower() in function_words for w in kept):
         kept = words
-    extra: list[str] = []
+    added: list[str] = []
     for word in kept:
         if word.lower() in function_words:
             continue
         for form in _statement_forms(word.lower()):
-            if form not in extra:
-                extra.append(form)
-    return " ".join([*kept, *extra])
+            if form not in added:
+                added.append(form)
+    return kept, added

@@ -99,7 +99,7 @@ async def search_memory(
                     conn,
                     search,
                     ranked[: options.limit + supersession.LOOKAHEAD],
-                    restated=(terms.selecting, supersession.RESTATED_COSINE),
+                    restated=(terms.topic, supersession.RESTATED_COSINE),
                 )
                 hits = supersession.latest_first(hits, search.restated, options.limit)
             else:  # the question names the time it means
