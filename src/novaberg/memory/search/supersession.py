@@ -6,8 +6,8 @@ changed: "now", "no longer", "instead", "moved", "switched", "jetzt", "nicht meh
 "umgezogen", "gewechselt" (`announces_change`). Both statements match the question, and
 the old one often ranks higher (it was said plainly, the new one with a story around it).
 So, after the fusion, pairs of archived hits are compared with each other: one speaker,
-both containing a word of the question, turn vectors at cosine ≥ `RESTATED_COSINE`, the
-newer no question and announcing a change. Where the newer ranks below the older, it takes
+both containing a word of the question's own (`QueryTerms.topic`), turn vectors at cosine
+≥ `RESTATED_COSINE`, the newer asking nothing and announcing a change. Where the newer ranks below the older, it takes
 the older's place (the older and everything between move down one). The newer may come
 from just below the result (`LOOKAHEAD` ranks). Under a time window none of this happens:
 the question names the time it means ("Where did I live last September?").
