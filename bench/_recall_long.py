@@ -25,14 +25,20 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+from dataclasses import dataclass
 from datetime import UTC, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import _recall_long_de as german
 from _recall_data import CHARACTER, SPAN_DAYS, SPAN_START, USER, Dataset, Query, _filler
 from novaberg.imports.chat_formats import parse_chat
 
 LANG = "en-long"
+LANG_GERMAN = "de-long"
+LONG_SETS = (LANG, LANG_GERMAN)
+"""The long sets by name (`--languages`): English and its German counterpart."""
 PERSON, COMPANION = "Sam", "Nova"
 FRIENDS = ("Lena", "Tom", "Priya")
 
@@ -217,6 +223,38 @@ TIMED: list[tuple[dict[tuple[int, int], str], str]] = [
      "What did we do on the coast path last summer?"),
 ]  # fmt: skip
 
+SPEAKER_QUESTION = "What did {name} say about {topic}?"
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """The text of one long set; the shape (who says what when) is the same for each."""
+
+    speaker_question: str
+    speaker_topics: list[tuple[str, dict[str, str]]]
+    topic_mentions: list[str]
+    changed: list[tuple[list[str], str]]
+    when: list[tuple[list[tuple[str, str]], str]]
+    pairs: list[tuple[str, str, str]]
+    timed: list[tuple[dict[tuple[int, int], str], str]]
+
+
+def _texts(lang: str) -> Texts:
+    """The tables of `lang` (English here, German in bench/_recall_long_de.py)."""
+    if lang not in LONG_SETS:
+        raise ValueError(f"no long set {lang!r}")
+    source: Any = german if lang == LANG_GERMAN else sys.modules[__name__]
+    return Texts(
+        source.SPEAKER_QUESTION,
+        source.SPEAKER_TOPICS,
+        source.TOPIC_MENTIONS,
+        source.CHANGED,
+        source.WHEN,
+        source.PAIRS,
+        source.TIMED,
+    )
+
+
 Line = tuple[str, str, str | None]
 """(who, text, evidence key or None); who is a name (PERSON, COMPANION or a friend)."""
 
@@ -225,10 +263,13 @@ def _who(speaker: str) -> str:
     return PERSON if speaker == USER else COMPANION
 
 
-def build_long_dataset(*, seed: int = 34, sessions: int = 70) -> Dataset:
+def build_long_dataset(lang: str = LANG, *, seed: int = 34, sessions: int = 70) -> Dataset:
     """The group chat and its questions (same seed, same data); `turns` are the lines of a
-    SillyTavern export (its header first)."""
-    rng = random.Random(f"{seed}-{LANG}")
+    SillyTavern export (its header first). `lang`: `en-long` or `de-long` (the same shape
+    in German, bench/_recall_long_de.py)."""
+    texts = _texts(lang)
+    filler_lang = "de" if lang == LANG_GERMAN else "en"
+    rng = random.Random(f"{seed}-{lang}")
     days = sorted(
         SPAN_START + timedelta(days=d, hours=rng.randint(8, 21))
         for d in rng.sample(range(SPAN_DAYS), sessions)
@@ -242,20 +283,24 @@ def build_long_dataset(*, seed: int = 34, sessions: int = 70) -> Dataset:
     def in_month(year: int, month: int) -> list[int]:
         return [i for i, day in enumerate(days) if (day.year, day.month) == (year, month)]
 
-    for index, (topic, said) in enumerate(SPEAKER_TOPICS):
+    for index, (topic, said) in enumerate(texts.speaker_topics):
         asked = FRIENDS[index % len(FRIENDS)]
         for friend, text in said.items():
             key = f"sprecher-{index}" if friend == asked else None
             place([(friend, text, key)])
         others = [PERSON, COMPANION, *(f for f in FRIENDS if f != asked)]
-        for mention in TOPIC_MENTIONS:
+        for mention in texts.topic_mentions:
             text = mention.format(t=topic, T=topic[0].upper() + topic[1:])
             place([(rng.choice(others), text, None)])
         questions.append(
-            ("sprecher", f"What did {asked} say about {topic}?", [f"sprecher-{index}"])
+            (
+                "sprecher",
+                texts.speaker_question.format(name=asked, topic=topic),
+                [f"sprecher-{index}"],
+            )
         )
 
-    for index, (values, question) in enumerate(CHANGED):
+    for index, (values, question) in enumerate(texts.changed):
         # each value in its own stretch of the history, in order; the last is the evidence
         stretch = len(days) // len(values)
         for position, text in enumerate(values):
@@ -263,17 +308,17 @@ def build_long_dataset(*, seed: int = 34, sessions: int = 70) -> Dataset:
             place([(PERSON, text, key)], list(range(position * stretch, (position + 1) * stretch)))
         questions.append(("aenderung", question, [f"aenderung-{index}"]))
 
-    for index, (lines, question) in enumerate(WHEN):
+    for index, (lines, question) in enumerate(texts.when):
         keys = [f"wann-{index}-{n}" for n in range(len(lines))]
         place([(_who(s), text, key) for (s, text), key in zip(lines, keys, strict=True)])
         questions.append(("wann", question, keys))
 
-    for index, (asked_by_nova, answer, question) in enumerate(PAIRS):
+    for index, (asked_by_nova, answer, question) in enumerate(texts.pairs):
         keys = [f"paar-{index}-0", f"paar-{index}-1"]
         place([(COMPANION, asked_by_nova, keys[0]), (PERSON, answer, keys[1])])
         questions.append(("paar", question, keys))
 
-    for index, (by_month, question) in enumerate(TIMED):
+    for index, (by_month, question) in enumerate(texts.timed):
         for position, ((year, month), text) in enumerate(by_month.items()):
             key = f"zeit-{index}" if position == 0 else None
             place([(PERSON, text, key)], in_month(year, month) or None)
@@ -289,13 +334,13 @@ def build_long_dataset(*, seed: int = 34, sessions: int = 70) -> Dataset:
             friend = rng.choice(FRIENDS) if rng.random() < 0.35 else COMPANION
             chat.append(
                 [
-                    (PERSON, _filler(rng, "en", USER), None),
-                    (friend, _filler(rng, "en", CHARACTER), None),
+                    (PERSON, _filler(rng, filler_lang, USER), None),
+                    (friend, _filler(rng, filler_lang, CHARACTER), None),
                 ]
             )
         for block in blocks[session]:
             if block[-1][0] == PERSON:  # somebody answers what Sam said
-                block = [*block, (COMPANION, _filler(rng, "en", CHARACTER), None)]
+                block = [*block, (COMPANION, _filler(rng, filler_lang, CHARACTER), None)]
             chat.insert(rng.randint(0, len(chat)), block)
         moment = day
         for block in chat:
@@ -319,7 +364,7 @@ def build_long_dataset(*, seed: int = 34, sessions: int = 70) -> Dataset:
     if len(parsed.turns) != len(keys):
         raise RuntimeError(f"{len(parsed.turns)} turns parsed of {len(keys)} written")
     ids = {key: turn.source_id for key, turn in zip(keys, parsed.turns, strict=True) if key}
-    dataset = Dataset(LANG, turns=lines)
+    dataset = Dataset(lang, turns=lines)
     for kind, question, evidence in questions:
         found = [ids[key] for key in evidence]
         dataset.queries.append(Query(kind, kind, question, found[0], tuple(found[1:])))
@@ -332,8 +377,9 @@ def turn_count(dataset: Dataset) -> int:
 
 
 if __name__ == "__main__":  # a look at the data: counts per kind
-    data = build_long_dataset()
-    kinds: dict[str, int] = {}
-    for query in data.queries:
-        kinds[query.kind] = kinds.get(query.kind, 0) + 1
-    print(turn_count(data), "turns;", kinds)
+    for name in LONG_SETS:
+        data = build_long_dataset(name)
+        kinds: dict[str, int] = {}
+        for query in data.queries:
+            kinds[query.kind] = kinds.get(query.kind, 0) + 1
+        print(name, turn_count(data), "turns;", kinds)

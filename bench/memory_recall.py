@@ -6,7 +6,8 @@ eleven simulated months, 80 facts stated once, distractors sharing the questions
 German and English in parallel), written as a plain JSONL file and imported with
 `novaberg import chat` (a subprocess, as a person would run it). A third set, `en-long`
 (bench/_recall_long.py), is a long English SillyTavern group chat with named speakers,
-changed facts and "when did" questions; the languages are printed side by side. Each question is searched
+changed facts and "when did" questions, and `de-long` the same shape in German; the
+languages are printed side by side. Each question is searched
 with `memory.search.search_memory` as shipped, restricted to one set of methods per row:
 
 - `vektor` — the vector search alone (the baseline the archive would have without words);
@@ -16,6 +17,8 @@ with `memory.search.search_memory` as shipped, restricted to one set of methods 
 - `fusion ohne kontext` — the fusion without the turn-with-predecessor view;
 - `fusion ohne zeitfenster` — every list, but a time expression does not narrow the search
   (the plain fused search that questions about time must not lose against);
+- `fusion ohne aktuell` — every list, but the newer statement of a changed fact does not
+  move ahead of the older one (memory/search/supersession.py);
 - `fusion` — every list fused by reciprocal rank fusion: what ships.
 
 Evidence recall@k: the share of questions for which a hit among the first k names the
@@ -32,7 +35,7 @@ is weak). The table names the embedder of each row. A measurement that failed is
 `null`/"failed", never as a number.
 
     .venv/bin/python bench/memory_recall.py [--embedders scripted,local]
-        [--languages de,en,en-long]
+        [--languages de,en,en-long,de-long]
         [--sizes 10000,100000] [--rounds 3] [--library-chunks N] [--http]
         [--keep | --workdir DIR]
 
@@ -65,7 +68,8 @@ from _library_filler import add_library
 from _machine import cpu_times, steal_percent
 from _recall_data import NOW, Dataset, Query, build_dataset, filler_turns
 from _recall_long import LANG as LONG_ENGLISH
-from _recall_long import build_long_dataset
+from _recall_long import LANG_GERMAN as LONG_GERMAN
+from _recall_long import LONG_SETS, build_long_dataset
 from novaberg.config import load_settings
 from novaberg.llm.factory import build_model_layer
 from novaberg.memory.search.hybrid import search_memory
@@ -91,11 +95,15 @@ MODES: dict[str, frozenset[str]] = {
     "lexikalisch+kontext+trigramm": frozenset({"lexikalisch", "kontext", "trigramm"}),
     "fusion ohne kontext": ALL_METHODS - {"kontext"},
     "fusion ohne zeitfenster": ALL_METHODS,
+    "fusion ohne aktuell": ALL_METHODS,
     "fusion": ALL_METHODS,
 }
 UNNARROWED = "fusion ohne zeitfenster"
 """The plain fused search: every list, but a time expression in the question does not
 narrow it (the baseline questions about time must not lose against)."""
+LATEST_OFF = "fusion ohne aktuell"
+"""Every list, but the newer statement of a changed fact does not move ahead of the older
+one (memory/search/supersession.py): the before of that rule."""
 SINGLE = ("vektor", "lexikalisch")
 SHIPPED = "fusion"
 LATENCY_BASELINE = "vektor"
@@ -126,6 +134,9 @@ class Recall:
     hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
     total: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    by_kind_at_5: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    """Per kind, the questions found among the first 5 (a changed fact's new value ranked
+    above its old one shows here first)."""
 
     def add(self, kind: str, rank: int | None) -> None:
         self.total += 1
@@ -135,6 +146,8 @@ class Recall:
         self.by_kind[kind][1] += 1
         if rank is not None and rank <= 10:
             self.by_kind[kind][0] += 1
+        if rank is not None and rank <= 5:
+            self.by_kind_at_5[kind] += 1
 
     def at(self, k: int) -> float | None:
         return round(100 * self.hits[k] / self.total, 1) if self.total else None
@@ -211,7 +224,13 @@ class Bench:
         return character_id
 
     async def search(
-        self, pair: Pair, query: Query, methods: frozenset[str], *, narrow: bool = True
+        self,
+        pair: Pair,
+        query: Query,
+        methods: frozenset[str],
+        *,
+        narrow: bool = True,
+        latest: bool = True,
     ) -> Any:
         return await search_memory(
             self.redis,
@@ -221,15 +240,20 @@ class Bench:
             query.text,
             now=NOW,
             tz=self.settings.tz,
-            options=SearchOptions(limit=10, methods=methods, narrow_by_time=narrow),
+            options=SearchOptions(
+                limit=10, methods=methods, narrow_by_time=narrow, latest_first=latest
+            ),
         )
 
     async def recall(self, pair: Pair, queries: list[Query]) -> dict[str, Recall]:
         results: dict[str, Recall] = {}
+        ranks: dict[str, dict[str, tuple[int | None, list[Any]]]] = {}
         for mode, methods in MODES.items():
             recall = Recall()
             for query in queries:
-                found = await self.search(pair, query, methods, narrow=mode != UNNARROWED)
+                found = await self.search(
+                    pair, query, methods, narrow=mode != UNNARROWED, latest=mode != LATEST_OFF
+                )
                 rank = next(
                     (
                         position
@@ -239,7 +263,22 @@ class Bench:
                     None,
                 )
                 recall.add(query.kind, rank)
+                if mode in (LATEST_OFF, SHIPPED):
+                    ranks.setdefault(query.text, {})[mode] = (rank, found.hits)
             results[mode] = recall
+        for text, by_mode in ranks.items():  # what the latest-value rule changed, and how
+            (before, _), (after, hits) = by_mode[LATEST_OFF], by_mode[SHIPPED]
+            if before != after:
+                emit(
+                    {
+                        "messung": "aktuell_geaendert",
+                        "embedder": self.embedder,
+                        "frage": text,
+                        "rang_vorher": before,
+                        "rang": after,
+                        "treffer": [f"{h.text[:60]} {sorted(h.signals)}" for h in hits[:10]],
+                    }
+                )
         return results
 
     async def latency(self, pair: Pair, queries: list[Query], lang: str) -> dict[str, list[float]]:
@@ -308,7 +347,7 @@ LEAD_INS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 """Lowercase lead-ins (never taken for names) that make each timed query text unique."""
 
-FILLER_LANGUAGE: dict[str, str] = {LONG_ENGLISH: "en"}
+FILLER_LANGUAGE: dict[str, str] = {LONG_ENGLISH: "en", LONG_GERMAN: "de"}
 """The language of a data set's lead-ins and filler chat, where its name is not one."""
 
 
@@ -352,6 +391,10 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
                     kind: round(100 * hit / total, 1)
                     for kind, (hit, total) in sorted(recall.by_kind.items())
                 },
+                "je_art_at_5": {
+                    kind: round(100 * recall.by_kind_at_5[kind] / total, 1)
+                    for kind, (_, total) in sorted(recall.by_kind.items())
+                },
             }
         )
     best_single = max((rows[m]["@10"] or 0.0) for m in SINGLE)
@@ -372,7 +415,7 @@ def report_recall(embedder: str, lang: str, size: int, results: dict[str, Recall
     )
     kinds = {
         f"{mode} / {kind}": round(100 * hit / total, 1)
-        for mode in (UNNARROWED, SHIPPED)
+        for mode in (UNNARROWED, LATEST_OFF, SHIPPED)
         for kind, (hit, total) in sorted(results[mode].by_kind.items())
     }
     return {"rows": rows, "gain": gain, "kinds": kinds}
@@ -386,7 +429,7 @@ async def run_embedder(args: argparse.Namespace, embedder: str, workdir: Path) -
         pairs: dict[str, Pair] = {}
         datasets: dict[str, Dataset] = {}
         for lang in args.languages:
-            dataset = build_long_dataset() if lang == LONG_ENGLISH else build_dataset(lang)
+            dataset = build_long_dataset(lang) if lang in LONG_SETS else build_dataset(lang)
             datasets[lang] = dataset
             character = await bench.character(lang)
             pairs[lang] = Pair(USER, character)
@@ -542,12 +585,16 @@ def print_side_by_side(summary: list[dict]) -> None:
     if not first:
         return
     columns = list(first)
-    print("\nrecall@10 (%) side by side, per language (data set as imported)")
-    print(f"{'mode':40} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
-    for mode in MODES:
-        cells = " ".join(f"{_cell(first[c]['rows'][mode]['@10']):>18}" for c in columns)
-        print(f"{mode:40} {cells}")
-    print("per kind of question (the shipped fusion, then the same without its time window)")
+    for at in ("@10", "@5"):
+        print(f"\nrecall{at} (%) side by side, per language (data set as imported)")
+        print(f"{'mode':40} " + " ".join(f"{e[:8] + ' ' + lang:>18}" for e, lang in columns))
+        for mode in MODES:
+            cells = " ".join(f"{_cell(first[c]['rows'][mode][at]):>18}" for c in columns)
+            print(f"{mode:40} {cells}")
+    print(
+        "per kind of question, @10 (the shipped fusion, the same without its time window,"
+        " without the latest value first)"
+    )
     kinds = sorted(
         {k for row in first.values() for k in row.get("kinds", {})},
         key=lambda name: (name.split(" / ")[1], name),
@@ -569,8 +616,9 @@ def main() -> None:
     parser.add_argument("--embedders", default="scripted,local")
     parser.add_argument(
         "--languages",
-        default=f"de,en,{LONG_ENGLISH}",
-        help=f"data sets: de, en (parallel everyday chat), {LONG_ENGLISH} (a named group chat)",
+        default=f"de,en,{LONG_ENGLISH},{LONG_GERMAN}",
+        help=f"data sets: de, en (parallel everyday chat), {LONG_ENGLISH}, {LONG_GERMAN}"
+        " (a named group chat, English and German)",
     )
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument(

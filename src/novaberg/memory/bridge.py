@@ -398,6 +398,17 @@ class RecallQuery:
     before: float | None
     exclude_turn: str | None
     character_name: str
+    rewritten: str = ""
+    """The enricher's model rewrite of the stimulus ("Wann war der Umzug nach Köln?"; empty:
+    none). Its vector is the search vector already; its words join the stimulus's words,
+    so what it resolved ("das" → "der Umzug") is found by words too."""
+
+    @property
+    def search_text(self) -> str:
+        """The stimulus, and the rewrite's words after it where there is one."""
+        if not self.rewritten.strip() or self.rewritten.strip() == self.text.strip():
+            return self.text
+        return f"{self.text}\n{self.rewritten}"
 
 
 async def resonance(
@@ -470,7 +481,7 @@ async def _recall_or_nothing(
             pool,
             model,
             pair,
-            query.text,
+            query.search_text,
             vector,
             now=now,
             tz=query.tz,

@@ -27,7 +27,13 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
-from novaberg.store.text_search import BM25_B, BM25_K1, SPEAKER_KEY_SQL, QueryTerms
+from novaberg.store.text_search import (
+    BM25_B,
+    BM25_K1,
+    CONFIG_SIMPLE,
+    SPEAKER_KEY_SQL,
+    QueryTerms,
+)
 
 TABLE: Final = "gespraechsarchiv"
 
@@ -134,10 +140,20 @@ _ROW_VALUES: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regconfig
 _INSERT: Final = (
     f"INSERT INTO {TABLE} ({_COLUMNS})"
     " VALUES (%(u)s, %(c)s, %(speaker)s, %(text)s, %(time)s, %(turn)s, %(ids)s,"
-    " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, %(language)s::regconfig, %(v)s,"
+    " %(origin)s, %(source)s, %(source_id)s, %(conversation)s, {language}, %(v)s,"
     " {context}, %(pinned)s, %(name)s)"
     " ON CONFLICT (user_id, character_id, quelle, quell_id) DO NOTHING RETURNING id"
 )
+
+_PREVIOUS_LANGUAGE: Final = (
+    f"coalesce((SELECT p.sprache FROM {TABLE} p"
+    " WHERE p.user_id = %(u)s AND p.character_id = %(c)s AND p.zeit <= %(time)s"
+    " AND p.sprache <> 'simple'::regconfig ORDER BY p.zeit DESC, p.id DESC LIMIT 1),"
+    " 'simple'::regconfig)"
+)
+"""The language of a live row too short to tell its own ("Zwei Katzen."): that of the pair's
+latest earlier row that told one — a conversation keeps its language (imports decide by
+the whole conversation instead: `text_search.text_configs`)."""
 
 _PREVIOUS_VECTOR: Final = (
     f"(SELECT l2_normalize(%(v)s + p.embedding) FROM {TABLE} p"
@@ -178,7 +194,8 @@ async def send_live(conn: AsyncConnection[Any], row: ArchiveRow) -> AsyncCursor[
     """Send `insert_live`'s statement without waiting for its answer (in a pipeline it
     travels with the caller's other statements); `inserted_id` reads the answer."""
     context = _PREVIOUS_VECTOR if row.embedding is not None else "NULL"
-    return await conn.execute(_INSERT.format(context=context), _params(row))
+    language = _PREVIOUS_LANGUAGE if row.language == CONFIG_SIMPLE else "%(language)s::regconfig"
+    return await conn.execute(_INSERT.format(context=context, language=language), _params(row))
 
 
 async def inserted_id(cur: AsyncCursor[Any]) -> int | None:
@@ -514,6 +531,40 @@ async def queue_rows_by_id(
         return Reply.ready({})
     cur = await conn.execute(f"SELECT {ROW_COLUMNS} FROM {TABLE} a WHERE a.id = ANY(%s)", (wanted,))
     return Reply.of(cur, lambda rows: {turn.id: turn for turn in _turns(rows)})
+
+
+_RESTATED_SQL: Final = (
+    f"SELECT a.id AS older, b.id AS newer, 1 - (a.embedding <=> b.embedding) AS cosine"
+    f" FROM {TABLE} a JOIN {TABLE} b ON b.id = ANY(%(ids)s) AND b.id <> a.id"
+    " AND (b.zeit, b.id) > (a.zeit, a.id) AND b.sprecher = a.sprecher"
+    " AND b.sprecher_name IS NOT DISTINCT FROM a.sprecher_name"
+    " WHERE a.id = ANY(%(ids)s) AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
+    " AND b.inhalt NOT LIKE '%%?%%'"
+    " AND EXISTS (SELECT 1 FROM unnest(tsvector_to_array(a.tsv)) AS l"
+    "   WHERE l = ANY(%(lexemes)s) AND l = ANY(tsvector_to_array(b.tsv)))"
+    " AND 1 - (a.embedding <=> b.embedding) >= %(min)s"
+)
+
+
+async def queue_restated(
+    conn: AsyncConnection[Any], ids: Iterable[int], lexemes: Sequence[str], min_cosine: float
+) -> Reply[list[tuple[int, int, float]]]:
+    """(older id, newer id, cosine) of the pairs among these rows that look like one fact
+    told twice: one speaker, both with a word of the question (`lexemes`: its own words'
+    selecting lexemes, `QueryTerms.topic`), turn vectors at cosine ≥ `min_cosine`, and the
+    newer asking nothing (no "?" in it: a turn that asks about the topic tells no value).
+    Queued in the caller's pipeline; a handful of ids (a search's top hits), so the pairs
+    are compared directly."""
+    wanted = sorted(set(ids))
+    if len(wanted) < 2 or not lexemes:
+        return Reply.ready([])
+    cur = await conn.execute(
+        _RESTATED_SQL, {"ids": wanted, "lexemes": list(lexemes), "min": float(min_cosine)}
+    )
+    return Reply.of(
+        cur,
+        lambda rows: [(int(r["older"]), int(r["newer"]), float(r["cosine"])) for r in rows],
+    )
 
 
 async def queue_rows_by_turn(

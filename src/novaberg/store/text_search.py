@@ -26,6 +26,7 @@ from psycopg import AsyncConnection
 
 from novaberg.pair import Pair
 from novaberg.store.pipelined import Reply, Rows, local_settings, pipeline
+from novaberg.store.query_forms import question_words
 
 CONFIG_GERMAN: Final = "german"
 CONFIG_ENGLISH: Final = "english"
@@ -81,6 +82,9 @@ _ENGLISH: Final = _word_set(
     "name named please thanks because if or but"
 )
 _GERMAN_LETTERS = re.compile(r"[äöüß]", re.IGNORECASE)
+_FUNCTION_WORDS: Final = _GERMAN | _ENGLISH | _word_set("in so was war also hat man will")
+"""Function words of either language, with those common to both (`query_forms`: a question
+whose other words are all scaffolding keeps them)."""
 
 
 def name_like(text: str) -> set[str]:
@@ -143,6 +147,22 @@ class QueryTerms:
     speakers: tuple[str, ...] = ()
     """Name-like query words that are a speaker's first name in the pair's archive
     (lowercased): "What did Lena say …" ranks Lena's turns as a list of their own."""
+    added_words: frozenset[str] = frozenset()
+    """Words the query did not contain but were added as statement forms (`query_forms`:
+    "ate" for "eat")."""
+    word_of: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per lexeme, the query words it came from."""
+
+    @property
+    def topic(self) -> list[str]:
+        """The selecting lexemes of the question's own words: not only from an added
+        statement form, not a speaker's name (every row of hers has that word)."""
+        return [
+            lexeme
+            for lexeme in self.selecting
+            if lexeme not in self.speakers
+            and any(word not in self.added_words for word in self.word_of.get(lexeme, ()))
+        ]
 
     @property
     def any_query(self) -> str:
@@ -220,8 +240,11 @@ async def query_terms(
     count_limit: int = 0,
 ) -> QueryTerms:
     """The query's weighted lexemes and the pair's archive statistics in one round trip
-    (plus the rows in `window`, counted up to `count_limit`, when a window is given)."""
-    params = {"q": text, "u": pair.user_id, "c": pair.character_id}
+    (plus the rows in `window`, counted up to `count_limit`, when a window is given). The
+    lexemes are those of its search words (`query_forms.search_words`: no question
+    scaffolding, statement forms of its verbs added)."""
+    kept, added = question_words(text, _FUNCTION_WORDS)
+    params = {"q": " ".join([*kept, *added]), "u": pair.user_id, "c": pair.character_id}
     names = name_like(text)
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
@@ -255,7 +278,15 @@ async def query_terms(
         window_rows,
         names=names,
     )
-    return replace(terms, speakers=speakers) if speakers else terms
+    word_of: dict[str, set[str]] = {}
+    for r in term_rows:
+        word_of.setdefault(str(r["lexeme"]), set()).add(str(r["word"]))
+    return replace(
+        terms,
+        speakers=speakers,
+        added_words=frozenset(a.lower() for a in added),
+        word_of={lexeme: frozenset(words) for lexeme, words in word_of.items()},
+    )
 
 
 def frequent_df(rows: int) -> float:

@@ -168,3 +168,29 @@ async def test_what_the_session_still_holds_is_not_recalled_twice(
     )
     assert [e for e in final["memory_entries_raw"] if e["quelle"] == "archiv"] == []
     assert any("Korbinian" in e["inhalt"] for e in final["memory_entries_raw"]), "the session's"
+
+
+async def test_the_words_of_the_model_rewrite_find_what_the_stimulus_only_points_at(
+    moved: GraphRuntime, scripted: ScriptedLLM, redis: Any, clock: Clock
+) -> None:
+    """ "Wie hieß der noch mal?" names nothing; the enricher's rewrite names the neighbour.
+    Its vector alone is too far from the fact (a long rewrite); its word finds it."""
+    rewrite = (
+        "Wie hieß noch mal der Mann, der im Haus gegenüber im zweiten Stock wohnt,"
+        " mein Nachbar, über den wir neulich abends gesprochen haben?"
+    )
+    scripted.add(r"als eigenständige Suchanfrage", rewrite)
+    script_forgettable(scripted)
+    await run_character(moved, await run_human(moved, human_turn(FACT, received=START)))
+
+    clock.now = START + 21 * DAY  # a new session: two turns, then the vague question
+    await redis.delete(keys.session_turns(PAIR), keys.session_summary(PAIR))
+    opener = "Heute im Treppenhaus habe ich jemanden getroffen."
+    await run_character(moved, await run_human(moved, human_turn(opener, received=clock.now)))
+    clock.now += 60
+    _, final = await run_character(
+        moved, await run_human(moved, human_turn("Wie hieß der noch mal?", received=clock.now))
+    )
+    assert final["search_text"] == rewrite and final["search_text_source"] == "rewrite"
+    recalled = [e["inhalt"] for e in final["memory_entries_raw"] if e["quelle"] == "archiv"]
+    assert any("Korbinian Wegscheider" in text for text in recalled), recalled

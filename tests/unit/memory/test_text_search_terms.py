@@ -10,6 +10,7 @@ import pytest
 from novaberg.memory.fusion import RRF_K, reciprocal_rank_fusion
 from novaberg.store.text_search import (
     FREQUENT_MIN_DF,
+    QueryTerms,
     build_terms,
     idf,
     length_factor,
@@ -101,3 +102,22 @@ def test_a_turn_too_short_to_tell_takes_its_conversations_language() -> None:
     english = ["I went to the market with my sister.", "Sweet peas.", "What did you get?"]
     assert text_configs(english) == ["english", "english", "english"]
     assert text_configs(["Mephisto.", "Pieps."]) == ["simple", "simple"], "nothing to tell by"
+
+
+def test_the_topic_is_the_questions_own_words_without_speakers_or_added_forms() -> None:
+    terms = QueryTerms(
+        ["broke", "lena", "wrist"],
+        [1.0, 1.0, 1.0],
+        ["broke", "lena", "wrist"],
+        [],
+        100,
+        5.0,
+        speakers=("lena",),
+        added_words=frozenset({"broke"}),
+        word_of={
+            "broke": frozenset({"broke"}),
+            "lena": frozenset({"lena"}),
+            "wrist": frozenset({"wrist"}),
+        },
+    )
+    assert terms.topic == ["wrist"]

@@ -164,9 +164,11 @@ async def _resonance(
     vector: list[float] | None,
     turns: Sequence[Mapping[str, Any]],
     cluster: str,
+    rewritten: str = "",
 ) -> MemoryResonance | None:
     """Short- and long-term memory for the search key and the hybrid search's recall for
-    the stimulus; None without a search key."""
+    the stimulus (and the words of its model rewrite, `rewritten`); None without a search
+    key."""
     if vector is None:
         return None
     internal = state.get("internal")
@@ -185,6 +187,7 @@ async def _resonance(
             before=oldest_turn_time(turns),
             exclude_turn=state.get("turn_id"),
             character_name=state.get("character_name") or pair.character_id.title(),
+            rewritten=rewritten,
         ),
     )
 
@@ -320,7 +323,15 @@ async def enricher(
     if full:
         library_text = text if rewritten.origin != REWRITE else f"{text}\n{rewritten.text}"
         found, (hooked, hook_counts), (notes, library_failure) = await asyncio.gather(
-            _resonance(state, deps, pair, search_vector, turns, cluster),
+            _resonance(
+                state,
+                deps,
+                pair,
+                search_vector,
+                turns,
+                cluster,
+                rewritten.text if rewritten.origin == REWRITE else "",
+            ),
             hook_entries(registry, deps, pair.user_id, text, context.hooks if context else None),
             _library(deps, pair.user_id, library_text, library_vector),
         )

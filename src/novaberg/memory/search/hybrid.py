@@ -38,6 +38,7 @@ from psycopg_pool import AsyncConnectionPool
 from novaberg.llm.base import LLM
 from novaberg.llm.errors import ModelError
 from novaberg.memory.fusion import reciprocal_rank_fusion
+from novaberg.memory.search import supersession
 from novaberg.memory.search.lists import RankedLists
 from novaberg.memory.search.provenance import details
 from novaberg.memory.search.results import METHOD_VECTOR, SearchOptions, SearchResult
@@ -92,8 +93,18 @@ async def search_memory(
             await short_term
             await search.narrow_to_days(conn)
             lists = await search.lists(conn, query_vector, terms)
-            fused = await search.window_fill(conn, reciprocal_rank_fusion(lists)[: options.limit])
-            hits = await details(conn, search, fused)
+            ranked = reciprocal_rank_fusion(lists)
+            if span is None and options.latest_first:  # a newer value may come from below
+                hits = await details(
+                    conn,
+                    search,
+                    ranked[: options.limit + supersession.LOOKAHEAD],
+                    restated=(terms.topic, supersession.RESTATED_COSINE),
+                )
+                hits = supersession.latest_first(hits, search.restated, options.limit)
+            else:  # the question names the time it means
+                fused = await search.window_fill(conn, ranked[: options.limit])
+                hits = await details(conn, search, fused)
     finally:
         short_term.cancel()  # nothing once done; a failed search leaves no read behind
     return SearchResult(hits, window, query_vector is not None or not wants_vector)

@@ -133,6 +133,9 @@ class RankedLists:
         """Archive rows whose better cosine came from the turn-with-predecessor view."""
         self.newest: Reply[list[tuple[int, float]]] | None = None
         """The window's newest turns, read with the lists (`window_fill`)."""
+        self.restated: list[tuple[int, int, float]] = []
+        """(older, newer, cosine) of archived hits one speaker said twice in near words
+        (read with the details; memory/search/supersession.py)."""
 
     def wants(self, layer: str, method: str) -> bool:
         return (

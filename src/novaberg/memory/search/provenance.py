@@ -7,6 +7,7 @@ came from; a library passage its file, page, heading path and lines.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -36,10 +37,17 @@ from novaberg.store.short_term_fields import OBSERVER_ASSISTANT, EntryFields
 
 
 async def details(
-    conn: AsyncConnection[Any], lists: RankedLists, fused: list[Fused[tuple[str, str]]]
+    conn: AsyncConnection[Any],
+    lists: RankedLists,
+    fused: list[Fused[tuple[str, str]]],
+    *,
+    restated: tuple[Sequence[str], float] | None = None,
 ) -> list[MemoryHit]:
     """The top hits with their text, time and sources: one pipelined round trip, and
-    one more for the archive rows of the turns long-term hits were promoted from."""
+    one more for the archive rows of the turns long-term hits were promoted from.
+    `restated` (the query's selecting lexemes, a minimum cosine): also find which archived
+    hits look like one fact told twice (`lists.restated`, memory/search/supersession.py),
+    in the same round trip."""
     wanted: dict[str, list[str]] = {layer: [] for layer in ALL_LAYERS}
     for item in fused:
         layer, ident = item.key
@@ -62,8 +70,15 @@ async def details(
             conn, (int(i) for i in wanted[LAYER_LONG_TERM])
         )
         short_reply = await archive.queue_rows_by_turn(conn, lists.pair, short_turns)
+        restated_reply = (
+            await archive.queue_restated(conn, (int(i) for i in wanted[LAYER_ARCHIVE]), *restated)
+            if restated is not None
+            else None
+        )
     rows = await rows_reply.read()
     passages = await passages_reply.read()
+    if restated_reply is not None:
+        lists.restated = await restated_reply.read()
     lists.nodes.update(await nodes_reply.read())
     node_keys = await keys_reply.read()
     turn_rows = await short_reply.read()

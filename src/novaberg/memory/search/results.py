@@ -39,6 +39,9 @@ more). `zeitraum`: when the query names a time and the lists found fewer hits th
 window's newest turns fill up the result."""
 SIGNAL_VECTOR_CONTEXT: Final = "vektor_kontext"
 """The signal of an archived turn whose better cosine came from its context view."""
+SIGNAL_LATEST: Final = "aktuell"
+"""The signal of an archived turn that moved ahead of an older statement of the same fact
+(memory/search/supersession.py): (the rank it had, the two statements' cosine)."""
 ALL_METHODS: Final = frozenset(
     {METHOD_VECTOR, METHOD_CONTEXT, METHOD_LEXICAL, METHOD_TRIGRAM, METHOD_WINDOW, METHOD_SPEAKER}
 )
@@ -160,6 +163,9 @@ class SearchOptions:
     methods: frozenset[str] = ALL_METHODS
     include_inactive: bool = False
     narrow_by_time: bool = True
+    latest_first: bool = True
+    """False: a changed fact's statements keep the fusion's order (memory/search/
+    supersession.py; the recall bench compares both)."""
     before: datetime | None = None
     exclude_turn: str | None = None
     skip: frozenset[tuple[str, str]] = frozenset()
