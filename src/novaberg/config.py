@@ -202,6 +202,13 @@ class Settings(BaseSettings):
         description="Seconds one getUpdates long poll may wait for a message.",
     )
 
+    push_contact: str = Field(
+        default="mailto:novaberg@localhost",
+        pattern=r"^(mailto:\S+@\S+|https://\S+)$",
+        description="Contact sent with every Web Push request (VAPID `sub`); push services "
+        "write there about problems, some (Apple's) refuse a localhost address.",
+    )
+
     host: str = Field(default="127.0.0.1", description="HTTP bind address.")
     port: int = Field(default=8765, ge=1, le=65535, description="HTTP port.")
     allowed_origins: str = Field(

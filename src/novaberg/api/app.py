@@ -30,6 +30,7 @@ from novaberg.api import (
     memory_search,
     openai_door,
     page_api,
+    push_api,
     telegram_webhook,
     tokens_api,
     ws,
@@ -62,6 +63,7 @@ ROUTERS: list[APIRouter] = [
     impulses_routes.router,
     tokens_api.router,
     channels_api.router,
+    push_api.router,
     telegram_webhook.router,
 ]
 """Every router the app serves, in order."""

@@ -1,5 +1,6 @@
 """The page's intake as a linked chat uses it (reach/telegram_poll.py): the same rate limit
-per person, the same checks, the same queue; a refusal comes back in words for the chat."""
+per person, the same checks, the same queue; a refusal comes back in words for the chat.
+And the process's `Reach` built from the settings: Web Push always, Telegram with a token."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from redis.exceptions import RedisError
 from novaberg.config import Settings
 from novaberg.events.intake import IntakeError
 from novaberg.reach.lead import Reach
+from novaberg.reach.push import PushChannel
 from novaberg.reach.telegram_poll import Accept
+from novaberg.reach.vapid import load_or_create
+from novaberg.store import characters
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +51,27 @@ def channel_accept(services: Any) -> Accept:
     return accept
 
 
-def telegram_reach(
+def character_names(pool: AsyncConnectionPool) -> Any:
+    """(user, character) → the character's name as the person sees it (its id if none)."""
+
+    async def name(user_id: str, character_id: str) -> str:
+        async with pool.connection() as conn:
+            found = await characters.visible(conn, user_id, character_id)
+        return found.name if found is not None and found.name else character_id
+
+    return name
+
+
+def push_channel(settings: Settings, pool: AsyncConnectionPool) -> PushChannel:
+    """Web Push with the installation's VAPID keys (made on first start, reach/vapid.py)."""
+    keys = load_or_create(settings.home)
+    return PushChannel(keys, settings.push_contact, character_names(pool))
+
+
+def channel_reach(
     settings: Settings, redis: Any, pool: AsyncConnectionPool, services: Any
-) -> Reach | None:
-    """The process's `Reach`, or None when no bot token is configured."""
-    if not settings.telegram_token:
-        return None
+) -> Reach:
+    """The process's `Reach`: Web Push always, Telegram when a bot token is configured."""
     return Reach(
         redis,
         pool,
@@ -62,4 +81,5 @@ def telegram_reach(
         default_character=settings.character,
         poll_timeout=settings.telegram_poll_timeout,
         webhook_url=settings.telegram_webhook_url,
+        push=push_channel(settings, pool),
     )

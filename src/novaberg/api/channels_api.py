@@ -1,19 +1,22 @@
 """A person's linked channels (docs/behaviour/reach.md#linking).
 
-- `GET /kanaele` — the caller's linked chats: kind, which character, since when, and
+- `GET /kanaele` — the caller's linked chats and push subscriptions (api/push_api.py): kind, which character, since when, and
   whether one failed for good (`gestoert_am`, `stoerung`)
 - `POST /kanaele/telegram/code` — a one-time code to send to the bot as `/start CODE`
   (what `novaberg telegram link` prints), for the page to show
-- `DELETE /kanaele/{id}` — unlink a chat: nothing more goes there, and its messages are
-  no longer taken until it is linked again
+- `DELETE /kanaele/{id}` — unlink a chat or a device: nothing more goes there, and a
+  chat's messages are no longer taken until it is linked again
 
 Another user's link id is a 404 like an id that does not exist.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 from datetime import datetime
 from typing import Annotated, Final
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Response
 from pydantic import BaseModel, Field
@@ -34,10 +37,30 @@ MAX_LINK_ID: Final = 2**63 - 1
 
 class LinkOut(BaseModel):
     id: int
-    art: str = Field(description="The channel kind: telegram.")
+    art: str = Field(description="The channel kind: telegram or push.")
     character_id: str = Field(description="Who the chat talks to (/character changes it).")
     gestoert_am: datetime | None = Field(description="When it failed for good (e.g. blocked).")
     stoerung: str | None
+    dienst: str | None = Field(
+        default=None,
+        description="A push subscription's push service (host), to tell devices apart.",
+    )
+
+
+def link_out(link: channel_links.ChannelLink) -> LinkOut:
+    """A link as the caller sees it; a subscription's keys and URL stay on the server."""
+    service = None
+    if link.kind == channel_links.PUSH:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            service = urlsplit(json.loads(link.target)["endpoint"]).hostname
+    return LinkOut(
+        id=link.id,
+        art=link.kind,
+        character_id=link.character_id,
+        gestoert_am=link.failed_at,
+        stoerung=link.failure,
+        dienst=service,
+    )
 
 
 class CodeOut(BaseModel):
@@ -48,16 +71,7 @@ class CodeOut(BaseModel):
 
 @router.get("/kanaele", response_model=list[LinkOut], summary="Your linked chats")
 async def get_links(user_id: User, ctx: Ctx) -> list[LinkOut]:
-    return [
-        LinkOut(
-            id=link.id,
-            art=link.kind,
-            character_id=link.character_id,
-            gestoert_am=link.failed_at,
-            stoerung=link.failure,
-        )
-        for link in await channel_links.of_user(ctx.pool, user_id)
-    ]
+    return [link_out(link) for link in await channel_links.of_user(ctx.pool, user_id)]
 
 
 @router.post(

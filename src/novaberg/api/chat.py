@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 
 from novaberg import bounded_json
 from novaberg.api.auth import TokenCache, bearer_identity, current_user
-from novaberg.api.channel_intake import telegram_reach
+from novaberg.api.channel_intake import channel_reach
 from novaberg.api.context import AppContext
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NOT_BLANK
@@ -187,16 +187,14 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
         worker=worker,
         limiter=RateLimiter(ctx.settings.chat_rate, ctx.settings.chat_burst),
     )
-    reach = app.state.reach = telegram_reach(ctx.settings, ctx.redis, ctx.pool, app.state.chat)
-    if reach is not None:
-        await reach.start()
+    reach = app.state.reach = channel_reach(ctx.settings, ctx.redis, ctx.pool, app.state.chat)
+    await reach.start()
     if getattr(app.state, "freeze_heap", False):  # the innermost lifespan: all is built now
         freeze_startup_heap()
     try:
         yield
     finally:
-        if reach is not None:
-            await reach.stop()
+        await reach.stop()
         if worker is not None:
             await worker.stop()
         if graphs is not None:

@@ -68,7 +68,7 @@ class SettingsOut(BaseModel):
     ruhezeit: str
     zeitzone: str
     pro_tag: int
-    kanaele: dict[Literal["telegram"], ChannelPrefs] = Field(
+    kanaele: dict[Literal["telegram", "push"], ChannelPrefs] = Field(
         description="Per channel kind, for the person (the same for every character)."
     )
 
@@ -92,7 +92,7 @@ class SettingsPatch(BaseModel):
         json_schema_extra=cast(dict[str, Any], {"enum": ZONES}),
     )
     pro_tag: int | None = Field(default=None, ge=0, le=50)
-    kanaele: dict[Literal["telegram"], ChannelPrefsPatch] | None = None
+    kanaele: dict[Literal["telegram", "push"], ChannelPrefsPatch] | None = None
 
     @field_validator("pro_tag", mode="before")
     @classmethod

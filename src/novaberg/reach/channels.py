@@ -1,10 +1,15 @@
-"""What a channel is to the sender: something that sends a text to a target and says how it
-failed. Telegram is one (reach/telegram.py); Web Push would be another, with the same two
-failures (an expired subscription answers 404/410: permanent)."""
+"""What a channel is to the sender: something that sends an outcome to one link and says
+how it failed. Telegram is one (reach/telegram.py), Web Push another (reach/push.py), with
+the same failures (a blocked bot answers 403, an expired subscription 404/410: permanent).
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from novaberg.reach.routing import Outcome
+    from novaberg.store.channel_links import ChannelLink
 
 
 class ChannelFailure(Exception):
@@ -38,6 +43,7 @@ class Channel(Protocol):
     kind: str
     """`art` of the links this channel serves (store/channel_links.py)."""
 
-    async def send_text(self, target: str, text: str) -> None:
-        """Send or raise `ChannelFailure`."""
+    async def send(self, link: ChannelLink, outcome: Outcome, seq: int) -> None:
+        """Send outcome `seq` (the person's delivery sequence number) to the link, in the
+        channel's own form, or raise `ChannelFailure`."""
         ...

@@ -4,8 +4,9 @@ With `NOVABERG_TELEGRAM_WEBHOOK_URL` set, the lease holder registers the webhook
 polling, and any API process takes Telegram's posts (api/telegram_webhook.py); sending
 stays with the lease holder.
 
-Every API process with `NOVABERG_TELEGRAM_TOKEN` set runs a `Reach`; only the one holding
-the lease `kanal_leitung` polls Telegram and drains the channel outbox (two pollers would
+Every API process runs a `Reach` (Web Push needs no configuration; Telegram joins with
+`NOVABERG_TELEGRAM_TOKEN`); only the one holding the lease `kanal_leitung` drains the
+channel outbox and, with a bot token, polls Telegram (two pollers would
 fight over getUpdates, two senders would send twice). The lease lives 30 s and is extended
 every 10 s; a holder that dies is replaced within a lease's life, and the successor first
 moves the item its predecessor was sending back into the outbox. The API process, not the
@@ -26,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 from telegram import Bot
 from telegram.error import TelegramError
 
+from novaberg.reach.channels import Channel
 from novaberg.reach.outbox import Outbox
 from novaberg.reach.sender import ChannelSender
 from novaberg.reach.telegram import TelegramChannel, make_bot
@@ -58,7 +60,7 @@ class Reach:
         pool: AsyncConnectionPool,
         accept: Accept,
         *,
-        token: str,
+        token: str | None,
         api_url: str,
         default_character: str,
         poll_timeout: int = 30,
@@ -66,23 +68,33 @@ class Reach:
         lease_seconds: float = keys.CHANNEL_LEAD_TTL,
         base_delay: float | None = None,
         bot: Bot | None = None,
+        push: Channel | None = None,
     ) -> None:
+        """`token` None: no Telegram (no polling, no bot); the sender still runs for the
+        other channels (`push`)."""
         self.redis = redis
         self.pool = pool
         self.lease_seconds = lease_seconds
-        self.webhook_url = webhook_url.rstrip("/") + WEBHOOK_PATH if webhook_url else None
-        self.webhook_secret = webhook_secret(token)
-        self.bot = bot or make_bot(token, api_url, poll_timeout=poll_timeout)
-        self.poller = TelegramPoller(
-            self.bot,
-            redis,
-            pool,
-            accept,
-            default_character=default_character,
-            poll_timeout=poll_timeout,
-        )
-        channel = TelegramChannel(self.bot)
-        self.sender = ChannelSender(redis, pool, {channel.kind: channel})
+        self.webhook_url = webhook_url.rstrip("/") + WEBHOOK_PATH if webhook_url and token else None
+        self.webhook_secret = webhook_secret(token or "")
+        channels: dict[str, Channel] = {}
+        self.bot: Bot | None = None
+        self.poller: TelegramPoller | None = None
+        if token:
+            self.bot = bot or make_bot(token, api_url, poll_timeout=poll_timeout)
+            self.poller = TelegramPoller(
+                self.bot,
+                redis,
+                pool,
+                accept,
+                default_character=default_character,
+                poll_timeout=poll_timeout,
+            )
+            telegram = TelegramChannel(self.bot)
+            channels[telegram.kind] = telegram
+        if push is not None:
+            channels[push.kind] = push
+        self.sender = ChannelSender(redis, pool, channels)
         if base_delay is not None:
             self.sender.base_delay = base_delay
         self.leases = Leases(redis)
@@ -99,8 +111,9 @@ class Reach:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        with contextlib.suppress(Exception):
-            await self.bot.shutdown()
+        if self.bot is not None:
+            with contextlib.suppress(Exception):
+                await self.bot.shutdown()
 
     async def _run(self) -> None:
         while True:
@@ -131,23 +144,13 @@ class Reach:
         log.info(
             "leading the channels: %d user(s) linked, %d outcome(s) recovered", users, recovered
         )
-        try:
-            await self.bot.initialize()
-            if self.webhook_url:
-                await self.bot.set_webhook(
-                    self.webhook_url,
-                    secret_token=self.webhook_secret,
-                    allowed_updates=["message"],
-                )
-            else:
-                await self.bot.delete_webhook()  # getUpdates answers 409 while one is set
-        except TelegramError as exc:
-            log.warning("telegram not ready (%s); polling retries", exc)
+        if self.bot is not None:
+            await self._prepare_telegram(self.bot)
         tasks = [
             asyncio.create_task(self._keep(token), name="reach-lease"),
             asyncio.create_task(self._send(), name="reach-send"),
         ]
-        if not self.webhook_url:
+        if self.poller is not None and not self.webhook_url:
             poll = self.poller.run(lambda: self.leading)
             tasks.append(asyncio.create_task(poll, name="reach-poll"))
         try:
@@ -159,6 +162,20 @@ class Reach:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+
+    async def _prepare_telegram(self, bot: Bot) -> None:
+        try:
+            await bot.initialize()
+            if self.webhook_url:
+                await bot.set_webhook(
+                    self.webhook_url,
+                    secret_token=self.webhook_secret,
+                    allowed_updates=["message"],
+                )
+            else:
+                await bot.delete_webhook()  # getUpdates answers 409 while one is set
+        except TelegramError as exc:
+            log.warning("telegram not ready (%s); polling retries", exc)
 
     async def _keep(self, token: str) -> None:
         """Extend the lease every third of its life; return (ending the lead) once lost."""

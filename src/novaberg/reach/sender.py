@@ -115,7 +115,7 @@ class ChannelSender:
             if channel is None or await self.redis.exists(sent):
                 continue
             try:
-                await channel.send_text(link.target, routing.text_for(outcome, link))
+                await channel.send(link, outcome, item.seq)
             except ChannelFailure as exc:
                 if exc.permanent:
                     log.warning(

@@ -20,7 +20,8 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 
 from novaberg.reach.channels import MessageRefused, PermanentFailure, TransientFailure
-from novaberg.store.channel_links import TELEGRAM
+from novaberg.reach.routing import Outcome, text_for
+from novaberg.store.channel_links import TELEGRAM, ChannelLink
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ class TelegramChannel:
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
+
+    async def send(self, link: ChannelLink, outcome: Outcome, seq: int) -> None:
+        await self.send_text(link.target, text_for(outcome, link))
 
     async def send_text(self, target: str, text: str) -> None:
         try:

@@ -21,6 +21,9 @@ from novaberg.store import keys
 TELEGRAM = "telegram"
 """`art` of a Telegram chat."""
 
+PUSH = "push"
+"""`art` of a device's Web Push subscription; `ziel` is the subscription's JSON."""
+
 _COLUMNS = "id, user_id, art, ziel, character_id, gestoert_am, stoerung"
 
 
@@ -73,6 +76,26 @@ async def link(
         row = cast(dict[str, Any], await cur.fetchone())
     await redis.sadd(keys.channel_users(), user_id)
     return _row(row)
+
+
+async def subscribe(
+    pool: AsyncConnectionPool,
+    redis: aioredis.Redis,
+    user_id: str,
+    subscription: str,
+    endpoint: str,
+    character_id: str,
+) -> ChannelLink:
+    """Link a device's push subscription (JSON) to the user. A subscription of the same
+    endpoint made before (new keys after the browser renewed it, or another user on this
+    device) is replaced: one endpoint, one row."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            "DELETE FROM kanal_verknuepfung WHERE art = %s AND ziel::jsonb ->> 'endpoint' = %s"
+            " AND ziel <> %s",
+            (PUSH, endpoint, subscription),
+        )
+    return await link(pool, redis, user_id, PUSH, subscription, character_id)
 
 
 async def by_target(pool: AsyncConnectionPool, kind: str, target: str) -> ChannelLink | None:

@@ -10,10 +10,10 @@ from typing import Any, Final, cast
 
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.store.channel_links import TELEGRAM
+from novaberg.store.channel_links import PUSH, TELEGRAM
 
-KINDS: Final = (TELEGRAM,)
-"""Channel kinds a person can set (Web Push joins here)."""
+KINDS: Final = (TELEGRAM, PUSH)
+"""Channel kinds a person can set."""
 
 ANSWERS: Final = "antworten"
 IMPULSES: Final = "impulse"
