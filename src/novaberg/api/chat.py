@@ -54,9 +54,18 @@ from novaberg.store.users import issue_token, user_for_token
 log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
-WEB_TYPES = {".js": "text/javascript", ".css": "text/css"}
+WEB_TYPES = {
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+    ".webmanifest": "application/manifest+json",
+}
 WEB_FILES = {p.name: WEB_TYPES[p.suffix] for p in WEB_DIR.iterdir() if p.suffix in WEB_TYPES}
-"""The page's scripts and style sheet: every .js/.css file shipped next to index.html."""
+"""The page's scripts, style sheet, icon and manifest: every such file next to index.html."""
+
+ROOT_FILES = {"/sw.js": "sw.js", "/manifest.webmanifest": "manifest.webmanifest"}
+"""Files the page needs at the root: a service worker controls only the paths under its
+own (so /sw.js for the whole page), and the manifest sits beside it."""
 
 MAX_BODY_BYTES = 128 * 1024
 """A 16 KiB text may grow up to 6x through JSON escapes; anything larger is refused unread."""
@@ -383,6 +392,17 @@ async def page(request: Request) -> HTMLResponse:
         "{{CHARACTER}}", escape(settings.character)
     )
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/sw.js", include_in_schema=False)
+@router.get("/manifest.webmanifest", include_in_schema=False)
+async def root_file(request: Request) -> Response:
+    """The service worker and the manifest (docs/behaviour/reach.md#the-installable-page);
+    never cached, so a new version of the worker reaches the browser on its next check."""
+    name = ROOT_FILES[request.url.path]
+    return Response(
+        _web_file(name), media_type=WEB_FILES[name], headers={"Cache-Control": "no-cache"}
+    )
 
 
 @router.get("/web/{name}", include_in_schema=False)

@@ -50,9 +50,12 @@ FRAME_HEADERS: Final = ((b"x-frame-options", b"DENY"),)
 PAGE_PATHS: Final = ("/web/",)
 """Prefixes of the page's assets (the page itself is `/`)."""
 
+PAGE_ROOT_FILES: Final = frozenset({"/", "/sw.js", "/manifest.webmanifest"})
+"""The page, its service worker (its CSP is the one its script runs under) and manifest."""
+
 
 def is_page(path: str) -> bool:
-    return path == "/" or path.startswith(PAGE_PATHS)
+    return path in PAGE_ROOT_FILES or path.startswith(PAGE_PATHS)
 
 
 class SecurityHeaders:

@@ -2,8 +2,8 @@
 `ziel` = the subscription's JSON as the browser gave it: endpoint and keys).
 
 The notification carries who speaks (the character's name), a short preview and where to
-open the page: `/?charakter=<id>#zustellung-<seq>`, the conversation at that message (the
-delivery sequence number the page also knows the message by). pywebpush signs the request
+open the page: `/?charakter=<id>#turn-<turn id>`, the conversation at that message (the
+page's history marks each answer with its turn id; web/app.js scrolls to it). pywebpush signs the request
 with the installation's VAPID key (reach/vapid.py) and encrypts the payload for the
 subscription (RFC 8291, aes128gcm): the push service sees neither text nor name.
 
@@ -59,9 +59,10 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return flat[:cut].rstrip(" ,;:.") + " …"
 
 
-def open_url(character_id: str, seq: int) -> str:
+def open_url(character_id: str, turn_id: str) -> str:
     """Where a click on the notification opens the page: that conversation, that message."""
-    return f"/?charakter={quote(character_id, safe='')}#zustellung-{seq}"
+    url = f"/?charakter={quote(character_id, safe='')}"
+    return f"{url}#turn-{quote(turn_id, safe='')}" if turn_id else url
 
 
 def payload(outcome: Outcome, seq: int, name: str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def payload(outcome: Outcome, seq: int, name: str) -> dict[str, Any]:
     return {
         "titel": name or outcome.character_id,
         "text": preview(outcome.text),
-        "url": open_url(outcome.character_id, seq),
+        "url": open_url(outcome.character_id, outcome.turn_id),
         "character_id": outcome.character_id,
         "seq": seq,
     }

@@ -43,6 +43,8 @@ class Outcome:
     message_ids: list[str]
     category: str = ANSWERS
     """For the person's settings: `antworten`, `impulse` or `erinnerungen`."""
+    turn_id: str = ""
+    """The turn it ended (the page finds the message by it: a push opens it there)."""
 
 
 def parse_outcome(message: str) -> Outcome | None:
@@ -70,6 +72,7 @@ def parse_outcome(message: str) -> Outcome | None:
         text=text,
         message_ids=[str(i) for i in body.get("nachrichten_ids") or []],
         category=category,
+        turn_id=str(body.get("turn_id") or ""),
     )
 
 

@@ -17,14 +17,22 @@ import * as library from "./library.js";
 import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
+import * as channels from "./channels.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
 
+// A notification opens the page as /?charakter=ID#turn-TURN (reach/push.py): that
+// conversation, scrolled to that answer.
+const opened = {
+  character: new URLSearchParams(location.search).get("charakter"),
+  turn: location.hash.startsWith("#turn-") ? decodeURIComponent(location.hash.slice(6)) : "",
+};
+
 const state = {
   token: meta("novaberg-token") || localStorage.getItem("novaberg-token") || "",
-  character: localStorage.getItem("novaberg-character") || meta("novaberg-character") || "nova",
+  character: opened.character || localStorage.getItem("novaberg-character") || meta("novaberg-character") || "nova",
   clientId: sessionStorage.getItem("novaberg-client") || crypto.randomUUID().replace(/-/g, ""),
   lastSeq: null,        // highest seq seen; reconnects ask for what came after
   mine: new Set(),      // nachrichten_ids this tab sent (and had acknowledged)
@@ -402,7 +410,10 @@ function showPanel(id) {
   }
   if (id === "panel-memory") memory.refresh();
   if (id === "panel-tasks") tasks.refresh();
-  if (id === "panel-settings") library.refresh();
+  if (id === "panel-settings") {
+    library.refresh();
+    channels.refresh();
+  }
 }
 
 // The tasks panel, scrolled to the list a receipt names (its heading takes the focus);
@@ -431,8 +442,23 @@ function selectCharacter(id) {
   emotions.reset();
   memory.setCharacter(id);
   settings.setCharacter(id);
+  channels.setCharacter(id);
   state.history = new History(id);
   loadOlder(true);
+}
+
+// The answer a notification pointed at: looked for in the history (a few pages back at
+// most), scrolled into view and marked.
+async function showOpenedTurn() {
+  if (!opened.turn) return;
+  const find = () => [...$("messages").querySelectorAll("li[data-turn]")].find((li) => li.dataset.turn === opened.turn);
+  for (let page = 0; !find() && page < 5 && state.history && state.history.more; page++) await loadOlder();
+  const li = find();
+  if (!li) return;
+  li.classList.add("opened");
+  li.setAttribute("tabindex", "-1");
+  li.scrollIntoView({ block: "center" });
+  li.focus();
 }
 
 async function loadCharacters() {
@@ -477,9 +503,11 @@ async function start() {
     .catch((err) => showError(`Einstellungen nicht geladen: ${err.message}`));
   memory.setCharacter(state.character);
   settings.setCharacter(state.character);
+  channels.setCharacter(state.character);
   library.refresh();
   state.history = new History(state.character);
   await loadOlder(true);
+  await showOpenedTurn();
 }
 
 // ---------- wiring ----------
@@ -495,6 +523,8 @@ tasks.mount($("panel-tasks"));
 inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
 library.mount($("panel-settings"));
+channels.mount($("panel-settings"));
+channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
 
 $("composer").addEventListener("submit", (ev) => {

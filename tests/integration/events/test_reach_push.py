@@ -136,7 +136,8 @@ async def test_an_impulse_for_a_person_whose_page_is_closed_arrives_as_a_decrypt
     seq = note["seq"]
     logged = json.loads(str(await Delivery(redis).logged("anna", seq)))
     assert (logged["typ"], logged["nachricht"]) == ("character_response", note["text"])
-    assert note["url"] == f"/?charakter=nova#zustellung-{seq}", "opens at that message"
+    turn = logged["turn_id"]
+    assert note["url"] == f"/?charakter=nova#turn-{turn}", "opens the page at that message"
     assert push.problems == []
 
 
@@ -304,3 +305,22 @@ async def test_the_api_subscribes_lists_and_revokes_devices(
     for body in bad:
         refused = await http.post("/kanaele/push", json=body, headers=auth(anna))
         assert refused.status_code == 422, body
+
+
+async def test_the_page_is_installable_with_a_manifest_and_a_root_service_worker(
+    http: httpx.AsyncClient,
+) -> None:
+    page = (await http.get("/")).text
+    assert '<link rel="manifest" href="/manifest.webmanifest">' in page
+    manifest = await http.get("/manifest.webmanifest")
+    assert manifest.headers["content-type"].startswith("application/manifest+json")
+    body = manifest.json()
+    assert (body["start_url"], body["scope"], body["display"]) == ("/", "/", "standalone")
+    for icon in body["icons"]:
+        served = await http.get(icon["src"])
+        assert served.status_code == 200 and served.headers["content-type"] == icon["type"]
+    worker = await http.get("/sw.js")
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert worker.headers["cache-control"] == "no-cache", "a new worker reaches the browser"
+    for event in ("push", "notificationclick"):
+        assert f'addEventListener("{event}"' in worker.text

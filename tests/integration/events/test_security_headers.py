@@ -25,7 +25,10 @@ def _carries(answer: httpx.Response, csp: str) -> None:
     assert answer.headers.get("content-security-policy") == csp, answer.request.url
 
 
-@pytest.mark.parametrize("path", ["/", "/web/app.js", "/web/style.css", "/web/fehlt.js"])
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/web/app.js", "/web/style.css", "/web/fehlt.js", "/sw.js", "/manifest.webmanifest"],
+)
 async def test_the_page_and_its_assets_carry_the_page_policy(
     http: httpx.AsyncClient, path: str
 ) -> None:
