@@ -2,7 +2,7 @@
 
 - `GET /kanaele/push/schluessel` — the installation's VAPID public key, the page's
   `applicationServerKey` for `pushManager.subscribe`
-- `POST /kanaele/push` — store this device's subscription as the browser gave it
+- `POST /kanaele/push/geraete` — store this device's subscription as the browser gave it
   (`endpoint`, `keys.p256dh`, `keys.auth`): from then on outcomes reach the device when no
   page of the person is open. Listed by `GET /kanaele` (`art: push`), revoked by
   `DELETE /kanaele/{id}` like a chat.
@@ -112,7 +112,7 @@ async def get_key(request: Request, user_id: User) -> PushKeyOut:
 
 
 @router.post(
-    "/kanaele/push",
+    "/kanaele/push/geraete",
     status_code=201,
     response_model=LinkOut,
     responses=BODY,

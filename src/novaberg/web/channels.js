@@ -51,7 +51,7 @@ async function turnOn() {
   const { schluessel } = await get("/kanaele/push/schluessel");
   const sub = (await reg.pushManager.getSubscription())
     || (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(schluessel) }));
-  const link = await call("POST", "/kanaele/push", { ...sub.toJSON(), character_id: character });
+  const link = await call("POST", "/kanaele/push/geraete", { ...sub.toJSON(), character_id: character });
   localStorage.setItem(LINK_KEY, String(link.id));
 }
 

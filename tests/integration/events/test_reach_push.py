@@ -59,7 +59,7 @@ async def subscribed(
     """A device subscribed the way the page does it: the browser's subscription, posted."""
     device = push.device(name)
     answer = await http.post(
-        "/kanaele/push",
+        "/kanaele/push/geraete",
         json={**device.subscription(push.url), "character_id": "nova"},
         headers=auth(token),
     )
@@ -284,7 +284,7 @@ async def test_the_api_subscribes_lists_and_revokes_devices(
     _, laptop_id = await subscribed(http, anna, push, "laptop")
     renewed_keys = push.device("phone")  # the browser renewed: same endpoint, new keys
     renewed = await http.post(
-        "/kanaele/push", json=renewed_keys.subscription(push.url), headers=auth(anna)
+        "/kanaele/push/geraete", json=renewed_keys.subscription(push.url), headers=auth(anna)
     )
     assert renewed.status_code == 201
     listed = (await http.get("/kanaele", headers=auth(anna))).json()
@@ -303,7 +303,7 @@ async def test_the_api_subscribes_lists_and_revokes_devices(
         {"endpoint": "ftp://127.0.0.1/x", "keys": phone.subscription(push.url)["keys"]},
     ]
     for body in bad:
-        refused = await http.post("/kanaele/push", json=body, headers=auth(anna))
+        refused = await http.post("/kanaele/push/geraete", json=body, headers=auth(anna))
         assert refused.status_code == 422, body
 
 
