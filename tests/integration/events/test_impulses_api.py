@@ -32,7 +32,10 @@ async def test_settings_default_then_patch_per_character(http: httpx.AsyncClient
         "ruhezeit": "22:00-08:00",
         "zeitzone": "Europe/Berlin",
         "pro_tag": 3,
-        "kanaele": {"telegram": {"antworten": True, "impulse": True, "erinnerungen": True}},
+        "kanaele": {
+            "telegram": {"antworten": True, "impulse": True, "erinnerungen": True},
+            "push": {"antworten": True, "impulse": True, "erinnerungen": True},
+        },
     }
     changed = await http.patch(
         "/settings", json={"impulse": False, "ruhezeit": "", "pro_tag": 1}, headers=auth(anna)

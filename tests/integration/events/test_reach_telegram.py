@@ -488,9 +488,10 @@ async def test_settings_keep_impulses_off_a_chat_but_answers_still_arrive(
     )
     assert patched.status_code == 200, patched.text
     assert patched.json()["kanaele"] == {
-        "telegram": {"antworten": True, "impulse": False, "erinnerungen": True}
+        "telegram": {"antworten": True, "impulse": False, "erinnerungen": True},
+        "push": {"antworten": True, "impulse": True, "erinnerungen": True},
     }
-    for bad in ({"push": {"impulse": False}}, {"telegram": {"impulse": "nein"}}):
+    for bad in ({"fax": {"impulse": False}}, {"telegram": {"impulse": "nein"}}):
         refused = await http.patch("/settings", json={"kanaele": bad}, headers=headers)
         assert refused.status_code == 422, bad
     await _primed(redis, clock.now)
