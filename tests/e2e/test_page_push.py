@@ -6,9 +6,10 @@ push service, which checks the VAPID signature and decrypts it with the device's
 notification's URL opens the page at that answer. The settings panel lists and removes the
 device, shows a Telegram code and switches what goes where.
 
-Headless Chromium has no push service to subscribe with (its `subscribe` needs Google's),
-so the page's `pushManager.subscribe` answers with a subscription made in the test the way
-a browser makes one (a P-256 key pair and an auth secret, tests/push_crypto.py); the rest —
+Headless Chromium cannot subscribe for real here (tried: `AbortError: Registration failed
+- permission denied`, notifications granted or not; a real one would need Google's push
+service and the network anyway), so the page's `pushManager.subscribe` answers with a
+subscription made in the test the way a browser makes one (a P-256 key pair and an auth secret, tests/push_crypto.py); the rest —
 the permission flow, the page's requests, the server's encryption — is the real thing."""
 
 from __future__ import annotations

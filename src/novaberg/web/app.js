@@ -447,11 +447,12 @@ function selectCharacter(id) {
   loadOlder(true);
 }
 
-// The answer a notification pointed at: looked for in the history (a few pages back at
+// The answer (or failed turn) a notification pointed at: looked for in the history (a few pages back at
 // most), scrolled into view and marked.
 async function showOpenedTurn() {
   if (!opened.turn) return;
-  const find = () => [...$("messages").querySelectorAll("li[data-turn]")].find((li) => li.dataset.turn === opened.turn);
+  const find = () => [...$("messages").querySelectorAll("li[data-turn], li[data-failed-turn]")]
+    .find((li) => li.dataset.turn === opened.turn || li.dataset.failedTurn === opened.turn);
   for (let page = 0; !find() && page < 5 && state.history && state.history.more; page++) await loadOlder();
   const li = find();
   if (!li) return;
