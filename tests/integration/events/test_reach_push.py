@@ -189,12 +189,20 @@ async def test_a_page_answer_with_no_page_open_reaches_every_device_shortened(
     assert long_answer.startswith(on_phone["text"][:-2])
 
 
+@pytest.mark.parametrize("gone", [410, 404, 403])
 async def test_a_gone_subscription_is_marked_after_one_try_and_not_tried_again(
-    http: httpx.AsyncClient, token, push: PushService, workers, scripted: ScriptedLLM, redis, db
+    http: httpx.AsyncClient,
+    token,
+    push: PushService,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    db,
+    gone: int,
 ) -> None:  # type: ignore[no-untyped-def]
     anna = await token("anna")
     phone, link_id = await subscribed(http, anna, push)
-    phone.answer = 410
+    phone.answer = gone
     script_answer(scripted, "Hallo!")
     await workers()
 
@@ -204,7 +212,7 @@ async def test_a_gone_subscription_is_marked_after_one_try_and_not_tried_again(
     assert phone.requests == 1
     [link] = (await http.get("/kanaele", headers=auth(anna))).json()
     assert link["id"] == link_id and link["art"] == "push"
-    assert link["gestoert_am"] is not None and "410" in link["stoerung"]
+    assert link["gestoert_am"] is not None and str(gone) in link["stoerung"]
     assert not await redis.sismember(keys.channel_users(), "anna")
 
     assert (await post(http, anna, "Zwei")).status_code == 202
