@@ -11,6 +11,7 @@ import asyncio
 import json
 import stat
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -22,10 +23,12 @@ from push_service import PushService, running_push_service
 
 from novaberg.config import Settings
 from novaberg.events.delivery import Delivery
+from novaberg.events.reminders import deliver_due_reminders
 from novaberg.graph.agent_graph import build_agent_graph
 from novaberg.graph.contract import GraphDeps
 from novaberg.impulses.delivery import ImpulseDelivery
 from novaberg.impulses.gates import HELD
+from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.reach.push import PREVIEW_CHARS
 from novaberg.reach.sender import MAX_ATTEMPTS
@@ -332,3 +335,42 @@ async def test_the_page_is_installable_with_a_manifest_and_a_root_service_worker
     assert worker.headers["cache-control"] == "no-cache", "a new worker reaches the browser"
     for event in ("push", "notificationclick"):
         assert f'addEventListener("{event}"' in worker.text
+
+
+async def test_a_reminder_reaches_the_device_though_impulses_are_off_there(
+    http: httpx.AsyncClient,
+    token,
+    push: PushService,
+    workers,
+    scripted: ScriptedLLM,
+    redis,
+    db,
+    settings: Settings,
+    model: ModelLayer,
+    clock: Clock,
+) -> None:  # type: ignore[no-untyped-def]
+    anna = await token("anna")
+    phone, _ = await subscribed(http, anna, push)
+    await http.patch(
+        "/settings",
+        json={"character_id": "nova", "kanaele": {"push": {"impulse": False}}},
+        headers=auth(anna),
+    )
+    async with db.connection() as conn:
+        await conn.execute(
+            "INSERT INTO timeline (user_id, event_time, title, precision, remind)"
+            " VALUES ('anna', %s, 'Zahnarzt', 'minute', TRUE)",
+            (datetime.fromtimestamp(clock.now - 60, UTC),),
+        )
+    script_answer(scripted, "Denk an den Zahnarzt!")
+    deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model, clock=clock)
+    try:
+        assert await deliver_due_reminders(deps, build_agent_graph(deps)) == 1
+    finally:
+        assert deps.log is not None
+        await deps.log.close()
+    await workers()
+
+    [note] = await push.wait_received(phone)
+    assert note["text"] == "Denk an den Zahnarzt!"
+    assert note["url"].startswith("/?charakter=nova#turn-erinnerung-")
