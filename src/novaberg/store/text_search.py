@@ -209,6 +209,47 @@ LEFT JOIN archiv_lexeme x
 """Content words only: a word either language counts as a stopword ("ich", "the", "will")
 carries no meaning worth matching and would, stemmed by the other language, look rare."""
 
+COMPOUND_MIN_HEAD: Final = 4
+COMPOUND_MIN_MODIFIER: Final = 4
+COMPOUNDS_PER_WORD: Final = 8
+"""German compounds (docs/behaviour/memory.md#hybrid-search, "Compounds"). A German
+compound names a kind of its last part ("Lieblingsblumen" are Blumen), and the stemmer
+keeps it one lexeme. So a noun of the query (capitalised: `name_like`) whose stem has at
+least 4 letters is the head of the pair's words that end in it after at least 4 more
+letters ("Blume" → "Lieblingsblumen", "Baum" → "Obstbäume"; the 8 most used), and a query
+compound's head is a word of the pair ("Fußballmannschaft" → "Mannschaft"). Only nouns:
+verbs take prefixes that make other verbs ("lebt" → "eingelebt"); shorter parts split
+words that are no compounds ("Schwester" → "west", "Tag" → "Vortag")."""
+
+_COMPOUNDS_SQL: Final = """
+WITH worte AS (
+    SELECT DISTINCT w FROM unnest(tsvector_to_array(to_tsvector('simple', %(q)s))) AS w
+    WHERE numnode(plainto_tsquery('german', w)) > 0
+      AND numnode(plainto_tsquery('english', w)) > 0
+), stämme AS (
+    SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) AS stamm FROM worte
+    WHERE w = ANY(%(nouns)s)
+)
+SELECT s.w AS word, k.lexem AS lexeme, k.df, s.stamm AS part
+FROM stämme s
+CROSS JOIN LATERAL (
+    SELECT x.lexem, x.df FROM archiv_lexeme x
+    WHERE x.user_id = %(u)s AND x.character_id = %(c)s
+      AND x.lexem LIKE '%%' || s.stamm
+      AND length(x.lexem) >= length(s.stamm) + %(modifier)s
+    ORDER BY x.df DESC, x.lexem LIMIT %(per_word)s
+) k
+WHERE length(s.stamm) >= %(head)s
+UNION
+SELECT s.w, x.lexem, x.df, s.stamm
+FROM stämme s
+CROSS JOIN LATERAL generate_series(%(head)s, length(s.stamm) - %(modifier)s) AS n
+JOIN archiv_lexeme x
+    ON x.user_id = %(u)s AND x.character_id = %(c)s AND x.lexem = right(s.stamm, n)
+"""
+"""Both directions of `COMPOUND_MIN_HEAD`: (query word, the pair's lexeme, its df, the query
+word's own stem — the compound match never weighs more than the word itself)."""
+
 _PAIR_SQL: Final = (
     "SELECT anzahl AS row_count, laenge AS total_length FROM archiv_paar"
     " WHERE user_id = %(u)s AND character_id = %(c)s"
@@ -248,6 +289,20 @@ async def query_terms(
     names = name_like(text)
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
+        compounds_cur = (
+            await conn.execute(
+                _COMPOUNDS_SQL,
+                {
+                    **params,
+                    "nouns": sorted(names),
+                    "head": COMPOUND_MIN_HEAD,
+                    "modifier": COMPOUND_MIN_MODIFIER,
+                    "per_word": COMPOUNDS_PER_WORD,
+                },
+            )
+            if names
+            else None
+        )
         pair_cur = await conn.execute(_PAIR_SQL, params)
         speakers_cur = (
             await conn.execute(_SPEAKERS_SQL, {**params, "names": sorted(names)}) if names else None
@@ -259,6 +314,7 @@ async def query_terms(
                 {**params, "start": window[0], "end": window[1], "cap": count_limit + 1},
             )
     term_rows = await terms_cur.fetchall()
+    compound_rows = await compounds_cur.fetchall() if compounds_cur is not None else []
     stats = await pair_cur.fetchone()
     window_rows = None
     if window_cur is not None:
@@ -277,9 +333,12 @@ async def query_terms(
         total_length / rows if rows else 0.0,
         window_rows,
         names=names,
+        parts=[
+            (str(r["word"]), str(r["lexeme"]), int(r["df"]), str(r["part"])) for r in compound_rows
+        ],
     )
     word_of: dict[str, set[str]] = {}
-    for r in term_rows:
+    for r in [*term_rows, *compound_rows]:
         word_of.setdefault(str(r["lexeme"]), set()).add(str(r["word"]))
     return replace(
         terms,
@@ -301,10 +360,12 @@ def build_terms(
     window_rows: int | None = None,
     *,
     names: set[str] | None = None,
+    parts: Sequence[tuple[str, str, int, str]] = (),
 ) -> QueryTerms:
     """QueryTerms from (word, lexeme, df) triples (pure: the ranking rules in one place).
     `names`: the query's name-like words (`name_like`); only they are looked up by trigrams
-    (None: every word)."""
+    (None: every word). `parts`: (word, lexeme, df, stem) of compounds (`_COMPOUNDS_SQL`):
+    the lexeme joins the query weighing at most what the word's own stem weighs."""
     df: dict[str, int] = {}
     known_words: set[str] = set()
     words: list[str] = []
@@ -314,8 +375,18 @@ def build_terms(
         df[lexeme] = max(df.get(lexeme, 0), count)
         if count > 0:
             known_words.add(word)
+    cap: dict[str, float] = {}
+    for word, lexeme, count, stem in parts:
+        if lexeme in df and lexeme not in cap:
+            continue  # the query's own lexeme: its own weight
+        if word not in words:
+            words.append(word)
+        df[lexeme] = max(df.get(lexeme, 0), count)
+        known_words.add(word)
+        own = idf(df.get(stem, count), rows)
+        cap[lexeme] = max(cap.get(lexeme, 0.0), own)
     lexemes = sorted(df)
-    weights = [idf(df[lexeme], rows) for lexeme in lexemes]
+    weights = [min(idf(df[lexeme], rows), cap.get(lexeme, math.inf)) for lexeme in lexemes]
     limit = frequent_df(rows)
     selecting = [lexeme for lexeme in lexemes if df[lexeme] <= limit]
     if not selecting and lexemes:

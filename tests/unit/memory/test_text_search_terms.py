@@ -121,3 +121,39 @@ def test_the_topic_is_the_questions_own_words_without_speakers_or_added_forms() 
         },
     )
     assert terms.topic == ["wrist"]
+
+
+def test_a_compound_of_the_pair_joins_the_query_weighing_at_most_its_head() -> None:
+    terms = build_terms(
+        [("blume", "blum", 40), ("blume", "blume", 0)],
+        1_000,
+        5.0,
+        parts=[("blume", "lieblingsblum", 1, "blum")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert "lieblingsblum" in terms.selecting
+    assert weight["lieblingsblum"] == pytest.approx(weight["blum"]), "never above the word"
+    assert idf(1, 1_000) > weight["blum"]
+
+
+def test_a_query_compound_finds_its_head_weighing_what_the_head_weighs() -> None:
+    terms = build_terms(
+        [("fußballmannschaft", "fussballmannschaft", 0)],
+        1_000,
+        5.0,
+        parts=[("fußballmannschaft", "mannschaft", 30, "fussballmannschaft")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert weight["mannschaft"] == pytest.approx(idf(30, 1_000))
+    assert terms.unknown_words == [], "a word found as a compound's part is no typo"
+
+
+def test_a_compound_part_that_is_a_query_lexeme_keeps_its_own_weight() -> None:
+    terms = build_terms(
+        [("schule", "schul", 5), ("waldorfschule", "waldorfschul", 2)],
+        1_000,
+        5.0,
+        parts=[("schule", "waldorfschul", 2, "schul")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert weight["waldorfschul"] == pytest.approx(idf(2, 1_000))
