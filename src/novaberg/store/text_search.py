@@ -87,18 +87,31 @@ _FUNCTION_WORDS: Final = _GERMAN | _ENGLISH | _word_set("in so was war also hat 
 whose other words are all scaffolding keeps them)."""
 
 
+_QUESTION_WORDS: Final = _word_set(
+    "wann welche welcher welches welchen welchem wohin woher wieso weshalb weswegen wozu "
+    "womit wofür wovon worüber worauf wovor wieviel wieviele "
+    "which whose whom whatever"
+)
+"""Interrogatives the function-word lists above lack: opening a question they are
+capitalised, and are no name and no noun ("Wann" would be the head of "irgendwann")."""
+
+
 def name_like(text: str) -> set[str]:
     """The words of a query a trigram lookup is meant for, lowercased: capitalised words
-    (names; in German also nouns) except function words opening a sentence ("Was", "What"),
-    or the one word of a one-word query. A lowercase word the archive never saw ("thing")
-    would only find the words that contain it ("nothing")."""
+    (names; in German also nouns: the compound lookup's nouns) except function words and
+    interrogatives opening a sentence ("Was", "Wann", "Which"), or the one word of a
+    one-word query. A lowercase word the archive never saw ("thing") would only find the
+    words that contain it ("nothing")."""
     words = _WORD.findall(text)
     if len(words) == 1:
         return {words[0].lower()}
     return {
         w.lower()
         for w in words
-        if w[:1].isupper() and w.lower() not in _GERMAN and w.lower() not in _ENGLISH
+        if w[:1].isupper()
+        and w.lower() not in _GERMAN
+        and w.lower() not in _ENGLISH
+        and w.lower() not in _QUESTION_WORDS
     }
 
 

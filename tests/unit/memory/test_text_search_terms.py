@@ -14,6 +14,7 @@ from novaberg.store.text_search import (
     build_terms,
     idf,
     length_factor,
+    name_like,
     quote_lexeme,
     text_config,
     text_configs,
@@ -157,3 +158,18 @@ def test_a_compound_part_that_is_a_query_lexeme_keeps_its_own_weight() -> None:
     )
     weight = dict(zip(terms.lexemes, terms.weights, strict=True))
     assert weight["waldorfschul"] == pytest.approx(idf(2, 1_000))
+
+
+@pytest.mark.parametrize(
+    ("question", "nouns"),
+    [
+        ("Wann wurde mein Neffe geboren?", {"neffe"}),
+        ("Welches Geschenk habe ich für Papa ausgesucht?", {"geschenk", "papa"}),
+        ("Wohin fliegen wir im Mai?", {"mai"}),
+        ("Worüber hat Lena gelacht?", {"lena"}),
+        ("Which band did Tom see?", {"tom"}),
+        ("Blumen mag ich am liebsten.", {"blumen"}),  # a noun opening a sentence stays
+    ],
+)
+def test_capitalised_interrogatives_are_no_names_and_no_nouns(question: str, nouns: set) -> None:
+    assert name_like(question) == nouns
