@@ -115,6 +115,19 @@ def name_like(text: str) -> set[str]:
     }
 
 
+GENITIVE_MIN_CHARS: Final = 4
+
+
+def speaker_keys(names: set[str]) -> list[str]:
+    """The keys a speaker may be asked by: each name-like word, and a German genitive's name
+    without its "s" ("Lenas Meinung", "Toms Auto" → "lena", "tom"; words of at least 4
+    letters). A speaker's key is a first name (`SPEAKER_KEY_SQL`), so only an actual
+    speaker's name matches: "Klaus" → "klau" finds nobody."""
+    keys = set(names)
+    keys |= {name[:-1] for name in names if name.endswith("s") and len(name) >= GENITIVE_MIN_CHARS}
+    return sorted(keys)
+
+
 def text_config(text: str) -> str:
     """The configuration to index `text` with: the language whose function words it uses
     more (German-only letters count for German); `simple` when neither shows."""
@@ -317,7 +330,9 @@ async def query_terms(
             for noun in nouns
         ]
         speakers_cur = (
-            await conn.execute(_SPEAKERS_SQL, {**params, "names": sorted(names)}) if names else None
+            await conn.execute(_SPEAKERS_SQL, {**params, "names": speaker_keys(names)})
+            if names
+            else None
         )
         window_cur = None
         if window is not None:

@@ -16,6 +16,7 @@ from novaberg.store.text_search import (
     length_factor,
     name_like,
     quote_lexeme,
+    speaker_keys,
     text_config,
     text_configs,
 )
@@ -173,3 +174,16 @@ def test_a_compound_part_that_is_a_query_lexeme_keeps_its_own_weight() -> None:
 )
 def test_capitalised_interrogatives_are_no_names_and_no_nouns(question: str, nouns: set) -> None:
     assert name_like(question) == nouns
+
+
+@pytest.mark.parametrize(
+    ("names", "keys"),
+    [
+        ({"lenas"}, ["lena", "lenas"]),  # "Lenas Meinung": the genitive of Lena
+        ({"toms"}, ["tom", "toms"]),
+        ({"lena"}, ["lena"]),
+        ({"ms"}, ["ms"]),  # too short to be a genitive
+    ],
+)
+def test_a_speaker_may_be_asked_by_the_genitive(names: set, keys: list) -> None:
+    assert speaker_keys(names) == keys
