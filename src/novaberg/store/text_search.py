@@ -248,32 +248,35 @@ verbs take prefixes that make other verbs ("lebt" → "eingelebt"); shorter part
 words that are no compounds ("Schwester" → "west", "Tag" → "Vortag")."""
 
 _COMPOUNDS_SQL: Final = """
-WITH s AS MATERIALIZED (
-    SELECT string_agg(l, '') AS stamm
-    FROM unnest(tsvector_to_array(to_tsvector('german', %(w)s))) AS l
-    WHERE numnode(plainto_tsquery('german', %(w)s)) > 0
-      AND numnode(plainto_tsquery('english', %(w)s)) > 0
+WITH stämme AS MATERIALIZED (
+    SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) AS stamm
+    FROM unnest(%(nouns)s::text[]) AS w
+    WHERE numnode(plainto_tsquery('german', w)) > 0
+      AND numnode(plainto_tsquery('english', w)) > 0
+), köpfe AS MATERIALIZED (
+    SELECT s.w, s.stamm, right(s.stamm, n) AS kopf
+    FROM stämme s, generate_series(%(head)s, length(s.stamm) - %(modifier)s) AS n
 )
-(SELECT %(w)s AS word, x.lexem AS lexeme, x.df, (SELECT stamm FROM s) AS part
- FROM archiv_lexeme x
- WHERE x.user_id = %(u)s AND x.character_id = %(c)s
-   AND length((SELECT stamm FROM s)) >= %(head)s
-   AND x.lexem LIKE '%%' || (SELECT stamm FROM s)
-   AND length(x.lexem) >= length((SELECT stamm FROM s)) + %(modifier)s
- ORDER BY x.df DESC, x.lexem LIMIT %(per_word)s)
+SELECT s.w AS word, k.lexem AS lexeme, k.df, s.stamm AS part
+FROM stämme s
+CROSS JOIN LATERAL (
+    SELECT x.lexem, x.df FROM archiv_lexeme x
+    WHERE x.user_id = %(u)s AND x.character_id = %(c)s
+      AND x.lexem LIKE '%%' || s.stamm
+      AND length(x.lexem) >= length(s.stamm) + %(modifier)s
+    ORDER BY x.df DESC, x.lexem LIMIT %(per_word)s
+) k
+WHERE length(s.stamm) >= %(head)s
 UNION ALL
-SELECT %(w)s, x.lexem, x.df, (SELECT stamm FROM s)
-FROM archiv_lexeme x
+SELECT k.w, x.lexem, x.df, k.stamm
+FROM archiv_lexeme x JOIN köpfe k ON k.kopf = x.lexem
 WHERE x.user_id = %(u)s AND x.character_id = %(c)s
-  AND x.lexem = ANY(ARRAY(
-      SELECT right(stamm, n) FROM s, generate_series(%(head)s, length(stamm) - %(modifier)s) AS n
-  ))
+  AND x.lexem = ANY(ARRAY(SELECT kopf FROM köpfe))
 """
-"""Both directions of `COMPOUND_MIN_HEAD` for one noun: (the word, the pair's lexeme, its df,
-the word's own stem — the compound match never weighs more than the word itself). One
-statement per noun, the stem a constant of the statement (an InitPlan): so the suffix match
-is a bitmap scan of the vocabulary's trigram index and the head lookup one of its primary
-key, not a filter over the pair's whole vocabulary per noun."""
+"""Both directions of `COMPOUND_MIN_HEAD` for the query's nouns, one statement: (the noun,
+the pair's lexeme, its df, the noun's own stem — the compound match never weighs more than
+the word itself). With the vocabulary's statistics the suffix match is a bitmap scan of
+its trigram index per noun, and the heads are looked up in its primary key (the array)."""
 
 _PAIR_SQL: Final = (
     "SELECT anzahl AS row_count, laenge AS total_length FROM archiv_paar"
@@ -316,19 +319,20 @@ async def query_terms(
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
         pair_cur = await conn.execute(_PAIR_SQL, params)
-        compound_curs = [
+        compounds_cur = (
             await conn.execute(
                 _COMPOUNDS_SQL,
                 {
                     **params,
-                    "w": noun,
+                    "nouns": nouns,
                     "head": COMPOUND_MIN_HEAD,
                     "modifier": COMPOUND_MIN_MODIFIER,
                     "per_word": COMPOUNDS_PER_WORD,
                 },
             )
-            for noun in nouns
-        ]
+            if nouns
+            else None
+        )
         speakers_cur = (
             await conn.execute(_SPEAKERS_SQL, {**params, "names": speaker_keys(names)})
             if names
@@ -341,7 +345,7 @@ async def query_terms(
                 {**params, "start": window[0], "end": window[1], "cap": count_limit + 1},
             )
     term_rows = await terms_cur.fetchall()
-    compound_rows = [row for cur in compound_curs for row in await cur.fetchall()]
+    compound_rows = await compounds_cur.fetchall() if compounds_cur is not None else []
     stats = await pair_cur.fetchone()
     window_rows = None
     if window_cur is not None:
