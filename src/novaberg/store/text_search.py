@@ -87,19 +87,45 @@ _FUNCTION_WORDS: Final = _GERMAN | _ENGLISH | _word_set("in so was war also hat 
 whose other words are all scaffolding keeps them)."""
 
 
+_QUESTION_WORDS: Final = _word_set(
+    "wann welche welcher welches welchen welchem wohin woher wieso weshalb weswegen wozu "
+    "womit wofür wovon worüber worauf wovor wieviel wieviele "
+    "which whose whom whatever"
+)
+"""Interrogatives the function-word lists above lack: opening a question they are
+capitalised, and are no name and no noun ("Wann" would be the head of "irgendwann")."""
+
+
 def name_like(text: str) -> set[str]:
     """The words of a query a trigram lookup is meant for, lowercased: capitalised words
-    (names; in German also nouns) except function words opening a sentence ("Was", "What"),
-    or the one word of a one-word query. A lowercase word the archive never saw ("thing")
-    would only find the words that contain it ("nothing")."""
+    (names; in German also nouns: the compound lookup's nouns) except function words and
+    interrogatives opening a sentence ("Was", "Wann", "Which"), or the one word of a
+    one-word query. A lowercase word the archive never saw ("thing") would only find the
+    words that contain it ("nothing")."""
     words = _WORD.findall(text)
     if len(words) == 1:
         return {words[0].lower()}
     return {
         w.lower()
         for w in words
-        if w[:1].isupper() and w.lower() not in _GERMAN and w.lower() not in _ENGLISH
+        if w[:1].isupper()
+        and w.lower() not in _GERMAN
+        and w.lower() not in _ENGLISH
+        and w.lower() not in _QUESTION_WORDS
     }
+
+
+GENITIVE_MIN_CHARS: Final = 4
+
+
+def speaker_keys(names: set[str]) -> list[str]:
+    """The keys a speaker may be asked by: each name-like word, and a German genitive's name
+    without its "s" ("Lenas Meinung", "Toms Auto" → "lena", "tom"; words of at least 4
+    letters). A speaker's key is a first name (`SPEAKER_KEY_SQL`), so only an actual
+    speaker's name matches: "Klaus" → "klau" finds nobody."""
+    keys = set(names)
+    keys |= {name[:-1] for name in names if name.endswith("s") and len(name) >= GENITIVE_MIN_CHARS}
+    return sorted(keys)
 
 
 def text_config(text: str) -> str:
@@ -209,6 +235,49 @@ LEFT JOIN archiv_lexeme x
 """Content words only: a word either language counts as a stopword ("ich", "the", "will")
 carries no meaning worth matching and would, stemmed by the other language, look rare."""
 
+COMPOUND_MIN_HEAD: Final = 4
+COMPOUND_MIN_MODIFIER: Final = 4
+COMPOUNDS_PER_WORD: Final = 8
+"""German compounds (docs/behaviour/memory.md#hybrid-search, "Compounds"). A German
+compound names a kind of its last part ("Lieblingsblumen" are Blumen), and the stemmer
+keeps it one lexeme. So a noun of the query (capitalised: `name_like`) whose stem has at
+least 4 letters is the head of the pair's words that end in it after at least 4 more
+letters ("Blume" → "Lieblingsblumen", "Baum" → "Obstbäume"; the 8 most used), and a query
+compound's head is a word of the pair ("Fußballmannschaft" → "Mannschaft"). Only nouns:
+verbs take prefixes that make other verbs ("lebt" → "eingelebt"); shorter parts split
+words that are no compounds ("Schwester" → "west", "Tag" → "Vortag")."""
+
+_COMPOUNDS_SQL: Final = """
+WITH stämme AS MATERIALIZED (
+    SELECT w, unnest(tsvector_to_array(to_tsvector('german', w))) AS stamm
+    FROM unnest(%(nouns)s::text[]) AS w
+    WHERE numnode(plainto_tsquery('german', w)) > 0
+      AND numnode(plainto_tsquery('english', w)) > 0
+), köpfe AS MATERIALIZED (
+    SELECT s.w, s.stamm, right(s.stamm, n) AS kopf
+    FROM stämme s, generate_series(%(head)s, length(s.stamm) - %(modifier)s) AS n
+)
+SELECT s.w AS word, k.lexem AS lexeme, k.df, s.stamm AS part
+FROM stämme s
+CROSS JOIN LATERAL (
+    SELECT x.lexem, x.df FROM archiv_lexeme x
+    WHERE x.user_id = %(u)s AND x.character_id = %(c)s
+      AND x.lexem LIKE '%%' || s.stamm
+      AND length(x.lexem) >= length(s.stamm) + %(modifier)s
+    ORDER BY x.df DESC, x.lexem LIMIT %(per_word)s
+) k
+WHERE length(s.stamm) >= %(head)s
+UNION ALL
+SELECT k.w, x.lexem, x.df, k.stamm
+FROM archiv_lexeme x JOIN köpfe k ON k.kopf = x.lexem
+WHERE x.user_id = %(u)s AND x.character_id = %(c)s
+  AND x.lexem = ANY(ARRAY(SELECT kopf FROM köpfe))
+"""
+"""Both directions of `COMPOUND_MIN_HEAD` for the query's nouns, one statement: (the noun,
+the pair's lexeme, its df, the noun's own stem — the compound match never weighs more than
+the word itself). With the vocabulary's statistics the suffix match is a bitmap scan of
+its trigram index per noun, and the heads are looked up in its primary key (the array)."""
+
 _PAIR_SQL: Final = (
     "SELECT anzahl AS row_count, laenge AS total_length FROM archiv_paar"
     " WHERE user_id = %(u)s AND character_id = %(c)s"
@@ -246,11 +315,28 @@ async def query_terms(
     kept, added = question_words(text, _FUNCTION_WORDS)
     params = {"q": " ".join([*kept, *added]), "u": pair.user_id, "c": pair.character_id}
     names = name_like(text)
+    nouns = sorted(names & {word.lower() for word in kept})
     async with pipeline(conn):
         terms_cur = await conn.execute(_TERMS_SQL, params)
         pair_cur = await conn.execute(_PAIR_SQL, params)
+        compounds_cur = (
+            await conn.execute(
+                _COMPOUNDS_SQL,
+                {
+                    **params,
+                    "nouns": nouns,
+                    "head": COMPOUND_MIN_HEAD,
+                    "modifier": COMPOUND_MIN_MODIFIER,
+                    "per_word": COMPOUNDS_PER_WORD,
+                },
+            )
+            if nouns
+            else None
+        )
         speakers_cur = (
-            await conn.execute(_SPEAKERS_SQL, {**params, "names": sorted(names)}) if names else None
+            await conn.execute(_SPEAKERS_SQL, {**params, "names": speaker_keys(names)})
+            if names
+            else None
         )
         window_cur = None
         if window is not None:
@@ -259,6 +345,7 @@ async def query_terms(
                 {**params, "start": window[0], "end": window[1], "cap": count_limit + 1},
             )
     term_rows = await terms_cur.fetchall()
+    compound_rows = await compounds_cur.fetchall() if compounds_cur is not None else []
     stats = await pair_cur.fetchone()
     window_rows = None
     if window_cur is not None:
@@ -277,9 +364,12 @@ async def query_terms(
         total_length / rows if rows else 0.0,
         window_rows,
         names=names,
+        parts=[
+            (str(r["word"]), str(r["lexeme"]), int(r["df"]), str(r["part"])) for r in compound_rows
+        ],
     )
     word_of: dict[str, set[str]] = {}
-    for r in term_rows:
+    for r in [*term_rows, *compound_rows]:
         word_of.setdefault(str(r["lexeme"]), set()).add(str(r["word"]))
     return replace(
         terms,
@@ -301,10 +391,12 @@ def build_terms(
     window_rows: int | None = None,
     *,
     names: set[str] | None = None,
+    parts: Sequence[tuple[str, str, int, str]] = (),
 ) -> QueryTerms:
     """QueryTerms from (word, lexeme, df) triples (pure: the ranking rules in one place).
     `names`: the query's name-like words (`name_like`); only they are looked up by trigrams
-    (None: every word)."""
+    (None: every word). `parts`: (word, lexeme, df, stem) of compounds (`_COMPOUNDS_SQL`):
+    the lexeme joins the query weighing at most what the word's own stem weighs."""
     df: dict[str, int] = {}
     known_words: set[str] = set()
     words: list[str] = []
@@ -314,8 +406,18 @@ def build_terms(
         df[lexeme] = max(df.get(lexeme, 0), count)
         if count > 0:
             known_words.add(word)
+    cap: dict[str, float] = {}
+    for word, lexeme, count, stem in parts:
+        if lexeme in df and lexeme not in cap:
+            continue  # the query's own lexeme: its own weight
+        if word not in words:
+            words.append(word)
+        df[lexeme] = max(df.get(lexeme, 0), count)
+        known_words.add(word)
+        own = idf(df.get(stem, count), rows)
+        cap[lexeme] = max(cap.get(lexeme, 0.0), own)
     lexemes = sorted(df)
-    weights = [idf(df[lexeme], rows) for lexeme in lexemes]
+    weights = [min(idf(df[lexeme], rows), cap.get(lexeme, math.inf)) for lexeme in lexemes]
     limit = frequent_df(rows)
     selecting = [lexeme for lexeme in lexemes if df[lexeme] <= limit]
     if not selecting and lexemes:

@@ -14,7 +14,9 @@ from novaberg.store.text_search import (
     build_terms,
     idf,
     length_factor,
+    name_like,
     quote_lexeme,
+    speaker_keys,
     text_config,
     text_configs,
 )
@@ -121,3 +123,67 @@ def test_the_topic_is_the_questions_own_words_without_speakers_or_added_forms() 
         },
     )
     assert terms.topic == ["wrist"]
+
+
+def test_a_compound_of_the_pair_joins_the_query_weighing_at_most_its_head() -> None:
+    terms = build_terms(
+        [("blume", "blum", 40), ("blume", "blume", 0)],
+        1_000,
+        5.0,
+        parts=[("blume", "lieblingsblum", 1, "blum")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert "lieblingsblum" in terms.selecting
+    assert weight["lieblingsblum"] == pytest.approx(weight["blum"]), "never above the word"
+    assert idf(1, 1_000) > weight["blum"]
+
+
+def test_a_query_compound_finds_its_head_weighing_what_the_head_weighs() -> None:
+    terms = build_terms(
+        [("fußballmannschaft", "fussballmannschaft", 0)],
+        1_000,
+        5.0,
+        parts=[("fußballmannschaft", "mannschaft", 30, "fussballmannschaft")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert weight["mannschaft"] == pytest.approx(idf(30, 1_000))
+    assert terms.unknown_words == [], "a word found as a compound's part is no typo"
+
+
+def test_a_compound_part_that_is_a_query_lexeme_keeps_its_own_weight() -> None:
+    terms = build_terms(
+        [("schule", "schul", 5), ("waldorfschule", "waldorfschul", 2)],
+        1_000,
+        5.0,
+        parts=[("schule", "waldorfschul", 2, "schul")],
+    )
+    weight = dict(zip(terms.lexemes, terms.weights, strict=True))
+    assert weight["waldorfschul"] == pytest.approx(idf(2, 1_000))
+
+
+@pytest.mark.parametrize(
+    ("question", "nouns"),
+    [
+        ("Wann wurde mein Neffe geboren?", {"neffe"}),
+        ("Welches Geschenk habe ich für Papa ausgesucht?", {"geschenk", "papa"}),
+        ("Wohin fliegen wir im Mai?", {"mai"}),
+        ("Worüber hat Lena gelacht?", {"lena"}),
+        ("Which band did Tom see?", {"tom"}),
+        ("Blumen mag ich am liebsten.", {"blumen"}),  # a noun opening a sentence stays
+    ],
+)
+def test_capitalised_interrogatives_are_no_names_and_no_nouns(question: str, nouns: set) -> None:
+    assert name_like(question) == nouns
+
+
+@pytest.mark.parametrize(
+    ("names", "keys"),
+    [
+        ({"lenas"}, ["lena", "lenas"]),  # "Lenas Meinung": the genitive of Lena
+        ({"toms"}, ["tom", "toms"]),
+        ({"lena"}, ["lena"]),
+        ({"ms"}, ["ms"]),  # too short to be a genitive
+    ],
+)
+def test_a_speaker_may_be_asked_by_the_genitive(names: set, keys: list) -> None:
+    assert speaker_keys(names) == keys
