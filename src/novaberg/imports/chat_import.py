@@ -162,6 +162,9 @@ async def import_chat(
         last_vector = {last: vectors[last]} if last in vectors else {}
         if progress is not None:
             progress(len(chunk))
+    if report.new:
+        async with pool.connection() as conn:
+            await archive.analyze_vocabulary(conn)
     return report
 
 

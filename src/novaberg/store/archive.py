@@ -234,6 +234,13 @@ async def insert_batch(conn: AsyncConnection[Any], rows: Sequence[ArchiveRow]) -
     ]
 
 
+async def analyze_vocabulary(conn: AsyncConnection[Any]) -> None:
+    """Refresh the planner's statistics of the vocabulary (`archiv_lexeme`) after a bulk
+    import: until autovacuum's next analyse the query terms' look-ups (compounds, speakers)
+    would scan a pair's whole vocabulary instead of using its indexes."""
+    await conn.execute("ANALYZE archiv_lexeme")
+
+
 async def existing_source_ids(
     conn: AsyncConnection[Any], pair: Pair, source: str, source_ids: Sequence[str]
 ) -> set[str]:
