@@ -33,6 +33,7 @@ from novaberg.config import PAGE_TOKEN_FILE, Settings, SettingsError, load_setti
 from novaberg.wire import (
     FIELD_AWAITING,
     FIELD_CHANGES,
+    FIELD_ORIGIN,
     MSG_FAILED,
     MSG_HELLO,
     MSG_RESPONSE,
@@ -47,7 +48,7 @@ MAX_WIDTH = 80
 PROMPT = "du> "
 HISTORY_TURNS = 20
 RECONNECT_SECONDS = 1.0
-STAGE_LINGER = 2.0
+AWAIT_LIMIT = 180.0
 CLOSE_UNAUTHORIZED = 4401
 HELP = (
     "Befehle: /history (der Verlauf), /memory SUCHE (was Nova davon weiß), /quit. "
@@ -141,15 +142,20 @@ async def stdin_lines() -> AsyncIterator[str]:
 class Screen:
     """The terminal: wrapped blocks, a stage line that rewrites itself, the prompt.
 
-    On a terminal the stage line and the prompt share the last line, which every block
-    clears first; written to a file or pipe there is neither, only the blocks."""
+    On a terminal the last line is either the stage line or the prompt, never both: from a
+    sent message until its answer (or failure) the stage line shows what Nova does and the
+    prompt waits; afterwards the prompt stays, and stage lines of work she does after the
+    answer (storing memories, her own thoughts) are not drawn over it — a stage line there
+    would stay on screen with the next typed line glued to it. Every block clears the last
+    line first; written to a file or pipe there is neither stage line nor prompt."""
 
     def __init__(self, out: TextIO, *, live: bool | None = None, width: int | None = None):
         self.out = out
         self.live = out.isatty() if live is None else live
         columns = width or shutil.get_terminal_size((MAX_WIDTH, 24)).columns
         self.width = max(20, min(columns, MAX_WIDTH))
-        self._linger: asyncio.TimerHandle | None = None
+        self.awaiting = False
+        self._give_up: asyncio.TimerHandle | None = None
 
     def _paint(self, text: str, color: str) -> str:
         return f"{color}{text}{RESET}" if self.live else text
@@ -176,27 +182,38 @@ class Screen:
         wrapped = textwrap.wrap(text, width=self.width, subsequent_indent="  ") or [""]
         self._write("\n".join(self._paint(line, color) for line in wrapped))
 
+    def await_answer(self) -> None:
+        """A message went out: stage lines replace the prompt until `answered`. A turn
+        that never reports back gives the prompt back after `AWAIT_LIMIT` seconds."""
+        self.awaiting = True
+        self._cancel_give_up()
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to give up
+            self._give_up = asyncio.get_running_loop().call_later(AWAIT_LIMIT, self.answered)
+
+    def answered(self) -> None:
+        """The awaited answer (or failure) is shown: the prompt comes back to stay."""
+        self.awaiting = False
+        self._cancel_give_up()
+        self.prompt()
+
     def stage(self, text: str) -> None:
-        """Show what Nova does now; after `STAGE_LINGER` quiet seconds (her turn went on
-        without a word, e.g. storing what she said) the line gives way to the prompt."""
-        if not self.live:
+        """Show what Nova does now, only while the person waits for her answer."""
+        if not self.live or not self.awaiting:
             return
         line = f"  … {text}"[: self.width - 1]
         self.out.write(CLEAR_LINE + self._paint(line, DIM))
         self.out.flush()
-        self._cancel_linger()
-        self._linger = asyncio.get_running_loop().call_later(STAGE_LINGER, self.prompt)
 
     def prompt(self) -> None:
-        self._cancel_linger()
-        if self.live:
+        """The prompt on the last line (not while an answer is awaited: the stage has it)."""
+        if self.live and not self.awaiting:
             self.out.write(CLEAR_LINE + PROMPT)
             self.out.flush()
 
-    def _cancel_linger(self) -> None:
-        if self._linger is not None:
-            self._linger.cancel()
-            self._linger = None
+    def _cancel_give_up(self) -> None:
+        if self._give_up is not None:
+            self._give_up.cancel()
+            self._give_up = None
 
     def _write(self, text: str) -> None:
         self.out.write((CLEAR_LINE if self.live else "") + text + "\n")
@@ -302,8 +319,11 @@ class ChatSession:
             return
         if kind == MSG_RESPONSE:
             self.show_answer(message)
+            if message.get(FIELD_ORIGIN) != ORIGIN_OWN_THOUGHT:
+                self.screen.answered()
         elif kind == MSG_FAILED:
             self.screen.note(f"keine Antwort: {message.get('grund', '')}", RED)
+            self.screen.answered()
         elif kind == MSG_UTTERANCE:
             for said in message.get("aeusserungen") or []:
                 self.screen.block("du (anderes Gerät)", str(said.get("prompt", "")), DIM)
@@ -359,11 +379,17 @@ class ChatSession:
             self.screen.note(f"Server nicht erreichbar: {exc}", RED)
 
     async def send(self, text: str) -> None:
-        answer = await self.http.post(
-            "/chat",
-            json={"character_id": self.character, "text": text, "client_id": self.client_id},
-        )
+        self.screen.await_answer()  # before the POST: her answer may beat its reply
+        try:
+            answer = await self.http.post(
+                "/chat",
+                json={"character_id": self.character, "text": text, "client_id": self.client_id},
+            )
+        except httpx.HTTPError:
+            self.screen.awaiting = False
+            raise
         if answer.status_code != 202:
+            self.screen.awaiting = False
             self.screen.note(f"nicht angenommen: {_problem(answer)}", RED)
 
     async def history(self) -> None:
