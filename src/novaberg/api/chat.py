@@ -30,6 +30,7 @@ from novaberg import bounded_json
 from novaberg.api.auth import TokenCache, bearer_identity, current_user
 from novaberg.api.channel_intake import channel_reach
 from novaberg.api.context import AppContext
+from novaberg.api.error_sentences import with_sentence
 from novaberg.api.errors import AUTH
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
@@ -100,6 +101,7 @@ class ChatAccepted(BaseModel):
 class ChatError(BaseModel):
     fehler: str
     detail: str
+    meldung: str | None = Field(default=None, description="The same as a German sentence.")
 
 
 @dataclass
@@ -236,7 +238,8 @@ class Reply:
 def error_reply(
     status: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> Reply:
-    body = json.dumps({"fehler": code, "detail": message}, ensure_ascii=False).encode("utf-8")
+    detail = with_sentence({"fehler": code, "detail": message})
+    body = json.dumps(detail, ensure_ascii=False).encode("utf-8")
     return Reply(status, body, tuple((headers or {}).items()))
 
 

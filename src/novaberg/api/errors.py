@@ -14,9 +14,11 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
+
+from novaberg.api.error_sentences import with_sentence
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,9 @@ class ErrorDetail(BaseModel):
     model_config = ConfigDict(extra="allow")
     fehler: str
     detail: str | None = None
+    meldung: str | None = Field(
+        default=None, description="The same in one German sentence for a person to read."
+    )
 
 
 class ErrorOut(BaseModel):
@@ -84,6 +89,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405:
         allow = ", ".join(allowed_methods(request.app, dict(request.scope)))
         exc = StarletteHTTPException(405, exc.detail, headers={"Allow": allow})
+    if isinstance(exc.detail, dict):  # ours: `{"fehler", "detail"}` gains its sentence
+        return JSONResponse(
+            {"detail": with_sentence(exc.detail)}, exc.status_code, headers=exc.headers
+        )
     return await http_exception_handler(request, exc)
 
 

@@ -6,7 +6,7 @@
 - `GET /characters/{character_id}/avatar` — the picture of an imported card (PNG), for the
   character picker; 404 when the character has none (the page draws an initial then)
 - `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
-  and the emotion wheel the page draws its radar with
+  the emotion wheel the page draws its radar with, and the longest message it may send
 
 Read-only and scoped to the caller.
 """
@@ -24,6 +24,7 @@ from novaberg.api.context import AppContext, get_context
 from novaberg.api.errors import AUTH, ErrorOut
 from novaberg.config import LLMBackend, Role, Settings
 from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
+from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.llm.local import BUNDLED_NAME
 from novaberg.pair import Pair
 from novaberg.store import characters
@@ -77,6 +78,10 @@ class PageSettings(BaseModel):
     demo_hinweis: str = Field(description="How to connect a real model (one line).")
     emotionsrad: dict[str, int] = Field(description="Sector (1-8) of each canonical emotion.")
     sektoren: int
+    text_max_bytes: int = Field(
+        description="The longest message `POST /chat` accepts, in UTF-8 bytes (the page "
+        "counts and warns against it while the person types)."
+    )
 
 
 def _number(value: Any) -> float | None:
@@ -195,6 +200,7 @@ def page_settings(settings: Settings) -> PageSettings:
         demo_hinweis=DEMO_HINT,
         emotionsrad=wheel,
         sektoren=SECTOR_COUNT,
+        text_max_bytes=MAX_PROMPT_BYTES,
     )
 
 

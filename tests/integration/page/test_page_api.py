@@ -1,5 +1,6 @@
 """The page's read endpoints: history paged backwards for the caller's pair only, and the
-settings panel's facts (model, demo banner, time zone, wheel)."""
+settings panel's facts (model, demo banner, time zone, wheel, message limit), and refusals
+in words (`meldung`) next to the machine code."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.api.app import create_app
 from novaberg.api.context import AppContext
+from novaberg.api.error_sentences import SENTENCES
 from novaberg.api.page_api import page_settings
 from novaberg.config import Settings, load_settings
+from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
@@ -160,3 +163,39 @@ async def test_an_imported_cards_picture_is_served_with_a_token(
     assert bare.status_code == 401
     json_card = await client.post("/characters", json={**card, "data": {"name": "Ohnebild"}})
     assert json_card.json()["avatar"] is False
+
+
+async def test_the_limit_is_in_the_page_settings(client: httpx.AsyncClient) -> None:
+    shown = (await client.get("/page/settings")).json()
+    assert shown["text_max_bytes"] == MAX_PROMPT_BYTES == 16 * 1024
+
+
+async def test_a_too_long_message_is_refused_in_words(client: httpx.AsyncClient) -> None:
+    over = await client.post("/chat", json={"character_id": "nova", "text": "a" * 20_000})
+    huge = await client.post("/chat", json={"character_id": "nova", "text": "a" * 2_000_000})
+    for refused in (over, huge):
+        body = refused.json()
+        print(refused.status_code, body)
+        assert refused.status_code == 413 and body["fehler"] == "text_zu_lang"
+        assert body["meldung"] == (
+            "Die Nachricht ist zu lang: höchstens 16 KiB (16.384 Bytes) gehen auf einmal. "
+            "Kürze sie oder teile sie auf."
+        )
+        assert "bytes" not in body["meldung"]
+
+
+async def test_a_wrong_key_is_refused_in_words(client: httpx.AsyncClient) -> None:
+    bad = {"Authorization": "Bearer nvb_falsch"}
+    posted = await client.post("/chat", json={"character_id": "nova", "text": "hi"}, headers=bad)
+    read = await client.get("/page/settings", headers=bad)
+    assert posted.status_code == read.status_code == 401
+    assert posted.json()["fehler"] == read.json()["detail"]["fehler"] == "token_ungueltig"
+    sentence = posted.json()["meldung"]
+    assert sentence == read.json()["detail"]["meldung"] == SENTENCES["token_ungueltig"]
+    assert sentence.startswith("Der Schlüssel wurde nicht angenommen.")
+
+
+def test_every_sentence_is_a_sentence() -> None:
+    for code, sentence in SENTENCES.items():
+        assert sentence[0].isupper() and sentence.endswith("."), code
+        assert "_" not in sentence.replace("`novaberg user add NAME`", ""), code
