@@ -18,8 +18,8 @@ FIELD_SENTENCE: Final = "meldung"
 SENTENCES: Final[dict[str, str]] = {
     "token_fehlt": "Ohne Schlüssel geht es nicht. Bitte gib deinen Schlüssel ein.",
     "token_ungueltig": (
-        "Der Schlüssel wurde nicht angenommen. Prüfe ihn; einen neuen gibt "
-        "`novaberg user add NAME` auf dem Server."
+        "Der Schlüssel wurde nicht angenommen. Prüfe ihn; einen neuen gibt auf dem "
+        "Server der Befehl „novaberg user add NAME“."
     ),
     "text_zu_lang": (
         f"Die Nachricht ist zu lang: höchstens {MAX_PROMPT_BYTES // 1024} KiB "

@@ -1,5 +1,6 @@
 // HTTP calls of the page: every request carries the page's bearer token; an answer that
-// is not 2xx becomes an Error naming the server's `fehler` code (or the status).
+// is not 2xx becomes an Error whose message is the server's sentence in words (`meldung`),
+// else its `fehler` code (or the status); `code` keeps the machine code.
 "use strict";
 
 export const session = { token: "" };
@@ -16,7 +17,9 @@ export async function call(method, path, body) {
   if (!res.ok) {
     const detail = data && data.detail;
     const code = (detail && (detail.fehler || detail.detail)) || res.status;
-    const err = new Error(typeof code === "string" ? code : JSON.stringify(code));
+    const words = detail && typeof detail.meldung === "string" ? detail.meldung : "";
+    const err = new Error(words || (typeof code === "string" ? code : JSON.stringify(code)));
+    err.code = detail && detail.fehler;
     err.status = res.status;
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
     throw err;
@@ -38,7 +41,7 @@ export async function upload(path, file) {
   const data = await res.json().catch(() => null);
   if (!res.ok) {
     const detail = data && data.detail;
-    throw new Error((detail && (detail.detail || detail.fehler)) || String(res.status));
+    throw new Error((detail && (detail.meldung || detail.detail || detail.fehler)) || String(res.status));
   }
   return data;
 }

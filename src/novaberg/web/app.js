@@ -18,10 +18,22 @@ import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
+import * as composer from "./composer.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
+const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (wire.py)
+
+// The connection's and the sign-in's words, together, so a language catalogue can take them.
+const TEXT = {
+  online: "verbunden",
+  reconnecting: "getrennt – verbinde neu …",
+  signedOut: "nicht angemeldet – Schlüssel eingeben",
+  refusedKey: "Schlüssel abgelehnt – bitte neu eingeben",
+  keyRefused: "Der Schlüssel wurde nicht angenommen.",
+  notSent: "nicht gesendet (keine Verbindung)",
+};
 
 // A notification opens the page as /?charakter=ID#turn-TURN (reach/push.py): that
 // conversation, scrolled to that answer.
@@ -205,11 +217,17 @@ async function send(text) {
       body: JSON.stringify({ character_id: state.character, text, client_id: state.clientId }),
     });
     const body = await res.json().catch(() => ({}));
-    if (res.status === 401) return askToken(li, text);
+    if (res.status === 401) return askToken(li, text, TEXT.keyRefused);
     if (res.status !== 202) {
+      // refused (too long, too many, ...): back into the box with the reason in words
+      const sentence = body.meldung || composer.TEXT.refused(res.status);
+      if (res.status < 500 && composer.giveBack(text, sentence)) {
+        li.remove();
+        return;
+      }
       li.classList.remove("pending");
       li.classList.add("failed");
-      note(li, `nicht angenommen: ${body.detail || res.status}`);
+      note(li, sentence);
       return;
     }
     li.dataset.id = body.nachrichten_id;
@@ -220,7 +238,7 @@ async function send(text) {
   } catch (err) {
     li.classList.remove("pending");
     li.classList.add("failed");
-    note(li, "nicht gesendet (keine Verbindung)");
+    note(li, TEXT.notSent);
     addRetry(li, [text]);
   } finally {
     state.inflight.delete(done);
@@ -367,25 +385,35 @@ function connect() {
   state.socket = ws;
   ws.onopen = () => {
     state.retryDelay = 500;
-    $("connection").textContent = "verbunden";
-    $("connection").className = "connection online";
+    badge$(TEXT.online, "online");
   };
   ws.onmessage = (ev) => {
     try { onMessage(JSON.parse(ev.data)); } catch (err) { console.error(err); }
   };
   ws.onclose = (ev) => {
-    $("connection").textContent = "getrennt – verbinde neu …";
-    $("connection").className = "connection offline";
-    if (ev.code === 4401) return askToken();
+    if (ws !== state.socket) return; // replaced after a new sign-in
+    if (ev.code === CLOSE_UNAUTHORIZED) return askToken(null, "", TEXT.keyRefused);
+    badge$(TEXT.reconnecting, "offline");
     if (ev.code === 4400) state.lastSeq = null; // a bad resume point: start afresh
     setTimeout(connect, state.retryDelay);
     state.retryDelay = Math.min(state.retryDelay * 2, 10000);
   };
 }
 
-function askToken(li, text) {
+// The connection badge: what is the matter, and (offline) what to do.
+function badge$(text, kind) {
+  $("connection").textContent = text;
+  $("connection").className = `connection ${kind}`;
+}
+
+// The sign-in dialog, with why it opened when a key was refused (`reason`); a refused
+// message `text` is sent again once a key is given.
+function askToken(li, text, reason = "") {
   if (li) li.remove();
   localStorage.removeItem("novaberg-token");
+  badge$(reason ? TEXT.refusedKey : TEXT.signedOut, "offline");
+  $("login-reason").textContent = reason;
+  $("login-reason").hidden = !reason;
   const dlg = $("login");
   if (dlg.open) return;
   dlg.showModal();
@@ -393,10 +421,12 @@ function askToken(li, text) {
     state.token = $("token-input").value.trim();
     session.token = state.token;
     localStorage.setItem("novaberg-token", state.token);
-    if (state.socket) state.socket.close();
-    else connect();
+    const old = state.socket;
+    state.socket = null;
+    if (old && old.readyState <= WebSocket.OPEN) old.close();
+    connect();
     if (text) send(text);
-    else start();
+    if (!started || reason) restart();
   };
 }
 
@@ -494,13 +524,26 @@ async function loadCharacters() {
   });
 }
 
+// After a refused key the first start found nothing (every read was refused): again.
+function restart() {
+  $("messages").replaceChildren();
+  state.rows.clear();
+  state.shownTurns.clear();
+  showError("");
+  started = false;
+  start();
+}
+
 let started = false;
 async function start() {
   if (started || !state.token) return;
   started = true;
   await loadCharacters();
   settings.load($("panel-settings"), $("demo-banner"))
-    .then((s) => emotions.setWheel(s.emotionsrad, s.sektoren))
+    .then((s) => {
+      emotions.setWheel(s.emotionsrad, s.sektoren);
+      composer.setLimit(s.text_max_bytes);
+    })
     .catch((err) => showError(`Einstellungen nicht geladen: ${err.message}`));
   memory.setCharacter(state.character);
   settings.setCharacter(state.character);
@@ -528,11 +571,15 @@ channels.mount($("panel-settings"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
 
+composer.mount($("input"), $("input-count"), $("input-reason"));
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("input").value;
   if (!text.trim()) return;
+  const refused = composer.refusal(text);
+  if (refused) return composer.showReason(refused); // stays in the box
   $("input").value = "";
+  composer.sent();
   showError("");
   send(text);
 });
