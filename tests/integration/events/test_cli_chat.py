@@ -31,6 +31,7 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 PAIR = Pair("anna", "nova")
 COLUMNS = 80
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+COLOR = re.compile(r"\x1b\[[0-9;]*m")
 
 ANSWER = (
     "Mein Tag war ruhig und voller kleiner Dinge: ein Buch am Morgen, ein langer "
@@ -104,6 +105,32 @@ class Terminal:
         os.close(self.master)
 
 
+def screen_lines(raw: str) -> list[str]:
+    """The lines a terminal shows for `raw`: `\\r` returns to the line start, `ESC[K`
+    clears to its end, `\\n` starts a new line (enough of a terminal for this client)."""
+    lines, line, column = [], "", 0
+    for token in re.split(r"(\r|\n|\x1b\[K)", COLOR.sub("", raw)):
+        if token == "\r":
+            column = 0
+        elif token == "\n":
+            lines.append(line)
+            line, column = "", 0
+        elif token == "\x1b[K":
+            line = line[:column]
+        else:
+            line = line[:column] + token + line[column + len(token) :]
+            column += len(token)
+    return [*lines, line]
+
+
+async def post_run_done(redis: aioredis.Redis) -> None:
+    """Wait (bounded) until the running turn's post-run (memory, imprint) has finished."""
+    for _ in range(200):
+        if not await redis.exists(keys.turn_marker(PAIR)):
+            return
+        await asyncio.sleep(0.05)
+
+
 def chat(server: Running, token: str, home: Path) -> Terminal:
     env = {
         **os.environ,
@@ -137,6 +164,10 @@ async def test_a_conversation_in_the_terminal(
         await term.expect("… Nova nimmt wahr")  # the live stage line
         await term.expect(f"Nova: {ANSWER}")
         await term.expect("du> ")
+        await post_run_done(redis)  # her work after the answer sent its stage lines
+        after_answer = term.text[term.text.index("Nova: ") :]
+        print(repr(after_answer[-120:]))
+        assert "… Nova" not in after_answer, "no stage line over the prompt after the answer"
 
         impulse = impulse_event(
             "anna",
@@ -153,10 +184,7 @@ async def test_a_conversation_in_the_terminal(
         await term.expect("du: Hallo Nova, wie war dein Tag?")
         await term.expect(f"Nova: {ANSWER}")
 
-        for _ in range(200):  # the impulse's post-run writes memory: let it finish first
-            if not await redis.exists(keys.turn_marker(PAIR)):
-                break
-            await asyncio.sleep(0.05)
+        await post_run_done(redis)  # the impulse's post-run writes memory: first let it end
         vector = (await model.embed(["Zitronenkuchen"]))[0]
         await ShortTermStore(redis).create(
             PAIR,
@@ -177,6 +205,10 @@ async def test_a_conversation_in_the_terminal(
         assert term.proc.poll() == 0, term.text
     finally:
         term.close()
+    shown = screen_lines(term.raw)
+    print("\n".join(shown))
+    for typed in ("/history", "/memory Zitronenkuchen", "/quit"):
+        assert f"du> {typed}" in shown, f"{typed!r} on its own prompt line, nothing glued"
     segments = [s for line in re.split(r"[\r\n]", term.text) for s in [line] if s]
     too_wide = [s for s in segments if len(s) > COLUMNS]
     assert not too_wide, f"wider than {COLUMNS} columns: {too_wide}"
