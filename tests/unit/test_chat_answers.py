@@ -45,3 +45,16 @@ def test_receipts_follow_the_answer() -> None:
 
 def test_an_answer_of_an_older_server_shows_as_before() -> None:
     assert shown({"nachricht": "Hallo."}) == "Nova: Hallo.\n"
+
+
+def test_a_refusal_is_shown_in_words() -> None:
+    import httpx
+
+    from novaberg.api.error_sentences import SENTENCES
+    from novaberg.cli.chat import _problem
+
+    body = {"fehler": "text_zu_lang", "detail": "the body exceeds 131072 bytes"}
+    worded = {**body, "meldung": SENTENCES["text_zu_lang"]}
+    assert _problem(httpx.Response(413, json=worded)) == SENTENCES["text_zu_lang"]
+    assert _problem(httpx.Response(401, json={"detail": worded})) == SENTENCES["text_zu_lang"]
+    assert _problem(httpx.Response(413, json=body)).startswith("text_zu_lang: ")  # older server

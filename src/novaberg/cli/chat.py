@@ -29,6 +29,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
+from novaberg.api.error_sentences import FIELD_SENTENCE
 from novaberg.config import PAGE_TOKEN_FILE, Settings, SettingsError, load_settings
 from novaberg.wire import (
     FIELD_AWAITING,
@@ -453,12 +454,17 @@ def _layer(layer: str) -> str:
 
 
 def _problem(answer: httpx.Response) -> str:
-    """`fehler: detail` of an error answer (either shape), else the status."""
+    """An error answer in words: its sentence (`meldung`) where the server gives one, else
+    `fehler: detail` (either shape), else the status."""
     try:
         body = answer.json()
     except ValueError:
         return f"HTTP {answer.status_code}"
-    detail = body.get("detail", body) if isinstance(body, dict) else body
+    detail = body
+    if isinstance(body, dict) and "fehler" not in body:  # `{"detail": {...}}`, not /chat's
+        detail = body.get("detail", body)
+    if isinstance(detail, dict) and isinstance(detail.get(FIELD_SENTENCE), str):
+        return str(detail[FIELD_SENTENCE])
     if isinstance(detail, dict) and "fehler" in detail:
         return f"{detail['fehler']}: {detail.get('detail', '')}"
     return f"HTTP {answer.status_code}: {detail}"
