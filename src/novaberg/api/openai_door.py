@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Final, Literal
 
@@ -26,6 +27,8 @@ from starlette.types import Receive, Scope, Send
 from novaberg.api.auth import current_user
 from novaberg.api.chat import ChatServices, Reply, authorize, enqueue, rate_refusal
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.door_task_answer import answer_task
+from novaberg.api.door_tasks import BackgroundTask, recognize
 from novaberg.api.door_usage import usage
 from novaberg.api.errors import AUTH, BODY
 from novaberg.api.fields import NOT_BLANK
@@ -35,6 +38,7 @@ from novaberg.events.delivery import TooManyConnections
 from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import any_worker_alive
+from novaberg.llm.errors import ModelError
 from novaberg.pair import Pair
 from novaberg.reach.origins import answered_here
 from novaberg.store import character_activation, characters
@@ -212,7 +216,11 @@ class ChatCompletion(BaseModel):
     model: str
     choices: list[Choice]
     usage: Usage = Field(description="The exchange's tokens, estimated (api/door_usage.py).")
-    novaberg: TurnRef = Field(description="The utterance and the turn that answered it.")
+    novaberg: TurnRef | None = Field(
+        default=None,
+        description="The utterance and the turn that answered it (absent for a front-end's "
+        "background task, which is no turn: api/door_tasks.py).",
+    )
 
 
 class ModelCard(BaseModel):
@@ -453,6 +461,10 @@ async def chat_completions(
     assert user_message is not None  # the model's validator
     if not await services.intake.characters.known(user_id, req.model):
         return openai_error(404, "charakter_unbekannt", f"unknown model {req.model!r}")
+    if ctx.settings.door_task_recognition:
+        task = recognize([m.model_dump() for m in req.messages])
+        if task is not None:
+            return await _answer_task(ctx, req, task)
     if not await any_worker_alive(ctx.redis):
         return openai_error(
             503, "kein_worker", "no worker is running to answer; nothing was queued"
@@ -481,6 +493,36 @@ async def chat_completions(
             return await _answer(request, watch, req.model, accepted, timeout, user_message.text())
     except TooManyConnections:
         return _too_many_connections()
+
+
+async def _answer_task(ctx: AppContext, req: CompletionRequest, task: BackgroundTask) -> Response:
+    """A front-end's background task: one model call, answered in the completion's shape
+    (streamed if asked), stored nowhere (api/door_tasks.py)."""
+    extra = req.model_extra or {}
+    asked = extra.get("max_completion_tokens") or extra.get("max_tokens")
+    try:
+        text = await answer_task(ctx, task, asked if isinstance(asked, int) else None)
+    except ModelError as exc:
+        reason = outcomes.reason_for(exc, f"task {task.kind}")
+        return openai_error(failure_status(reason), failure_code(reason), reason, NO_RETRY)
+    log.info("door: answered a %s task for %r without a turn", task.kind, req.model)
+    prompt = task.messages[-1]["content"]
+    ref = Accepted(message_id=f"task-{uuid.uuid4().hex}", received_at=time.time())
+    if not req.stream:
+        body = completion(req.model, ref, {"nachricht": text}, prompt)
+        body.pop("novaberg")
+        return Response(json.dumps(body, ensure_ascii=False), media_type="application/json")
+    with_usage = req.stream_options is not None and req.stream_options.include_usage
+
+    async def events() -> AsyncIterator[str]:
+        yield _chunk(req.model, ref, {"role": "assistant", "content": ""}, None)
+        yield _chunk(req.model, ref, {"content": text}, None)
+        yield _chunk(req.model, ref, {}, "stop")
+        if with_usage:
+            yield _usage_chunk(req.model, ref, prompt, text)
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 def _too_many_connections() -> Response:
