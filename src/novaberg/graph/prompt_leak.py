@@ -12,7 +12,8 @@ How (no model call, a few set look-ups per answer):
 - The instruction text is every prompt template in `novaberg/prompts/` with its headers and
   `{placeholders}` cut out: the words between two placeholders are one run, so no n-gram
   spans text a value would fill in. Their word `NGRAM`-grams (lower case, punctuation
-  ignored) are computed once, at import, i.e. at the worker's start-up.
+  ignored) are computed once, at import, i.e. at the worker's start-up. The fixed
+  instruction the responder writes in code (`CODE_INSTRUCTIONS`) counts as well.
 - An answer leaks when at least `MIN_HITS` of its own word n-grams are instruction n-grams —
   a copied run of `NGRAM + MIN_HITS - 1` words or two separate copied phrases. One shared
   phrase is chance; two are the model reading its prompt back.
@@ -28,6 +29,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
+from novaberg.graph.nodes.responder import IMPULSE_PROMPT
 from novaberg.prompts import PROMPT_DIR
 
 NGRAM: Final = 6
@@ -42,6 +44,9 @@ _HEADER_LINE: Final = re.compile(r"^\[[^\]\n]+\]\s*$", re.MULTILINE)
 _PLACEHOLDER: Final = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 
 Gram = tuple[str, ...]
+
+CODE_INSTRUCTIONS: Final = (IMPULSE_PROMPT,)
+"""Instruction text a node writes in code rather than in a template."""
 
 
 def words(text: str) -> list[str]:
@@ -70,6 +75,8 @@ def instruction_ngrams() -> frozenset[Gram]:
     for path in sorted(PROMPT_DIR.glob("*.txt")):
         for run in template_runs(path.read_text(encoding="utf-8")):
             grams |= ngrams(run)
+    for text in CODE_INSTRUCTIONS:
+        grams |= ngrams(text)
     return frozenset(grams)
 
 
