@@ -402,6 +402,12 @@ class Settings(BaseSettings):
         description="Seconds POST /v1/chat/completions waits for a turn's outcome (a turn "
         "that stops moving loses its marker after 600 s).",
     )
+    door_task_recognition: bool = Field(
+        default=True,
+        description="The OpenAI door recognises a front-end's background tasks (titles, "
+        "tags, quiet and impersonation prompts) by their shape and answers them with one "
+        "model call, storing nothing; off, every completion is a turn.",
+    )
     body_timeout: float = Field(
         default=20.0, gt=0, description="Seconds a client has to send a request's body."
     )

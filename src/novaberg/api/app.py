@@ -36,6 +36,7 @@ from novaberg.api import (
     ws,
 )
 from novaberg.api.context import AppContext, cancel_quietly
+from novaberg.api.door_errors import DoorErrors
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.import_gate import ImportGate
 from novaberg.api.request_guard import RequestGuard
@@ -80,8 +81,9 @@ class NovabergApp(FastAPI):
         await super().__call__(scope, receive, send)
 
     def build_middleware_stack(self) -> ASGIApp:
-        """The security headers wrap everything, the framework's own 500 answer included."""
-        return SecurityHeaders(super().build_middleware_stack())
+        """The security headers wrap everything, the framework's own 500 answer included;
+        inside them, the door's errors take OpenAI's shape (api/door_errors.py)."""
+        return SecurityHeaders(DoorErrors(super().build_middleware_stack()))
 
 
 def create_app(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Final, Literal
 
@@ -26,7 +27,10 @@ from starlette.types import Receive, Scope, Send
 from novaberg.api.auth import current_user
 from novaberg.api.chat import ChatServices, Reply, authorize, enqueue, rate_refusal
 from novaberg.api.context import AppContext, get_context
-from novaberg.api.errors import AUTH, BODY, ErrorOut
+from novaberg.api.door_task_answer import answer_task
+from novaberg.api.door_tasks import BackgroundTask, recognize
+from novaberg.api.door_usage import usage
+from novaberg.api.errors import AUTH, BODY
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.outcome_watch import Seen, Watch, WatchLost, watch_user
 from novaberg.events import outcomes
@@ -34,6 +38,7 @@ from novaberg.events.delivery import TooManyConnections
 from novaberg.events.intake import Accepted
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.worker import any_worker_alive
+from novaberg.llm.errors import ModelError
 from novaberg.pair import Pair
 from novaberg.reach.origins import answered_here
 from novaberg.store import character_activation, characters
@@ -124,6 +129,12 @@ class OtherMessage(BaseModel):
 Message = Annotated[UserMessage | OtherMessage, Field(discriminator="role")]
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
 class CompletionRequest(BaseModel):
     """Body of `POST /v1/chat/completions`; fields not listed (temperature, max_tokens, …)
     are accepted and ignored: Nova's turn decides how she answers."""
@@ -146,6 +157,9 @@ class CompletionRequest(BaseModel):
         },
     )
     stream: bool = Field(default=False, description="Answer as server-sent events.")
+    stream_options: StreamOptions | None = Field(
+        default=None, description="With `include_usage`, the stream ends with a `usage` chunk."
+    )
 
     @model_validator(mode="after")
     def _has_user_message(self) -> CompletionRequest:
@@ -189,13 +203,24 @@ class TurnRef(BaseModel):
     turn_id: str
 
 
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
 class ChatCompletion(BaseModel):
     id: str
     object: Literal["chat.completion"]
     created: int
     model: str
     choices: list[Choice]
-    novaberg: TurnRef = Field(description="The utterance and the turn that answered it.")
+    usage: Usage = Field(description="The exchange's tokens, estimated (api/door_usage.py).")
+    novaberg: TurnRef | None = Field(
+        default=None,
+        description="The utterance and the turn that answered it (absent for a front-end's "
+        "background task, which is no turn: api/door_tasks.py).",
+    )
 
 
 class ModelCard(BaseModel):
@@ -211,14 +236,21 @@ class ModelList(BaseModel):
     data: list[ModelCard]
 
 
-def _error_doc(text: str, *, guard: bool = False) -> dict[str, Any]:
-    model: Any = OpenAIError | ErrorOut if guard else OpenAIError
-    return {"model": model, "description": text}
+def _error_doc(text: str) -> dict[str, Any]:
+    return {"model": OpenAIError, "description": text}
 
+
+DOOR_AUTH: dict[int | str, dict[str, Any]] = {
+    status: _error_doc(str(doc["description"])) for status, doc in AUTH.items()
+}
+"""The shared auth answers, in OpenAI's shape at this door (api/door_errors.py)."""
 
 COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **AUTH,
-    **BODY,
+    **DOOR_AUTH,
+    **{status: {**doc, "model": OpenAIError} for status, doc in BODY.items()},
+    422: _error_doc(
+        "anfrage_ungueltig: the body does not match the schema (`param` names the field)"
+    ),
     200: {
         "description": "Nova's answer: a `chat.completion`, or with `stream: true` "
         "server-sent `chat.completion.chunk` events ending with `data: [DONE]` (a turn "
@@ -228,16 +260,13 @@ COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _error_doc(
         "text_leer / text_ungueltig: the user message is blank or holds NUL; "
         "utf8_ungueltig, zu_tief (from the request guard)",
-        guard=True,
     ),
     404: _error_doc("charakter_unbekannt: no character of that id"),
     409: _error_doc(
         "charakter_pausiert: the caller paused this character (nothing was queued; "
         "POST /characters/{id}/activate)"
     ),
-    413: _error_doc(
-        "text_zu_lang: the user message is over 16 KiB (or the body over 1 MiB)", guard=True
-    ),
+    413: _error_doc("text_zu_lang: the user message is over 16 KiB (or the body over 1 MiB)"),
     429: {
         **_error_doc(
             "zu_viele_anfragen: over the token's rate (see Retry-After); zu_viele_verbindungen: "
@@ -319,7 +348,10 @@ def _timed_out(timeout: float) -> Response:
     )
 
 
-def completion(character_id: str, accepted: Accepted, message: dict[str, Any]) -> dict[str, Any]:
+def completion(
+    character_id: str, accepted: Accepted, message: dict[str, Any], prompt: str
+) -> dict[str, Any]:
+    answer = str(message.get("nachricht", ""))
     return {
         "id": f"chatcmpl-{accepted.message_id}",
         "object": "chat.completion",
@@ -328,10 +360,11 @@ def completion(character_id: str, accepted: Accepted, message: dict[str, Any]) -
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": str(message.get("nachricht", ""))},
+                "message": {"role": "assistant", "content": answer},
                 "finish_reason": "stop",
             }
         ],
+        "usage": usage(prompt, answer),
         "novaberg": {
             "nachrichten_id": accepted.message_id,
             "turn_id": str(message.get("turn_id", "")),
@@ -350,6 +383,20 @@ def _chunk(character_id: str, accepted: Accepted, delta: dict[str, Any], finish:
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
+def _usage_chunk(character_id: str, accepted: Accepted, prompt: str, answer: str) -> str:
+    """The last chunk when the client asked for `stream_options.include_usage`: no choices,
+    the exchange's `usage` (as OpenAI sends it)."""
+    body = {
+        "id": f"chatcmpl-{accepted.message_id}",
+        "object": "chat.completion.chunk",
+        "created": int(accepted.received_at),
+        "model": character_id,
+        "choices": [],
+        "usage": usage(prompt, answer),
+    }
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
 def _error_event(code: str, message: str) -> str:
     body = {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
@@ -361,7 +408,7 @@ def _error_event(code: str, message: str) -> str:
 @router.get(
     "/v1/models",
     response_model=ModelList,
-    responses=AUTH,
+    responses=DOOR_AUTH,
     summary="The characters, as OpenAI models",
 )
 async def models(
@@ -414,6 +461,10 @@ async def chat_completions(
     assert user_message is not None  # the model's validator
     if not await services.intake.characters.known(user_id, req.model):
         return openai_error(404, "charakter_unbekannt", f"unknown model {req.model!r}")
+    if ctx.settings.door_task_recognition:
+        task = recognize([m.model_dump() for m in req.messages])
+        if task is not None:
+            return await _answer_task(ctx, req, task)
     if not await any_worker_alive(ctx.redis):
         return openai_error(
             503, "kein_worker", "no worker is running to answer; nothing was queued"
@@ -429,16 +480,49 @@ async def chat_completions(
         )
     timeout = ctx.settings.door_timeout
     if req.stream:
-        return await _stream(services, user_id, token_key, req.model, user_message.text(), timeout)
+        with_usage = req.stream_options is not None and req.stream_options.include_usage
+        return await _stream(
+            services, user_id, token_key, req.model, user_message.text(), timeout, with_usage
+        )
     try:
         async with watch_user(services.hub, user_id, token_key) as watch:
             accepted = await enqueue(services, user_id, req.model, user_message.text(), None)
             if isinstance(accepted, Reply):
                 return _from_reply(accepted)
             await answered_here(services.hub.redis, accepted.message_id)
-            return await _answer(request, watch, req.model, accepted, timeout)
+            return await _answer(request, watch, req.model, accepted, timeout, user_message.text())
     except TooManyConnections:
         return _too_many_connections()
+
+
+async def _answer_task(ctx: AppContext, req: CompletionRequest, task: BackgroundTask) -> Response:
+    """A front-end's background task: one model call, answered in the completion's shape
+    (streamed if asked), stored nowhere (api/door_tasks.py)."""
+    extra = req.model_extra or {}
+    asked = extra.get("max_completion_tokens") or extra.get("max_tokens")
+    try:
+        text = await answer_task(ctx, task, asked if isinstance(asked, int) else None)
+    except ModelError as exc:
+        reason = outcomes.reason_for(exc, f"task {task.kind}")
+        return openai_error(failure_status(reason), failure_code(reason), reason, NO_RETRY)
+    log.info("door: answered a %s task for %r without a turn", task.kind, req.model)
+    prompt = task.messages[-1]["content"]
+    ref = Accepted(message_id=f"task-{uuid.uuid4().hex}", received_at=time.time())
+    if not req.stream:
+        body = completion(req.model, ref, {"nachricht": text}, prompt)
+        body.pop("novaberg")
+        return Response(json.dumps(body, ensure_ascii=False), media_type="application/json")
+    with_usage = req.stream_options is not None and req.stream_options.include_usage
+
+    async def events() -> AsyncIterator[str]:
+        yield _chunk(req.model, ref, {"role": "assistant", "content": ""}, None)
+        yield _chunk(req.model, ref, {"content": text}, None)
+        yield _chunk(req.model, ref, {}, "stop")
+        if with_usage:
+            yield _usage_chunk(req.model, ref, prompt, text)
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 def _too_many_connections() -> Response:
@@ -451,7 +535,12 @@ def _too_many_connections() -> Response:
 
 
 async def _answer(
-    request: Request, watch: Watch, character_id: str, accepted: Accepted, timeout: float
+    request: Request,
+    watch: Watch,
+    character_id: str,
+    accepted: Accepted,
+    timeout: float,
+    prompt: str,
 ) -> Response:
     deadline = time.monotonic() + timeout
     checked = time.monotonic()
@@ -466,7 +555,8 @@ async def _answer(
             if seen.message.get("typ") == MSG_RESPONSE:
                 return Response(
                     json.dumps(
-                        completion(character_id, accepted, seen.message), ensure_ascii=False
+                        completion(character_id, accepted, seen.message, prompt),
+                        ensure_ascii=False,
                     ),
                     media_type="application/json",
                 )
@@ -486,6 +576,7 @@ async def _stream(
     character_id: str,
     text: str,
     timeout: float,
+    with_usage: bool = False,
 ) -> Response:
     """Queue the message, then answer 200 with the event stream (refusals before that are
     plain HTTP errors)."""
@@ -506,7 +597,8 @@ async def _stream(
 
     async def events() -> AsyncIterator[str]:
         yield _chunk(character_id, accepted, {"role": "assistant", "content": ""}, None)
-        async for line in _stream_outcome(watch, character_id, accepted, timeout):
+        usage_of = text if with_usage else None
+        async for line in _stream_outcome(watch, character_id, accepted, timeout, usage_of):
             yield line
         yield "data: [DONE]\n\n"
 
@@ -532,10 +624,15 @@ class WatchedStream(StreamingResponse):
 
 
 async def _stream_outcome(
-    watch: Watch, character_id: str, accepted: Accepted, timeout: float
+    watch: Watch,
+    character_id: str,
+    accepted: Accepted,
+    timeout: float,
+    usage_of: str | None = None,
 ) -> AsyncIterator[str]:
     """The stream's body after the opening chunk: a comment per stage (the client shows
-    nothing, a proxy sees the connection live), then the answer or an error event."""
+    nothing, a proxy sees the connection live), then the answer or an error event.
+    `usage_of`: the prompt, when the client asked for a final `usage` chunk."""
     deadline = time.monotonic() + timeout
     while (remaining := deadline - time.monotonic()) > 0:
         try:
@@ -557,6 +654,8 @@ async def _stream_outcome(
             content = str(message.get("nachricht", ""))
             yield _chunk(character_id, accepted, {"content": content}, None)
             yield _chunk(character_id, accepted, {}, "stop")
+            if usage_of is not None:
+                yield _usage_chunk(character_id, accepted, usage_of, content)
         else:
             reason = str(message.get("grund", ""))
             yield _error_event(failure_code(reason), f"the turn failed: {reason}")

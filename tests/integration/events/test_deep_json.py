@@ -30,7 +30,10 @@ def _bodies(nested: str) -> list[tuple[str, str]]:
 
 
 def _code(path: str, answer: httpx.Response) -> str:
+    """The refusal's code in the route's shape (the OpenAI door's is OpenAI's)."""
     data = answer.json()
+    if path.startswith("/v1/"):
+        return str(data["error"]["code"])
     return str(data["fehler"] if path == "/chat" else data["detail"]["fehler"])
 
 

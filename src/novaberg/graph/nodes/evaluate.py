@@ -17,6 +17,12 @@ the one stored, or one that failed) is raised from ok to warnung and the correct
 to drop it (`graph/time_claims.py`). Without agents the thinker checks
 facts; this node does not.
 
+**Prompt leaks.** An answer that repeats instruction text of our prompt templates
+(`graph/prompt_leak.py`: word n-grams, no model call) is an `ablehnen` whatever the judges
+said: the corrector is told to drop the instruction text, and an answer that still leaks
+after the last round is replaced by the fallback. A leaked text is never released, so no
+memory is made of it (the post-release tail reads only the released answer).
+
 **Fallback language (decision).** The answer should follow the user's language, so when the
 stimulus *looks English* (a small stop-word count, no language model involved) the English
 version is used; everything else gets the German text.
@@ -39,6 +45,7 @@ from novaberg.graph.contract import (
     RELEASING_DECISIONS,
 )
 from novaberg.graph.nodes.tribunal import VOTE_OK, VOTE_REJECT, VOTE_WARN
+from novaberg.graph.prompt_leak import leaked_phrases
 from novaberg.graph.state import ConversationState
 from novaberg.graph.time_claims import completed_agent_texts, unbacked_times
 
@@ -176,6 +183,25 @@ def time_order(claims: list[str]) -> str:
     )
 
 
+LEAK_ORDER: Final = (
+    "Anweisungstext: Die Antwort wiederholt Text aus deinen Anweisungen statt selbst zu "
+    "antworten. Schreibe nur, was du der Person sagst, ohne Anweisungen, Rollen oder "
+    "Überschriften."
+)
+"""The correction order for an answer that leaked prompt text."""
+
+
+def prompt_leak(state: ConversationState, stimulus: str) -> list[str]:
+    """The instruction phrases the answer repeats; the person's words and the material the
+    model was given (memory, agent results) are not instructions."""
+    sources = [
+        stimulus,
+        state.get("memory_context") or "",
+        *completed_agent_texts(state.get("agent_results") or []),
+    ]
+    return leaked_phrases(state.get("response") or "", sources)
+
+
 def decide(verdict: str, correction_round: int, max_corrections: int) -> str:
     """ok → ok; rounds left → correct; at the max anything but ok → fallback."""
     if verdict == VOTE_OK:
@@ -214,6 +240,23 @@ async def evaluate(
         update["tribunal_summary"] = "\n".join(
             part for part in (state.get("tribunal_summary") or "", time_order(made_up)) if part
         )
+    leaked = prompt_leak(state, stimulus)
+    if leaked:  # never released: rewritten, else replaced by the fallback
+        verdict = VOTE_REJECT
+        update["tribunal_verdict"] = verdict
+        update["tribunal_summary"] = "\n".join(
+            part
+            for part in (
+                update.get("tribunal_summary", state.get("tribunal_summary")) or "",
+                LEAK_ORDER,
+            )
+            if part
+        )
+        log.warning(
+            "evaluate: the answer repeats prompt text (%d phrases; turn=%s)",
+            len(leaked),
+            state.get("turn_id"),
+        )
     decision = decide(verdict, rounds, limit)
     update |= {
         "evaluate_decision": decision,
@@ -225,6 +268,7 @@ async def evaluate(
             "runde": rounds,
             "max": limit,
             **({"unbelegte_zeiten": made_up} if made_up else {}),
+            **({"prompt_leck": leaked[:5]} if leaked else {}),
         },
     }
     if decision == DECISION_FALLBACK:
