@@ -19,6 +19,7 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
+import { fillNames } from "./greeting.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -200,6 +201,38 @@ async function loadOlder(first = false) {
   } catch (err) {
     showError(`Verlauf nicht geladen: ${err.message}`);
   }
+}
+
+// ---------- a card's greeting ----------
+
+let me = null; // Promise of the signed-in person's name (GET /chat/me), asked once
+function myName() {
+  if (!me) me = get("/chat/me").then((m) => m.user_id).catch(() => { me = null; return "du"; });
+  return me;
+}
+
+// An empty conversation with a character whose card has a greeting: the greeting on top,
+// with the names filled in and marked as the card's — shown only, never stored or sent.
+async function greet(history) {
+  if (history.more || history.oldest !== null) return; // not empty, or not loaded
+  let character;
+  try {
+    character = await get(`/characters/${encodeURIComponent(history.character)}`);
+  } catch (err) { return; }
+  const text = (character.erste_nachricht || "").trim();
+  if (!text) return;
+  const user = await myName();
+  if (history !== state.history || $("messages").querySelector(".card-greeting")) return;
+  const li = bubble("card-greeting", fillNames(text, { char: character.name, user }), null, true);
+  li.dataset.testid = "card-greeting";
+  badge(li, `👋 ${character.name} · Begrüßung aus der Karte`);
+  $("messages").prepend(li);
+}
+
+async function openHistory() {
+  const history = state.history;
+  await loadOlder(true);
+  await greet(history);
 }
 
 // ---------- sending ----------
@@ -474,7 +507,7 @@ function selectCharacter(id) {
   settings.setCharacter(id);
   channels.setCharacter(id);
   state.history = new History(id);
-  loadOlder(true);
+  openHistory();
 }
 
 // The answer (or failed turn) a notification pointed at: looked for in the history (a few pages back at
@@ -550,7 +583,7 @@ async function start() {
   channels.setCharacter(state.character);
   library.refresh();
   state.history = new History(state.character);
-  await loadOlder(true);
+  await openHistory();
   await showOpenedTurn();
 }
 
