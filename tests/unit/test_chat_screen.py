@@ -5,30 +5,10 @@ take the prompt's place (it stayed on screen with the next typed line glued to i
 from __future__ import annotations
 
 import io
-import re
 
 from novaberg.cli.chat import PROMPT, ChatSession, Screen
 from novaberg.wire import MSG_RESPONSE, MSG_STAGE, ORIGIN_OWN_THOUGHT
-
-COLOR = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def rendered(stream: str) -> list[str]:
-    """The lines a terminal shows for `stream`: `\\r` returns to the line start, `ESC[K`
-    clears to its end, `\\n` starts a new line (enough of a terminal for this client)."""
-    lines, line, column = [], "", 0
-    for token in re.split(r"(\r|\n|\x1b\[K)", COLOR.sub("", stream)):
-        if token == "\r":
-            column = 0
-        elif token == "\n":
-            lines.append(line)
-            line, column = "", 0
-        elif token == "\x1b[K":
-            line = line[:column]
-        else:
-            line = line[:column] + token + line[column + len(token) :]
-            column += len(token)
-    return [*lines, line]
+from terminal_screen import screen_lines as rendered
 
 
 class Typist:

@@ -26,12 +26,12 @@ from novaberg.llm.scripted import ScriptedLLM
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.short_term import ShortTermStore
+from terminal_screen import screen_lines
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 PAIR = Pair("anna", "nova")
 COLUMNS = 80
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-COLOR = re.compile(r"\x1b\[[0-9;]*m")
 
 ANSWER = (
     "Mein Tag war ruhig und voller kleiner Dinge: ein Buch am Morgen, ein langer "
@@ -103,24 +103,6 @@ class Terminal:
             self.proc.kill()
             self.proc.wait(5)
         os.close(self.master)
-
-
-def screen_lines(raw: str) -> list[str]:
-    """The lines a terminal shows for `raw`: `\\r` returns to the line start, `ESC[K`
-    clears to its end, `\\n` starts a new line (enough of a terminal for this client)."""
-    lines, line, column = [], "", 0
-    for token in re.split(r"(\r|\n|\x1b\[K)", COLOR.sub("", raw)):
-        if token == "\r":
-            column = 0
-        elif token == "\n":
-            lines.append(line)
-            line, column = "", 0
-        elif token == "\x1b[K":
-            line = line[:column]
-        else:
-            line = line[:column] + token + line[column + len(token) :]
-            column += len(token)
-    return [*lines, line]
 
 
 async def post_run_done(redis: aioredis.Redis) -> None:
