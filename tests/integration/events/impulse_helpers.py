@@ -114,9 +114,13 @@ async def entry(
     return item
 
 
-async def prime(redis: aioredis.Redis, now: float, **turn: Any) -> StackEntry:
-    """A sad utterance a minute ago, a warm stance, a connected user, one follow-up entry."""
+async def prime(
+    redis: aioredis.Redis, now: float, *, connected: bool = True, **turn: Any
+) -> StackEntry:
+    """A sad utterance a minute ago, a warm stance, a connected user (unless `connected`
+    is false: no page open), one follow-up entry."""
     await user_turn(redis, now - 60, **turn)
     await stance(redis, now)
-    await present(redis)
+    if connected:
+        await present(redis)
     return await entry(redis, now)

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from event_helpers import WAIT, Running, post, script_answer
-from impulse_helpers import PAIR, Clock, at, entry, stance, user_turn
+from impulse_helpers import PAIR, Clock, at, prime
 from push_service import PushService, running_push_service
 
 from novaberg.config import Settings
@@ -106,13 +106,6 @@ async def impulses(settings, redis, db, model, clock) -> AsyncIterator[ImpulseDe
     await deps.log.close()
 
 
-async def primed(redis: aioredis.Redis, now: float) -> None:
-    """A sad utterance a minute ago, a warm stance, one follow-up entry; no page open."""
-    await user_turn(redis, now - 60)
-    await stance(redis, now)
-    await entry(redis, now)
-
-
 async def test_an_impulse_for_a_person_whose_page_is_closed_arrives_as_a_decrypted_push(
     http: httpx.AsyncClient,
     token,
@@ -125,7 +118,7 @@ async def test_an_impulse_for_a_person_whose_page_is_closed_arrives_as_a_decrypt
 ) -> None:  # type: ignore[no-untyped-def]
     anna = await token("anna")
     phone, _ = await subscribed(http, anna, push)
-    await primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Wie ist es mit dem Streit ausgegangen?")
     await workers()
 
@@ -158,7 +151,7 @@ async def test_quiet_hours_hold_an_impulse_from_the_push_channel_too(
     anna = await token("anna")
     phone, _ = await subscribed(http, anna, push)
     clock.now = at("2026-12-03 23:30")
-    await primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Bist du noch wach?")
     await workers()
 
@@ -271,7 +264,7 @@ async def test_settings_keep_impulses_off_the_devices(
         "impulse": False,
         "erinnerungen": True,
     }
-    await primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Wie geht es dir?")
     await workers()
 

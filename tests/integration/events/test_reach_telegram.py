@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 import uvicorn
 from bot_api import TOKEN, BotApi, running_bot_api
 from event_helpers import WAIT, Running, free_port, post, script_answer
-from impulse_helpers import PAIR, Clock, at, entry, stance, user_turn
+from impulse_helpers import PAIR, Clock, at, prime
 from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner
 
@@ -319,13 +319,6 @@ async def impulses(settings, redis, db, model, clock) -> AsyncIterator[ImpulseDe
     await deps.log.close()
 
 
-async def _primed(redis: aioredis.Redis, now: float) -> None:
-    """A sad utterance a minute ago, a warm stance, one follow-up entry; no socket open."""
-    await user_turn(redis, now - 60)
-    await stance(redis, now)
-    await entry(redis, now)
-
-
 async def test_an_impulse_for_a_person_without_a_page_goes_to_telegram(
     impulses: ImpulseDelivery,
     workers,
@@ -336,7 +329,7 @@ async def test_an_impulse_for_a_person_without_a_page_goes_to_telegram(
     server: Running,
 ) -> None:  # type: ignore[no-untyped-def]
     await linked(bot_api, redis)
-    await _primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Wie ist es mit dem Streit ausgegangen?")
     await workers()
 
@@ -360,7 +353,7 @@ async def test_quiet_hours_hold_an_impulse_on_telegram_too(
 ) -> None:  # type: ignore[no-untyped-def]
     await linked(bot_api, redis)
     clock.now = at("2026-12-03 23:30")
-    await _primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Bist du noch wach?")
     await workers()
 
@@ -494,7 +487,7 @@ async def test_settings_keep_impulses_off_a_chat_but_answers_still_arrive(
     for bad in ({"fax": {"impulse": False}}, {"telegram": {"impulse": "nein"}}):
         refused = await http.patch("/settings", json={"kanaele": bad}, headers=headers)
         assert refused.status_code == 422, bad
-    await _primed(redis, clock.now)
+    await prime(redis, clock.now, connected=False)
     script_answer(scripted, "Wie ist es mit dem Streit ausgegangen?")
     await workers()
 
