@@ -43,18 +43,23 @@ async def read(pool: AsyncConnectionPool, user_id: str) -> dict[str, dict[str, b
 async def update(
     pool: AsyncConnectionPool, user_id: str, changes: Mapping[str, Mapping[str, bool]]
 ) -> None:
-    """Store the given categories per kind; the others keep theirs."""
-    for kind, categories in changes.items():
-        unknown = (set(categories) - set(CATEGORIES)) | ({kind} - set(KINDS))
-        if unknown:
-            raise ValueError(f"unknown channel settings {sorted(unknown)}")
-        if not categories:
-            continue
-        columns = sorted(categories)
-        names = ", ".join(columns)
-        values = ", ".join(["%s"] * len(columns))
-        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)
-        async with pool.connection() as conn:
+    """Store the given categories per kind; the others keep theirs. Everything is checked
+    before anything is written, so a request with one unknown name changes nothing."""
+    unknown = {
+        name
+        for kind, categories in changes.items()
+        for name in (set(categories) - set(CATEGORIES)) | ({kind} - set(KINDS))
+    }
+    if unknown:
+        raise ValueError(f"unknown channel settings {sorted(unknown)}")
+    async with pool.connection() as conn:
+        for kind, categories in changes.items():
+            if not categories:
+                continue
+            columns = sorted(categories)
+            names = ", ".join(columns)
+            values = ", ".join(["%s"] * len(columns))
+            updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)
             await conn.execute(
                 f"INSERT INTO kanal_einstellungen (user_id, art, {names}) VALUES"
                 f" (%s, %s, {values}) ON CONFLICT (user_id, art) DO UPDATE SET"
