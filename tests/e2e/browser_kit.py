@@ -5,6 +5,7 @@ accessibility check (axe fetched by `make test` into .cache/, never at test time
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -158,12 +159,14 @@ def browser() -> Iterator[Browser]:
 
 def open_page(browser: Browser, url: str, **context: Any) -> Page:
     """A new tab (in a new browser context unless `context` is an existing one) on the page,
-    connected."""
+    connected. German unless `context` names another locale: the page follows the browser's
+    language (web/i18n.js), and most tests read its German words."""
+    context.setdefault("locale", "de-DE")
     tab = browser.new_context(**context).new_page()
     tab.set_default_timeout(WAIT_MS)
     expect.set_options(timeout=WAIT_MS)  # expectations wait as long as actions
     tab.goto(url)
-    expect(tab.locator("#connection")).to_have_text("verbunden")
+    expect(tab.locator("#connection")).to_have_class(re.compile(r"\bonline\b"))
     return tab
 
 

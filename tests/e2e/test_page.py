@@ -119,7 +119,7 @@ def test_history_survives_a_reload_and_pages_backwards(
 
 
 def test_two_tabs_of_one_user(browser: Browser, served: ServerThread, shoot: Shoot) -> None:
-    context = browser.new_context()
+    context = browser.new_context(locale="de-DE")
     first = context.new_page()
     second = context.new_page()
     for tab in (first, second):

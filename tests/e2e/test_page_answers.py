@@ -64,7 +64,7 @@ def served_tasks(tmp_path: Path, endpoints: Endpoints) -> Iterator[ServerThread]
 def test_a_yes_no_question_gets_buttons_and_the_stored_change_a_receipt(
     browser: Browser, served_tasks: ServerThread
 ) -> None:
-    context = browser.new_context()
+    context = browser.new_context(locale="de-DE")
     context.add_init_script(RECORD)
     tab = open_page_in(context, served_tasks.url)
 
@@ -105,7 +105,7 @@ def test_a_yes_no_question_gets_buttons_and_the_stored_change_a_receipt(
 def test_the_switch_pauses_the_character_and_activating_answers_what_waited(
     browser: Browser, served: ServerThread, endpoints: Endpoints
 ) -> None:
-    context = browser.new_context()
+    context = browser.new_context(locale="de-DE")
     context.add_init_script(RECORD)
     tab = open_page_in(context, served.url)
     switch = tab.get_by_test_id("character-pause")

@@ -112,7 +112,7 @@ def test_a_wrong_key_is_said_in_the_dialog_and_the_badge(
     settings = serve_settings(tmp_path, endpoints, host="0.0.0.0")
     with ServerThread(settings, endpoints) as served:
         right = _issue_token(endpoints.database_url, served.user)
-        tab = browser.new_context().new_page()
+        tab = browser.new_context(locale="de-DE").new_page()
         tab.add_init_script("localStorage.setItem('novaberg-token', 'nvb_falsch')")
         tab.goto(f"http://127.0.0.1:{settings.port}/")
         dialog = tab.locator("#login")

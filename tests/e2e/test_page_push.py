@@ -112,7 +112,7 @@ def test_notifications_are_turned_on_in_settings_and_a_closed_page_gets_a_push(
 ) -> None:
     device = Device("this-browser")
     subscription = device.subscription(push_service.url)
-    context = browser.new_context()
+    context = browser.new_context(locale="de-DE")
     context.grant_permissions(["notifications"], origin=served.url)
     context.add_init_script(FAKE_PUSH.replace("SUBSCRIPTION", json.dumps(subscription)))
     tab = context.new_page()

@@ -32,7 +32,7 @@ def _violations(tab: Page) -> list[str]:
 def test_the_page_runs_under_its_policy_without_a_violation(
     browser: Browser, served: ServerThread, card_png: Callable[..., bytes]
 ) -> None:
-    context = browser.new_context()
+    context = browser.new_context(locale="de-DE")
     context.add_init_script(RECORD_VIOLATIONS)
     tab = _open(context, served.url)
     answer = tab.request.get(served.url)

@@ -20,21 +20,13 @@ import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
 import { fillNames } from "./greeting.js";
+import { formatTime, t, translatePage } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
 const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (wire.py)
 
-// The connection's and the sign-in's words, together, so a language catalogue can take them.
-const TEXT = {
-  online: "verbunden",
-  reconnecting: "getrennt – verbinde neu …",
-  signedOut: "nicht angemeldet – Schlüssel eingeben",
-  refusedKey: "Schlüssel abgelehnt – bitte neu eingeben",
-  keyRefused: "Der Schlüssel wurde nicht angenommen.",
-  notSent: "nicht gesendet (keine Verbindung)",
-};
 
 // A notification opens the page as /?charakter=ID#turn-TURN (reach/push.py): that
 // conversation, scrolled to that answer.
@@ -64,10 +56,7 @@ sessionStorage.setItem("novaberg-client", state.clientId);
 // ---------- rendering ----------
 
 function time(ts) {
-  const d = ts ? new Date(ts * 1000) : new Date();
-  const clock = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  if (d.toDateString() === new Date().toDateString()) return clock;
-  return `${d.toLocaleDateString([], { day: "2-digit", month: "2-digit", year: "numeric" })} ${clock}`;
+  return formatTime(ts ? new Date(ts * 1000) : new Date());
 }
 
 function bubble(kind, text, ts, markdown = false) {
@@ -81,11 +70,11 @@ function bubble(kind, text, ts, markdown = false) {
   const m = document.createElement("span");
   m.className = "meta";
   if (ts !== null) {
-    const t = document.createElement("time");
+    const stamp = document.createElement("time");
     const d = ts ? new Date(ts * 1000) : new Date();
-    t.dateTime = d.toISOString();
-    t.textContent = time(ts);
-    m.append(t);
+    stamp.dateTime = d.toISOString();
+    stamp.textContent = time(ts);
+    m.append(stamp);
   }
   li.append(m);
   return li;
@@ -250,7 +239,7 @@ async function send(text) {
       body: JSON.stringify({ character_id: state.character, text, client_id: state.clientId }),
     });
     const body = await res.json().catch(() => ({}));
-    if (res.status === 401) return askToken(li, text, TEXT.keyRefused);
+    if (res.status === 401) return askToken(li, text, t("connection.keyRefused"));
     if (res.status !== 202) {
       // refused (too long, too many, ...): back into the box with the reason in words
       const sentence = body.meldung || composer.TEXT.refused(res.status);
@@ -271,7 +260,7 @@ async function send(text) {
   } catch (err) {
     li.classList.remove("pending");
     li.classList.add("failed");
-    note(li, TEXT.notSent);
+    note(li, t("connection.notSent"));
     addRetry(li, [text]);
   } finally {
     state.inflight.delete(done);
@@ -418,15 +407,15 @@ function connect() {
   state.socket = ws;
   ws.onopen = () => {
     state.retryDelay = 500;
-    badge$(TEXT.online, "online");
+    badge$(t("connection.online"), "online");
   };
   ws.onmessage = (ev) => {
     try { onMessage(JSON.parse(ev.data)); } catch (err) { console.error(err); }
   };
   ws.onclose = (ev) => {
     if (ws !== state.socket) return; // replaced after a new sign-in
-    if (ev.code === CLOSE_UNAUTHORIZED) return askToken(null, "", TEXT.keyRefused);
-    badge$(TEXT.reconnecting, "offline");
+    if (ev.code === CLOSE_UNAUTHORIZED) return askToken(null, "", t("connection.keyRefused"));
+    badge$(t("connection.reconnecting"), "offline");
     if (ev.code === 4400) state.lastSeq = null; // a bad resume point: start afresh
     setTimeout(connect, state.retryDelay);
     state.retryDelay = Math.min(state.retryDelay * 2, 10000);
@@ -444,7 +433,7 @@ function badge$(text, kind) {
 function askToken(li, text, reason = "") {
   if (li) li.remove();
   localStorage.removeItem("novaberg-token");
-  badge$(reason ? TEXT.refusedKey : TEXT.signedOut, "offline");
+  badge$(reason ? t("connection.refusedKey") : t("connection.signedOut"), "offline");
   $("login-reason").textContent = reason;
   $("login-reason").hidden = !reason;
   const dlg = $("login");
@@ -632,4 +621,5 @@ for (const btn of document.querySelectorAll(".tabs button")) {
 
 window.novaberg = state; // for debugging and the browser test
 connect();
+translatePage();
 start();
