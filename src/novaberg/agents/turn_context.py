@@ -48,6 +48,7 @@ from novaberg.store.characters import CardFields
 from novaberg.store.conversation_vector import detail_from_raw, load_detail
 from novaberg.store.session import decode_turns
 from novaberg.store.tables import DIRECTIVES, IDENTITIES
+from novaberg.store.user_persona import UserPersona, persona_from_rows, persona_query
 
 __all__ = [
     "PART_WHEEL",
@@ -59,6 +60,7 @@ __all__ = [
     "ProfileLayers",
     "StoredSituation",
     "TurnContext",
+    "UserPersona",
     "WheelRow",
     "goals_of",
     "hypothesis_detail",
@@ -150,6 +152,9 @@ class TurnContext:
     """The pair's open knowledge questions (gaps, knowledge that came back; best first, at
     most `KNOWLEDGE_QUESTIONS`): the composer offers some, the conversation vector weighs
     them (`impulses/turn_tasks.py`)."""
+    user_persona: UserPersona | None = None
+    """How the person wants to be known (name, short description); None = unset, and the
+    prompts then say "der Nutzer" as without it (store/user_persona.py)."""
 
 
 PART_WHEEL: Final = "wheel"
@@ -216,6 +221,7 @@ async def _read_tables(
             (),
         ),
         "persona": (characters.persona_query(pair), characters.card_from_rows, None),
+        "user_persona": (persona_query(pair.user_id), persona_from_rows, None),
         PART_WHEEL: (
             character_profiles.wheel_query(pair),
             character_profiles.wheel_from_rows,
@@ -292,9 +298,10 @@ async def read_turn_context(
     profile: ProfileLayers | None = tables["character_profile"]
     card: CardFields | None = tables["persona"]
     hook_rows = {name: tables[PART_HOOK + name] for name in hooks}
+    user_persona: UserPersona | None = tables["user_persona"]
     return TurnContext(
         character_name=display_name(tables["name"], pair.character_id),
-        persona=persona(card, pair.user_id),
+        persona=persona(card, person_name(user_persona, pair.user_id)),
         character_profile=profile,
         user_profile=tables.get("user_profile"),
         user_weight=parse_number(profile.user_weight) if profile is not None else None,
@@ -321,6 +328,7 @@ async def read_turn_context(
         knowledge_questions=knowledge_questions(
             tables[PART_KNOWLEDGE], (stack or {}).values(), KNOWLEDGE_QUESTIONS
         ),
+        user_persona=user_persona,
     )
 
 
@@ -338,10 +346,18 @@ _CARD_MACROS: Final = (
 """Placeholders of character cards: the character's and the person's name."""
 
 
-def persona(card: CardFields | None, user_id: str) -> str:
+def person_name(user_persona: UserPersona | None, user_id: str) -> str:
+    """What a card's {{user}} becomes: the persona's name, else the user id."""
+    if user_persona is not None and user_persona.name:
+        return user_persona.name
+    return user_id
+
+
+def persona(card: CardFields | None, user_name: str) -> str:
     """The system prompt of a card character: its card's system prompt, description,
     personality, scenario and example dialogue under their headings, the card's
-    placeholders filled in; "" for a character that came from no card."""
+    placeholders filled in ({{user}} with `user_name`); "" for a character that came from
+    no card."""
     if card is None:
         return ""
     parts_in_order = (
@@ -357,7 +373,7 @@ def persona(card: CardFields | None, user_id: str) -> str:
         if text:
             lines.append(f"{heading}: {text}" if heading else text)
     text = "\n".join(lines)
-    names = {"name": card.name, "user": user_id}
+    names = {"name": card.name, "user": user_name}
     for macro, whose in _CARD_MACROS:
         text = re.sub(re.escape(macro), names[whose], text, flags=re.IGNORECASE)
     return text[:PERSONA_MAX_CHARS].rstrip()

@@ -66,6 +66,7 @@ from novaberg.graph.offer_chain import (
     offer_choices,
     read_offer_line,
 )
+from novaberg.graph.person_block import composer_person
 from novaberg.graph.state import ConversationState
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.prompts import render, user_message
@@ -175,6 +176,7 @@ def build_prompt(
     anlass = OWN_THOUGHT_PREFIX + stimulus if stimulus_is_own_thought(state) else stimulus
     return render(
         "composer",
+        person_a=composer_person(state),
         erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
         termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
         sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),

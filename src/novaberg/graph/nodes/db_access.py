@@ -82,6 +82,7 @@ LOGGED_PARTS: Final = {
     "name": "name",
     "goals": "ziele",
     "persona": "persona",
+    "user_persona": "nutzer_persona",
     "wheel": "rad",
     "appointments": "termine",
 }

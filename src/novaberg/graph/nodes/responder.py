@@ -32,6 +32,7 @@ from novaberg.config import Role
 from novaberg.graph.nodes.context_text import directives_text, identities_text, task_text
 from novaberg.graph.nodes.stance import stance_text
 from novaberg.graph.objection import ASSESSMENT_DEVIATES, ASSESSMENT_FAILS
+from novaberg.graph.person_block import responder_person
 from novaberg.graph.personality import Character, Emotion
 from novaberg.graph.state import ConversationState, turn_context
 from novaberg.llm.accounting import track_calls
@@ -157,6 +158,7 @@ def system_prompt(state: ConversationState, name: str, stimulus: str) -> str:
         "responder",
         identitaet=identity,
         eigenes_profil=profile_text(getattr(internal, "character", None)),
+        gegenueber=responder_person(state),
         nutzer_profil="" if own_thought else profile_text(getattr(external, "character", None)),
         emotion=emotion_text(
             getattr(internal, "emotion", None), getattr(external, "emotion", None), own_thought
