@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
 from novaberg import bounded_json
-from novaberg.api.auth import TokenCache, bearer_identity, current_user
+from novaberg.api.auth import TokenCache, bearer_identity, current_identity
 from novaberg.api.channel_intake import channel_reach
 from novaberg.api.context import AppContext
 from novaberg.api.error_sentences import with_sentence
@@ -50,7 +50,8 @@ from novaberg.events.worker import Worker, close_graphs, graph_runtime
 from novaberg.runtime.heap import freeze_startup_heap
 from novaberg.store.characters import load_visible_ids
 from novaberg.store.failed_turns import FailedTurnLog
-from novaberg.store.users import issue_token, user_for_token
+from novaberg.store.user_persona import load_persona
+from novaberg.store.users import hash_token, issue_token, user_for_token
 
 log = logging.getLogger(__name__)
 
@@ -416,6 +417,18 @@ async def web_file(name: str) -> Response:
 
 
 @router.get("/chat/me", summary="Who the token belongs to", responses=AUTH)
-async def me(request: Request, user_id: str = Depends(current_user)) -> dict[str, object]:
+async def me(
+    request: Request, identity: tuple[str, str] = Depends(current_identity)
+) -> dict[str, object]:
+    """The token's user, its delivery position, whether this is the local page token
+    (`lokal`: the loopback page's single user, no key needed) and the name the person goes
+    by (`name`: the persona's, else the user id; docs/behaviour/web.md#who-you-are)."""
+    user_id, digest = identity
     services: ChatServices = request.app.state.chat
-    return {"user_id": user_id, "seq_aktuell": await services.hub.delivery.current_seq(user_id)}
+    persona = await load_persona(request.app.state.context.pool, user_id)
+    return {
+        "user_id": user_id,
+        "seq_aktuell": await services.hub.delivery.current_seq(user_id),
+        "lokal": bool(services.page_token) and digest == hash_token(services.page_token or ""),
+        "name": persona.name if persona is not None and persona.name else user_id,
+    }

@@ -19,6 +19,7 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
+import * as identity from "./identity.js";
 import { fillNames } from "./greeting.js";
 import { formatTime, t, translatePage } from "./i18n.js";
 
@@ -36,7 +37,8 @@ const opened = {
 };
 
 const state = {
-  token: meta("novaberg-token") || localStorage.getItem("novaberg-token") || "",
+  // a key the person entered (identity.js) wins over the local page token
+  token: localStorage.getItem(identity.KEY_STORE) || meta("novaberg-token") || "",
   character: opened.character || localStorage.getItem("novaberg-character") || meta("novaberg-character") || "nova",
   clientId: sessionStorage.getItem("novaberg-client") || crypto.randomUUID().replace(/-/g, ""),
   lastSeq: null,        // highest seq seen; reconnects ask for what came after
@@ -196,7 +198,7 @@ async function loadOlder(first = false) {
 
 let me = null; // Promise of the signed-in person's name (GET /chat/me), asked once
 function myName() {
-  if (!me) me = get("/chat/me").then((m) => m.user_id).catch(() => { me = null; return "du"; });
+  if (!me) me = get("/chat/me").then((m) => m.name || m.user_id).catch(() => { me = null; return "du"; });
   return me;
 }
 
@@ -571,6 +573,7 @@ async function start() {
   settings.setCharacter(state.character);
   channels.setCharacter(state.character);
   library.refresh();
+  identity.refresh();
   state.history = new History(state.character);
   await openHistory();
   await showOpenedTurn();
@@ -590,6 +593,7 @@ inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
 library.mount($("panel-settings"));
 channels.mount($("panel-settings"));
+identity.mount($("panel-settings"), $("identity-badge"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
 

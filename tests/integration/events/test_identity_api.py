@@ -1,4 +1,4 @@
-"""One identity: `GET /me` says whom a token signs in as (the page's local single user or
+"""One identity: `GET /chat/me` says whom a token signs in as (the page's local single user or
 a user with a key); a token made with `POST /tokens` belongs to the same person, so an
 OpenAI client with it continues the page's conversation; `GET/PUT /persona` keep the
 person's name and description, which reach the prompts only when set."""
@@ -22,21 +22,28 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def who(response: httpx.Response) -> tuple[str, bool, str]:
+    body = response.json()
+    return body["user_id"], body["lokal"], body["name"]
+
+
 def page_token(server: Running) -> str:
     token = server.app.state.chat.page_token
     assert token, "a loopback server hands its page a local token"
     return str(token)
 
 
-async def test_me_tells_the_local_page_user_from_a_signed_in_one(
+async def test_chat_me_tells_the_local_page_user_from_a_signed_in_one(
     server: Running, http: httpx.AsyncClient, token, settings
 ) -> None:
-    local = await http.get("/me", headers=bearer(page_token(server)))
+    local = await http.get("/chat/me", headers=bearer(page_token(server)))
     assert local.status_code == 200, local.text
-    assert local.json() == {"nutzer": settings.default_user, "lokal": True}
-    anna = await http.get("/me", headers=bearer(await token("anna")))
-    assert anna.json() == {"nutzer": "anna", "lokal": False}
-    refused = await http.get("/me")
+    assert who(local) == (settings.default_user, True, settings.default_user)
+    anna = await token("anna")
+    assert who(await http.get("/chat/me", headers=bearer(anna))) == ("anna", False, "anna")
+    await http.put("/persona", json={"name": "Annika"}, headers=bearer(anna))
+    assert who(await http.get("/chat/me", headers=bearer(anna))) == ("anna", False, "Annika")
+    refused = await http.get("/chat/me")
     assert refused.status_code == 401
 
 
@@ -49,8 +56,8 @@ async def test_a_token_for_other_apps_is_the_same_person_shown_once(
     body = made.json()
     assert body["label"] == "SillyTavern" and body["token"].startswith("nvb_")
     other = body["token"]
-    me = await http.get("/me", headers=bearer(other))
-    assert me.json() == {"nutzer": settings.default_user, "lokal": False}
+    me = await http.get("/chat/me", headers=bearer(other))
+    assert who(me) == (settings.default_user, False, settings.default_user)
     listed = (await http.get("/tokens", headers=bearer(page))).json()
     assert [t["label"] for t in listed if t["id"] == body["id"]] == ["SillyTavern"]
     assert all("token" not in t for t in listed), "the list never shows a token again"
@@ -59,8 +66,8 @@ async def test_a_token_for_other_apps_is_the_same_person_shown_once(
         assert refused.status_code == 422, (bad, refused.text)
     gone = await http.delete(f"/tokens/{body['id']}", headers=bearer(page))
     assert gone.status_code == 204
-    assert (await http.get("/me", headers=bearer(other))).status_code == 401
-    assert (await http.get("/me", headers=bearer(page))).status_code == 200
+    assert (await http.get("/chat/me", headers=bearer(other))).status_code == 401
+    assert (await http.get("/chat/me", headers=bearer(page))).status_code == 200
 
 
 async def test_an_openai_client_with_a_settings_token_continues_the_pages_chat(

@@ -1,0 +1,205 @@
+"""One identity on the page, in German and English, in headless Chromium against the real
+app: the page says whom it talks as (the local single user, no key needed; or the user a
+key belongs to), signs in as another person with a key and out again, makes a key for
+other apps (shown once, copied, listed, revoked) and keeps the person's persona. axe-core
+finds no violation in these states; screenshots land in artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from browser_kit import ServerThread, open_page, run_axe
+from playwright.sync_api import Browser, Page, expect
+
+from novaberg.store.postgres import create_pool
+from novaberg.store.users import issue_token
+
+pytestmark = pytest.mark.browser
+
+Shoot = Callable[[Page, str], Path]
+
+WORDS = {
+    "de-DE": {
+        "local": "Lokaler Einzelnutzer „{user}“ – kein Schlüssel nötig",
+        "with_key": "Angemeldet als „{user}“ (mit Schlüssel)",
+        "refused": "Dieser Schlüssel wurde nicht angenommen; die Seite bleibt, wie sie war.",
+        "settings": "Einstellungen",
+        "this_page": "diese Seite",
+        "copied": "Kopiert.",
+        "revoke": "Schlüssel „{label}“ widerrufen",
+        "revoked": "Schlüssel „{label}“ widerrufen.",
+        "saved": "Persona gespeichert.",
+        "removed": "Persona entfernt.",
+        "other": "en",
+        "other_local": "Local single user “{user}” – no key needed",
+    },
+    "en-GB": {
+        "local": "Local single user “{user}” – no key needed",
+        "with_key": "Signed in as “{user}” (with a key)",
+        "refused": "This key was not accepted; the page stays as it was.",
+        "settings": "Settings",
+        "this_page": "this page",
+        "copied": "Copied.",
+        "revoke": "Revoke key “{label}”",
+        "revoked": "Key “{label}” revoked.",
+        "saved": "Persona saved.",
+        "removed": "Persona removed.",
+        "other": "de",
+        "other_local": "Lokaler Einzelnutzer „{user}“ – kein Schlüssel nötig",
+    },
+}
+LOCALES = list(WORDS)
+
+
+def _token_of(database_url: str, user: str) -> str:
+    """A new token of `user` (made as `novaberg user add` does)."""
+
+    async def issue() -> str:
+        pool = await create_pool(database_url, min_size=1, max_size=1)
+        try:
+            return (await issue_token(pool, user, "e2e")).token
+        finally:
+            await pool.close()
+
+    with ThreadPoolExecutor(1) as thread:  # the browser's driver holds this thread's loop
+        return thread.submit(asyncio.run, issue()).result()
+
+
+def _settings(tab: Page) -> None:
+    """Open the settings panel (its tab button is found by its panel, in any language)."""
+    tab.locator('.tabs button[data-panel="panel-settings"]').click()
+    expect(tab.get_by_test_id("identity")).to_be_visible()
+
+
+def _no_violations(tab: Page, label: str) -> None:
+    found = run_axe(tab, label)
+    assert found == {}, found
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_page_says_who_it_is_and_signs_in_as_another_person(
+    browser: Browser, served: ServerThread, shoot: Shoot, locale: str
+) -> None:
+    words = WORDS[locale]
+    tab = open_page(browser, served.url, locale=locale)
+    local = words["local"].format(user=served.user)
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(local)
+    _settings(tab)
+    expect(tab.get_by_test_id("identity-line")).to_have_text(local)
+    expect(tab.get_by_test_id("identity-signout")).to_be_hidden()
+    print(shoot(tab, "identity-local"))
+    _no_violations(tab, f"identity-local-{locale}")
+
+    # the line follows a change of language
+    tab.evaluate("async lang => (await import('/web/i18n.js')).setLanguage(lang)", words["other"])
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(
+        words["other_local"].format(user=served.user)
+    )
+    tab.evaluate("async () => (await import('/web/i18n.js')).setLanguage(null)")
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(local)
+
+    # a wrong key is said, and the page keeps talking as before
+    key = tab.get_by_test_id("identity-key")
+    key.fill("nvb_falsch")
+    key.press("Enter")
+    expect(tab.get_by_test_id("identity-error")).to_have_text(words["refused"])
+    expect(key).to_have_attribute("aria-invalid", "true")
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(local)
+
+    # another person's key: the page talks as them (after its reload)
+    other = f"berta{served.user[4:]}"
+    key.fill(_token_of(served.endpoints.database_url, other))
+    key.press("Enter")
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(
+        words["with_key"].format(user=other)
+    )
+    expect(tab.locator("#connection")).to_have_class(re.compile(r"\bonline\b"))
+    _settings(tab)
+    expect(tab.get_by_test_id("identity-signout")).to_be_visible()
+    print(shoot(tab, "identity-signed-in"))
+    _no_violations(tab, f"identity-signed-in-{locale}")
+
+    # signing out falls back to the local single user
+    tab.get_by_test_id("identity-signout").click()
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(local)
+    expect(tab.locator("#connection")).to_have_class(re.compile(r"\bonline\b"))
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_a_key_for_other_apps_is_shown_once_copied_and_revoked(
+    browser: Browser, served: ServerThread, shoot: Shoot, locale: str
+) -> None:
+    words = WORDS[locale]
+    tab = open_page(
+        browser, served.url, locale=locale, permissions=["clipboard-read", "clipboard-write"]
+    )
+    _settings(tab)
+    tokens = tab.get_by_test_id("token-list")
+    expect(tokens.locator("li")).to_have_count(1)  # the page's own key
+    expect(tokens.locator("li")).to_contain_text(words["this_page"])
+    expect(tokens.locator("li button")).to_have_count(0)  # not revoked from the page itself
+
+    tab.get_by_test_id("token-label").fill("SillyTavern")
+    tab.get_by_test_id("token-label").press("Enter")
+    value = tab.get_by_test_id("token-value")
+    expect(value).to_have_text(re.compile(r"^nvb_\S{20,}$"))
+    secret = value.inner_text()
+    expect(tokens.locator("li")).to_have_count(2)
+    row = tokens.locator("li", has_text="SillyTavern")
+    expect(row).to_have_count(1)
+    assert secret not in tokens.inner_text(), "the list never shows the key"
+
+    tab.get_by_test_id("token-copy").click()
+    expect(tab.get_by_test_id("token-copied")).to_have_text(words["copied"])
+    assert tab.evaluate("navigator.clipboard.readText()") == secret
+    print(shoot(tab, "identity-token-made"))
+    _no_violations(tab, f"identity-token-made-{locale}")
+
+    # the key talks as the page's person
+    me = tab.request.get(f"{served.url}/chat/me", headers={"Authorization": f"Bearer {secret}"})
+    assert me.status == 200 and me.json()["user_id"] == served.user
+
+    tab.get_by_role("button", name=words["revoke"].format(label="SillyTavern")).click()
+    expect(tab.get_by_test_id("token-status")).to_have_text(
+        words["revoked"].format(label="SillyTavern")
+    )
+    expect(row).to_have_count(0)
+    expect(tab.get_by_test_id("token-new")).to_be_hidden()
+    gone = tab.request.get(f"{served.url}/chat/me", headers={"Authorization": f"Bearer {secret}"})
+    assert gone.status == 401
+    print(shoot(tab, "identity-token-revoked"))
+    _no_violations(tab, f"identity-token-revoked-{locale}")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_persona_form_keeps_a_name_and_a_description(
+    browser: Browser, served: ServerThread, shoot: Shoot, locale: str
+) -> None:
+    words = WORDS[locale]
+    tab = open_page(browser, served.url, locale=locale)
+    _settings(tab)
+    name, about = tab.get_by_test_id("persona-name"), tab.get_by_test_id("persona-description")
+    expect(name).to_have_value("")
+    name.fill("  Annika ")
+    about.fill("Gärtnerin in Kassel, mag Regen.")
+    tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
+    expect(tab.get_by_test_id("persona-status")).to_have_text(words["saved"])
+    expect(name).to_have_value("Annika")
+    print(shoot(tab, "identity-persona-saved"))
+    _no_violations(tab, f"identity-persona-saved-{locale}")
+
+    tab.reload()
+    expect(tab.locator("#connection")).to_have_class(re.compile(r"\bonline\b"))
+    _settings(tab)
+    expect(name).to_have_value("Annika")
+    expect(about).to_have_value("Gärtnerin in Kassel, mag Regen.")
+
+    name.fill("")
+    about.fill("")
+    tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
+    expect(tab.get_by_test_id("persona-status")).to_have_text(words["removed"])
