@@ -76,6 +76,16 @@ def _settings(tab: Page) -> None:
     expect(tab.get_by_test_id("identity")).to_be_visible()
 
 
+def _shoot(tab: Page, shoot: Shoot, name: str, part: str) -> None:
+    """The whole page, and the screen with `part` (a test id) scrolled into view: the side
+    panel scrolls on its own, so the whole page's picture shows only its top."""
+    page = shoot(tab, name)
+    section = page.with_name(f"{page.stem}-section.png")
+    tab.get_by_test_id(part).scroll_into_view_if_needed()
+    tab.screenshot(path=str(section))
+    print(page, section)
+
+
 def _no_violations(tab: Page, label: str) -> None:
     found = run_axe(tab, label)
     assert found == {}, found
@@ -92,7 +102,7 @@ def test_the_page_says_who_it_is_and_signs_in_as_another_person(
     _settings(tab)
     expect(tab.get_by_test_id("identity-line")).to_have_text(local)
     expect(tab.get_by_test_id("identity-signout")).to_be_hidden()
-    print(shoot(tab, "identity-local"))
+    _shoot(tab, shoot, "identity-local", "identity-signin")
     _no_violations(tab, f"identity-local-{locale}")
 
     # the line follows a change of language
@@ -115,13 +125,11 @@ def test_the_page_says_who_it_is_and_signs_in_as_another_person(
     other = f"berta{served.user[4:]}"
     key.fill(_token_of(served.endpoints.database_url, other))
     key.press("Enter")
-    expect(tab.get_by_test_id("identity-badge")).to_have_text(
-        words["with_key"].format(user=other)
-    )
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(words["with_key"].format(user=other))
     expect(tab.locator("#connection")).to_have_class(re.compile(r"\bonline\b"))
     _settings(tab)
     expect(tab.get_by_test_id("identity-signout")).to_be_visible()
-    print(shoot(tab, "identity-signed-in"))
+    _shoot(tab, shoot, "identity-signed-in", "identity-signout")
     _no_violations(tab, f"identity-signed-in-{locale}")
 
     # signing out falls back to the local single user
@@ -157,7 +165,7 @@ def test_a_key_for_other_apps_is_shown_once_copied_and_revoked(
     tab.get_by_test_id("token-copy").click()
     expect(tab.get_by_test_id("token-copied")).to_have_text(words["copied"])
     assert tab.evaluate("navigator.clipboard.readText()") == secret
-    print(shoot(tab, "identity-token-made"))
+    _shoot(tab, shoot, "identity-token-made", "token-list")
     _no_violations(tab, f"identity-token-made-{locale}")
 
     # the key talks as the page's person
@@ -172,7 +180,7 @@ def test_a_key_for_other_apps_is_shown_once_copied_and_revoked(
     expect(tab.get_by_test_id("token-new")).to_be_hidden()
     gone = tab.request.get(f"{served.url}/chat/me", headers={"Authorization": f"Bearer {secret}"})
     assert gone.status == 401
-    print(shoot(tab, "identity-token-revoked"))
+    _shoot(tab, shoot, "identity-token-revoked", "token-status")
     _no_violations(tab, f"identity-token-revoked-{locale}")
 
 
@@ -190,7 +198,7 @@ def test_the_persona_form_keeps_a_name_and_a_description(
     tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
     expect(tab.get_by_test_id("persona-status")).to_have_text(words["saved"])
     expect(name).to_have_value("Annika")
-    print(shoot(tab, "identity-persona-saved"))
+    _shoot(tab, shoot, "identity-persona-saved", "persona-status")
     _no_violations(tab, f"identity-persona-saved-{locale}")
 
     tab.reload()
