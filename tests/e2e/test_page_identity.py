@@ -211,3 +211,25 @@ def test_the_persona_form_keeps_a_name_and_a_description(
     about.fill("")
     tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
     expect(tab.get_by_test_id("persona-status")).to_have_text(words["removed"])
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_identity_section_on_a_dark_phone(
+    browser: Browser, served: ServerThread, shoot: Shoot, locale: str
+) -> None:
+    tab = open_page(
+        browser,
+        served.url,
+        locale=locale,
+        viewport={"width": 390, "height": 844},
+        color_scheme="dark",
+    )
+    expect(tab.get_by_test_id("identity-badge")).to_have_text(
+        WORDS[locale]["local"].format(user=served.user)
+    )
+    _settings(tab)
+    tab.get_by_test_id("token-label").fill("Handy")
+    tab.get_by_test_id("token-label").press("Enter")
+    expect(tab.get_by_test_id("token-value")).to_have_text(re.compile(r"^nvb_"))
+    _shoot(tab, shoot, "identity-dark-phone", "token-value")
+    _no_violations(tab, f"identity-dark-phone-{locale}")
