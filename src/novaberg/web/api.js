@@ -1,12 +1,20 @@
 // HTTP calls of the page: every request carries the page's bearer token; an answer that
 // is not 2xx becomes an Error whose message is the server's sentence in words (`meldung`),
-// else its `fehler` code (or the status); `code` keeps the machine code.
+// else its `fehler` code (or the status); `code` keeps the machine code. Every request
+// names the page's language (Accept-Language), so the server's sentences come in it.
 "use strict";
+
+import { language } from "./i18n.js";
 
 export const session = { token: "" };
 
+/** The headers every request of the page carries: its key and its language. */
+export function headers(extra = {}) {
+  return { Authorization: `Bearer ${session.token}`, "Accept-Language": language(), ...extra };
+}
+
 export async function call(method, path, body) {
-  const init = { method, headers: { Authorization: `Bearer ${session.token}` } };
+  const init = { method, headers: headers() };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -22,6 +30,7 @@ export async function call(method, path, body) {
     err.code = detail && detail.fehler;
     err.status = res.status;
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
+    err.reason = (detail && detail.grund) || ""; // which rule refused it (a code), if said
     throw err;
   }
   return data;
@@ -35,7 +44,7 @@ export const enc = encodeURIComponent;
 export async function upload(path, file) {
   const res = await fetch(path, {
     method: "POST",
-    headers: { Authorization: `Bearer ${session.token}`, "Content-Type": file.type || "application/octet-stream" },
+    headers: headers({ "Content-Type": file.type || "application/octet-stream" }),
     body: file,
   });
   const data = await res.json().catch(() => null);
