@@ -102,7 +102,7 @@ function badge(li, key, vars = {}, text = "") {
 
 // A failed turn's `grund` (`modell_timeout (nach responder)`) as a sentence of the
 // catalogue (`errors.<code>`); a code the page does not know yet reads as the general one.
-export function reasonOf(grund) {
+function reasonOf(grund) {
   const code = String(grund || "").split(" ", 1)[0].split(":", 1)[0].split("(", 1)[0];
   return { key: has(`errors.${code}`) ? `errors.${code}` : "errors.unknown" };
 }
