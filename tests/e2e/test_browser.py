@@ -65,7 +65,7 @@ def test_other_device_failure_retry_and_catch_up(page: Page, served: ServerThrea
     scripted.add("Antworte kurz und natürlich", "", fault="timeout", times=1)
     _write(page, "Bist du da?")
     failed = page.locator(".msg.user.failed")
-    expect(failed).to_contain_text("keine Antwort: modell_timeout")
+    expect(failed).to_contain_text("keine Antwort: Das Sprachmodell hat zu lange gebraucht.")
     failed.locator(".retry").click()
     expect(page.locator(".msg.nova")).to_have_count(2)
 

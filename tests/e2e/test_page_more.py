@@ -88,7 +88,9 @@ def test_a_failed_turn_is_kept_and_can_be_sent_again(
     kept = page.locator(".msg.user.history.failed")
     expect(kept).to_have_count(1)
     expect(kept.locator(".text")).to_have_text(f"Hier ist eine {BREAK}.")
-    expect(kept.locator(".reason")).to_contain_text("keine Antwort: modell_nicht_erreichbar")
+    expect(kept.locator(".reason")).to_contain_text(
+        "keine Antwort: Das Sprachmodell war nicht erreichbar."
+    )
     expect(page.locator(".msg.nova")).to_have_count(0)
     found = run_axe(page, "failed-turn-after-reload")
     shoot(page, "failed-turn-after-reload")

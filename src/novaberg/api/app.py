@@ -41,6 +41,7 @@ from novaberg.api.door_errors import DoorErrors
 from novaberg.api.fast_chat import is_chat_post, serve_chat
 from novaberg.api.import_gate import ImportGate
 from novaberg.api.request_guard import RequestGuard
+from novaberg.api.request_language import set_from_scope as set_request_language
 from novaberg.api.security_headers import SecurityHeaders
 from novaberg.config import Settings, load_settings
 from novaberg.impulses import routes as impulses_routes
@@ -77,6 +78,7 @@ class NovabergApp(FastAPI):
     and routing (api/fast_chat.py: the intake's latency goal)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        set_request_language(scope)  # the language of every sentence this answer carries
         if is_chat_post(scope):
             await serve_chat(self.state, scope, receive, send)
             return

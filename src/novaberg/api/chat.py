@@ -102,7 +102,9 @@ class ChatAccepted(BaseModel):
 class ChatError(BaseModel):
     fehler: str
     detail: str
-    meldung: str | None = Field(default=None, description="The same as a German sentence.")
+    meldung: str | None = Field(
+        default=None, description="The same as a sentence (Accept-Language; German by default)."
+    )
 
 
 @dataclass

@@ -1,19 +1,26 @@
-"""The error codes a person can meet on the page, each as one German sentence.
+"""The error codes a person can meet, each as one sentence in German and in English.
 
 An error answer keeps its machine `fehler` code and its technical `detail` (for scripts and
 logs) and gains `meldung`: what the page shows the person — a sentence that says what
-happened and what to do, never a raw code or an English byte count. One table, so a later
-language catalogue can take it over whole (docs/behaviour/web.md#errors-in-words).
+happened and what to do, never a raw code or an English byte count. The language is the
+request's (`Accept-Language`, German when absent; api/request_language.py). A turn that
+ended without an answer names its reason as a code too (`grund`, events/outcomes.py); the
+terminal chat says it with `failure_sentence` (the page has the same sentences in its
+catalogues). Docs: docs/behaviour/web.md#errors-in-words and #language.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from novaberg.api.request_language import current_language
+from novaberg.events import outcomes
 from novaberg.events.model import MAX_PROMPT_BYTES
 
 FIELD_SENTENCE: Final = "meldung"
 """The wire field of the sentence, next to `fehler` and `detail`."""
+
+_KIB = MAX_PROMPT_BYTES // 1024
 
 SENTENCES: Final[dict[str, str]] = {
     "token_fehlt": "Ohne Schlüssel geht es nicht. Bitte gib deinen Schlüssel ein.",
@@ -22,7 +29,7 @@ SENTENCES: Final[dict[str, str]] = {
         "Server der Befehl „novaberg user add NAME“."
     ),
     "text_zu_lang": (
-        f"Die Nachricht ist zu lang: höchstens {MAX_PROMPT_BYTES // 1024} KiB "
+        f"Die Nachricht ist zu lang: höchstens {_KIB} KiB "
         f"({MAX_PROMPT_BYTES:_} Bytes) gehen auf einmal. Kürze sie oder teile sie auf."
     ).replace("_", "."),  # German thousands separator
     "zu_gross": "Das ist zu groß für eine Anfrage. Bitte kürzer oder in Teilen.",
@@ -45,12 +52,118 @@ SENTENCES: Final[dict[str, str]] = {
     ),
     "modell_nicht_erreichbar": "Das Sprachmodell ist gerade nicht erreichbar.",
     "interner_fehler": "Auf dem Server ist etwas schiefgegangen; nichts wurde angenommen.",
+    "client_id_ungueltig": "Die Seite hat sich falsch ausgewiesen. Bitte lade sie neu.",
+    "limit_erreicht": "Hier ist kein Platz mehr. Archiviere oder lösche zuerst etwas.",
+    "archiviert": "Das ist archiviert und kann so nicht mehr geändert werden.",
+    "inaktiv": "Diese Anweisung ist abgeschaltet. Schalte sie zuerst wieder ein.",
+    "zu_viele_anweisungen": "Es gibt schon zu viele Anweisungen. Entferne zuerst eine.",
+    "laeuft_bereits": "Das wird gerade schon eingelesen. Warte, bis es fertig ist.",
+    "ordner_abgelehnt": "Dieser Ordner kann nicht freigegeben werden.",
+    "unbekannter_turn": "Zu dieser Antwort gibt es keinen Ablauf (mehr).",
+    "kein_avatar": "Dieser Charakter hat kein Bild.",
+    "unbekannter_character": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
+    "character_geteilt": "Dieser Charakter gehört allen und kann nicht geändert werden.",
+    "keine_karte": "Das ist keine lesbare Charakterkarte (PNG oder JSON).",
+    "character_vorhanden": "Diesen Charakter gibt es schon.",
+    "zu_viele_charaktere": "Du hast schon so viele Charaktere, wie der Server erlaubt.",
+    "kein_chat": "Das ist kein lesbarer Chatverlauf.",
+    "archiv_voll": "Das Archiv ist voll; nichts wurde importiert.",
+    "import_laeuft": "Ein Import läuft noch. Versuch es gleich noch einmal.",
 }
+"""German, the default (also what a client that names no language reads)."""
+
+SENTENCES_EN: Final[dict[str, str]] = {
+    "token_fehlt": "Nothing works without a key. Please enter your key.",
+    "token_ungueltig": (
+        "The key was not accepted. Check it; the command “novaberg user add NAME” on the "
+        "server gives you a new one."
+    ),
+    "text_zu_lang": (
+        f"The message is too long: at most {_KIB} KiB ({MAX_PROMPT_BYTES:,} bytes) can be "
+        "sent at once. Shorten it or split it up."
+    ),
+    "zu_gross": "That is too big for one request. Please send less, or in parts.",
+    "zu_viele_anfragen": "Too many messages at once. Wait a moment, then send again.",
+    "text_leer": "The message is empty.",
+    "text_ungueltig": "The message contains a character that cannot be sent.",
+    "utf8_ungueltig": "The message contains invalid characters.",
+    "json_ungueltig": "The request could not be read. Please reload the page.",
+    "eingabe_ungueltig": "The request was incomplete. Please reload the page.",
+    "zu_tief": "The request is nested too deeply to be read.",
+    "zeitueberschreitung": "The message did not arrive in time. Please send it again.",
+    "charakter_unbekannt": "This character does not exist (any more). Choose another one.",
+    "nicht_gefunden": "That does not exist (any more).",
+    "nicht_bereit": "The server is still starting. Try again in a moment.",
+    "speicher_nicht_erreichbar": (
+        "The server cannot store anything right now; the message was not accepted. "
+        "Please try again in a moment."
+    ),
+    "modell_nicht_erreichbar": "The language model cannot be reached right now.",
+    "interner_fehler": "Something went wrong on the server; nothing was accepted.",
+    "client_id_ungueltig": "The page identified itself wrongly. Please reload it.",
+    "limit_erreicht": "There is no room left here. Archive or delete something first.",
+    "archiviert": "This is archived and can no longer be changed this way.",
+    "inaktiv": "This instruction is switched off. Switch it on again first.",
+    "zu_viele_anweisungen": "There are too many instructions already. Remove one first.",
+    "laeuft_bereits": "This is being read right now. Wait until it has finished.",
+    "ordner_abgelehnt": "This folder cannot be approved.",
+    "unbekannter_turn": "There are no steps (any more) for this answer.",
+    "kein_avatar": "This character has no picture.",
+    "unbekannter_character": "This character does not exist (any more). Choose another one.",
+    "character_geteilt": "This character belongs to everyone and cannot be changed.",
+    "keine_karte": "This is not a readable character card (PNG or JSON).",
+    "character_vorhanden": "This character exists already.",
+    "zu_viele_charaktere": "You already have as many characters as the server allows.",
+    "kein_chat": "This is not a readable chat history.",
+    "archiv_voll": "The archive is full; nothing was imported.",
+    "import_laeuft": "An import is still running. Try again in a moment.",
+}
+
+BY_LANGUAGE: Final[dict[str, dict[str, str]]] = {"de": SENTENCES, "en": SENTENCES_EN}
+
+
+def sentence(code: str, language: str | None = None) -> str | None:
+    """The sentence for `code` in `language` (default: the current request's), or None."""
+    table = BY_LANGUAGE.get(language or current_language(), SENTENCES)
+    return table.get(code)
 
 
 def with_sentence(detail: dict[str, Any]) -> dict[str, Any]:
-    """`detail` (`{"fehler", "detail"}`) with its `meldung` added when the code has one."""
-    sentence = SENTENCES.get(str(detail.get("fehler")))
-    if sentence is None or FIELD_SENTENCE in detail:
+    """`detail` (`{"fehler", "detail"}`) with its `meldung` added when the code has one, in
+    the language of the request being answered."""
+    said = sentence(str(detail.get("fehler")))
+    if said is None or FIELD_SENTENCE in detail:
         return detail
-    return {**detail, FIELD_SENTENCE: sentence}
+    return {**detail, FIELD_SENTENCE: said}
+
+
+FAILURES: Final[dict[str, str]] = {
+    outcomes.GATE_TIMEOUT: "Es war gerade zu viel los; bitte noch einmal senden.",
+    outcomes.MODEL_TIMEOUT: "Das Sprachmodell hat zu lange gebraucht.",
+    outcomes.MODEL_OUTPUT: "Die Antwort des Sprachmodells war nicht lesbar.",
+    outcomes.MODEL_UNAVAILABLE: "Das Sprachmodell war nicht erreichbar.",
+    outcomes.MODEL_CONTEXT: "Das Gespräch war zu lang für das Sprachmodell.",
+    outcomes.NO_ANSWER: "Es kam keine Antwort zustande.",
+    outcomes.WORKER_DIED: "Der Server wurde unterbrochen.",
+    outcomes.WORKER_STOPPED: "Der Server wurde beendet, bevor die Antwort fertig war.",
+    outcomes.REDIS_UNAVAILABLE: "Der Server konnte gerade nichts speichern.",
+    outcomes.RUN_STRANDED: "Die Antwort ist unterwegs verloren gegangen.",
+    outcomes.PAUSED: "Der Charakter war pausiert und wurde nicht wieder aktiviert.",
+    outcomes.NODE_ERROR: "Auf dem Server ist ein Fehler passiert.",
+    outcomes.BAD_EVENT: "Die Nachricht konnte nicht verarbeitet werden.",
+}
+"""Why a turn ended without an answer, by the code its `grund` starts with (German: the
+terminal chat; the page has these in lang_de.js/lang_en.js as `errors.<code>`)."""
+
+FAILURE_FALLBACK: Final = "Es kam keine Antwort zustande."
+
+
+def failure_code(reason: str) -> str:
+    """The code a `grund` starts with (`modell_timeout (nach responder)` → `modell_timeout`,
+    `fehler_im_knoten: KeyError (router)` → `fehler_im_knoten`)."""
+    return reason.split(" ", 1)[0].split(":", 1)[0].split("(", 1)[0]
+
+
+def failure_sentence(reason: str) -> str:
+    """A failed turn's `grund` as a sentence; never the raw code alone."""
+    return FAILURES.get(failure_code(reason), FAILURE_FALLBACK)

@@ -28,7 +28,9 @@ class ErrorDetail(BaseModel):
     fehler: str
     detail: str | None = None
     meldung: str | None = Field(
-        default=None, description="The same in one German sentence for a person to read."
+        default=None,
+        description="The same in one sentence for a person to read, in the language of "
+        "the request's Accept-Language (German when absent).",
     )
 
 
@@ -99,7 +101,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 async def _too_deep(request: Request, exc: Exception) -> Response:
     log.warning("%s %s: RecursionError (nesting too deep)", request.method, request.url.path)
     detail = "the request nests too deep to be handled (arrays or objects inside each other)"
-    return JSONResponse({"detail": {"fehler": "zu_tief", "detail": detail}}, 400)
+    return JSONResponse({"detail": with_sentence({"fehler": "zu_tief", "detail": detail})}, 400)
 
 
 def install(app: FastAPI) -> None:

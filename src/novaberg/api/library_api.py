@@ -193,7 +193,9 @@ async def post_root(body: FolderIn, user_id: User, ctx: Context) -> RootOut:
         root = await person.approve_for_person(ctx.pool, ctx.settings, user_id, body.pfad)
     except RootRefused as exc:
         raise HTTPException(
-            422, detail={"fehler": "ordner_abgelehnt", "detail": str(exc)}
+            # `grund`: which rule refused it, so the page can say it in the person's language
+            422,
+            detail={"fehler": "ordner_abgelehnt", "detail": str(exc), "grund": exc.reason.value},
         ) from None
     with contextlib.suppress(PassBusy):  # approved again while a pass runs: it indexes it
         await start_pass(ctx.pool, ctx.redis, ctx.model, root, LibraryLimits.of(ctx.settings))

@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from novaberg import bounded_json
 from novaberg.api.auth import bearer_identity
+from novaberg.api.error_sentences import with_sentence
 from novaberg.api.rate_limit import RateLimiter, retry_after_header
 
 MAX_REQUEST_BYTES = 1_048_576
@@ -267,7 +268,7 @@ async def _answer(
     send: Send, status: int, detail: dict[str, Any], headers: dict[str, str] | None = None
 ) -> None:
     """Refuse and close: the unread rest of the body must not be taken as the next request."""
-    response = JSONResponse({"detail": detail}, status, headers={**(headers or {})})
+    response = JSONResponse({"detail": with_sentence(detail)}, status, headers={**(headers or {})})
     response.raw_headers.append(CLOSE)
     await response({"type": "http", "method": "POST"}, _no_receive, send)
 

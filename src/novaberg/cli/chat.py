@@ -29,7 +29,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from novaberg.api.error_sentences import FIELD_SENTENCE
+from novaberg.api.error_sentences import FIELD_SENTENCE, failure_sentence
 from novaberg.config import PAGE_TOKEN_FILE, Settings, SettingsError, load_settings
 from novaberg.wire import (
     FIELD_AWAITING,
@@ -323,7 +323,9 @@ class ChatSession:
             if message.get(FIELD_ORIGIN) != ORIGIN_OWN_THOUGHT:
                 self.screen.answered()
         elif kind == MSG_FAILED:
-            self.screen.note(f"keine Antwort: {message.get('grund', '')}", RED)
+            self.screen.note(
+                f"keine Antwort: {failure_sentence(str(message.get('grund', '')))}", RED
+            )
             self.screen.answered()
         elif kind == MSG_UTTERANCE:
             for said in message.get("aeusserungen") or []:

@@ -5,6 +5,8 @@
 // line under the answer that opens the tasks panel at its list.
 "use strict";
 
+import { setAttr, setText, t } from "./i18n.js";
+
 const YES_NO = "ja_nein";
 
 // agent (wire name) -> section of the tasks panel (its data-kind)
@@ -22,7 +24,7 @@ export function decorate(li, msg, { answer, openTasks }) {
   const awaited = msg.erwartet_antwort;
   if (awaited && typeof awaited === "object") {
     li.classList.add("asks");
-    badge(li, "Rückfrage");
+    badge(li, "answers.question");
     if (awaited.art === YES_NO) li.insertBefore(yesNo(answer), li.querySelector(".meta"));
   }
   const changes = (msg.aenderungen || []).filter((c) => c && c.text);
@@ -34,10 +36,10 @@ export function settleQuestions(list) {
   for (const group of list.querySelectorAll(".quick-answers")) group.remove();
 }
 
-function badge(li, text) {
+function badge(li, key) {
   const b = document.createElement("span");
   b.className = "badge";
-  b.textContent = text;
+  setText(b, key);
   li.prepend(b);
 }
 
@@ -45,13 +47,14 @@ function yesNo(answer) {
   const group = document.createElement("div");
   group.className = "quick-answers";
   group.setAttribute("role", "group");
-  group.setAttribute("aria-label", "Antwort auf die Rückfrage");
+  setAttr(group, "aria-label", "answers.quickLabel");
   group.dataset.testid = "quick-answers";
-  for (const word of ["Ja", "Nein"]) {
+  for (const key of ["answers.yes", "answers.no"]) {
     const btn = document.createElement("button");
     btn.type = "button";
-    btn.textContent = word;
-    btn.addEventListener("click", () => answer(word));
+    setText(btn, key);
+    // the word as shown now is sent (the agents understand yes and no in both languages)
+    btn.addEventListener("click", () => answer(t(key)));
     group.append(btn);
   }
   return group;
@@ -60,7 +63,7 @@ function yesNo(answer) {
 function receipts(changes, openTasks) {
   const list = document.createElement("ul");
   list.className = "receipts";
-  list.setAttribute("aria-label", "Gespeichert");
+  setAttr(list, "aria-label", "answers.saved");
   list.dataset.testid = "receipts";
   for (const change of changes) {
     const item = document.createElement("li");
@@ -69,7 +72,7 @@ function receipts(changes, openTasks) {
     link.href = "#panel-tasks";
     link.dataset.kind = kind;
     link.textContent = `✓ ${change.text}`;
-    link.title = "In den Aufgaben zeigen";
+    setAttr(link, "title", "answers.showInTasks");
     link.addEventListener("click", (ev) => {
       ev.preventDefault();
       openTasks(kind);

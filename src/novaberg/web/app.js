@@ -5,7 +5,7 @@
 // another device of the same user.
 "use strict";
 
-import { get, session } from "./api.js";
+import { get, headers, session } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { History } from "./history.js";
 import * as emotions from "./emotions.js";
@@ -21,7 +21,7 @@ import * as channels from "./channels.js";
 import * as composer from "./composer.js";
 import * as identity from "./identity.js";
 import { fillNames } from "./greeting.js";
-import { formatTime, t, translatePage } from "./i18n.js";
+import { has, onLanguageChange, setAttr, setText, t, timeElement, translatePage, unmark } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
@@ -57,10 +57,6 @@ sessionStorage.setItem("novaberg-client", state.clientId);
 
 // ---------- rendering ----------
 
-function time(ts) {
-  return formatTime(ts ? new Date(ts * 1000) : new Date());
-}
-
 function bubble(kind, text, ts, markdown = false) {
   const li = document.createElement("li");
   li.className = `msg ${kind}`;
@@ -71,13 +67,7 @@ function bubble(kind, text, ts, markdown = false) {
   li.append(body);
   const m = document.createElement("span");
   m.className = "meta";
-  if (ts !== null) {
-    const stamp = document.createElement("time");
-    const d = ts ? new Date(ts * 1000) : new Date();
-    stamp.dateTime = d.toISOString();
-    stamp.textContent = time(ts);
-    m.append(stamp);
-  }
+  if (ts !== null) m.append(timeElement(ts ? new Date(ts * 1000) : new Date()));
   li.append(m);
   return li;
 }
@@ -85,15 +75,15 @@ function bubble(kind, text, ts, markdown = false) {
 function novaBubble(text, ts, turnId, origin) {
   const impulse = origin === IMPULSE;
   const li = bubble("nova" + (impulse ? " impulse" : ""), text, ts, true);
-  if (impulse) badge(li, "💭 eigener Gedanke");
+  if (impulse) badge(li, "app.ownThought");
   if (turnId) {
     li.dataset.turn = turnId;
     state.shownTurns.add(turnId);
     const btn = document.createElement("button");
     btn.type = "button";
     btn.className = "inspect small";
-    btn.textContent = "Ablauf";
-    btn.setAttribute("aria-label", "Ablauf dieser Antwort zeigen");
+    setText(btn, "app.inspect");
+    setAttr(btn, "aria-label", "app.inspectLabel");
     btn.addEventListener("click", () => {
       showPanel("turn-inspector");
       inspector.show(turnId);
@@ -103,11 +93,20 @@ function novaBubble(text, ts, turnId, origin) {
   return li;
 }
 
-function badge(li, text) {
+// A badge over a bubble: the catalogue's `key`, or (`key` null) the given text as is.
+function badge(li, key, vars = {}, text = "") {
   const b = document.createElement("span");
   b.className = "badge";
-  b.textContent = text;
+  if (key) setText(b, key, vars);
+  else b.textContent = text;
   li.prepend(b);
+}
+
+// A failed turn's `grund` (`modell_timeout (nach responder)`) as a sentence of the
+// catalogue (`errors.<code>`); a code the page does not know yet reads as the general one.
+function reasonOf(grund) {
+  const code = String(grund || "").split(" ", 1)[0].split(":", 1)[0].split("(", 1)[0];
+  return { key: has(`errors.${code}`) ? `errors.${code}` : "errors.unknown" };
 }
 
 function scrollDown() {
@@ -136,14 +135,25 @@ function placeAfter(ids, li) {
   return li;
 }
 
-function showStage(text) {
-  $("stage-text").textContent = text;
-  $("stage").hidden = !text;
+// The stage line: what the character does now, from the catalogue by the node
+// (`stage.<node>`), else the server's label; redrawn when the language changes.
+function showStage(node, label = "") {
+  const line = $("stage-text");
+  if (!node) {
+    unmark(line).textContent = "";
+    $("stage").hidden = true;
+    return;
+  }
+  const action = has(`stage.${node}`) ? { key: `stage.${node}` } : label;
+  setText(line, "stage.line", { name: characterLabel(), action });
+  $("stage").hidden = false;
 }
 
-function showError(text) {
-  $("error").textContent = text || "";
-  $("error").hidden = !text;
+// The error line under the box: the catalogue's `key` with `vars`, or nothing.
+function showError(key, vars = {}) {
+  if (key) setText($("error"), key, vars);
+  else unmark($("error")).textContent = "";
+  $("error").hidden = !key;
 }
 
 // ---------- history ----------
@@ -168,9 +178,9 @@ function historyNodes(entries) {
 
 // A turn that ended without an answer, as recorded: the texts, the reason, a retry.
 function failedEntry(e) {
-  const li = bubble("user history failed", e.eingabe || "(Text nicht gespeichert)", e.zeit);
+  const li = bubble("user history failed", e.eingabe || t("app.textNotStored"), e.zeit);
   li.dataset.failedTurn = e.turn_id || "";
-  note(li, `keine Antwort: ${e.grund}`);
+  note(li, "app.noAnswer", { reason: reasonOf(e.grund) });
   if (e.eingaben && e.eingaben.length) addRetry(li, e.eingaben);
   return li;
 }
@@ -190,7 +200,7 @@ async function loadOlder(first = false) {
     else list.scrollTop = list.scrollHeight - before;
     list.dataset.historyMore = String(history.more);
   } catch (err) {
-    showError(`Verlauf nicht geladen: ${err.message}`);
+    showError("app.historyNotLoaded", { error: err.message });
   }
 }
 
@@ -198,7 +208,7 @@ async function loadOlder(first = false) {
 
 let me = null; // Promise of the signed-in person's name (GET /chat/me), asked once
 function myName() {
-  if (!me) me = get("/chat/me").then((m) => m.name || m.user_id).catch(() => { me = null; return "du"; });
+  if (!me) me = get("/chat/me").then((m) => m.name || m.user_id).catch(() => { me = null; return t("app.you"); });
   return me;
 }
 
@@ -216,7 +226,7 @@ async function greet(history) {
   if (history !== state.history || $("messages").querySelector(".card-greeting")) return;
   const li = bubble("card-greeting", fillNames(text, { char: character.name, user }), null, true);
   li.dataset.testid = "card-greeting";
-  badge(li, `👋 ${character.name} · Begrüßung aus der Karte`);
+  badge(li, "app.cardGreeting", { name: character.name });
   $("messages").prepend(li);
 }
 
@@ -237,21 +247,21 @@ async function send(text) {
   try {
     const res = await fetch("/chat", {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${state.token}` },
+      headers: headers({ "Content-Type": "application/json" }),
       body: JSON.stringify({ character_id: state.character, text, client_id: state.clientId }),
     });
     const body = await res.json().catch(() => ({}));
-    if (res.status === 401) return askToken(li, text, t("connection.keyRefused"));
+    if (res.status === 401) return askToken(li, text, "connection.keyRefused");
     if (res.status !== 202) {
       // refused (too long, too many, ...): back into the box with the reason in words
-      const sentence = body.meldung || composer.TEXT.refused(res.status);
+      const sentence = body.meldung || composer.refusedText(res.status);
       if (res.status < 500 && composer.giveBack(text, sentence)) {
         li.remove();
         return;
       }
       li.classList.remove("pending");
       li.classList.add("failed");
-      note(li, sentence);
+      note(li, null, {}, sentence);
       return;
     }
     li.dataset.id = body.nachrichten_id;
@@ -262,7 +272,7 @@ async function send(text) {
   } catch (err) {
     li.classList.remove("pending");
     li.classList.add("failed");
-    note(li, t("connection.notSent"));
+    note(li, "connection.notSent");
     addRetry(li, [text]);
   } finally {
     state.inflight.delete(done);
@@ -270,14 +280,17 @@ async function send(text) {
   }
 }
 
-function note(li, text) {
+// The reason under a bubble: the catalogue's `key` with `vars`, or (`key` null) `text`
+// as is (a sentence the server already said in the page's language).
+function note(li, key, vars = {}, text = "") {
   let n = li.querySelector(".reason");
   if (!n) {
     n = document.createElement("span");
     n.className = "reason";
-    li.querySelector(".meta").append(n);
+    li.querySelector(".meta").append(" ", n);
   }
-  n.textContent = ` ${text}`;
+  if (key) setText(n, key, vars);
+  else unmark(n).textContent = text;
 }
 
 function addRetry(li, texts) {
@@ -285,7 +298,7 @@ function addRetry(li, texts) {
   const btn = document.createElement("button");
   btn.className = "retry small";
   btn.type = "button";
-  btn.textContent = "Erneut senden";
+  setText(btn, "app.retry");
   btn.addEventListener("click", () => {
     btn.remove();
     li.classList.add("resent");
@@ -315,8 +328,8 @@ async function onResponse(msg) {
   const li = novaBubble(msg.nachricht || "", msg.gesendet_am, msg.turn_id, msg.reiz_herkunft);
   decorate(li, msg, { answer: (text) => { send(text); $("input").focus(); }, openTasks });
   if (msg.reiz_herkunft !== IMPULSE) {
-    if (!ids.length) badge(li, "schreibt weiter");
-    else if (!ours.length) badge(li, "Antwort an ein anderes Gerät");
+    if (!ids.length) badge(li, "app.continues");
+    else if (!ours.length) badge(li, "app.answerElsewhere");
   }
   ours.forEach((id) => {
     state.open.delete(id);
@@ -328,7 +341,7 @@ async function onResponse(msg) {
   state.answered.add(msg.turn_id);
   emotions.observe({ t: msg.gesendet_am, ...msg });
   refreshPanelsSoon();
-  showStage("");
+  showStage(null);
 }
 
 async function onFailed(msg) {
@@ -336,11 +349,12 @@ async function onFailed(msg) {
   if (ids.some((id) => !state.mine.has(id))) await settleInflight();
   const ours = ids.filter((id) => state.mine.has(id));
   state.answered.add(msg.turn_id);
-  showStage("");
+  showStage(null);
   if (!ours.length) {
-    append(bubble("notice", ids.length
-      ? `Ein Turn von einem anderen Gerät ist gescheitert (${msg.grund}).`
-      : `Nova konnte nicht weiterschreiben (${msg.grund}).`));
+    const notice = bubble("notice", "");
+    const vars = { name: characterLabel(), reason: reasonOf(msg.grund) };
+    setText(notice.querySelector(".text"), ids.length ? "app.failedElsewhere" : "app.failedOwn", vars);
+    append(notice);
     return;
   }
   ours.forEach((id) => {
@@ -348,7 +362,7 @@ async function onFailed(msg) {
     const li = state.rows.get(id);
     li.classList.remove("pending");
     li.classList.add("failed");
-    note(li, `keine Antwort: ${msg.grund}`);
+    note(li, "app.noAnswer", { reason: reasonOf(msg.grund) });
   });
   const last = state.rows.get(ours[ours.length - 1]);
   addRetry(last, ours.map((id) => state.rows.get(id).dataset.text));
@@ -360,7 +374,7 @@ function onUtterance(msg) {
   for (const u of msg.aeusserungen || []) {
     if (state.rows.has(u.nachrichten_id)) continue;
     const li = bubble("user other", u.prompt, u.empfangen_am);
-    badge(li, "von einem anderen Gerät");
+    badge(li, "app.fromOtherDevice");
     li.dataset.id = u.nachrichten_id;
     state.rows.set(u.nachrichten_id, li); // answers to it are placed after it
     append(li);
@@ -385,7 +399,7 @@ function onMessage(msg) {
     case "character_stage":
       if (state.answered.has(msg.turn_id)) break; // post-run after the answer: no stage line
       if (pause.isPaused(state.character)) break; // only stored: the banner says why
-      showStage(`${characterLabel()} ${msg.label} …`);
+      showStage(msg.node, msg.label);
       $("stage").dataset.node = msg.node;
       break;
     case "character_response":
@@ -409,15 +423,15 @@ function connect() {
   state.socket = ws;
   ws.onopen = () => {
     state.retryDelay = 500;
-    badge$(t("connection.online"), "online");
+    badge$("connection.online", "online");
   };
   ws.onmessage = (ev) => {
     try { onMessage(JSON.parse(ev.data)); } catch (err) { console.error(err); }
   };
   ws.onclose = (ev) => {
     if (ws !== state.socket) return; // replaced after a new sign-in
-    if (ev.code === CLOSE_UNAUTHORIZED) return askToken(null, "", t("connection.keyRefused"));
-    badge$(t("connection.reconnecting"), "offline");
+    if (ev.code === CLOSE_UNAUTHORIZED) return askToken(null, "", "connection.keyRefused");
+    badge$("connection.reconnecting", "offline");
     if (ev.code === 4400) state.lastSeq = null; // a bad resume point: start afresh
     setTimeout(connect, state.retryDelay);
     state.retryDelay = Math.min(state.retryDelay * 2, 10000);
@@ -425,8 +439,8 @@ function connect() {
 }
 
 // The connection badge: what is the matter, and (offline) what to do.
-function badge$(text, kind) {
-  $("connection").textContent = text;
+function badge$(key, kind) {
+  setText($("connection"), key);
   $("connection").className = `connection ${kind}`;
 }
 
@@ -435,8 +449,9 @@ function badge$(text, kind) {
 function askToken(li, text, reason = "") {
   if (li) li.remove();
   localStorage.removeItem("novaberg-token");
-  badge$(reason ? t("connection.refusedKey") : t("connection.signedOut"), "offline");
-  $("login-reason").textContent = reason;
+  badge$(reason ? "connection.refusedKey" : "connection.signedOut", "offline");
+  if (reason) setText($("login-reason"), reason);
+  else unmark($("login-reason")).textContent = "";
   $("login-reason").hidden = !reason;
   const dlg = $("login");
   if (dlg.open) return;
@@ -553,7 +568,7 @@ function restart() {
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
-  showError("");
+  showError(null);
   started = false;
   start();
 }
@@ -568,7 +583,7 @@ async function start() {
       emotions.setWheel(s.emotionsrad, s.sektoren);
       composer.setLimit(s.text_max_bytes);
     })
-    .catch((err) => showError(`Einstellungen nicht geladen: ${err.message}`));
+    .catch((err) => showError("app.settingsNotLoaded", { error: err.message }));
   memory.setCharacter(state.character);
   settings.setCharacter(state.character);
   channels.setCharacter(state.character);
@@ -606,7 +621,7 @@ $("composer").addEventListener("submit", (ev) => {
   if (refused) return composer.showReason(refused); // stays in the box
   $("input").value = "";
   composer.sent();
-  showError("");
+  showError(null);
   send(text);
 });
 $("input").addEventListener("keydown", (ev) => {
@@ -624,6 +639,16 @@ for (const btn of document.querySelectorAll(".tabs button")) {
 }
 
 window.novaberg = state; // for debugging and the browser test
+// Text drawn from the catalogue is marked and redrawn by translatePage; what depends on
+// the language beyond that (the character picker's pause button, panels) listens itself.
+onLanguageChange(() => {
+  if (started) {
+    tasks.refresh();
+    library.refresh();
+    if (!$("panel-settings").hidden) channels.refresh();
+  }
+});
+settings.mountLanguage($("panel-settings"));
 connect();
 translatePage();
 start();

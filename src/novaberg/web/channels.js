@@ -6,8 +6,9 @@
 "use strict";
 
 import { call, enc, get } from "./api.js";
+import { setText, t, unmark } from "./i18n.js";
 
-const KINDS = { push: "Benachrichtigungen", telegram: "Telegram" };
+const KINDS = { push: "channels.kind.push", telegram: "channels.kind.telegram" };
 const CATEGORIES = ["antworten", "impulse", "erinnerungen"];
 const LINK_KEY = "novaberg-push-link"; // this device's subscription id on the server
 
@@ -16,14 +17,18 @@ let character = "nova";
 
 const $role = (role) => box.querySelector(`[data-role=${role}]`);
 
-function status(text) {
-  $role("push-status").textContent = text;
+// The switch's status line: the catalogue's `key`, or (null) nothing.
+function status(key) {
+  if (key) setText($role("push-status"), key);
+  else unmark($role("push-status")).textContent = "";
 }
 
-function problem(text) {
+// The error line: the catalogue's `key` with `vars`, or (null) nothing.
+function problem(key, vars = {}) {
   const p = $role("channel-error");
-  p.textContent = text;
-  p.hidden = !text;
+  if (key) setText(p, key, vars);
+  else unmark(p).textContent = "";
+  p.hidden = !key;
 }
 
 export function pushSupported() {
@@ -43,9 +48,9 @@ function keyBytes(base64url) {
 }
 
 async function turnOn() {
-  if (!pushSupported()) throw new Error("Dieser Browser kann keine Benachrichtigungen empfangen");
+  if (!pushSupported()) throw new Error(t("channels.unsupported"));
   const permission = await Notification.requestPermission();
-  if (permission !== "granted") throw new Error("Benachrichtigungen sind im Browser nicht erlaubt");
+  if (permission !== "granted") throw new Error(t("channels.notAllowed"));
   await registerWorker();
   const reg = await navigator.serviceWorker.ready;
   const { schluessel } = await get("/kanaele/push/schluessel");
@@ -69,9 +74,10 @@ async function turnOff() {
 function describe(link) {
   const mine = String(link.id) === localStorage.getItem(LINK_KEY);
   const what = link.art === "push"
-    ? `Gerät (${link.dienst || "Push"})${mine ? " – dieses" : ""}`
-    : `Telegram-Chat mit ${link.character_id}`;
-  return link.gestoert_am ? `${what} – gestört: ${link.stoerung || "unbekannt"}` : what;
+    ? t(mine ? "channels.thisDevice" : "channels.device", { service: link.dienst || "Push" })
+    : t("channels.telegramChat", { name: link.character_id });
+  if (!link.gestoert_am) return what;
+  return t("channels.broken", { what, problem: link.stoerung || t("channels.unknown") });
 }
 
 function renderLinks(links) {
@@ -79,7 +85,7 @@ function renderLinks(links) {
   if (!links.length) {
     const li = document.createElement("li");
     li.className = "hint";
-    li.textContent = "Noch kein Gerät und kein Chat.";
+    li.textContent = t("channels.none");
     list.replaceChildren(li);
     return;
   }
@@ -91,10 +97,10 @@ function renderLinks(links) {
     const remove = document.createElement("button");
     remove.type = "button";
     remove.className = "small";
-    remove.textContent = "entfernen";
+    remove.textContent = t("channels.remove");
     remove.dataset.testid = "channel-remove";
-    remove.setAttribute("aria-label", `${describe(link)} entfernen`);
-    remove.addEventListener("click", () => removeLink(link.id).catch((err) => problem(`nicht entfernt: ${err.message}`)));
+    remove.setAttribute("aria-label", t("channels.removeLabel", { what: describe(link) }));
+    remove.addEventListener("click", () => removeLink(link.id).catch((err) => problem("channels.notRemoved", { error: err.message })));
     li.append(remove);
     return li;
   }));
@@ -106,7 +112,7 @@ function renderSwitches(prefs) {
     const tr = document.createElement("tr");
     const th = document.createElement("th");
     th.scope = "row";
-    th.textContent = KINDS[kind];
+    th.textContent = t(KINDS[kind]);
     tr.append(th);
     for (const category of CATEGORIES) {
       const td = document.createElement("td");
@@ -114,7 +120,7 @@ function renderSwitches(prefs) {
       input.type = "checkbox";
       input.checked = Boolean(prefs[kind][category]);
       input.dataset.testid = `switch-${kind}-${category}`;
-      input.setAttribute("aria-label", `${KINDS[kind]}: ${category}`);
+      input.setAttribute("aria-label", t("channels.switchLabel", { kind: { key: KINDS[kind] }, category: { key: `channels.category.${category}` } }));
       input.addEventListener("change", () => saveSwitch(kind, category, input));
       td.append(input);
       tr.append(td);
@@ -124,31 +130,33 @@ function renderSwitches(prefs) {
 }
 
 async function saveSwitch(kind, category, input) {
-  problem("");
+  problem(null);
   try {
     const s = await call("PATCH", "/settings", { character_id: character, kanaele: { [kind]: { [category]: input.checked } } });
     renderSwitches(s.kanaele);
   } catch (err) {
     input.checked = !input.checked;
-    problem(`nicht gespeichert: ${err.message}`);
+    problem("channels.notSaved", { error: err.message });
   }
 }
 
 async function removeLink(id) {
-  problem("");
+  problem(null);
   await call("DELETE", `/kanaele/${enc(id)}`);
   if (String(id) === localStorage.getItem(LINK_KEY)) await turnOff();
   await refresh();
 }
 
 async function showCode() {
-  problem("");
+  problem(null);
   const { code, gueltig_s: seconds, befehl } = await call("POST", "/kanaele/telegram/code");
   const p = $role("telegram-code");
   p.replaceChildren(
-    document.createTextNode("Schick deinem Novaberg-Bot in Telegram: "),
+    setText(document.createElement("span"), "channels.codeSend"),
+    " ",
     Object.assign(document.createElement("code"), { textContent: befehl }),
-    document.createTextNode(` (gilt ${Math.round(seconds / 60)} Minuten, einmal).`),
+    " ",
+    setText(document.createElement("span"), "channels.codeValid", { minutes: Math.round(seconds / 60) }),
   );
   p.dataset.code = code;
   p.hidden = false;
@@ -164,9 +172,9 @@ export async function refresh() {
     const mine = links.find((l) => String(l.id) === localStorage.getItem(LINK_KEY));
     if (!mine) localStorage.removeItem(LINK_KEY);
     $role("push-toggle").checked = Boolean(mine && !mine.gestoert_am);
-    if (mine && mine.gestoert_am) status("Die Benachrichtigungen dieses Geräts sind abgelaufen; schalte sie neu ein.");
+    if (mine && mine.gestoert_am) status("channels.expired");
   } catch (err) {
-    problem(`Kanäle nicht geladen: ${err.message}`);
+    problem("channels.notLoaded", { error: err.message });
   }
 }
 
@@ -177,27 +185,27 @@ export function setCharacter(id) {
 export function mount(panel) {
   box = panel.querySelector("[data-role=channels]");
   const toggle = $role("push-toggle");
-  if (!pushSupported()) status("Dieser Browser kann keine Benachrichtigungen empfangen.");
+  if (!pushSupported()) status("channels.unsupportedHere");
   toggle.addEventListener("change", async () => {
-    problem("");
+    problem(null);
     toggle.disabled = true;
     try {
       if (toggle.checked) {
-        status("schalte ein …");
+        status("channels.turningOn");
         await turnOn();
-        status("Benachrichtigungen sind auf diesem Gerät an.");
+        status("channels.on");
       } else {
         await turnOff();
-        status("Benachrichtigungen sind auf diesem Gerät aus.");
+        status("channels.off");
       }
     } catch (err) {
       toggle.checked = false;
-      status("");
-      problem(err.message);
+      status(null);
+      problem("channels.failed", { error: err.message });
     } finally {
       toggle.disabled = false;
       await refresh();
     }
   });
-  $role("telegram-link").addEventListener("click", () => showCode().catch((err) => problem(`kein Code: ${err.message}`)));
+  $role("telegram-link").addEventListener("click", () => showCode().catch((err) => problem("channels.noCode", { error: err.message })));
 }

@@ -5,22 +5,22 @@
 // (docs/behaviour/web.md#the-input-box).
 "use strict";
 
+import { onLanguageChange, t } from "./i18n.js";
+
 const WARN_SHARE = 0.9; // from here on the counter says how much is left
 
-const number = (n) => n.toLocaleString("de-DE");
-
-// Every string of the box, together, so a language catalogue can take them over.
-export const TEXT = {
-  count: (chars) => `${number(chars)} Zeichen`,
-  countOf: (chars, limit) => `${number(chars)} Zeichen · höchstens ${number(limit)} Bytes`,
-  nearly: (left) => `Fast am Limit: noch ${number(left)} Bytes`,
-  over: (bytes, limit) => `Zu lang: ${number(bytes)} von höchstens ${number(limit)} Bytes`,
-  // the server's sentence for `text_zu_lang` (api/error_sentences.py), word for word
-  tooLong: (limit) =>
-    `Die Nachricht ist zu lang: höchstens ${Math.floor(limit / 1024)} KiB ` +
-    `(${number(limit)} Bytes) gehen auf einmal. Kürze sie oder teile sie auf.`,
-  refused: (status) => `Die Nachricht wurde nicht angenommen (Fehler ${status}).`,
+// Every string of the box is in the catalogues (composer.*); `tooLong` is the server's
+// sentence for `text_zu_lang` (api/error_sentences.py), word for word.
+const TEXT = {
+  count: (chars) => t("composer.count", { chars }),
+  countOf: (chars, limit) => t("composer.countOf", { chars, limit }),
+  nearly: (left) => t("composer.nearly", { left }),
+  over: (bytes, limit) => t("composer.over", { bytes, limit }),
+  tooLong: (limit) => t("composer.tooLong", { kib: Math.floor(limit / 1024), limit }),
 };
+
+/** The sentence for a refusal the server did not put in words. */
+export const refusedText = (status) => t("composer.refused", { status: String(status) });
 
 const box = { input: null, counter: null, reason: null, limit: null };
 const encoder = new TextEncoder();
@@ -36,6 +36,7 @@ export function mount(input, counter, reason) {
   Object.assign(box, { input, counter, reason });
   input.setAttribute("aria-describedby", `${counter.id} ${reason.id}`);
   input.addEventListener("input", update);
+  onLanguageChange(update);
   update();
 }
 

@@ -3,12 +3,14 @@
 // reason next to it, so nothing the person typed is lost.
 "use strict";
 
+import { t } from "./i18n.js";
+
 let open = 0;
 
 // The server's refusal in words a person can act on.
 function reason(err) {
-  if (err.status === 422) return "ein Feld ist leer oder ungültig";
-  if (err.status === 404) return "nicht mehr vorhanden (inzwischen vergessen oder geändert)";
+  if (err.status === 422) return t("edit.invalid");
+  if (err.status === 404) return t("edit.gone");
   return err.message;
 }
 
@@ -44,11 +46,11 @@ export function editInline(li, { fields, save, onClose, label }) {
   const saveBtn = document.createElement("button");
   saveBtn.type = "submit";
   saveBtn.className = "small";
-  saveBtn.textContent = "Speichern";
+  saveBtn.textContent = t("edit.save");
   const cancelBtn = document.createElement("button");
   cancelBtn.type = "button";
   cancelBtn.className = "small";
-  cancelBtn.textContent = "Abbrechen";
+  cancelBtn.textContent = t("edit.cancel");
   form.append(saveBtn, cancelBtn, error);
   li.replaceChildren(form);
   li.classList.add("is-editing");
@@ -81,7 +83,7 @@ export function editInline(li, { fields, save, onClose, label }) {
       await save(values);
       close();
     } catch (err) {
-      error.textContent = `nicht gespeichert: ${reason(err)}`;
+      error.textContent = t("edit.notSaved", { error: reason(err) });
       for (const i of inputs) i.setAttribute("aria-invalid", "true");
       inputs[0].focus();
     } finally {
@@ -98,8 +100,8 @@ export function editButton(text, start) {
   const btn = document.createElement("button");
   btn.type = "button";
   btn.className = "small";
-  btn.textContent = "Bearbeiten";
-  btn.setAttribute("aria-label", `Bearbeiten: ${text}`);
+  btn.textContent = t("edit.edit");
+  btn.setAttribute("aria-label", t("edit.editLabel", { text }));
   btn.addEventListener("click", start);
   return btn;
 }

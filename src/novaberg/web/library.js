@@ -6,6 +6,7 @@
 "use strict";
 
 import { call, get } from "./api.js";
+import { has, setText, t } from "./i18n.js";
 
 const POLL_MS = 1000;
 
@@ -21,21 +22,25 @@ const el = (tag, text, attrs = {}) => {
 
 const role = (name) => box.querySelector(`[data-role=${name}]`);
 
-function showError(text) {
+// The error line: the catalogue's `key` with `vars`, or (`key` "") none.
+function showError(key, vars = {}) {
   const p = role("library-error");
-  p.textContent = text;
-  p.hidden = !text;
+  if (key) setText(p, key, vars);
+  else p.textContent = "";
+  p.hidden = !key;
   const input = role("library-form").elements.pfad;
-  if (text) input.setAttribute("aria-invalid", "true");
+  if (key) input.setAttribute("aria-invalid", "true");
   else input.removeAttribute("aria-invalid");
 }
 
-const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+// "1 Datei" / "3 Dateien": the catalogue has `key.one` and `key.many`.
+const plural = (n, key) => ({ key: `${key}.${n === 1 ? "one" : "many"}`, vars: { n } });
+const say = (word) => t(word.key, word.vars);
 
 function counts(r) {
-  const parts = [plural(r.dateien, "Datei", "Dateien"), plural(r.abschnitte, "Abschnitt", "Abschnitte")];
-  if (r.fehler) parts.push(`${r.fehler} nicht lesbar`);
-  if (r.uebersprungen) parts.push(`${r.uebersprungen} übersprungen`);
+  const parts = [say(plural(r.dateien, "library.files")), say(plural(r.abschnitte, "library.passages"))];
+  if (r.fehler) parts.push(t("library.unreadable", { n: r.fehler }));
+  if (r.uebersprungen) parts.push(t("library.skipped", { n: r.uebersprungen }));
   return parts.join(" · ");
 }
 
@@ -45,29 +50,31 @@ function progressLine(r) {
   if (!p) return "";
   if (p.zustand === "laeuft") {
     return p.gesamt === null
-      ? `Indiziere ${r.pfad}: Dateien werden gezählt …`
-      : `Indiziere ${r.pfad}: ${p.erledigt} von ${p.gesamt} Dateien`;
+      ? t("library.counting", { path: r.pfad })
+      : t("library.progress", { path: r.pfad, done: p.erledigt, total: p.gesamt });
   }
-  if (p.zustand === "fehlgeschlagen") return `${r.pfad}: Indizieren fehlgeschlagen (${p.meldung})`;
-  return `${r.pfad}: fertig – ${counts(r)}`;
+  if (p.zustand === "fehlgeschlagen") return t("library.failed", { path: r.pfad, error: p.meldung });
+  return t("library.finished", { path: r.pfad, counts: counts(r) });
 }
 
 // Revoking asks first, in place: the row's buttons become "Ja, widerrufen" / "Abbrechen".
 function revokeButton(r) {
-  const btn = el("button", "Widerrufen", { type: "button", class: "small", "aria-label": `Widerrufen: ${r.pfad}`, "data-testid": "library-revoke" });
+  const btn = el("button", t("library.revoke"), { type: "button", class: "small", "aria-label": t("library.revokeLabel", { path: r.pfad }), "data-testid": "library-revoke" });
   btn.addEventListener("click", () => {
-    const ask = el("span", "", { class: "confirm", role: "group", "aria-label": `Ordner ${r.pfad} widerrufen?` });
-    const yes = el("button", "Ja, widerrufen", { type: "button", class: "small", "data-testid": "library-revoke-confirm" });
-    const no = el("button", "Abbrechen", { type: "button", class: "small" });
-    ask.append(el("span", "Index löschen und nicht mehr lesen? "), yes, " ", no);
+    const ask = el("span", "", { class: "confirm", role: "group", "aria-label": t("library.revokeAsk", { path: r.pfad }) });
+    const yes = el("button", t("library.revokeYes"), { type: "button", class: "small", "data-testid": "library-revoke-confirm" });
+    const no = el("button", t("library.cancel"), { type: "button", class: "small" });
+    ask.append(el("span", t("library.revokeQuestion") + " "), yes, " ", no);
     no.addEventListener("click", () => { ask.replaceWith(btn); btn.focus(); });
     yes.addEventListener("click", async () => {
       try {
         const done = await call("DELETE", `/library/roots/${r.id}`);
-        role("library-status").textContent = `${done.pfad}: widerrufen, ${plural(done.abschnitte_geloescht, "Abschnitt", "Abschnitte")} gelöscht`;
+        setText(role("library-status"), "library.revoked", {
+          path: done.pfad, passages: plural(done.abschnitte_geloescht, "library.passages"),
+        });
         await refresh();
       } catch (err) {
-        showError(`nicht widerrufen: ${err.detail || err.message}`);
+        showError("library.notRevoked", { error: err.message });
       }
     });
     btn.replaceWith(ask);
@@ -77,12 +84,13 @@ function revokeButton(r) {
 }
 
 function reindexButton(r) {
-  const btn = el("button", "Neu einlesen", { type: "button", class: "small", "aria-label": `Neu einlesen: ${r.pfad}` });
+  const btn = el("button", t("library.reindex"), { type: "button", class: "small", "aria-label": t("library.reindexLabel", { path: r.pfad }) });
   btn.addEventListener("click", async () => {
     try {
       await call("POST", `/library/roots/${r.id}/reindex`);
     } catch (err) {
-      showError(err.status === 409 ? `${r.pfad} wird gerade eingelesen` : `nicht gestartet: ${err.message}`);
+      if (err.status === 409) showError("library.busy", { path: r.pfad });
+      else showError("library.notStarted", { error: err.message });
     }
     await refresh();
   });
@@ -97,7 +105,7 @@ function render(roots) {
     li.append(reindexButton(r), " ", revokeButton(r));
     return li;
   }));
-  if (!roots.length) list.append(el("li", "Noch kein Ordner freigegeben."));
+  if (!roots.length) list.append(el("li", t("library.none")));
   list.dataset.count = String(roots.length);
   const lines = roots.map(progressLine).filter(Boolean);
   const progress = role("library-progress");
@@ -114,7 +122,7 @@ export async function refresh() {
     const found = await get("/library/roots");
     if (render(found.wurzeln)) timer = setTimeout(refresh, POLL_MS);
   } catch (err) {
-    role("library-progress").textContent = `Bibliothek nicht geladen: ${err.message}`;
+    setText(role("library-progress"), "library.notLoaded", { error: err.message });
   }
 }
 
@@ -126,7 +134,11 @@ async function approve(form) {
     await call("POST", "/library/roots", { pfad });
     form.reset();
   } catch (err) {
-    showError(`nicht freigegeben: ${err.detail || err.message}`);
+    // the rule that refused it, in the page's language (the server's detail is English)
+    const why = has(`library.refused.${err.reason}`)
+      ? { key: `library.refused.${err.reason}`, vars: { path: pfad } }
+      : err.message;
+    showError("library.notApproved", { error: why });
   }
   await refresh();
 }

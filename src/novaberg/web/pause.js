@@ -5,6 +5,7 @@
 "use strict";
 
 import { call, enc } from "./api.js";
+import { setText, unmark } from "./i18n.js";
 
 let button = null;
 let banner = null;
@@ -15,6 +16,7 @@ export function mount(toggle, notice) {
   button = toggle;
   banner = notice;
   button.addEventListener("click", flip);
+  draw();
 }
 
 // The characters as GET /characters listed them (`aktiv` false: paused for this person).
@@ -34,13 +36,11 @@ export const isPaused = (id) => paused.has(id);
 function draw() {
   if (!button) return;
   const resting = paused.has(shown.id);
-  button.textContent = resting ? `${shown.name} aktivieren` : `${shown.name} pausieren`;
+  setText(button, resting ? "pause.activate" : "pause.pause", { name: shown.name });
   button.setAttribute("aria-pressed", String(resting));
   banner.hidden = !resting;
-  banner.textContent = resting
-    ? `${shown.name} ist pausiert: deine Nachrichten werden gespeichert und beantwortet, ` +
-      "sobald du sie wieder aktivierst."
-    : "";
+  if (resting) setText(banner, "pause.resting", { name: shown.name });
+  else unmark(banner).textContent = "";
 }
 
 async function flip() {
@@ -54,12 +54,12 @@ async function flip() {
     draw();
     if (done.aufgegriffen) {
       banner.hidden = false;
-      banner.textContent = `${shown.name} ist wieder da und antwortet auf ${done.aufgegriffen} ` +
-        (done.aufgegriffen === 1 ? "wartende Nachricht." : "wartende Nachrichten.");
+      const key = done.aufgegriffen === 1 ? "pause.backOne" : "pause.backMany";
+      setText(banner, key, { name: shown.name, count: done.aufgegriffen });
     }
   } catch (err) {
     banner.hidden = false;
-    banner.textContent = `Nicht geändert: ${err.message}`;
+    setText(banner, "pause.notChanged", { error: err.message });
   } finally {
     button.disabled = false;
   }

@@ -1,11 +1,19 @@
 // The settings panel: time zone and the model in use (GET /page/settings), the banner
 // shown while the bundled demo model answers, and the person's impulse limits for the
-// current character (GET/PATCH /settings): on/off, at most K a day, quiet hours, zone.
+// current character (GET/PATCH /settings): on/off, at most K a day, quiet hours, zone —
+// and the page's language (Deutsch, English or the browser's; stored in this browser and
+// applied at once, docs/behaviour/web.md#language).
 "use strict";
 
-import { enc, get, session } from "./api.js";
+import { enc, get, headers } from "./api.js";
+import { chosen, language, setLanguage, setText, unmark } from "./i18n.js";
 
-const LABELS = { impulse: "Impulse", pro_tag: "Höchstens pro Tag", ruhezeit: "Ruhezeit", zeitzone: "Zeitzone" };
+const LABELS = {
+  impulse: "settings.impulses",
+  pro_tag: "settings.perDay",
+  ruhezeit: "settings.quietHours",
+  zeitzone: "settings.yourZone",
+};
 
 let form = null;
 let character = "nova";
@@ -19,13 +27,19 @@ export async function load(panel, banner) {
   return s;
 }
 
-function status(text) {
-  form.querySelector("[data-role=impulse-status]").textContent = text;
+function status(key) {
+  const line = form.querySelector("[data-role=impulse-status]");
+  if (key) setText(line, key);
+  else unmark(line).textContent = "";
 }
 
+// The form's complaints: one `{key, vars}` each (joined by " · "), none to clear.
 function showErrors(lines, fields = []) {
   const box = form.querySelector("[data-role=impulse-error]");
-  box.textContent = lines.join(" · ");
+  box.replaceChildren(...lines.flatMap((line, i) => [
+    i ? " · " : "",
+    setText(document.createElement("span"), line.key, line.vars),
+  ]));
   box.hidden = !lines.length;
   for (const input of form.elements) {
     if (!input.name) continue;
@@ -42,10 +56,15 @@ function fill(s) {
   form.dataset.character = s.character_id;
 }
 
-// A field's complaint in words: a pattern means the quiet hours' HH:MM-HH:MM.
-function explain(d) {
-  if (d.type === "string_pattern_mismatch") return "erwartet HH:MM-HH:MM, z. B. 22:00-07:00";
-  return d.msg;
+// A field's complaint in words (the API's own are English and technical): the quiet
+// hours want HH:MM-HH:MM, the number a whole one from 0 to 50, the zone a known name.
+const EXPECTED = {
+  ruhezeit: "settings.expectHours",
+  pro_tag: "settings.expectNumber",
+  zeitzone: "settings.expectZone",
+};
+function explain(field) {
+  return EXPECTED[field] ? { key: EXPECTED[field] } : { key: "settings.invalid" };
 }
 
 // The API's 422: FastAPI's list of {loc, msg} (a field each) or our {fehler, detail}.
@@ -53,11 +72,14 @@ function problems(status, body) {
   const detail = body && body.detail;
   if (Array.isArray(detail)) {
     const fields = detail.map((d) => String((d.loc || []).at(-1) || ""));
-    const lines = detail.map((d, i) => `${LABELS[fields[i]] || fields[i] || "Eingabe"}: ${explain(d)}`);
+    const lines = detail.map((d, i) => ({
+      key: "settings.fieldProblem",
+      vars: { field: { key: LABELS[fields[i]] || "settings.input" }, problem: explain(fields[i]) },
+    }));
     return { lines, fields };
   }
-  const text = (detail && (detail.detail || detail.fehler)) || `Fehler ${status}`;
-  return { lines: [`nicht gespeichert: ${text}`], fields: [] };
+  const text = (detail && (detail.meldung || detail.detail || detail.fehler)) || String(status);
+  return { lines: [{ key: "settings.notSavedBecause", vars: { error: text } }], fields: [] };
 }
 
 async function save() {
@@ -68,22 +90,22 @@ async function save() {
   else if (el.pro_tag.validity.badInput) changes.pro_tag = el.pro_tag.value; // refused below
   const zone = el.zeitzone.value.trim();
   if (zone) changes.zeitzone = zone;
-  status("speichere …");
+  status("settings.saving");
   const res = await fetch("/settings", {
     method: "PATCH",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
+    headers: headers({ "Content-Type": "application/json" }),
     body: JSON.stringify(changes),
   });
   const body = await res.json().catch(() => null);
   if (!res.ok) {
     const found = problems(res.status, body);
     showErrors(found.lines, found.fields);
-    status("nicht gespeichert");
+    status("settings.notSaved");
     return;
   }
   showErrors([]);
   fill(body);
-  status("gespeichert");
+  status("settings.saved");
 }
 
 export function mount(panel) {
@@ -97,8 +119,8 @@ export function mount(panel) {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     save().catch((err) => {
-      showErrors([`nicht gespeichert: ${err.message}`]);
-      status("nicht gespeichert");
+      showErrors([{ key: "settings.notSavedBecause", vars: { error: err.message } }]);
+      status("settings.notSaved");
     });
   });
 }
@@ -108,11 +130,19 @@ export async function setCharacter(id) {
   character = id;
   if (!form) return;
   showErrors([]);
-  status("");
+  status(null);
   try {
     const s = await get(`/settings?character_id=${enc(id)}`);
     if (id === character) fill(s);
   } catch (err) {
-    showErrors([`Impulse nicht geladen: ${err.message}`]);
+    showErrors([{ key: "settings.impulsesNotLoaded", vars: { error: err.message } }]);
   }
+}
+
+// The language choice: "" follows the browser, "de"/"en" is kept in this browser.
+export function mountLanguage(panel) {
+  const choice = panel.querySelector("[data-role=language]");
+  if (!choice) return;
+  choice.value = chosen() ? language() : "";
+  choice.addEventListener("change", () => setLanguage(choice.value || null));
 }

@@ -5,6 +5,7 @@
 "use strict";
 
 import { call, get } from "./api.js";
+import { formatDate, formatDateTime, has, setText, t } from "./i18n.js";
 import { editButton, editInline, editing } from "./inline_edit.js";
 
 let root = null;
@@ -12,51 +13,64 @@ let root = null;
 const KINDS = {
   notes: {
     path: "/agents/notes",
-    show: (n) => [`${n.name}${n.text ? ": " + n.text : ""}`, n.typ],
+    show: (n) => [`${n.name}${n.text ? ": " + n.text : ""}`, word("tasks.type", n.typ)],
     body: (f) => ({ name: f.name.value, text: f.text.value, typ: f.typ.value }),
     edit: (n) => [
-      { name: "name", label: "Name", value: n.name, maxLength: 200 },
-      { name: "text", label: "Text", value: n.text, required: false, maxLength: 20000 },
+      { name: "name", label: t("tasks.name"), value: n.name, maxLength: 200 },
+      { name: "text", label: t("tasks.text"), value: n.text, required: false, maxLength: 20000 },
     ],
     patch: (v) => ({ name: v.name, text: v.text }),
-    empty: "keine Notizen",
+    empty: "tasks.noNotes",
   },
   timeline: {
     path: "/agents/timeline",
-    show: (e) => [`${e.datum_lokal} ${e.title}`, e.event_type],
+    show: (e) => [`${when(e)} ${e.title}`, word("tasks.event", e.event_type)],
     body: (f) => ({ title: f.title.value, event_time: isoWithOffset(f.when.value) }),
     edit: (e) => [
-      { name: "title", label: "Titel", value: e.title, maxLength: 200 },
-      { name: "when", label: "Wann", value: localInput(e.event_time), type: "datetime-local" },
-      { name: "details", label: "Details", value: e.details, required: false, maxLength: 2000 },
+      { name: "title", label: t("tasks.title"), value: e.title, maxLength: 200 },
+      { name: "when", label: t("tasks.when"), value: localInput(e.event_time), type: "datetime-local" },
+      { name: "details", label: t("tasks.details"), value: e.details, required: false, maxLength: 2000 },
     ],
     patch: (v, e) => ({
       title: v.title,
       details: v.details,
       ...(v.when !== localInput(e.event_time) ? { event_time: isoWithOffset(v.when) } : {}),
     }),
-    empty: "keine Termine in den nächsten zwei Wochen",
+    empty: "tasks.noEvents",
   },
   directives: {
     path: "/agents/directives",
     show: (r) => [r.anweisung, r.kontext || ""],
     body: (f) => ({ anweisung: f.anweisung.value }),
     edit: (r) => [
-      { name: "anweisung", label: "Anweisung", value: r.anweisung, maxLength: 500 },
-      { name: "kontext", label: "Kontext", value: r.kontext || "", required: false, maxLength: 500 },
+      { name: "anweisung", label: t("tasks.instruction"), value: r.anweisung, maxLength: 500 },
+      { name: "kontext", label: t("tasks.context"), value: r.kontext || "", required: false, maxLength: 500 },
     ],
     patch: (v) => ({ anweisung: v.anweisung, kontext: v.kontext || null }),
-    empty: "keine Direktiven",
+    empty: "tasks.noDirectives",
   },
   identity: {
     path: "/agents/identity",
     show: (r) => [r.anweisung, ""],
     body: (f) => ({ anweisung: f.anweisung.value }),
-    edit: (r) => [{ name: "anweisung", label: "Anweisung", value: r.anweisung, maxLength: 500 }],
+    edit: (r) => [{ name: "anweisung", label: t("tasks.instruction"), value: r.anweisung, maxLength: 500 }],
     patch: (v) => ({ anweisung: v.anweisung }),
-    empty: "keine Identitätsanweisungen",
+    empty: "tasks.noIdentity",
   },
 };
+
+// A stored word (a note's type, an appointment's kind) in the page's language; one the
+// page does not know yet is shown as it came.
+function word(area, value) {
+  return value && has(`${area}.${value}`) ? t(`${area}.${value}`) : value || "";
+}
+
+// An appointment's time in the page's language: the day alone for an all-day entry (the
+// server's `datum_lokal` then has no clock time).
+function when(e) {
+  const date = new Date(e.event_time);
+  return /\d:\d/.test(e.datum_lokal || "") ? formatDateTime(date) : formatDate(date);
+}
 
 // "2031-05-02T10:00" (a datetime-local value) as ISO 8601 with this device's offset.
 export function isoWithOffset(local) {
@@ -74,8 +88,8 @@ export function localInput(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function status(text) {
-  root.querySelector("[data-role=tasks-status]").textContent = text;
+function status(key, vars = {}) {
+  setText(root.querySelector("[data-role=tasks-status]"), key, vars);
 }
 
 async function load(kind) {
@@ -97,18 +111,18 @@ async function load(kind) {
     const del = document.createElement("button");
     del.type = "button";
     del.className = "small";
-    del.textContent = "Entfernen";
-    del.setAttribute("aria-label", `Entfernen: ${text}`);
+    del.textContent = t("tasks.remove");
+    del.setAttribute("aria-label", t("tasks.removeLabel", { text }));
     del.addEventListener("click", async () => {
       try {
         await call("DELETE", `${kindOf.path}/${row.id}`);
-        status("entfernt");
+        status("tasks.removed");
         await load(kind);
-      } catch (err) { status(`nicht entfernt: ${err.message}`); }
+      } catch (err) { status("tasks.notRemoved", { error: err.message }); }
     });
     let saved = false;
     const edit = editButton(text, () => editInline(li, {
-      label: `Bearbeiten: ${text}`,
+      label: t("tasks.editLabel", { text }),
       fields: kindOf.edit(row),
       save: async (values) => {
         await call("PATCH", `${kindOf.path}/${row.id}`, kindOf.patch(values, row));
@@ -117,7 +131,7 @@ async function load(kind) {
       onClose: async () => {
         if (!saved) return;
         await load(kind);
-        status("geändert");
+        status("tasks.changed");
       },
     }));
     li.dataset.id = String(row.id);
@@ -126,7 +140,7 @@ async function load(kind) {
   }
   if (!rows.length) {
     const li = document.createElement("li");
-    li.textContent = kindOf.empty;
+    li.textContent = t(kindOf.empty);
     list.append(li);
   }
   list.dataset.count = String(rows.length);
@@ -138,7 +152,7 @@ export async function refresh() {
     await Promise.all(Object.keys(KINDS).map(load));
     root.dataset.loaded = String(Date.now());
   } catch (err) {
-    status(`nicht geladen: ${err.message}`);
+    status("tasks.notLoaded", { error: err.message });
   }
 }
 
@@ -151,9 +165,9 @@ export function mount(element) {
       try {
         await call("POST", KINDS[kind].path, KINDS[kind].body(form.elements));
         form.reset();
-        status("gespeichert");
+        status("tasks.saved");
         await load(kind);
-      } catch (err) { status(`nicht gespeichert: ${err.message}`); }
+      } catch (err) { status("tasks.notSaved", { error: err.message }); }
     });
   }
 }

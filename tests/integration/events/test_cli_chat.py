@@ -208,7 +208,7 @@ async def test_a_failed_turn_and_a_bad_token_are_said(
     try:
         await term.expect("du> ")
         term.type("Bist du da?")
-        await term.expect("keine Antwort: modell_timeout")
+        await term.expect("keine Antwort: Das Sprachmodell hat zu lange gebraucht.")
         term.type("/quit")
     finally:
         term.close()

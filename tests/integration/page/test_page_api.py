@@ -16,9 +16,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.api.app import create_app
 from novaberg.api.context import AppContext
-from novaberg.api.error_sentences import SENTENCES
+from novaberg.api.error_sentences import (
+    FAILURE_FALLBACK,
+    FAILURES,
+    SENTENCES,
+    SENTENCES_EN,
+    failure_sentence,
+)
 from novaberg.api.page_api import page_settings
 from novaberg.config import Settings, load_settings
+from novaberg.events import outcomes
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
@@ -199,3 +206,64 @@ def test_every_sentence_is_a_sentence() -> None:
     for code, sentence in SENTENCES.items():
         assert sentence[0].isupper() and sentence.endswith("."), code
         assert "_" not in sentence and "`" not in sentence, code
+
+
+ENGLISH = {"Accept-Language": "en-GB,en;q=0.9,de;q=0.5"}
+
+
+async def test_sentences_follow_the_requests_language(client: httpx.AsyncClient) -> None:
+    over = await client.post(
+        "/chat", json={"character_id": "nova", "text": "a" * 20_000}, headers=ENGLISH
+    )
+    huge = await client.post(
+        "/chat", json={"character_id": "nova", "text": "a" * 2_000_000}, headers=ENGLISH
+    )
+    for refused in (over, huge):
+        assert refused.status_code == 413
+        assert refused.json()["meldung"] == SENTENCES_EN["text_zu_lang"]
+        assert "exceeds" not in refused.json()["meldung"]
+    bad = {**ENGLISH, "Authorization": "Bearer nvb_falsch"}
+    posted = await client.post("/chat", json={"character_id": "nova", "text": "hi"}, headers=bad)
+    read = await client.get("/page/settings", headers=bad)
+    assert posted.json()["meldung"] == read.json()["detail"]["meldung"]
+    assert posted.json()["meldung"].startswith("The key was not accepted.")
+    # no header: German; a language we do not have: German
+    plain = await client.get("/page/settings", headers={"Authorization": "Bearer nvb_falsch"})
+    french = await client.get(
+        "/page/settings", headers={"Authorization": "Bearer nvb_x", "Accept-Language": "fr"}
+    )
+    assert plain.json()["detail"]["meldung"] == french.json()["detail"]["meldung"]
+    assert plain.json()["detail"]["meldung"] == SENTENCES["token_ungueltig"]
+
+
+async def test_the_request_guards_refusals_are_sentences(client: httpx.AsyncClient) -> None:
+    """The guard refuses before any route runs (a body over 1 MiB); its answer is in words
+    too, in the request's language."""
+    big = b'{"x": "' + b"a" * 1_100_000 + b'"}'
+    german = await client.patch(
+        "/settings", content=big, headers={"Content-Type": "application/json"}
+    )
+    english = await client.patch(
+        "/settings", content=big, headers={**ENGLISH, "Content-Type": "application/json"}
+    )
+    assert german.status_code == english.status_code == 413
+    assert german.json()["detail"]["meldung"] == SENTENCES["zu_gross"]
+    assert english.json()["detail"]["meldung"] == SENTENCES_EN["zu_gross"]
+
+
+def test_both_languages_say_every_code() -> None:
+    assert SENTENCES.keys() == SENTENCES_EN.keys()
+    for code, sentence in SENTENCES_EN.items():
+        assert sentence[0].isupper() and sentence.endswith("."), code
+        assert "_" not in sentence and "`" not in sentence, code
+
+
+def test_every_failure_reason_is_a_sentence() -> None:
+    codes = [v for k, v in vars(outcomes).items() if k.isupper() and isinstance(v, str)]
+    codes = [c for c in codes if c.islower() and " " not in c and c != outcomes.__name__]
+    assert outcomes.MODEL_TIMEOUT in codes and outcomes.PAUSED in codes
+    for code in codes:
+        said = failure_sentence(f"{code} (nach responder)")
+        assert said in FAILURES.values() and code not in said, code
+    assert failure_sentence("fehler_im_knoten: KeyError (router)") == FAILURES["fehler_im_knoten"]
+    assert failure_sentence("ganz_neu") == FAILURE_FALLBACK
