@@ -184,8 +184,8 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
 
     emotions = page.get_by_test_id("panel-emotions")
     expect(emotions).to_have_attribute("data-observations", "2")
-    expect(emotions.locator("[data-role=now]")).to_contain_text("du: freude")
-    expect(emotions.locator("svg[aria-label*='Du: begeisterung']")).to_have_count(1)
+    expect(emotions.locator("[data-role=now]")).to_contain_text("Du wirkst sehr froh.")
+    expect(emotions.locator("svg[aria-label*='du: Begeisterung']")).to_have_count(1)
     expect(emotions.locator("svg polygon.area.nova")).to_have_count(1)
     expect(emotions.locator("svg polygon.area.user")).to_have_count(1)
     expect(emotions.locator("svg polyline.line.nova")).to_have_attribute("data-points", "1")
@@ -234,6 +234,7 @@ def test_every_panel_shows_live_data(page: Page, served: ServerThread, shoot: Sh
     page.locator(".msg.nova .inspect").first.click()
     inspector = page.get_by_test_id("turn-inspector")
     expect(inspector).to_be_visible()
+    inspector.get_by_test_id("details-switch").click()  # the developer's view on demand
     votes = inspector.locator("[data-role=tribunal] li")
     expect(votes).to_have_count(3)
     expect(votes.first).to_contain_text("passt")  # each vote with its reason
