@@ -1,5 +1,5 @@
 // The turn inspector: for one answer (GET /pipeline/{turn_id}), a timeline of what happened
-// — every node run a bar on one time axis, grouped into the seed's stages and said in words
+// — every node run a bar on one time axis, grouped into the graphs' stages and said in words
 // (inspector_timeline.js) — with a sentence on how long it took, how the answer was checked
 // and what memory it used. The developer's view shows behind the panel's "Details" switch:
 // every node run in a table with duration, model calls and a detail, the tribunal's votes

@@ -1,5 +1,5 @@
 // The turn inspector's timeline: every node run of a turn (its pipeline-log row) as a bar on
-// one time axis, grouped into the stages of the seed's two graphs — listening (the
+// one time axis, grouped into the stages of the two graphs — listening (the
 // HumanGraph, path 1), remembering (db_access to memory_anchor), deciding and acting
 // (router, planner, agents), answering (direction, stance, composer, responder), checking
 // (thinker, tribunal, evaluate, corrector) and afterwards (her own answer perceived,
@@ -19,7 +19,7 @@ const STAGES = {
 };
 export const ORDER = ["listen", "recall", "decide", "write", "check", "after", "other"];
 
-/** The seed's stage of one node run: path 1 is listening, path 2 by node, an agent's
+/** The stage of one node run: path 1 is listening, path 2 by node, an agent's
  * own graph is acting. */
 export function stageOf(row) {
   if (row.quelle === "human") return "listen";
