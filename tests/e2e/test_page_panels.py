@@ -8,15 +8,22 @@ panel's friendly and details state; screenshots land in artifacts/screenshots/."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from browser_kit import ROOT, ServerThread, open_page, run_axe
 from playwright.sync_api import Browser, Locator, Page, expect
+
+from novaberg.events.delivery import Delivery
+from novaberg.events.model import ResponseMessage
+from novaberg.store.redis_client import create_redis
 
 pytestmark = pytest.mark.browser
 
@@ -121,9 +128,8 @@ def test_emotions_in_words_and_the_radar_names_them(
         )
         assert sentence.endswith(you), sentence  # perceived with arousal 0.8: "sehr froh"
         # the radar names and marks the emotions the sentence names
-        named = panel.locator("svg text.named.nova")
+        named = panel.locator("svg text.named.nova", has_text=words[f"panels.emotion.{nova}"])
         expect(named).to_have_count(1)
-        expect(named).to_contain_text(words[f"panels.emotion.{nova}"])
         assert nova in (named.get_attribute("data-emotion") or "").split()
         expect(panel.locator("svg text.named.user")).to_contain_text(words["panels.emotion.freude"])
         if nova != "neutral":
@@ -159,6 +165,78 @@ def test_emotions_in_words_and_the_radar_names_them(
     finally:
         with psycopg.connect(served.endpoints.database_url) as conn:
             conn.execute("DELETE FROM characters WHERE name = %s", (CARD_NAME,))
+
+
+def _deliver(served: ServerThread, fields: dict[str, Any]) -> None:
+    """An answer of Nova's with the given emotion fields, delivered as the worker would."""
+
+    async def publish() -> None:
+        redis = create_redis(served.endpoints.redis_url)
+        try:
+            message = ResponseMessage(
+                character_id="nova",
+                nachricht="Oh! Damit hätte ich nicht gerechnet.",
+                turn_id="gefuehle-2",
+                nachrichten_ids=[],
+                reiz_herkunft="eigener_impuls",
+                **fields,
+            )
+            await Delivery(redis).send(served.user, message)
+        finally:
+            await redis.aclose()
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs in this thread
+        pool.submit(asyncio.run, publish()).result(30)
+
+
+@pytest.mark.parametrize("lang", ["de", "en"])
+def test_two_feelings_and_umlaut_ids_in_words(
+    browser: Browser, served: ServerThread, shoot: Shoot, lang: str
+) -> None:
+    """Ids with ASCII umlauts (ueberrascht, aerger, enttaeuschung) are said as words; her
+    weighted history adds a second feeling, and the radar names both of hers."""
+    words = catalogue(lang)
+    page = open_page(browser, served.url, locale=LOCALES[lang])
+    _write(page, "Hallo")
+    _answered(page, 1)
+    _deliver(
+        served,
+        {
+            "emotion": "ueberrascht",
+            "arousal": 0.5,
+            "nova_emotions_verlauf": [
+                {"emotion": "ueberrascht", "gewicht": 0.9, "arousal": 0.5},
+                {"emotion": "aerger", "gewicht": 0.5, "arousal": 0.4},
+            ],
+            "emotions_vektor": "einbruch",
+            "user_emotion": "enttaeuschung",
+            "user_arousal": 0.4,
+        },
+    )
+    _answered(page, 2)
+    panel = page.get_by_test_id("panel-emotions")
+    feeling = words["panels.feeling.ueberrascht"]
+    expected = " ".join(
+        (
+            words["panels.emotions.nowAnd"].format(
+                name="Nova", feeling=feeling, second=words["panels.feeling.aerger"]
+            ),
+            words["panels.emotions.youSeem"].format(feeling=words["panels.feeling.enttaeuschung"]),
+        )
+    )
+    expect(panel.locator("[data-role=now]")).to_have_text(expected)
+    for emotion, actor in (("ueberrascht", "nova"), ("aerger", "nova"), ("enttaeuschung", "user")):
+        noun = words[f"panels.emotion.{emotion}"]
+        expect(panel.locator(f"svg text.named.{actor}", has_text=noun)).to_have_count(1)
+    text = panel.inner_text() + (panel.locator("svg").first.get_attribute("aria-label") or "")
+    assert not any(raw in text for raw in ASCII_IDS), text
+    print("screenshot:", shoot(page, f"emotions-two-{lang}"))
+    _no_violation(page, f"panels/emotions-two-{lang}")
+    _details(panel, True)
+    expect(panel.locator("[data-role=raw]")).to_contain_text(
+        words["panels.emotions.direction"].format(direction=words["panels.direction.einbruch"])
+    )
+    _no_violation(page, f"panels/emotions-two-details-{lang}")
 
 
 def _seed_long_term(served: ServerThread) -> None:

@@ -49,9 +49,9 @@ export function radar(axes, values, actors, label, centre = null) {
     }, axis.label);
     if (named) {
       text.dataset.emotion = axis.emotions.join(" ");
-      for (const key of axis.named) {
-        pic.append(el("circle", { cx: x, cy: y, r: 4.5, class: `mark ${key}`, "data-actor": key }));
-      }
+      axis.named.forEach((key, k) => {
+        pic.append(el("circle", { cx: x + k * 9, cy: y, r: 4.5, class: `mark ${key}`, "data-actor": key }));
+      });
     }
     pic.append(text);
   });

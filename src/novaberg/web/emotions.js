@@ -80,7 +80,7 @@ export function observe(turn, redraw = true) {
 // A second feeling for the sentence: the heaviest other emotion of her weighted history
 // when the answer brought one, else the strongest other one of her last few answers.
 function secondFeeling(current) {
-  const other = (e) => e && e !== current && e !== NEUTRAL;
+  const other = (e) => e && e !== current.emotion && e !== NEUTRAL;
   const history = current.history;
   if (history) {
     const hit = history.find((h) => other(h.emotion) && (num(h.gewicht) ?? 0) >= SECOND_WEIGHT);
@@ -130,24 +130,29 @@ function rawLines() {
 // The wheel's axes: each sector is labelled with its intense emotion, except the sectors
 // of the emotions named in the sentence, which carry those names and are marked.
 function axes() {
-  const names = {};
-  for (const key of ["nova", "user"]) if (latest[key]) names[key] = latest[key].emotion;
+  const names = []; // [actor key, emotion] of every emotion the sentence names
+  if (latest.nova) {
+    names.push(["nova", latest.nova.emotion]);
+    const second = secondFeeling(latest.nova);
+    if (second) names.push(["nova", second]);
+  }
+  if (latest.user) names.push(["user", latest.user.emotion]);
+  const axis = (here) => ({
+    label: [...new Set(here.map(([, e]) => emotionName(e)))].join(" · "),
+    named: [...new Set(here.map(([key]) => key))],
+    emotions: [...new Set(here.map(([, e]) => e))],
+  });
   const list = [];
   for (let s = 1; s <= sectors; s++) {
-    const intense = Object.keys(wheel).find((e) => wheel[e] === s);
-    const here = Object.entries(names).filter(([, e]) => wheel[e] === s);
-    const emotions = [...new Set(here.map(([, e]) => e))];
-    list.push({
-      label: emotions.length ? emotions.map(emotionName).join(" · ") : emotionName(intense || String(s)),
-      named: here.map(([key]) => key),
-      emotions,
-    });
+    const here = names.filter(([, e]) => wheel[e] === s);
+    if (here.length) list.push(axis(here));
+    else {
+      const intense = Object.keys(wheel).find((e) => wheel[e] === s);
+      list.push({ label: emotionName(intense || String(s)), named: [], emotions: [] });
+    }
   }
-  const calm = Object.entries(names).filter(([, e]) => !wheel[e]);
-  const centre = calm.length
-    ? { label: [...new Set(calm.map(([, e]) => emotionName(e)))].join(" · "), named: calm.map(([k]) => k), emotions: calm.map(([, e]) => e) }
-    : null;
-  return { list, centre };
+  const calm = names.filter(([, e]) => !wheel[e]);
+  return { list, centre: calm.length ? axis(calm) : null };
 }
 
 function legend() {
