@@ -386,6 +386,11 @@ function characterLabel() {
   return option ? option.textContent : state.character;
 }
 
+// The side panels say the shown character's name (emotion sentence, legend, memory, inspector).
+function namePanels() {
+  for (const panel of [emotions, memory, inspector]) panel.setCharacterName(characterLabel());
+}
+
 function onMessage(msg) {
   if (typeof msg.seq === "number") {
     if (state.lastSeq !== null && msg.seq <= state.lastSeq) return; // already seen
@@ -505,6 +510,7 @@ function selectCharacter(id) {
   localStorage.setItem("novaberg-character", id);
   cards.markSelected($("character-avatars"), id);
   pause.show(id, characterLabel());
+  namePanels();
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
@@ -557,6 +563,7 @@ async function loadCharacters() {
   picker.value = state.character;
   pause.know(list);
   pause.show(state.character, characterLabel());
+  namePanels();
   cards.showAvatars($("character-avatars"), list, state.character, (id) => {
     picker.value = id;
     selectCharacter(id);

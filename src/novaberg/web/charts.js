@@ -1,5 +1,7 @@
 // SVG pictures of the emotion panel: a radar over the eight sectors of the emotion wheel
-// and a timeline of arousal, each for both actors (Nova and the person).
+// and a timeline of arousal, each for both actors (the character and the person). The
+// caller passes every word (axis names, labels, the accessible summary), so the pictures
+// follow the page's language without knowing it.
 "use strict";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -15,46 +17,64 @@ function svg(width, height, label) {
   return el("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label, class: "chart" });
 }
 
-// values: {actor: number[sectors]} in [0, 1]; labels: one per sector.
-export function radar(labels, values, actors) {
-  const size = 220, mid = size / 2, r = 70;
-  const n = labels.length;
+// The side a label sits on decides its anchor, so long words grow away from the wheel
+// instead of past the picture's edge.
+const anchor = (x, mid) => (x > mid + 1 ? "start" : x < mid - 1 ? "end" : "middle");
+
+/** values: {actor: number[sectors]} in [0, 1]; axes: one {label, named: [actor keys]} per
+ * sector — a named axis carries the emotion the panel's sentence names and is marked;
+ * centre: the same for the sectorless neutral (null: not named); label: the picture's
+ * accessible name. */
+export function radar(axes, values, actors, label, centre = null) {
+  const width = 300, height = 230, mid = width / 2, midY = height / 2, r = 70;
+  const n = axes.length;
   const point = (i, v) => {
     const a = (Math.PI * 2 * i) / n - Math.PI / 2;
-    return [mid + Math.cos(a) * r * v, mid + Math.sin(a) * r * v];
+    return [mid + Math.cos(a) * r * v, midY + Math.sin(a) * r * v];
   };
-  const summary = actors.map((a) => {
-    const top = values[a.key].map((v, i) => [v, labels[i]]).filter(([v]) => v > 0)
-      .sort((x, y) => y[0] - x[0]).slice(0, 2).map(([, l]) => l);
-    return `${a.label}: ${top.length ? top.join(", ") : "noch nichts"}`;
-  }).join("; ");
-  const pic = svg(size, size, `Emotionsrad – ${summary}`);
+  const pic = svg(width, height, label);
   for (const ring of [0.33, 0.66, 1]) {
     pic.append(el("polygon", {
-      points: labels.map((_, i) => point(i, ring).join(",")).join(" "), class: "grid",
+      points: axes.map((_, i) => point(i, ring).join(",")).join(" "), class: "grid",
     }));
   }
-  labels.forEach((label, i) => {
+  axes.forEach((axis, i) => {
     const [x, y] = point(i, 1);
-    pic.append(el("line", { x1: mid, y1: mid, x2: x, y2: y, class: "grid" }));
-    const [lx, ly] = point(i, 1.32);
-    pic.append(el("text", { x: lx, y: ly, "text-anchor": "middle", "dominant-baseline": "middle", class: "axis" }, label));
+    pic.append(el("line", { x1: mid, y1: midY, x2: x, y2: y, class: "grid" }));
+    const [lx, ly] = point(i, 1.16);
+    const named = axis.named.length > 0;
+    const text = el("text", {
+      x: lx, y: ly, "text-anchor": anchor(lx, mid), "dominant-baseline": "middle",
+      class: named ? `axis named ${axis.named.join(" ")}` : "axis",
+    }, axis.label);
+    if (named) {
+      text.dataset.emotion = axis.emotions.join(" ");
+      axis.named.forEach((key, k) => {
+        pic.append(el("circle", { cx: x + k * 9, cy: y, r: 4.5, class: `mark ${key}`, "data-actor": key }));
+      });
+    }
+    pic.append(text);
   });
   for (const actor of actors) {
     const pts = values[actor.key].map((v, i) => point(i, Math.max(v, 0.02)).join(",")).join(" ");
     pic.append(el("polygon", { points: pts, class: `area ${actor.key}`, "data-actor": actor.key }));
   }
+  if (centre) {
+    const text = el("text", {
+      x: mid, y: midY, "text-anchor": "middle", "dominant-baseline": "middle",
+      class: `axis named centre ${centre.named.join(" ")}`,
+    }, centre.label);
+    text.dataset.emotion = centre.emotions.join(" ");
+    pic.append(text);
+  }
   return pic;
 }
 
-// series: {actor: [{t, v}]} with v in [0, 1] (null = not measured, left out).
-export function timeline(series, actors) {
+/** series: {actor: [{t, v}]} with v in [0, 1] (null = not measured, left out). */
+export function timeline(series, actors, label) {
   const w = 260, h = 110, pad = 16;
   const all = actors.flatMap((a) => series[a.key].filter((p) => p.v !== null));
-  const pic = svg(w, h, `Erregung über die Zeit – ${actors.map((a) => {
-    const last = series[a.key].filter((p) => p.v !== null).at(-1);
-    return `${a.label}: ${last ? last.v.toFixed(2) : "nicht gemessen"}`;
-  }).join("; ")}`);
+  const pic = svg(w, h, label);
   pic.append(el("line", { x1: pad, y1: h - pad, x2: w - 4, y2: h - pad, class: "grid" }));
   pic.append(el("line", { x1: pad, y1: 4, x2: pad, y2: h - pad, class: "grid" }));
   pic.append(el("text", { x: 2, y: 10, class: "axis" }, "1"));
