@@ -3,12 +3,12 @@
 
 A chat owns no messages of its own. The pair's history stays the `pipeline_log` rows the
 dispatcher and the failed-turn log write (store/conversation_history.py); a chat is the set
-of *spans* of those rows that were written while it was open. Opening a chat starts a span
-at the next row id (`chat_abschnitte`), so the turn machinery needs no chat at all: every
-turn lands in the chat that is open when its row is written — the one the page shows while
-its answer arrives. The pair's first chat starts at 0 and holds what was said before chats
-existed. A deleted chat keeps its spans (its rows must not fall into the chat before it);
-it is only hidden.
+of *spans* of time in which it was open (`chat_abschnitte`), and holds the turns that began
+then — a message belongs to the chat that was open when it arrived, however late its
+answer is written. So the turn machinery needs no chat of its own; the queues stay per
+pair. The pair's first chat reaches back without limit and holds what was said before
+chats existed. A deleted chat keeps its spans (its turns must not fall into the chat
+before it); it is only hidden.
 
 Every change runs in one transaction under a per-pair advisory lock, so two tabs creating
 or opening chats at once never leave two "first" chats or a span of a deleted chat open.
@@ -20,14 +20,14 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
-from novaberg.store.conversation_history import NO_CURSOR, RowRange, range_clause
+from novaberg.store.conversation_history import RowRange, range_clause
 from novaberg.store.pipeline_log import KIND_FAILED_TURN, KIND_RAW_TURN
 from novaberg.wire import ORIGIN_OWN_THOUGHT
 
@@ -43,11 +43,6 @@ MAX_CHATS: Final = 200
 """Chats listed per pair (newest first): more than a person scrolls through in a select."""
 
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7120304512))"
-_NEXT_ROW = (
-    "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM pipeline_log_id_seq"
-)
-"""The id the next `pipeline_log` row gets (ids already handed out count as written)."""
-
 _HISTORY_ROWS = (
     f"art IN ('{KIND_RAW_TURN}', '{KIND_FAILED_TURN}') AND user_id = %s AND character_id = %s"
 )
@@ -77,8 +72,10 @@ class ChatSummary:
 
 @dataclass(frozen=True, slots=True)
 class Span:
+    """The chat was opened at `opened_at` (None: the pair's first span, without a start)."""
+
     chat_id: str
-    from_id: int
+    opened_at: datetime | None
 
 
 def new_chat_id() -> str:
@@ -95,15 +92,13 @@ def title_from(text: str) -> str:
 
 
 def ranges_of(spans: Sequence[Span], chat_id: str) -> list[RowRange]:
-    """The row-id ranges `[from, to)` of `chat_id` among the pair's spans (sorted by id)."""
-    ranges: list[RowRange] = []
-    for index, span in enumerate(spans):
-        if span.chat_id != chat_id:
-            continue
-        end = spans[index + 1].from_id if index + 1 < len(spans) else NO_CURSOR
-        if end > span.from_id:
-            ranges.append((span.from_id, end))
-    return ranges
+    """The times `[from, to)` in which `chat_id` was open, from the pair's spans (oldest
+    first; None: unbounded)."""
+    return [
+        (span.opened_at, spans[index + 1].opened_at if index + 1 < len(spans) else None)
+        for index, span in enumerate(spans)
+        if span.chat_id == chat_id
+    ]
 
 
 def _chat(row: Any) -> Chat:
@@ -121,11 +116,12 @@ async def _lock(conn: AsyncConnection[Any], pair: Pair) -> None:
 
 async def _spans(conn: AsyncConnection[Any], pair: Pair) -> list[Span]:
     cur = await conn.execute(
-        "SELECT chat_id, ab_id FROM chat_abschnitte WHERE user_id = %s AND character_id = %s"
-        " ORDER BY ab_id",
+        "SELECT chat_id, CASE WHEN ab = '-infinity' THEN NULL ELSE ab END AS ab"
+        " FROM chat_abschnitte WHERE user_id = %s AND character_id = %s ORDER BY chat_abschnitte.ab",
         (pair.user_id, pair.character_id),
     )
-    return [Span(row["chat_id"], int(row["ab_id"])) for row in await cur.fetchall()]
+    rows: list[Any] = await cur.fetchall()
+    return [Span(row["chat_id"], row["ab"]) for row in rows]
 
 
 async def _insert(conn: AsyncConnection[Any], pair: Pair, title: str | None) -> Chat:
@@ -139,22 +135,17 @@ async def _insert(conn: AsyncConnection[Any], pair: Pair, title: str | None) -> 
     return _chat(row)
 
 
-async def _open(conn: AsyncConnection[Any], pair: Pair, chat_id: str, from_id: int) -> None:
-    """Start a span of `chat_id` at `from_id`; an empty span opened just before at the same
-    id is taken over (nothing was written in it)."""
+async def _open(conn: AsyncConnection[Any], pair: Pair, chat_id: str, at: datetime | None) -> None:
+    """Start a span of `chat_id` at `at` (None: the first span, reaching back). The time is
+    this process's clock, the clock `POST /chat` stamps a message's arrival with."""
     await conn.execute(
-        "INSERT INTO chat_abschnitte (user_id, character_id, ab_id, chat_id) VALUES (%s, %s, %s, %s)"
-        " ON CONFLICT (user_id, character_id, ab_id)"
-        " DO UPDATE SET chat_id = EXCLUDED.chat_id, geoeffnet_am = now()",
-        (pair.user_id, pair.character_id, from_id, chat_id),
+        "INSERT INTO chat_abschnitte (user_id, character_id, ab, chat_id) VALUES (%s, %s, %s, %s)",
+        (pair.user_id, pair.character_id, "-infinity" if at is None else at, chat_id),
     )
 
 
-async def _next_row(conn: AsyncConnection[Any]) -> int:
-    cur = await conn.execute(_NEXT_ROW)
-    row = await cur.fetchone()
-    assert row is not None
-    return int(next(iter(row.values())))
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 async def _ensure_first(conn: AsyncConnection[Any], pair: Pair) -> list[Span]:
@@ -164,8 +155,8 @@ async def _ensure_first(conn: AsyncConnection[Any], pair: Pair) -> list[Span]:
     if spans:
         return spans
     chat = await _insert(conn, pair, None)
-    await _open(conn, pair, chat.id, 0)
-    return [Span(chat.id, 0)]
+    await _open(conn, pair, chat.id, None)
+    return [Span(chat.id, None)]
 
 
 async def spans(pool: AsyncConnectionPool, pair: Pair) -> list[Span]:
@@ -182,8 +173,8 @@ async def read_spans(pool: AsyncConnectionPool, pair: Pair) -> list[Span]:
 
 
 def open_ranges(spans: Sequence[Span]) -> list[RowRange]:
-    """The open chat's row ranges; a pair without chats yet: its whole history."""
-    return ranges_of(spans, current_of(spans)) if spans else [(0, NO_CURSOR)]
+    """The open chat's spans; a pair without chats yet: its whole history."""
+    return ranges_of(spans, current_of(spans)) if spans else [(None, None)]
 
 
 def current_of(spans: Sequence[Span]) -> str:
@@ -271,7 +262,7 @@ async def create(pool: AsyncConnectionPool, pair: Pair, title: str | None = None
         await _lock(conn, pair)
         await _ensure_first(conn, pair)
         chat = await _insert(conn, pair, title)
-        await _open(conn, pair, chat.id, await _next_row(conn))
+        await _open(conn, pair, chat.id, _now())
         return chat
 
 
@@ -285,7 +276,7 @@ async def open_chat(pool: AsyncConnectionPool, chat: Chat) -> bool:
             or await _own(conn, chat.pair.user_id, chat.id) is None
         ):
             return False
-        await _open(conn, chat.pair, chat.id, await _next_row(conn))
+        await _open(conn, chat.pair, chat.id, _now())
         return True
 
 
@@ -317,5 +308,5 @@ async def delete(pool: AsyncConnectionPool, chat: Chat) -> bool:
         )
         row: Any = await cur.fetchone()
         successor = row["id"] if row else (await _insert(conn, chat.pair, None)).id
-        await _open(conn, chat.pair, successor, await _next_row(conn))
+        await _open(conn, chat.pair, successor, _now())
         return True

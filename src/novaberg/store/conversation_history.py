@@ -4,12 +4,13 @@ store/failed_turns.py), both kept when older log rows are purged.
 
 Read newest first by row id, so a client pages backwards with the smallest id it has
 (`before_id`) and never sees a row twice while new turns arrive. One chat's history is the
-rows inside its id ranges (store/chats.py).
+rows whose turn began inside one of its spans (store/chats.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
@@ -29,14 +30,34 @@ _SQL = (
 NO_CURSOR = 2**63 - 1
 """`before_id` of the first page: above every bigserial id."""
 
-RowRange = tuple[int, int]
-"""Row ids `[from, to)` of one span of a chat."""
+RowRange = tuple[datetime | None, datetime | None]
+"""One span of a chat: rows whose time is in `[from, to)` (None: open on that side)."""
+
+ROW_TIME = (
+    "(CASE WHEN jsonb_typeof(inhalt->'empfangen_am') = 'number'"
+    " THEN to_timestamp((inhalt->>'empfangen_am')::float8) ELSE erstellt_am END)"
+)
+"""When a history row's turn began: the person's message arrived (`empfangen_am`, which the
+dispatcher copies into the row), else when the row was written (an own thought, a failed
+turn). A chat holds the turns that began while it was open, however late they were
+answered or written."""
 
 
-def range_clause(ranges: Sequence[RowRange]) -> tuple[str, list[int]]:
-    """SQL that keeps rows inside one of `ranges`, and its parameters (no range: none)."""
-    clause = " OR ".join("(id >= %s AND id < %s)" for _ in ranges) or "FALSE"
-    return f"({clause})", [bound for span in ranges for bound in span]
+def range_clause(ranges: Sequence[RowRange]) -> tuple[str, list[datetime]]:
+    """SQL that keeps rows whose time lies in one of `ranges`, and its parameters (no
+    range: none)."""
+    clauses: list[str] = []
+    params: list[datetime] = []
+    for start, end in ranges:
+        parts = []
+        if start is not None:
+            parts.append(f"{ROW_TIME} >= %s")
+            params.append(start)
+        if end is not None:
+            parts.append(f"{ROW_TIME} < %s")
+            params.append(end)
+        clauses.append("(" + (" AND ".join(parts) or "TRUE") + ")")
+    return "(" + (" OR ".join(clauses) or "FALSE") + ")", params
 
 
 async def read_history(
@@ -48,7 +69,7 @@ async def read_history(
     ranges: Sequence[RowRange] | None = None,
 ) -> list[dict[str, Any]]:
     """Up to `limit` answered or failed turns of `pair` below `before_id`, newest first;
-    with `ranges`, only rows inside one of them (one chat's)."""
+    with `ranges`, only rows whose turn began inside one of them (one chat's)."""
     cursor = NO_CURSOR if before_id is None else before_id
     clause, bounds = range_clause(ranges) if ranges is not None else ("", [])
     sql = _SQL.replace("{ranges}", f" AND {clause}" if clause else "")

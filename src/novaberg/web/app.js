@@ -19,6 +19,7 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
+import * as chats from "./chats.js";
 import { fillNames } from "./greeting.js";
 import { formatTime, t, translatePage } from "./i18n.js";
 
@@ -228,6 +229,7 @@ async function openHistory() {
 
 async function send(text) {
   settleQuestions($("messages")); // whatever is sent now answers an open question
+  chats.noteSent(text);
   const li = append(bubble("user pending", text));
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
@@ -303,7 +305,7 @@ async function settleInflight() {
 let refreshTimer = null;
 function refreshPanelsSoon() {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => { memory.refresh(); tasks.refresh(); }, 400);
+  refreshTimer = setTimeout(() => { memory.refresh(); tasks.refresh(); chats.refresh().catch(() => {}); }, 400);
 }
 
 async function onResponse(msg) {
@@ -495,8 +497,17 @@ function selectCharacter(id) {
   memory.setCharacter(id);
   settings.setCharacter(id);
   channels.setCharacter(id);
-  state.history = new History(id);
-  openHistory();
+  chats.setCharacter(id, characterLabel());
+}
+
+// One chat of the shown character on the page (null: its whole history, chats unread).
+async function showChat(chat) {
+  $("messages").replaceChildren();
+  state.rows.clear();
+  state.shownTurns.clear();
+  emotions.reset();
+  state.history = new History(state.character, chat);
+  await openHistory();
 }
 
 // The answer (or failed turn) a notification pointed at: looked for in the history (a few pages back at
@@ -571,8 +582,7 @@ async function start() {
   settings.setCharacter(state.character);
   channels.setCharacter(state.character);
   library.refresh();
-  state.history = new History(state.character);
-  await openHistory();
+  await chats.setCharacter(state.character, characterLabel());
   await showOpenedTurn();
 }
 
@@ -592,6 +602,7 @@ library.mount($("panel-settings"));
 channels.mount($("panel-settings"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
+chats.mount($("chats"), showChat);
 
 composer.mount($("input"), $("input-count"), $("input-reason"));
 $("composer").addEventListener("submit", (ev) => {
