@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from novaberg.api import chat_export
 from novaberg.api.characters_api import NOT_FOUND as CHARACTER_NOT_FOUND
 from novaberg.api.characters_api import unknown_character
-from novaberg.api.errors import AUTH, ErrorOut
+from novaberg.api.errors import AUTH, BODY, ErrorOut
 from novaberg.api.memory import Context, User
 from novaberg.api.page_api import HISTORY_PAGE, HistoryPage, history_entry
 from novaberg.pair import Pair
@@ -128,7 +128,7 @@ async def list_chats(character_id: CharacterQuery, user_id: User, ctx: Context) 
     "/chats",
     status_code=201,
     response_model=ChatOut,
-    responses=CHARACTER_NOT_FOUND,
+    responses={**CHARACTER_NOT_FOUND, **BODY},
     summary="Start a new chat",
 )
 async def create_chat(body: NewChat, user_id: User, ctx: Context) -> ChatOut:
@@ -146,7 +146,10 @@ async def get_chat(chat_id: ChatId, user_id: User, ctx: Context) -> ChatOut:
 
 
 @router.patch(
-    "/chats/{chat_id}", response_model=ChatOut, responses=NOT_FOUND, summary="Rename a chat"
+    "/chats/{chat_id}",
+    response_model=ChatOut,
+    responses={**NOT_FOUND, **BODY},
+    summary="Rename a chat",
 )
 async def rename_chat(chat_id: ChatId, body: Rename, user_id: User, ctx: Context) -> ChatOut:
     chat = await _chat(ctx, user_id, chat_id)
