@@ -149,6 +149,13 @@ def test_new_chat_switching_rename_delete_and_export(
     expect(picker).to_have_value(first)
     expect(page.locator("#messages .msg.user .text")).to_have_text(["Ich ziehe nach Madrid."])
 
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing cut off
+    box = picker.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    found = run_axe(page, f"chats-phone-{locale}")
+    print("screenshot:", shoot(page, "chats-phone"))
+    assert found == {}, found
+
 
 def _wait_for_turns(served: ServerThread, count: int) -> None:
     """Guard: the answered turns are written to the history (a moment after the answer)."""

@@ -27,7 +27,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
-from novaberg.store.conversation_history import RowRange, range_clause
+from novaberg.store.conversation_history import RowRange, range_clause, row_time
 from novaberg.store.pipeline_log import KIND_FAILED_TURN, KIND_RAW_TURN
 from novaberg.wire import ORIGIN_OWN_THOUGHT
 
@@ -227,6 +227,24 @@ async def _summary(
     )
 
 
+_PER_CHAT = f"""
+SELECT s.chat_id, count(*) AS n, max(p.erstellt_am) AS zuletzt,
+       min(p.id) FILTER (WHERE coalesce(p.inhalt->>'herkunft', '') <> %(thought)s) AS erste_id
+FROM pipeline_log p
+CROSS JOIN LATERAL (
+    SELECT a.chat_id FROM chat_abschnitte a
+    WHERE a.user_id = p.user_id AND a.character_id = p.character_id
+      AND a.ab <= {row_time("p")}
+    ORDER BY a.ab DESC LIMIT 1
+) s
+WHERE p.art IN ('{KIND_RAW_TURN}', '{KIND_FAILED_TURN}')
+  AND p.user_id = %(user)s AND p.character_id = %(character)s
+GROUP BY s.chat_id
+"""
+"""Every chat's count, last time and first message row in one pass over the pair's history
+(a range filter per chat would read the history once per chat)."""
+
+
 async def list_chats(pool: AsyncConnectionPool, pair: Pair) -> list[ChatSummary]:
     """The pair's chats, newest first, the open one marked; a pair without chats gets its
     first one here (it holds the history so far)."""
@@ -241,11 +259,36 @@ async def list_chats(pool: AsyncConnectionPool, pair: Pair) -> list[ChatSummary]
             (pair.user_id, pair.character_id, MAX_CHATS),
         )
         chats = [_chat(row) for row in await cur.fetchall()]
+        cur = await conn.execute(
+            _PER_CHAT,
+            {"thought": ORIGIN_OWN_THOUGHT, "user": pair.user_id, "character": pair.character_id},
+        )
+        rows: list[Any] = await cur.fetchall()
+        counted: dict[str, Any] = {row["chat_id"]: row for row in rows}
+        firsts = [int(row["erste_id"]) for row in counted.values() if row["erste_id"]]
+        texts: dict[int, str] = {}
+        if firsts:
+            cur = await conn.execute(
+                "SELECT id, inhalt->>'user_prompt' AS text FROM pipeline_log WHERE id = ANY(%s)",
+                (firsts,),
+            )
+            found: list[Any] = await cur.fetchall()
+            texts = {int(row["id"]): str(row["text"] or "") for row in found}
         current = current_of(pair_spans)
-        return [
-            await _summary(conn, chat, ranges_of(pair_spans, chat.id), chat.id == current)
-            for chat in chats
-        ]
+        summaries = []
+        for chat in chats:
+            row = counted.get(chat.id)
+            first = texts.get(int(row["erste_id"])) if row and row["erste_id"] else None
+            summaries.append(
+                ChatSummary(
+                    chat=chat,
+                    title=chat.title or title_from(first or ""),
+                    turns=int(row["n"]) if row else 0,
+                    last_at=row["zuletzt"] if row else None,
+                    current=chat.id == current,
+                )
+            )
+        return summaries
 
 
 async def summary(pool: AsyncConnectionPool, chat: Chat) -> ChatSummary:

@@ -33,10 +33,17 @@ NO_CURSOR = 2**63 - 1
 RowRange = tuple[datetime | None, datetime | None]
 """One span of a chat: rows whose time is in `[from, to)` (None: open on that side)."""
 
-ROW_TIME = (
-    "(CASE WHEN jsonb_typeof(inhalt->'empfangen_am') = 'number'"
-    " THEN to_timestamp((inhalt->>'empfangen_am')::float8) ELSE erstellt_am END)"
-)
+
+def row_time(table: str = "") -> str:
+    """SQL for ROW_TIME of the rows of `table` (an alias in a join; "" alone)."""
+    p = f"{table}." if table else ""
+    return (
+        f"(CASE WHEN jsonb_typeof({p}inhalt->'empfangen_am') = 'number'"
+        f" THEN to_timestamp(({p}inhalt->>'empfangen_am')::float8) ELSE {p}erstellt_am END)"
+    )
+
+
+ROW_TIME = row_time()
 """When a history row's turn began: the person's message arrived (`empfangen_am`, which the
 dispatcher copies into the row), else when the row was written (an own thought, a failed
 turn). A chat holds the turns that began while it was open, however late they were
