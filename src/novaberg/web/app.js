@@ -501,11 +501,15 @@ function selectCharacter(id) {
 }
 
 // One chat of the shown character on the page (null: its whole history, chats unread).
+// The first one after loading keeps what arrived live meanwhile, as the history always did.
 async function showChat(chat) {
-  $("messages").replaceChildren();
-  state.rows.clear();
-  state.shownTurns.clear();
-  emotions.reset();
+  const shown = state.history;
+  if (shown && (shown.character !== state.character || shown.chat !== chat)) {
+    $("messages").replaceChildren();
+    state.rows.clear();
+    state.shownTurns.clear();
+    emotions.reset();
+  }
   state.history = new History(state.character, chat);
   await openHistory();
 }
