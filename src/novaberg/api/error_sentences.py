@@ -44,6 +44,8 @@ SENTENCES: Final[dict[str, str]] = {
     "zu_tief": "Die Anfrage ist zu verschachtelt, um sie zu lesen.",
     "zeitueberschreitung": "Die Nachricht kam nicht rechtzeitig an. Bitte noch einmal senden.",
     "charakter_unbekannt": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
+    "unbekannter_character": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
+    "chat_unbekannt": "Diesen Chat gibt es nicht (mehr). Wähle einen aus der Liste.",
     "nicht_gefunden": "Das gibt es nicht (mehr).",
     "nicht_bereit": "Der Server startet noch. Versuch es gleich noch einmal.",
     "speicher_nicht_erreichbar": (

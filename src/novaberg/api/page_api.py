@@ -1,8 +1,8 @@
 """Read endpoints the chat page needs beyond memory and agents (docs/behaviour/web.md#the-page):
 
-- `GET /history/{character_id}` — the conversation, paged backwards, across reloads and
-  devices: the answered turns the dispatcher recorded for good, and the failed ones with
-  their reason and the texts to send again
+- `GET /history/{character_id}` — the open chat's conversation (api/chats_api.py), paged
+  backwards, across reloads and devices: the answered turns the dispatcher recorded for
+  good, and the failed ones with their reason and the texts to send again
 - `GET /characters/{character_id}/avatar` — the picture of an imported card (PNG), for the
   character picker; 404 when the character has none (the page draws an initial then)
 - `GET /page/settings` — time zone, the model in use, whether it is the bundled demo model,
@@ -27,7 +27,7 @@ from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
 from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.llm.local import BUNDLED_NAME
 from novaberg.pair import Pair
-from novaberg.store import characters
+from novaberg.store import characters, chats
 from novaberg.store.conversation_history import read_history
 from novaberg.store.pipeline_log import KIND_FAILED_TURN
 from novaberg.wire import ORIGIN_USER
@@ -140,9 +140,13 @@ async def history(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = HISTORY_PAGE,
 ) -> HistoryPage:
-    """The caller's turns with this character, newest page first, each page oldest first:
-    answered ones, and failed ones (`gescheitert`, with `grund` and `eingaben`)."""
-    rows = await read_history(ctx.pool, Pair(user_id, character_id), before_id=vor, limit=limit + 1)
+    """The caller's turns with this character in the open chat, newest page first, each page
+    oldest first: answered ones, and failed ones (`gescheitert`, with `grund` and `eingaben`)."""
+    pair = Pair(user_id, character_id)
+    spans = await chats.read_spans(ctx.pool, pair)
+    rows = await read_history(
+        ctx.pool, pair, before_id=vor, limit=limit + 1, ranges=chats.open_ranges(spans)
+    )
     page = rows[:limit]
     return HistoryPage(
         eintraege=[history_entry(r) for r in reversed(page)], weitere=len(rows) > limit

@@ -165,3 +165,11 @@ async def read_summary(redis: aioredis.Redis, pair: Pair) -> str:
     """The LLM summary of older turns, "" if none."""
     value = await redis.get(keys.session_summary(pair))
     return str(value) if value else ""
+
+
+async def end_session(redis: aioredis.Redis, pair: Pair) -> None:
+    """End the pair's running conversation now, as 4 quiet hours would: its turns, their
+    summary and the understanding of the situation go; the archive, short- and long-term
+    memory, emotions and profiles stay. Opening another chat does this
+    (docs/behaviour/memory.md#chats), so the prompt's recent conversation is the open chat's."""
+    await redis.delete(keys.session_turns(pair), keys.session_summary(pair), keys.situation(pair))

@@ -20,6 +20,7 @@ import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
 import * as identity from "./identity.js";
+import * as chats from "./chats.js";
 import { fillNames } from "./greeting.js";
 import { has, onLanguageChange, setAttr, setText, t, timeElement, translatePage, unmark } from "./i18n.js";
 
@@ -240,6 +241,7 @@ async function openHistory() {
 
 async function send(text) {
   settleQuestions($("messages")); // whatever is sent now answers an open question
+  chats.noteSent(text);
   const li = append(bubble("user pending", text));
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
@@ -318,7 +320,7 @@ async function settleInflight() {
 let refreshTimer = null;
 function refreshPanelsSoon() {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => { memory.refresh(); tasks.refresh(); }, 400);
+  refreshTimer = setTimeout(() => { memory.refresh(); tasks.refresh(); chats.refresh().catch(() => {}); }, 400);
 }
 
 async function onResponse(msg) {
@@ -518,8 +520,21 @@ function selectCharacter(id) {
   memory.setCharacter(id);
   settings.setCharacter(id);
   channels.setCharacter(id);
-  state.history = new History(id);
-  openHistory();
+  chats.setCharacter(id, characterLabel());
+}
+
+// One chat of the shown character on the page (null: its whole history, chats unread).
+// The first one after loading keeps what arrived live meanwhile, as the history always did.
+async function showChat(chat) {
+  const shown = state.history;
+  if (shown && (shown.character !== state.character || shown.chat !== chat)) {
+    $("messages").replaceChildren();
+    state.rows.clear();
+    state.shownTurns.clear();
+    emotions.reset();
+  }
+  state.history = new History(state.character, chat);
+  await openHistory();
 }
 
 // The answer (or failed turn) a notification pointed at: looked for in the history (a few pages back at
@@ -596,8 +611,7 @@ async function start() {
   channels.setCharacter(state.character);
   library.refresh();
   identity.refresh();
-  state.history = new History(state.character);
-  await openHistory();
+  await chats.setCharacter(state.character, characterLabel());
   await showOpenedTurn();
 }
 
@@ -618,6 +632,7 @@ channels.mount($("panel-settings"));
 identity.mount($("panel-settings"), $("identity-badge"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
+chats.mount($("chats"), showChat);
 
 composer.mount($("input"), $("input-count"), $("input-reason"));
 $("composer").addEventListener("submit", (ev) => {

@@ -250,6 +250,8 @@ def record_raw_turn(state: ConversationState, deps: GraphDeps) -> None:
     }
     if state.get("response_content"):
         raw["antwort_inhalt"] = state.get("response_content")
+    if isinstance(state.get("received_at"), int | float):  # which chat it belongs to
+        raw["empfangen_am"] = state.get("received_at")
     raw.update(turn_record(state))
     run_log.record_raw_turn(
         deps.log,
