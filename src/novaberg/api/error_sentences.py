@@ -45,6 +45,14 @@ SENTENCES: Final[dict[str, str]] = {
     ),
     "modell_nicht_erreichbar": "Das Sprachmodell ist gerade nicht erreichbar.",
     "interner_fehler": "Auf dem Server ist etwas schiefgegangen; nichts wurde angenommen.",
+    "nur_betreiber": (
+        "Die Modellverbindung gilt für die ganze Installation; nur ihr Betreiber darf sie "
+        "prüfen oder ändern."
+    ),
+    "url_ungueltig": "Die Adresse ist keine http(s)-Adresse mit Servernamen.",
+    "verbindung_fehlgeschlagen": (
+        "Das Modell hat auf die Probe nicht richtig geantwortet; die bisherige Verbindung bleibt."
+    ),
 }
 
 
