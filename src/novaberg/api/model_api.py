@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from novaberg.api.auth import current_user
 from novaberg.api.context import AppContext, get_context
-from novaberg.api.errors import AUTH, ErrorOut
+from novaberg.api.errors import AUTH, BODY, ErrorOut
 from novaberg.api.model_check import ConnectionCheck, check_connection
 from novaberg.api.page_api import page_settings
 from novaberg.config import LLMBackend, SettingsError
@@ -43,9 +43,20 @@ Context = Annotated[AppContext, Depends(get_context)]
 KEY_TAIL: Final = 4
 """Characters of a key the page may show, so a person can tell two keys apart."""
 
+REFUSED_SHAPES: Final = [
+    {"$ref": "#/components/schemas/HTTPValidationError"},
+    {"$ref": "#/components/schemas/ErrorOut"},
+]
+"""A 422 is the framework's (a malformed body) or ours (the URL, the failed check)."""
+
 OPERATOR_ONLY: dict[int | str, dict[str, Any]] = {
+    **BODY,
     403: {"model": ErrorOut, "description": "nur_betreiber: not the operator"},
-    422: {"model": ErrorOut, "description": "url_ungueltig / verbindung_fehlgeschlagen"},
+    422: {
+        "description": "url_ungueltig: no http(s) URL with a host / verbindung_fehlgeschlagen: "
+        "the chat model failed the check (`pruefung` holds it); or the framework's list",
+        "content": {"application/json": {"schema": {"anyOf": REFUSED_SHAPES}}},
+    },
 }
 
 

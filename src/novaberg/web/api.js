@@ -22,6 +22,7 @@ export async function call(method, path, body) {
     err.code = detail && detail.fehler;
     err.status = res.status;
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
+    err.data = detail && typeof detail === "object" ? detail : null; // the whole error body
     throw err;
   }
   return data;

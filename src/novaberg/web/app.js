@@ -13,6 +13,7 @@ import * as memory from "./memory.js";
 import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
+import * as modelSettings from "./model_settings.js";
 import * as library from "./library.js";
 import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
@@ -465,6 +466,7 @@ function showPanel(id) {
   if (id === "panel-settings") {
     library.refresh();
     channels.refresh();
+    modelSettings.refresh();
   }
 }
 
@@ -571,6 +573,7 @@ async function start() {
   settings.setCharacter(state.character);
   channels.setCharacter(state.character);
   library.refresh();
+  modelSettings.refresh();
   state.history = new History(state.character);
   await openHistory();
   await showOpenedTurn();
@@ -590,6 +593,7 @@ inspector.mount($("turn-inspector"));
 settings.mount($("panel-settings"));
 library.mount($("panel-settings"));
 channels.mount($("panel-settings"));
+modelSettings.mount($("panel-settings"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
 

@@ -18,7 +18,7 @@ from novaberg.api.error_sentences import SENTENCES
 from novaberg.config import Role
 from novaberg.llm.layer import ModelLayer, model_turn
 from novaberg.llm.scripted import ScriptedLLM
-from novaberg.store.model_connection import read_connection, write_connection
+from novaberg.store.model_connection import clear_connection, read_connection, write_connection
 from scripted_openai import ScriptedOpenAIServer
 
 KEY = "sk-zweiter-server-1234"
@@ -147,3 +147,4 @@ async def test_a_running_turn_keeps_the_model_it_started_with(
             )
             assert await model.chat(Role.CHAT, ask) == "die Umgebung", "same turn, same model"
         assert await model.chat(Role.CHAT, ask) == "der zweite", "the next turn follows"
+        await clear_connection(db, redis)  # the database is shared with later tests
