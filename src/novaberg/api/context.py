@@ -18,6 +18,7 @@ from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import LLMBackend, Settings
+from novaberg.llm.connection import LiveConnection
 from novaberg.llm.factory import build_model_layer
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
@@ -44,6 +45,11 @@ class AppContext:
     pool: AsyncConnectionPool
     model: ModelLayer
     gate: ModelGate
+
+    def __post_init__(self) -> None:
+        """The model layer follows the page's model connection (llm/connection.py)."""
+        if self.model.source is None:
+            self.model.source = LiveConnection(self.settings, self.redis, self.pool)
 
     @classmethod
     async def open(
@@ -80,6 +86,8 @@ class AppContext:
                 log.warning("warm-up of %s failed: %s", getattr(part, "name", part), exc)
 
     async def aclose(self) -> None:
+        if isinstance(self.model.source, LiveConnection):
+            await self.model.source.aclose()
         for part in (self.model.text, self.model.embedder):
             close = getattr(part, "aclose", None)
             if close is not None:

@@ -70,6 +70,14 @@ SENTENCES: Final[dict[str, str]] = {
     "kein_chat": "Das ist kein lesbarer Chatverlauf.",
     "archiv_voll": "Das Archiv ist voll; nichts wurde importiert.",
     "import_laeuft": "Ein Import läuft noch. Versuch es gleich noch einmal.",
+    "nur_betreiber": (
+        "Die Modellverbindung gilt für die ganze Installation; nur ihr Betreiber darf sie "
+        "prüfen oder ändern."
+    ),
+    "url_ungueltig": "Die Adresse ist keine http(s)-Adresse mit Servernamen.",
+    "verbindung_fehlgeschlagen": (
+        "Das Modell hat auf die Probe nicht richtig geantwortet; die bisherige Verbindung bleibt."
+    ),
 }
 """German, the default (also what a client that names no language reads)."""
 
@@ -116,6 +124,14 @@ SENTENCES_EN: Final[dict[str, str]] = {
     "keine_karte": "This is not a readable character card (PNG or JSON).",
     "character_vorhanden": "This character exists already.",
     "zu_viele_charaktere": "You already have as many characters as the server allows.",
+    "nur_betreiber": (
+        "The model connection applies to the whole installation; only its operator may test "
+        "or change it."
+    ),
+    "url_ungueltig": "The address is not an http(s) address with a server name.",
+    "verbindung_fehlgeschlagen": (
+        "The model did not answer the probe properly; the current connection stays."
+    ),
     "kein_chat": "This is not a readable chat history.",
     "archiv_voll": "The archive is full; nothing was imported.",
     "import_laeuft": "An import is still running. Try again in a moment.",

@@ -25,10 +25,12 @@ from novaberg.api.errors import AUTH, ErrorOut
 from novaberg.config import LLMBackend, Role, Settings
 from novaberg.ei.canon import NEUTRAL, SECTOR_COUNT, SECTORS
 from novaberg.events.model import MAX_PROMPT_BYTES
+from novaberg.llm.connection import effective_settings
 from novaberg.llm.local import BUNDLED_NAME
 from novaberg.pair import Pair
 from novaberg.store import characters, chats
 from novaberg.store.conversation_history import read_history
+from novaberg.store.model_connection import read_connection
 from novaberg.store.pipeline_log import KIND_FAILED_TURN
 from novaberg.wire import ORIGIN_USER
 
@@ -210,4 +212,4 @@ def page_settings(settings: Settings) -> PageSettings:
 
 @router.get("/page/settings", response_model=PageSettings, summary="What the page shows")
 async def settings_view(user_id: User, ctx: Context) -> PageSettings:
-    return page_settings(ctx.settings)
+    return page_settings(effective_settings(ctx.settings, await read_connection(ctx.pool)))

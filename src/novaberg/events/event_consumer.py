@@ -58,6 +58,7 @@ from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
 from novaberg.events.queues import Claimed, Supersede
 from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
 from novaberg.llm.errors import GateTimeout
+from novaberg.llm.layer import model_turn
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
@@ -253,17 +254,18 @@ class EventConsumer(PairConsumer):
             )
             stream = self.graphs.stream_character(state)
             try:
-                async for node, after in stream:
-                    final, last_node = after, node
-                    await self._stage(event, node)
-                    if node == AGENT_NODE or after.get("agent_results"):
-                        window_start = None  # an agent acted: this run must finish
-                    if released or window_start is None:
-                        await self.queues.refresh_marker(pair, entry.marker)
-                    elif await self._supersede(pair, event, entry, window_start, node):
-                        return RunEnd(superseded=True)  # (the check refreshed the marker)
-                    if not released and release_ready(after):
-                        released = await self._release(event, after)
+                async with model_turn():  # the whole run on one model connection
+                    async for node, after in stream:
+                        final, last_node = after, node
+                        await self._stage(event, node)
+                        if node == AGENT_NODE or after.get("agent_results"):
+                            window_start = None  # an agent acted: this run must finish
+                        if released or window_start is None:
+                            await self.queues.refresh_marker(pair, entry.marker)
+                        elif await self._supersede(pair, event, entry, window_start, node):
+                            return RunEnd(superseded=True)  # (the check refreshed the marker)
+                        if not released and release_ready(after):
+                            released = await self._release(event, after)
             finally:
                 await _close(stream)
         except Exception as exc:

@@ -46,6 +46,7 @@ from novaberg.events.outcomes import reason_for
 from novaberg.events.queues import Claimed
 from novaberg.graph.contract import HumanTurn
 from novaberg.llm.gate import Priority
+from novaberg.llm.layer import model_turn
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
@@ -222,7 +223,8 @@ class PromptConsumer(PairConsumer):
                 )
                 pipe.delete(keys.impulse_burst(turn.pair))  # the user answered: burst over
                 await pipe.execute()
-            await self.graphs.run_human(turn, run.on_node, run.on_event, _failure_text)
+            async with model_turn():  # the whole run on one model connection
+                await self.graphs.run_human(turn, run.on_node, run.on_event, _failure_text)
         except Exception as exc:
             if run.handed_on:  # the event left; the tail's own failure costs nothing more
                 log.exception("turn %s: path 1 tail failed after the hand-over", turn_id)

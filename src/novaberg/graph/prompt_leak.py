@@ -1,101 +1,35 @@
-"""The prompt-leak guard: does an answer repeat instruction text of our prompts?
-
-Small models (the bundled SmolLM2 among them) sometimes echo their prompt instead of
-answering — "Das sollst du inhaltlich sagen (Person A ist der Nutzer, Person B bist du)…"
-reached a person's chat, and its scraps her memory. Whatever backend answers, such a text is
-never released: evaluate treats it as a failed answer (graph/nodes/evaluate.py), so the
-corrector rewrites it and, when the rounds are used up, the neutral fallback replaces it;
-the post-release tail (short-term memory, imprint) only ever sees the released text.
-
-How (no model call, a few set look-ups per answer):
-
-- The instruction text is every prompt template in `novaberg/prompts/` with its headers and
-  `{placeholders}` cut out: the words between two placeholders are one run, so no n-gram
-  spans text a value would fill in. Their word `NGRAM`-grams (lower case, punctuation
-  ignored) are computed once, at import, i.e. at the worker's start-up. The fixed
-  instruction the responder writes in code (`CODE_INSTRUCTIONS`) counts as well.
-- An answer leaks when at least `MIN_HITS` of its own word n-grams are instruction n-grams —
-  a copied run of `NGRAM + MIN_HITS - 1` words or two separate copied phrases. One shared
-  phrase is chance; two are the model reading its prompt back.
-- Not instructions: an n-gram that also occurs in what the person said (quoting her own
-  words back is fine, even when she quoted our prompt) or in the text handed to the model as
-  material (memory context, library excerpts, agent results).
-"""
+"""The prompt-leak guard for Nova's answers: the templates' instruction n-grams
+(`prompts/leak.py`, where the guard itself lives) plus the instruction text the responder
+writes in code. Evaluate uses `leaked_phrases` (graph/nodes/evaluate.py)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
 from novaberg.graph.nodes.responder import IMPULSE_PROMPT
-from novaberg.prompts import PROMPT_DIR
+from novaberg.prompts import leak
+from novaberg.prompts.leak import Gram, ngrams, template_ngrams, template_runs
 
-NGRAM: Final = 6
-"""Words per n-gram: long enough that everyday phrases ("was du gerade sagst") do not
-match, short enough that a leaked sentence yields several."""
-
-MIN_HITS: Final = 2
-"""Instruction n-grams an answer must repeat to count as leaking."""
-
-_WORD: Final = re.compile(r"\w+", re.UNICODE)
-_HEADER_LINE: Final = re.compile(r"^\[[^\]\n]+\]\s*$", re.MULTILINE)
-_PLACEHOLDER: Final = re.compile(r"\{[a-z_][a-z0-9_]*\}")
-
-Gram = tuple[str, ...]
+__all__ = ["CODE_INSTRUCTIONS", "instruction_ngrams", "leaked_phrases", "template_runs"]
 
 CODE_INSTRUCTIONS: Final = (IMPULSE_PROMPT,)
 """Instruction text a node writes in code rather than in a template."""
 
 
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def ngrams(text: str, n: int = NGRAM) -> set[Gram]:
-    tokens = words(text)
-    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
-
-
-def template_runs(template: str) -> list[str]:
-    """The template's literal text, split where a header or a placeholder stands."""
-    return [
-        run
-        for part in _HEADER_LINE.split(template)
-        for run in _PLACEHOLDER.split(part)
-        if run.strip()
-    ]
-
-
 @lru_cache(maxsize=1)
 def instruction_ngrams() -> frozenset[Gram]:
-    """Every instruction n-gram of the bundled prompt templates (computed once)."""
-    grams: set[Gram] = set()
-    for path in sorted(PROMPT_DIR.glob("*.txt")):
-        for run in template_runs(path.read_text(encoding="utf-8")):
-            grams |= ngrams(run)
+    """The templates' n-grams and those of `CODE_INSTRUCTIONS` (computed once)."""
+    grams = set(template_ngrams())
     for text in CODE_INSTRUCTIONS:
         grams |= ngrams(text)
     return frozenset(grams)
 
 
 def leaked_phrases(answer: str, not_instructions: Iterable[str] = ()) -> list[str]:
-    """The instruction phrases the answer repeats (each as its n-gram's words), if it repeats
-    at least `MIN_HITS`; else []. `not_instructions`: the person's words and the material
-    given to the model, whose n-grams never count."""
-    instructions = instruction_ngrams()
-    hits = [gram for gram in ngrams(answer) if gram in instructions]
-    if len(hits) < MIN_HITS:
-        return []
-    allowed: set[Gram] = set()
-    for text in not_instructions:
-        if text:
-            allowed |= ngrams(text)
-    hits = [gram for gram in hits if gram not in allowed]
-    if len(hits) < MIN_HITS:
-        return []
-    return sorted(" ".join(gram) for gram in hits)
+    """`prompts.leak.leaked_phrases` against every instruction n-gram Nova's prompts hold."""
+    return leak.leaked_phrases(answer, not_instructions, instruction_ngrams())
 
 
 instruction_ngrams()  # at start-up, not in the first person's turn

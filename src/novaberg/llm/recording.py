@@ -43,6 +43,7 @@ class RecordingModelLayer(ModelLayer):
 
     def __init__(self, inner: ModelLayer) -> None:
         super().__init__(inner.text, inner.embedder)
+        self.source = inner.source  # the page's connection, as the inner layer follows it
         self.calls: list[RecordedCall] = []
 
     def _record(self, role: Role, messages: Sequence[Message], schema: str) -> None:

@@ -5,7 +5,10 @@ together with the previous summary into `session:{u}:{c}:summary`, and trimmed f
 `session:{u}:{c}:turns` (docs/behaviour/memory.md#summary). The list is RPUSHed, oldest first
 (`store.session.append_turn`).
 
-Fallback when the summary call fails (model error, timeout or empty text): the list is cut
+A summary that repeats our prompt's instructions (`prompts/leak.py`) is asked for once more
+and, leaking again, counts as failed: it is never stored.
+
+Fallback when the summary call fails (model error, timeout, empty or leaking text): the list is cut
 to its last 20 turns without a summary and the loss is logged at WARNING with the number of
 turns dropped; the previous summary stays untouched.
 
@@ -25,11 +28,12 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 
 from novaberg.config import Role
-from novaberg.llm.base import LLM
+from novaberg.llm.base import LLM, Message
 from novaberg.llm.errors import ModelError
 from novaberg.memory import session_summary_lua as lua
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
+from novaberg.prompts.leak import MAX_LOGGED_PHRASES, PROMPT_LEAK, leaked_phrases
 from novaberg.store import keys
 from novaberg.store.scripts import script
 from novaberg.wire import ROLE_ASSISTANT
@@ -48,8 +52,15 @@ FALLBACK_KEEP: Final = 20
 SUMMARY_TEMPERATURE: Final = 0.2
 """Summary call temperature."""
 
+LEAK_RETRIES: Final = 1
+"""Further summary calls when one repeats prompt text."""
+
 TURN_CHARS: Final = 400
 """A turn's text is cut to this many characters inside the summary prompt."""
+
+
+class PromptLeakError(ModelError):
+    """The summary repeated our prompt's instructions (after the retry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,22 +120,11 @@ async def summarise_if_needed(
     lines = [
         _turn_line(i, turn, character_label) for i, turn in enumerate(_decode(oldest), start=1)
     ]
+    prompt = user_message(
+        render("session_summary", charakter=character_name, bisher=previous, turns="\n".join(lines))
+    )
     try:
-        text = await model.chat(
-            Role.ANALYSIS,
-            user_message(
-                render(
-                    "session_summary",
-                    charakter=character_name,
-                    bisher=previous,
-                    turns="\n".join(lines),
-                )
-            ),
-            temperature=SUMMARY_TEMPERATURE,
-        )
-        text = text.strip()
-        if not text:
-            raise ModelError("empty summary")
+        text = await _summary_text(model, prompt, (previous, *lines))
     except ModelError as exc:
         return await _fallback(redis, pair, length, f"{type(exc).__name__}: {exc}")
 
@@ -139,6 +139,21 @@ async def summarise_if_needed(
         log.info("session %s: head changed during the summary; nothing trimmed", pair)
         return SummaryOutcome("uebersprungen", length)
     return SummaryOutcome("zusammengefasst", length, dropped=len(oldest))
+
+
+async def _summary_text(model: LLM, prompt: list[Message], material: Sequence[str]) -> str:
+    """The model's summary; asked once more when it repeats our prompt's instructions
+    (`prompts/leak.py`: a sampled model rarely does so twice). Raises `ModelError` when
+    it is empty or leaks again: a leaking summary is never stored."""
+    for attempt in range(1 + LEAK_RETRIES):
+        text = (await model.chat(Role.ANALYSIS, prompt, temperature=SUMMARY_TEMPERATURE)).strip()
+        if not text:
+            raise ModelError("empty summary")
+        leaked = leaked_phrases(text, material)
+        if not leaked:
+            return text
+        log.warning("session summary repeats prompt text (attempt %d): %s", attempt + 1, leaked)
+    raise PromptLeakError(f"{PROMPT_LEAK}: {'; '.join(leaked[:MAX_LOGGED_PHRASES])}")
 
 
 async def _fallback(redis: aioredis.Redis, pair: Pair, length: int, error: str) -> SummaryOutcome:

@@ -88,6 +88,13 @@ def worker_registry() -> str:
     return "worker_registry"
 
 
+def model_connection_version() -> str:
+    """Counter raised whenever the page changes the model connection (`modell_verbindung`):
+    every process compares it before a model call and reloads the row when it moved. No
+    TTL; lost, the processes keep the connection they have until the next change."""
+    return "modell_verbindung:version"
+
+
 def active_pairs() -> str:
     """Set of pairs that have queued work, so consumers need not SCAN."""
     return "aktive_paare"

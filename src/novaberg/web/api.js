@@ -32,6 +32,7 @@ export async function call(method, path, body) {
     err.status = res.status;
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
     err.reason = (detail && detail.grund) || ""; // which rule refused it (a code), if said
+    err.data = detail && typeof detail === "object" ? detail : null; // the whole error body
     throw err;
   }
   return data;

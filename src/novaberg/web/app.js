@@ -13,6 +13,7 @@ import * as memory from "./memory.js";
 import * as tasks from "./tasks.js";
 import * as inspector from "./inspector.js";
 import * as settings from "./settings.js";
+import * as modelSettings from "./model_settings.js";
 import * as library from "./library.js";
 import * as cards from "./cards.js";
 import { decorate, settleQuestions } from "./answer_extras.js";
@@ -489,6 +490,7 @@ function showPanel(id) {
   if (id === "panel-settings") {
     library.refresh();
     channels.refresh();
+    modelSettings.refresh();
   }
 }
 
@@ -611,6 +613,7 @@ async function start() {
   channels.setCharacter(state.character);
   library.refresh();
   identity.refresh();
+  modelSettings.refresh();
   await chats.setCharacter(state.character, characterLabel());
   await showOpenedTurn();
 }
@@ -630,6 +633,7 @@ settings.mount($("panel-settings"));
 library.mount($("panel-settings"));
 channels.mount($("panel-settings"));
 identity.mount($("panel-settings"), $("identity-badge"));
+modelSettings.mount($("panel-settings"));
 channels.registerWorker().catch((err) => console.warn("service worker not registered", err));
 pause.mount($("character-pause"), $("paused-banner"));
 chats.mount($("chats"), showChat);

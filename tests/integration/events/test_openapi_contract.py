@@ -32,6 +32,23 @@ checks.positive_data_acceptance.expected-statuses = [
 ]
 """
 
+MODEL = """
+# The run's user is not the installation's operator: testing, applying or resetting the
+# model connection is refused with the documented 403 nur_betreiber before any URL is
+# called (so the run never makes the server send requests to generated addresses); the
+# operator's side is tests/integration/events/test_model_connection.py. (A block's filters
+# are alternatives — a method alone would take in every operation of that method — so
+# these name only paths, and stand first.)
+[[operations]]
+include-path = "/page/model/test"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "429"]
+
+[[operations]]
+include-path = "/page/model"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "429"]
+"""
+
+
 NO_WORKER = """
 # `novaberg api` runs no consumers and no worker runs beside it here, so the door answers a
 # valid completion with its documented 503 kein_worker (nothing queued) instead of waiting
@@ -41,7 +58,8 @@ include-path = "/v1/chat/completions"
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "503"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "429", "503"]
 """
-"""First in the file: where several blocks match an operation, the first one's value wins."""
+"""Before UPLOADS (whose POST takes in the door): where several blocks match an operation, the
+first one's value wins."""
 
 CHAT = """
 # A text over 16 KiB (the schema's maxLength) is refused with the documented 413
@@ -98,7 +116,7 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     spare = await issue_token(db, "anna", "ersatz")
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
-    config.write_text(NO_WORKER + UPLOADS + CHAT + LIBRARY + TOKENS % spare.token_id)
+    config.write_text(MODEL + NO_WORKER + UPLOADS + CHAT + LIBRARY + TOKENS % spare.token_id)
     command = [
         *_schemathesis(),
         "--config-file",

@@ -9,7 +9,8 @@ Role by `graph_role`:
 | agent     | stimulus    | none                    |
 
 Texts shorter than 60 chars or without "." are one segment; longer ones are split by one
-structured call (failure → the whole text is one segment). Each segment gets one structured
+structured call (failure, or segments repeating our prompt's instructions — `prompts/leak.py`
+— → the whole text is one segment). Each segment gets one structured
 scoring call. An unreadable answer (non-numeric salienz, bad JSON → `ModelOutputError`, or a
 failed call) is a **logged failure that writes nothing** for that segment and is named in
 `salienz_ausfall` — never a 0.
@@ -57,6 +58,7 @@ from novaberg.graph.state import ConversationState, PendingWrite
 from novaberg.llm.errors import ModelError, ModelOutputError
 from novaberg.memory.day_anchors import anchor_day
 from novaberg.prompts import render, user_message
+from novaberg.prompts.leak import MAX_LOGGED_PHRASES, PROMPT_LEAK, leaked_phrases
 from novaberg.wire import (
     FIELD_HUMAN_SALIENCE,
     GRAPH_AGENT,
@@ -318,6 +320,12 @@ async def _segments(deps: GraphDeps, text: str, summary: dict[str, Any]) -> list
     segments = [s for s in result.segmente if s.segment.strip()]
     if not segments:
         summary["segmentierung"] = "leer"
+        return [Segment(segment=text)]
+    leaked = leaked_phrases(" ".join(s.segment for s in segments), [text])
+    if leaked:  # instruction text as a segment would become a memory: the whole text instead
+        log.warning("salience: segmentation repeats prompt text %s; whole text is one", leaked)
+        summary["segmentierung"] = PROMPT_LEAK
+        summary[PROMPT_LEAK] = leaked[:MAX_LOGGED_PHRASES]
         return [Segment(segment=text)]
     summary["segmentierung"] = "llm"
     return segments

@@ -34,6 +34,7 @@ from novaberg.memory import wheel
 from novaberg.memory.model_slot import ModelSlot, no_slot
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
+from novaberg.prompts.leak import PROMPT_LEAK, leaked_phrases
 from novaberg.store import character_profiles, goals, keys
 from novaberg.store.long_term_nodes import list_nodes
 from novaberg.store.short_term import ShortTermStore
@@ -179,6 +180,7 @@ async def distil_pair(
         ((pair.character_id, pair.user_id), name, pair.user_id, own_profile),
     ]
     layers: dict[str, list[str]] = {}
+    failures: list[str] = []
     for (row_user, row_character), person, counterpart, previous in rows:
         prompt = render(
             "character_distill",
@@ -188,6 +190,7 @@ async def distil_pair(
             kurzzeit="\n".join(memories),
             langzeit=long_term,
         )
+        prompt_material = "\n".join((_render_profile(previous), *memories, long_term))
         async with slot():
             answer = await model.structured(
                 Role.BACKGROUND,
@@ -195,6 +198,11 @@ async def distil_pair(
                 ProfileLayers,
                 temperature=DISTILL_TEMPERATURE,
             )
+        leaked = leaked_phrases(" ".join(answer.as_layers().values()), (prompt_material,))
+        if leaked:  # instruction text is no profile: the row keeps its layers
+            log.error("charakter %s: profile of %s repeats prompt text %s", pair, person, leaked)
+            failures.append(f"profil {row_user}:{row_character}: {PROMPT_LEAK}")
+            continue
         async with pool.connection() as conn:
             layers[f"{row_user}:{row_character}"] = await character_profiles.upsert_layers(
                 conn, row_user, row_character, answer.as_layers(), now
@@ -207,7 +215,7 @@ async def distil_pair(
         "eigenes_profil": _render_profile(own_profile),
         "gegenueber_profil": _render_profile(user_profile),
     }
-    result = Distillation(layers)
+    result = Distillation(layers, failures=failures)
     try:
         result.user_weight = await _rate_user_weight(
             pool, model, pair, profiles, memories[:WHEEL_EVIDENCE_ITEMS], now=now, slot=slot
@@ -285,7 +293,16 @@ async def _refresh_goals(
         answer = await model.structured(
             Role.BACKGROUND, user_message(prompt), LastingGoals, temperature=GOALS_TEMPERATURE
         )
-    drafts = [d for d in answer.goals if d.statement.strip()]
+    material = "\n".join(profiles.values()) + "\n" + _render_goals(current)
+    drafts = []
+    for draft in answer.goals:
+        if not draft.statement.strip():
+            continue
+        leaked = leaked_phrases(f"{draft.topic} {draft.statement}", (material,))
+        if leaked:  # instruction text is no goal of hers
+            log.error("charakter %s: goal repeats prompt text %s; dropped", pair, leaked)
+            continue
+        drafts.append(draft)
     vectors: list[list[float]] = []
     if drafts:
         async with slot():

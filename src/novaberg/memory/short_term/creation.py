@@ -32,6 +32,7 @@ from novaberg.memory.short_term.magnets import MAGNET_FIELDS, attract, resolve
 from novaberg.memory.short_term.reinforcement import reinforce_matched
 from novaberg.pair import Pair
 from novaberg.prompts import render, user_message
+from novaberg.prompts.leak import MAX_LOGGED_PHRASES, PROMPT_LEAK, leaked_phrases
 from novaberg.store import keys
 from novaberg.store.entities import ids_field
 from novaberg.store.pipeline_log import PipelineLog
@@ -130,7 +131,8 @@ class ShortTermWriter:
         writes it together with its own rows in one database round trip.
 
         Returns None, logged with the reason, when the salience is unreadable or below the
-        gate, the segment is empty, the condensing call fails or gives an empty statement.
+        gate, the segment is empty, the condensing call fails or gives an empty statement, or
+        the statement repeats our prompt's instructions (`prompts/leak.py`).
         """
         score = data.get("salienz_obj") or {}
         segment = str(data.get("segment") or "").strip()
@@ -162,6 +164,10 @@ class ShortTermWriter:
             return None
         if not core:
             self._refuse(pair, turn_id, "kern_leer", {}, error=False)
+            return None
+        leaked = leaked_phrases(core, (segment, hints, *themes))
+        if leaked:  # the model read its instructions back: never a memory
+            self._refuse(pair, turn_id, PROMPT_LEAK, {"phrasen": leaked[:MAX_LOGGED_PHRASES]})
             return None
         try:
             vector = (await self.model.embed([embed_text(themes, core)]))[0]
