@@ -54,8 +54,14 @@ from novaberg.events.model import (
     parse_event,
     stage_label,
 )
-from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
+from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, STOPPED, WITHDRAWN, reason_for
 from novaberg.events.queues import Claimed, Supersede
+from novaberg.events.turn_controls import (
+    STOP_WITHDRAWN,
+    forget_unanswered,
+    record_turn_event,
+    stop_request,
+)
 from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
 from novaberg.llm.errors import GateTimeout
 from novaberg.pair import Pair
@@ -68,6 +74,7 @@ from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
     FIELD_RECEIVED_AT,
+    FIELD_REGENERATED,
     FIELD_SUPERSEDED,
     FIELD_TRIGGER_TURN_ID,
     FIELD_TURN_ID,
@@ -128,6 +135,7 @@ def supersede_window_start(event: Event) -> float | None:
         event.source != SOURCE_USER
         or event.kind != KIND_MESSAGE
         or event.payload.get(FIELD_PATH1_FAILURE)
+        or event.payload.get(FIELD_REGENERATED)  # nothing new was said: nothing to join
     ):
         return None
     if superseded_before(event) >= MAX_SUPERSEDES:
@@ -241,6 +249,11 @@ class EventConsumer(PairConsumer):
         final: dict[str, Any] | None = None
         last_node = "start"
         window_start = supersede_window_start(event)
+        stoppable = True
+        if event.source == SOURCE_USER and event.kind == KIND_MESSAGE:
+            await record_turn_event(
+                self.redis, pair, event.turn_id, dict(event.payload), event.trigger_count
+            )
         try:
             state = self.graphs.character_state(
                 CharacterTurn(
@@ -258,6 +271,9 @@ class EventConsumer(PairConsumer):
                     await self._stage(event, node)
                     if node == AGENT_NODE or after.get("agent_results"):
                         window_start = None  # an agent acted: this run must finish
+                        stoppable = False
+                    elif stoppable and not released and await self._stopped(pair, event):
+                        return RunEnd()  # (the stream closes below; nothing persisted)
                     if released or window_start is None:
                         await self.queues.refresh_marker(pair, entry.marker)
                     elif await self._supersede(pair, event, entry, window_start, node):
@@ -317,6 +333,25 @@ class EventConsumer(PairConsumer):
             node,
             event.message_ids,
         )
+        return True
+
+    async def _stopped(self, pair: Pair, event: Event) -> bool:
+        """End this unreleased run if the person stopped it or took its message back
+        (events/turn_controls.py); True if it ended. Its ids get their outcome here."""
+        request = await until_redis_back(
+            lambda: stop_request(self.redis, pair), f"stop check of {event.turn_id}"
+        )
+        if request is None or request.get("turn_id") != event.turn_id:
+            return False
+        withdrawn = request.get("art") == STOP_WITHDRAWN
+        log.info("turn %s of %s ended by the person (%s)", event.turn_id, pair, request.get("art"))
+        await self._fail(event, WITHDRAWN if withdrawn else STOPPED)
+        if withdrawn:
+            await forget_unanswered(
+                self.redis, self.delivery, pair, event.turn_id, event.message_ids
+            )
+        else:
+            await self.redis.delete(keys.turn_stop(pair))
         return True
 
     async def _stage(self, event: Event, node: str) -> None:

@@ -64,6 +64,10 @@ PAUSED = "charakter_pausiert"
 (events/parked.py)."""
 NODE_ERROR = "fehler_im_knoten"
 BAD_EVENT = "ereignis_ungueltig"
+STOPPED = "gestoppt"
+"""The person stopped the run before its answer left (events/turn_controls.py)."""
+WITHDRAWN = "zurueckgezogen"
+"""The person took the message back before the answer left: no history row is kept."""
 
 
 def outcome_key(turn_id: str, trigger_count: int) -> str:
@@ -171,7 +175,7 @@ class Outcomes:
                 reason,
                 message_ids,
             )
-            if self.failures is not None and message_ids:
+            if self.failures is not None and message_ids and not reason.startswith(WITHDRAWN):
                 await self.failures.record(
                     user_id, character_id, turn_id, message_ids, message.reason, prompts
                 )
