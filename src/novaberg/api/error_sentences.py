@@ -45,6 +45,16 @@ SENTENCES: Final[dict[str, str]] = {
     ),
     "modell_nicht_erreichbar": "Das Sprachmodell ist gerade nicht erreichbar.",
     "interner_fehler": "Auf dem Server ist etwas schiefgegangen; nichts wurde angenommen.",
+    # message controls (api/turns_api.py)
+    "turn_laeuft": "Gerade entsteht noch eine Antwort. Warte sie ab oder halte sie an.",
+    "nichts_zu_erneuern": "Auf die letzte Nachricht gibt es noch keine Antwort zum Erneuern.",
+    "nicht_die_letzte": "Nur die letzte Nachricht und die letzte Antwort lassen sich ändern.",
+    "nicht_erneuerbar": "Diese Antwort ist zu alt, um sie neu schreiben zu lassen.",
+    "zu_viele_varianten": "Mehr als zehn Antworten auf eine Nachricht gehen nicht.",
+    "variante_unbekannt": "Diese Antwort gibt es nicht (mehr).",
+    "turn_unbekannt": "Zu dieser Antwort gibt es keine anderen Fassungen.",
+    "nachricht_unbekannt": "Diese Nachricht gibt es nicht (mehr).",
+    "kein_turn": "Gerade läuft nichts, das sich anhalten ließe.",
 }
 
 

@@ -26,8 +26,10 @@ Every change is sent to all of the person's clients (`antwort_varianten`, `turn_
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -60,6 +62,9 @@ from novaberg.wire import (
 )
 
 log = logging.getLogger(__name__)
+
+POST_RUN_WAIT: Final = 15.0
+POST_RUN_POLL: Final = 0.05
 
 MAX_VARIANTS: Final = 10
 """Alternatives kept per turn; a regenerate beyond them is refused (`zu_viele_varianten`)."""
@@ -252,8 +257,26 @@ class TurnControls:
             return Variants(kept.turn_id, texts, len(texts) - 1, kept.template)
         return kept
 
+    async def _post_run(self, pair: Pair) -> None:
+        """Wait (at most `POST_RUN_WAIT` s) while the last answered turn's run still holds
+        the pair after its answer left (the post-run stores it): a correction must come
+        after everything the run writes, or the run would write it back."""
+        deadline = time.monotonic() + POST_RUN_WAIT
+        while time.monotonic() < deadline:
+            marker = await self.redis.get(keys.turn_marker(pair))
+            if not marker:
+                return
+            turns = await turn_records.last_turns(self.redis, pair, 1)
+            running = str(marker).split("@", 1)[0]
+            if not turns or turns[-1].get("rolle") != ROLE_ASSISTANT:
+                return
+            if turns[-1].get("turn_id") != running:
+                return
+            await asyncio.sleep(POST_RUN_POLL)
+
     async def regenerate(self, pair: Pair, turn_id: str | None = None) -> Regenerating:
         """Start a new answer to the last turn (see the module docstring)."""
+        await self._post_run(pair)
         if await self.busy(pair):
             raise TurnControlError(409, "turn_laeuft", "a turn of this pair is running")
         exchange = await self.last_exchange(pair)
@@ -316,6 +339,7 @@ class TurnControls:
 
     async def choose(self, pair: Pair, turn_id: str, index: int) -> Variants:
         """Make alternative `index` the answer of the last turn."""
+        await self._post_run(pair)
         if await self.busy(pair):
             raise TurnControlError(409, "turn_laeuft", "a turn of this pair is running")
         shown = await self.current_variants(pair)
@@ -344,9 +368,15 @@ class TurnControls:
         queued = await self._withdraw_queued(pair, message_id)
         if queued is not None:
             return queued
+        await self._post_run(pair)
         turns = await turn_records.last_turns(self.redis, pair, 2)
         owner = next(
-            (t for t in reversed(turns) if message_id in (t.get(FIELD_MESSAGE_IDS) or [])), None
+            (
+                t
+                for t in reversed(turns)
+                if t.get("rolle") == ROLE_USER and message_id in (t.get(FIELD_MESSAGE_IDS) or [])
+            ),
+            None,
         )
         marker = await self.redis.get(keys.turn_marker(pair))
         running = str(marker).split("@", 1)[0] if marker else None
