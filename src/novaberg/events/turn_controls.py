@@ -37,7 +37,7 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.events.delivery import Delivery
-from novaberg.events.model import build_event, new_id
+from novaberg.events.model import MAX_SELF_TRIGGERS, build_event, new_id
 from novaberg.events.outcomes import STOPPED, Outcomes, outcome_key
 from novaberg.events.queues import push_event
 from novaberg.pair import Pair
@@ -258,20 +258,18 @@ class TurnControls:
         return kept
 
     async def _post_run(self, pair: Pair) -> None:
-        """Wait (at most `POST_RUN_WAIT` s) while the last answered turn's run still holds
-        the pair after its answer left (the post-run stores it): a correction must come
-        after everything the run writes, or the run would write it back."""
+        """Wait (at most `POST_RUN_WAIT` s) while a run still holds the pair after its
+        answer left (the post-run stores it; the turn has its outcome): a correction must
+        come after everything the run writes, or the run would write it back."""
         deadline = time.monotonic() + POST_RUN_WAIT
         while time.monotonic() < deadline:
             marker = await self.redis.get(keys.turn_marker(pair))
             if not marker:
                 return
-            turns = await turn_records.last_turns(self.redis, pair, 1)
             running = str(marker).split("@", 1)[0]
-            if not turns or turns[-1].get("rolle") != ROLE_ASSISTANT:
-                return
-            if turns[-1].get("turn_id") != running:
-                return
+            runs = [outcome_key(running, n) for n in range(MAX_SELF_TRIGGERS + 1)]
+            if not await self.redis.exists(*runs):
+                return  # no answer yet: the run is not in its post-run
             await asyncio.sleep(POST_RUN_POLL)
 
     async def regenerate(self, pair: Pair, turn_id: str | None = None) -> Regenerating:
@@ -364,7 +362,9 @@ class TurnControls:
     # -- take back, stop ---------------------------------------------------------------------
 
     async def remove(self, pair: Pair, message_id: str) -> Removal:
-        """Take the person's last message back (see the module docstring)."""
+        """Take the person's last message back (see the module docstring). `message_id` may
+        also be the turn id of the last turn (a page that loaded it from the history knows
+        no message ids)."""
         queued = await self._withdraw_queued(pair, message_id)
         if queued is not None:
             return queued
@@ -374,7 +374,10 @@ class TurnControls:
             (
                 t
                 for t in reversed(turns)
-                if t.get("rolle") == ROLE_USER and message_id in (t.get(FIELD_MESSAGE_IDS) or [])
+                if t.get("rolle") == ROLE_USER
+                and (
+                    message_id in (t.get(FIELD_MESSAGE_IDS) or []) or t.get("turn_id") == message_id
+                )
             ),
             None,
         )

@@ -19,6 +19,7 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
+import * as controls from "./message_controls.js";
 import { fillNames } from "./greeting.js";
 import { formatTime, t, translatePage } from "./i18n.js";
 
@@ -155,7 +156,8 @@ function historyNodes(entries) {
       continue;
     }
     if (e.reiz_herkunft !== IMPULSE && e.eingabe) {
-      frag.append(bubble("user history", e.eingabe, e.zeit));
+      const mine = frag.appendChild(bubble("user history", e.eingabe, e.zeit));
+      if (e.turn_id) mine.dataset.userTurn = e.turn_id; // the message controls' handle
     }
     const li = novaBubble(e.nachricht, e.zeit, e.turn_id, e.reiz_herkunft);
     li.classList.add("history");
@@ -387,10 +389,16 @@ function onMessage(msg) {
       $("stage").dataset.node = msg.node;
       break;
     case "character_response":
-      onResponse(msg);
+      if (!controls.takeResponse(msg)) onResponse(msg); // a regenerated answer replaces
       break;
     case "turn_gescheitert":
-      onFailed(msg);
+      if (!controls.takeFailure(msg)) onFailed(msg).then(() => controls.afterFailed(msg));
+      break;
+    case "antwort_varianten":
+      controls.onVariants(msg);
+      break;
+    case "turn_entfernt":
+      controls.onRemoved(msg);
       break;
     case "user_utterance":
       onUtterance(msg);
@@ -491,6 +499,7 @@ function selectCharacter(id) {
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
+  controls.reset();
   emotions.reset();
   memory.setCharacter(id);
   settings.setCharacter(id);
@@ -594,6 +603,7 @@ channels.registerWorker().catch((err) => console.warn("service worker not regist
 pause.mount($("character-pause"), $("paused-banner"));
 
 composer.mount($("input"), $("input-count"), $("input-reason"));
+controls.init({ state, bubble, append });
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("input").value;
