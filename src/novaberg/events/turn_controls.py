@@ -30,6 +30,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -175,6 +176,23 @@ def _removed_message(pair: Pair, kind: str, turn_id: str | None, ids: list[str])
         "turn_id": turn_id,
         FIELD_MESSAGE_IDS: ids,
     }
+
+
+LATE_ROWS: Final = 3.0
+"""History rows are written in batches, at most a second (plus one retry) after the turn
+ended: a row to delete or change that has not arrived yet is waited for this long."""
+
+LATE_POLL: Final = 0.1
+
+
+async def _until_done(step: Callable[[], Awaitable[int]]) -> int:
+    """Run `step` (rows touched) until it touched one, at most `LATE_ROWS` s."""
+    deadline = time.monotonic() + LATE_ROWS
+    while True:
+        done = await step()
+        if done or time.monotonic() >= deadline:
+            return done
+        await asyncio.sleep(LATE_POLL)
 
 
 class TurnControls:
@@ -350,7 +368,7 @@ class TurnControls:
             self.redis, pair, turn_id, ROLE_ASSISTANT, text
         ):
             raise TurnControlError(409, "turn_laeuft", "the answer changed meanwhile")
-        await turn_records.set_history_answer(self.pool, pair, turn_id, text)
+        await _until_done(lambda: turn_records.set_history_answer(self.pool, pair, turn_id, text))
         # the archive keeps texts unchanged and Nova's short-term entries were about the
         # other answer: both go rather than disagree with the chosen one
         await turn_records.delete_archive(self.pool, pair, turn_id, (SPEAKER_CHARACTER,))
@@ -426,7 +444,7 @@ class TurnControls:
         await turn_records.remove_session_turns(
             self.redis, pair, turn_id, (ROLE_USER, ROLE_ASSISTANT)
         )
-        await turn_records.delete_history(self.pool, pair, turn_id)
+        await _until_done(lambda: turn_records.delete_history(self.pool, pair, turn_id))
         await turn_records.delete_archive(
             self.pool, pair, turn_id, (SPEAKER_USER, SPEAKER_CHARACTER)
         )
