@@ -132,3 +132,4 @@ def test_stop_edit_and_delete(
     page.reload()
     expect(page.locator(".msg.user")).to_have_count(1)  # only the stopped one is kept
     expect(page.locator(".msg.user")).to_contain_text("Eins")
+    expect(page.locator(".msg.user .reason")).to_have_text(words["stopped"])  # in words

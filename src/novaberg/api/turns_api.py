@@ -25,8 +25,10 @@ from pydantic import BaseModel, Field
 from novaberg.api.characters_api import _known
 from novaberg.api.chat import ChatServices, enqueue
 from novaberg.api.errors import AUTH, ErrorOut
+from novaberg.api.fields import NOT_BLANK
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.events.intake import Accepted
+from novaberg.events.model import MAX_PROMPT_BYTES
 from novaberg.events.turn_controls import TurnControlError, TurnControls
 from novaberg.pair import Pair
 
@@ -73,8 +75,11 @@ class RemovalOut(BaseModel):
 
 
 class EditIn(BaseModel):
-    text: str
-    client_id: str | None = None
+    text: str = Field(
+        description="The new text; ≤ 16 KiB UTF-8, not blank, no NUL (checked like POST /chat).",
+        json_schema_extra={"maxLength": MAX_PROMPT_BYTES, "pattern": NOT_BLANK},
+    )
+    client_id: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class EditOut(RemovalOut):
@@ -197,8 +202,15 @@ async def edit(
     Nova answers; the new text is checked like `POST /chat` first."""
     pair = await _pair(ctx, user_id, character_id)
     services: ChatServices = request.app.state.chat
+    # checked before the old message is taken back: a refused text changes nothing
     if not body.text.strip():
         raise HTTPException(422, detail={"fehler": "text_leer", "detail": "empty text"})
+    if "\x00" in body.text:
+        raise HTTPException(422, detail={"fehler": "text_ungueltig", "detail": "a NUL character"})
+    if len(body.text.strip().encode("utf-8", "surrogatepass")) > MAX_PROMPT_BYTES:
+        raise HTTPException(
+            413, detail={"fehler": "text_zu_lang", "detail": f"over {MAX_PROMPT_BYTES} bytes"}
+        )
     try:
         removal = await _controls(ctx).remove(pair, message_id)
     except TurnControlError as exc:

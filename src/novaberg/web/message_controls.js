@@ -72,6 +72,7 @@ function lastOf(selector) {
 
 export function refresh() {
   if (!ctx) return;
+  redrawNotes();
   for (const old of $("messages").querySelectorAll(".msg-controls")) old.remove();
   stopButton.hidden = !running();
   stopButton.textContent = t("turns.stop");
@@ -305,6 +306,10 @@ export function afterFailed(msg) {
 }
 
 function redrawNotes() {
+  // a stopped turn loaded from the history carries its reason code: said in words too
+  for (const reason of $("messages").querySelectorAll("li[data-failed-turn] .reason:not([data-stopped])")) {
+    if (/:\s*gestoppt$/.test(reason.textContent.trim())) reason.dataset.stopped = "1";
+  }
   for (const reason of $("messages").querySelectorAll(".reason[data-stopped]")) {
     reason.textContent = ` ${t("turns.stopped")}`;
   }
