@@ -322,9 +322,8 @@ class TurnControls:
         payload[FIELD_USER_INTENTIONS] = list(user.get("intentionen") or [])
         payload[FIELD_REGENERATED] = len(texts)
         payload[FIELD_TURN_ID] = last
-        await self.redis.delete(
-            outcome_key(last, 0), outcome_key(last, int(record.get("trigger_count") or 0))
-        )
+        # every run of the turn (a thinker retry counts on) may answer again
+        await self.redis.delete(*(outcome_key(last, n) for n in range(MAX_SELF_TRIGGERS + 1)))
         event = build_event(
             user_id=pair.user_id,
             character_id=pair.character_id,
