@@ -55,6 +55,16 @@ def served_first(tmp_path: Path, endpoints: Endpoints):  # type: ignore[no-untyp
         yield server
 
 
+@pytest.fixture
+def served_slow_first(tmp_path: Path, endpoints: Endpoints):  # type: ignore[no-untyped-def]
+    """The page's server whose first answer takes 8 s longer: time to look and to stop."""
+    rules = tmp_path / "slow.json"
+    once = {"match": "Antworte kurz und natürlich", "times": 1, "latency_ms": 8000}
+    rules.write_text(json.dumps([once, *RULES]), encoding="utf-8")
+    with ServerThread(serve_settings(tmp_path, endpoints, script=rules), endpoints) as server:
+        yield server
+
+
 def _no_violations(page: Page, label: str) -> None:
     found = run_axe(page, label)
     assert found == {}, found
@@ -93,10 +103,10 @@ def test_a_new_answer_and_browsing_the_answers(
 
 @LOCALES
 def test_stop_edit_and_delete(
-    browser: Browser, served: ServerThread, shoot: Shoot, locale: str
+    browser: Browser, served_slow_first: ServerThread, shoot: Shoot, locale: str
 ) -> None:
     words = WORDS[locale]
-    page = open_page(browser, served.url, locale=locale)
+    page = open_page(browser, served_slow_first.url, locale=locale)
     page.fill("#input", "Eins")
     page.press("#input", "Enter")
     stop = page.get_by_role("button", name=words["stop"])
