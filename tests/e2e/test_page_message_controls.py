@@ -125,6 +125,7 @@ def test_stop_edit_and_delete(
     expect(page.locator(".msg.nova")).to_have_count(1)
     page.get_by_role("button", name=words["edit"]).click()
     page.get_by_test_id("edit-box").fill("Zwei, korrigiert")
+    expect(page.get_by_role("button", name=words["edit"])).to_have_count(0)  # while editing
     _no_violations(page, f"message-editing-{locale}")
     print("screenshot:", shoot(page, f"message-editing-{locale}"))
     page.locator(".edit-form button[type=submit]").click()

@@ -210,6 +210,7 @@ function edit(li) {
   });
   li.append(form);
   box.focus();
+  schedule(); // no edit or delete on a message being edited
 }
 
 // The new text of an edit, shown and awaited like a message typed into the box.
