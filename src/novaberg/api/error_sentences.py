@@ -50,6 +50,9 @@ SENTENCES: Final[dict[str, str]] = {
     "nichts_zu_erneuern": "Auf die letzte Nachricht gibt es noch keine Antwort zum Erneuern.",
     "nicht_die_letzte": "Nur die letzte Nachricht und die letzte Antwort lassen sich ändern.",
     "nicht_erneuerbar": "Diese Antwort ist zu alt, um sie neu schreiben zu lassen.",
+    "agent_handelte": (
+        "In dieser Antwort wurde schon etwas erledigt; eine neue würde es doppelt tun."
+    ),
     "zu_viele_varianten": "Mehr als zehn Antworten auf eine Nachricht gehen nicht.",
     "variante_unbekannt": "Diese Antwort gibt es nicht (mehr).",
     "turn_unbekannt": "Zu dieser Antwort gibt es keine anderen Fassungen.",

@@ -59,6 +59,7 @@ from novaberg.events.queues import Claimed, Supersede
 from novaberg.events.turn_controls import (
     STOP_WITHDRAWN,
     forget_unanswered,
+    mark_agent_acted,
     record_turn_event,
     stop_request,
 )
@@ -271,6 +272,8 @@ class EventConsumer(PairConsumer):
                     await self._stage(event, node)
                     if node == AGENT_NODE or after.get("agent_results"):
                         window_start = None  # an agent acted: this run must finish
+                        if stoppable and event.source == SOURCE_USER:
+                            await mark_agent_acted(self.redis, pair, event.turn_id)
                         stoppable = False
                     elif stoppable and not released and await self._stopped(pair, event):
                         return RunEnd()  # (the stream closes below; nothing persisted)

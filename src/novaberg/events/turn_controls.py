@@ -134,6 +134,15 @@ async def record_turn_event(
     )
 
 
+async def mark_agent_acted(redis: aioredis.Redis, pair: Pair, turn_id: str) -> None:
+    """A task agent acted in the turn's run: a regenerate would run its action twice."""
+    raw = await redis.get(keys.turn_event(pair))
+    record = json.loads(raw) if raw else None
+    if isinstance(record, dict) and record.get("turn_id") == turn_id:
+        record["agent_handelte"] = True
+        await redis.set(keys.turn_event(pair), json.dumps(record), ex=keys.SESSION_TTL)
+
+
 async def stop_request(redis: aioredis.Redis, pair: Pair) -> dict[str, Any] | None:
     """The pending stop request of the pair (`{turn_id, art}`), if any."""
     raw = await redis.get(keys.turn_stop(pair))
@@ -341,6 +350,10 @@ class TurnControls:
         if not isinstance(record, dict) or record.get("turn_id") != turn_id:
             raise TurnControlError(
                 409, "nicht_erneuerbar", "the turn's run can no longer be repeated"
+            )
+        if record.get("agent_handelte"):
+            raise TurnControlError(
+                409, "agent_handelte", "a task agent acted in this turn; it would act twice"
             )
         return record
 
