@@ -284,3 +284,33 @@ async def test_stop_a_running_turn(
     nothing = await http.post("/turns/nova/stop", headers=auth(anna))
     assert nothing.status_code == 409
     assert nothing.json()["detail"]["fehler"] == "kein_turn"
+
+
+async def test_edit_before_the_answer_the_old_text_never_reaches_memory(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, sockets, redis
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, SECOND)
+    script_answer(scripted, SLOW, latency_ms=1500, times=1)
+    await workers()
+    sent = await post(http, anna, "Was hast du heute vr?")
+    old_id = sent.json()["nachrichten_id"]
+    stage = await ws.wait_for(
+        lambda m: m.get("typ") == "character_stage" and m["graph"] == "character"
+    )
+    edited = await http.put(
+        f"/turns/nova/messages/{old_id}", json={"text": QUESTION}, headers=auth(anna)
+    )
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["art"] == "wird_zurueckgezogen"
+    new_id = edited.json()["neu"]["nachrichten_id"]
+    response = await ws.wait_for(
+        lambda m: m.get("typ") == "character_response" and new_id in m["nachrichten_ids"]
+    )
+    assert old_id not in response["nachrichten_ids"], "the old message is not answered"
+    answer = response["nachricht"]
+    assert (await ws.wait_typ("turn_entfernt"))["nachrichten_ids"] == [old_id]
+    await until(lambda: _stored(http, anna, response["turn_id"]), "the new turn stored")
+    assert await session(http, anna) == [("user", QUESTION), ("assistant", answer)]
+    assert await short_term_of(redis, stage["turn_id"]) == []
