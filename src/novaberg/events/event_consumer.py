@@ -61,6 +61,7 @@ from novaberg.events.turn_controls import (
     forget_unanswered,
     mark_agent_acted,
     record_turn_event,
+    restore_after_failed_regenerate,
     stop_request,
 )
 from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
@@ -453,6 +454,7 @@ class EventConsumer(PairConsumer):
     # -- failures -------------------------------------------------------------------------------
 
     async def _fail(self, event: Event, reason: str) -> None:
+        regenerated = bool(event.payload.get(FIELD_REGENERATED))
         await self.outcomes.fail(
             event.user_id,
             event.character_id,
@@ -461,7 +463,11 @@ class EventConsumer(PairConsumer):
             event.message_ids,
             reason,
             event_prompts(event.payload),
+            kept=not regenerated,
         )
+        if regenerated:  # the turn keeps the answer it had (events/turn_controls.py)
+            pair = Pair(event.user_id, event.character_id)
+            await restore_after_failed_regenerate(self.redis, self.delivery, pair, event.turn_id)
 
     async def _reject(self, pair: Pair, entry: Claimed, problem: str) -> None:
         """A rule-breaking event is dropped and logged, never repaired. If it names the

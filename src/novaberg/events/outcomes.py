@@ -155,8 +155,11 @@ class Outcomes:
         message_ids: list[str],
         reason: str,
         prompts: Sequence[str] = (),
+        *,
+        kept: bool = True,
     ) -> int:
         """Report a run without an answer; return its seq (0 = already had an outcome).
+        `kept` False: no history row (a regenerate that failed: the turn keeps its answer).
         A sent failure that names the user's ids is kept with `prompts` (their texts) for
         the history, so a page loaded later can show it and send the texts again."""
         message = FailedMessage(
@@ -175,7 +178,12 @@ class Outcomes:
                 reason,
                 message_ids,
             )
-            if self.failures is not None and message_ids and not reason.startswith(WITHDRAWN):
+            if (
+                kept
+                and self.failures is not None
+                and message_ids
+                and not reason.startswith(WITHDRAWN)
+            ):
                 await self.failures.record(
                     user_id, character_id, turn_id, message_ids, message.reason, prompts
                 )

@@ -43,6 +43,7 @@ from novaberg.events.outcomes import STOPPED, Outcomes, outcome_key
 from novaberg.events.queues import push_event
 from novaberg.pair import Pair
 from novaberg.store import keys, turn_records
+from novaberg.store import session as session_store
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.failed_turns import FailedTurnLog
 from novaberg.store.short_term import ShortTermStore
@@ -141,6 +142,32 @@ async def mark_agent_acted(redis: aioredis.Redis, pair: Pair, turn_id: str) -> N
     if isinstance(record, dict) and record.get("turn_id") == turn_id:
         record["agent_handelte"] = True
         await redis.set(keys.turn_event(pair), json.dumps(record), ex=keys.SESSION_TTL)
+
+
+async def restore_after_failed_regenerate(
+    redis: aioredis.Redis, delivery: Delivery, pair: Pair, turn_id: str
+) -> None:
+    """A regenerate's run ended without an answer: the last kept answer is the turn's answer
+    again (session) and every client is told (`antwort_varianten`)."""
+    raw = await redis.get(keys.answer_variants(pair))
+    data = json.loads(raw) if raw else None
+    if not isinstance(data, dict) or data.get("turn_id") != turn_id or not data.get("texte"):
+        return
+    texts = [str(t) for t in data["texte"]]
+    template = dict(data.get("vorlage") or {})
+    await session_store.append_turn(redis, pair, {**template, "inhalt": texts[-1]})
+    data["gewaehlt"] = len(texts) - 1
+    await redis.set(keys.answer_variants(pair), json.dumps(data), ex=keys.SESSION_TTL)
+    await delivery.send(
+        pair.user_id,
+        {
+            "typ": MSG_VARIANTS,
+            "character_id": pair.character_id,
+            "turn_id": turn_id,
+            "texte": texts,
+            "gewaehlt": len(texts) - 1,
+        },
+    )
 
 
 async def stop_request(redis: aioredis.Redis, pair: Pair) -> dict[str, Any] | None:
@@ -358,10 +385,11 @@ class TurnControls:
         return record
 
     async def _drop_answer(self, pair: Pair, turn_id: str) -> None:
-        """Remove what the answer of `turn_id` left: its session item, the history row, its
-        archive row and Nova's short-term entries of the turn."""
+        """Remove what the answer of `turn_id` left: its session item, its archive row and
+        Nova's short-term entries of the turn. The history row stays until the new answer's
+        row replaces it (the newest row of a turn is the one shown), so a regenerate that
+        fails leaves the turn as it was."""
         await turn_records.remove_session_turns(self.redis, pair, turn_id, (ROLE_ASSISTANT,))
-        await turn_records.delete_history(self.pool, pair, turn_id)
         await turn_records.delete_archive(self.pool, pair, turn_id, (SPEAKER_CHARACTER,))
         await _forget_short_term(self.redis, pair, turn_id, (OBSERVER_ASSISTANT,))
 

@@ -17,6 +17,7 @@ export default {
   "turns.positionLabel": "Antwort {n} von {total}",
   "turns.previous": "Vorherige Antwort",
   "turns.regenerate": "Neu",
+  "turns.regenerateFailed": "Keine neue Antwort ({reason}); die bisherige bleibt.",
   "turns.regenerateLabel": "Neue Antwort schreiben lassen",
   "turns.save": "Senden",
   "turns.stop": "Anhalten",

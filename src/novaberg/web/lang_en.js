@@ -17,6 +17,7 @@ export default {
   "turns.positionLabel": "Answer {n} of {total}",
   "turns.previous": "Previous answer",
   "turns.regenerate": "New",
+  "turns.regenerateFailed": "No new answer ({reason}); the one before stays.",
   "turns.regenerateLabel": "Ask for a new answer",
   "turns.save": "Send",
   "turns.stop": "Stop",

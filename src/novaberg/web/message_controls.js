@@ -289,6 +289,21 @@ export function onRemoved(msg) {
 
 // A failure the controls explain: a withdrawn message leaves (true: nothing else to show).
 export function takeFailure(msg) {
+  const kept = variants.get(msg.turn_id);
+  if (kept && kept.chosen === null && msg.grund !== "zurueckgezogen") {
+    // a new answer that did not come: the answer shown stays (antwort_varianten follows)
+    const li = [...$("messages").querySelectorAll("li.msg.nova[data-turn]")]
+      .find((el) => el.dataset.turn === msg.turn_id);
+    if (li) {
+      li.classList.remove("regenerating");
+      fail(li, { message: t("turns.regenerateFailed", { reason: msg.grund }) });
+    }
+    for (const id of msg.nachrichten_ids || []) ctx.state.open.delete(id);
+    ctx.state.answered.add(msg.turn_id);
+    $("stage").hidden = true;
+    schedule();
+    return true;
+  }
   if (msg.grund !== "zurueckgezogen") return false;
   onRemoved({ nachrichten_ids: msg.nachrichten_ids, turn_id: null });
   $("stage").hidden = true;

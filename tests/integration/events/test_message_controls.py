@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
-from event_helpers import WAIT, Socket, post, script_answer
+from event_helpers import RESPONDER, WAIT, Socket, post, script_answer
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.llm.scripted import ScriptedLLM
@@ -314,3 +314,36 @@ async def test_edit_before_the_answer_the_old_text_never_reaches_memory(
     await until(lambda: _stored(http, anna, response["turn_id"]), "the new turn stored")
     assert await session(http, anna) == [("user", QUESTION), ("assistant", answer)]
     assert await short_term_of(redis, stage["turn_id"]) == []
+
+
+async def test_a_failed_new_answer_leaves_the_turn_as_it_was(
+    http: httpx.AsyncClient, token, workers, scripted: ScriptedLLM, sockets, db
+) -> None:
+    anna = await token("anna")
+    ws = await sockets(anna)
+    script_answer(scripted, FIRST)
+    await workers(failures=FailedTurnLog(db))
+    first = await answered(http, anna, ws, QUESTION)
+    turn = first["turn_id"]
+    scripted.add(RESPONDER, fault="error")  # every answer from now on fails
+    started = await http.post("/turns/nova/regenerate", headers=auth(anna))
+    assert started.status_code == 202, started.text
+    failed = await ws.wait_for(
+        lambda m: m.get("typ") == "turn_gescheitert" and m["turn_id"] == turn
+    )
+    assert failed["nachrichten_ids"] == first["nachrichten_ids"]
+    restored = await ws.wait_for(
+        lambda m: m.get("typ") == "antwort_varianten" and m["gewaehlt"] is not None
+    )
+    assert restored["texte"] == [FIRST] and restored["gewaehlt"] == 0
+    await until(lambda: _idle_pair(http, anna), "the failed run ended")
+    assert await session(http, anna) == [("user", QUESTION), ("assistant", FIRST)]
+    rows = await history(http, anna)
+    assert [(r["eingabe"], r["nachricht"], r["gescheitert"]) for r in rows] == [
+        (QUESTION, FIRST, False)
+    ]
+
+
+async def _idle_pair(http: httpx.AsyncClient, token: str) -> bool:
+    turns = await session(http, token)
+    return bool(turns) and turns[-1][0] == "assistant"
