@@ -142,6 +142,15 @@ MSG_RESPONSE: Final = "character_response"
 MSG_FAILED: Final = "turn_gescheitert"
 MSG_UTTERANCE: Final = "user_utterance"
 MSG_HELLO: Final = "verbindung"
+MSG_VARIANTS: Final = "antwort_varianten"
+"""The answers kept for the last turn (`texte`, `gewaehlt`: the one shown, null while a new
+one is on its way): sent when a regenerate starts and when another one is chosen."""
+MSG_TURN_REMOVED: Final = "turn_entfernt"
+"""The person took their last message back (`art` `zurueckgezogen` before the answer,
+`geloescht` with its answer): every client drops the bubbles of `nachrichten_ids`."""
+FIELD_REGENERATED: Final = "neu_erzeugt"
+"""On a user `message` event: a regenerate of a turn already answered (never superseded:
+nothing new was said)."""
 
 # --- timeline rows (`timeline.event_type`) ----------------------------------------------------
 

@@ -36,6 +36,7 @@ from novaberg.api import (
     push_api,
     telegram_webhook,
     tokens_api,
+    turns_api,
     ws,
 )
 from novaberg.api.context import AppContext, cancel_quietly
@@ -73,6 +74,7 @@ ROUTERS: list[APIRouter] = [
     channels_api.router,
     push_api.router,
     telegram_webhook.router,
+    turns_api.router,
 ]
 """Every router the app serves, in order."""
 

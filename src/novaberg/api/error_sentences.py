@@ -78,6 +78,19 @@ SENTENCES: Final[dict[str, str]] = {
     "verbindung_fehlgeschlagen": (
         "Das Modell hat auf die Probe nicht richtig geantwortet; die bisherige Verbindung bleibt."
     ),
+    # message controls (api/turns_api.py)
+    "turn_laeuft": "Gerade entsteht noch eine Antwort. Warte sie ab oder halte sie an.",
+    "nichts_zu_erneuern": "Auf die letzte Nachricht gibt es noch keine Antwort zum Erneuern.",
+    "nicht_die_letzte": "Nur die letzte Nachricht und die letzte Antwort lassen sich ändern.",
+    "nicht_erneuerbar": "Diese Antwort ist zu alt, um sie neu schreiben zu lassen.",
+    "agent_handelte": (
+        "In dieser Antwort wurde schon etwas erledigt; eine neue würde es doppelt tun."
+    ),
+    "zu_viele_varianten": "Mehr als zehn Antworten auf eine Nachricht gehen nicht.",
+    "variante_unbekannt": "Diese Antwort gibt es nicht (mehr).",
+    "turn_unbekannt": "Zu dieser Antwort gibt es keine anderen Fassungen.",
+    "nachricht_unbekannt": "Diese Nachricht gibt es nicht (mehr).",
+    "kein_turn": "Gerade läuft nichts, das sich anhalten ließe.",
 }
 """German, the default (also what a client that names no language reads)."""
 
@@ -132,6 +145,17 @@ SENTENCES_EN: Final[dict[str, str]] = {
     "verbindung_fehlgeschlagen": (
         "The model did not answer the probe properly; the current connection stays."
     ),
+    # message controls (api/turns_api.py)
+    "turn_laeuft": "An answer is still being written. Wait for it or stop it.",
+    "nichts_zu_erneuern": "There is no answer to the last message yet that could be renewed.",
+    "nicht_die_letzte": "Only the last message and the last answer can be changed.",
+    "nicht_erneuerbar": "This answer is too old to be written anew.",
+    "agent_handelte": ("Something was already done in this answer; a new one would do it twice."),
+    "zu_viele_varianten": "More than ten answers to one message are not possible.",
+    "variante_unbekannt": "This answer does not exist (any more).",
+    "turn_unbekannt": "There are no other versions of this answer.",
+    "nachricht_unbekannt": "This message does not exist (any more).",
+    "kein_turn": "Nothing is running right now that could be stopped.",
     "kein_chat": "This is not a readable chat history.",
     "archiv_voll": "The archive is full; nothing was imported.",
     "import_laeuft": "An import is still running. Try again in a moment.",

@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 from novaberg.api.auth import current_user
 from novaberg.api.chat import ChatServices, Reply, authorize, enqueue, rate_refusal
 from novaberg.api.context import AppContext, get_context
+from novaberg.api.door_resend import regenerate_if_resent
 from novaberg.api.door_task_answer import answer_task
 from novaberg.api.door_tasks import BackgroundTask, recognize
 from novaberg.api.door_usage import usage
@@ -479,14 +480,27 @@ async def chat_completions(
             "/activate); nothing was queued",
         )
     timeout = ctx.settings.door_timeout
+    pair, messages = Pair(user_id, req.model), [m.model_dump() for m in req.messages]
+
+    async def accept() -> Accepted | Reply:  # a resend is a regenerate (api/door_resend.py)
+        again = await regenerate_if_resent(ctx.redis, ctx.pool, pair, messages)
+        return again or await enqueue(services, user_id, req.model, user_message.text(), None)
+
     if req.stream:
         with_usage = req.stream_options is not None and req.stream_options.include_usage
         return await _stream(
-            services, user_id, token_key, req.model, user_message.text(), timeout, with_usage
+            services,
+            user_id,
+            token_key,
+            req.model,
+            user_message.text(),
+            timeout,
+            with_usage,
+            accept=accept,
         )
     try:
         async with watch_user(services.hub, user_id, token_key) as watch:
-            accepted = await enqueue(services, user_id, req.model, user_message.text(), None)
+            accepted = await accept()
             if isinstance(accepted, Reply):
                 return _from_reply(accepted)
             await answered_here(services.hub.redis, accepted.message_id)
@@ -577,6 +591,7 @@ async def _stream(
     text: str,
     timeout: float,
     with_usage: bool = False,
+    accept: Callable[[], Awaitable[Accepted | Reply]] | None = None,
 ) -> Response:
     """Queue the message, then answer 200 with the event stream (refusals before that are
     plain HTTP errors)."""
@@ -586,7 +601,10 @@ async def _stream(
     except TooManyConnections:
         return _too_many_connections()
     try:
-        accepted = await enqueue(services, user_id, character_id, text, None)
+        if accept is None:
+            accepted = await enqueue(services, user_id, character_id, text, None)
+        else:
+            accepted = await accept()
     except BaseException:
         await watching.__aexit__(None, None, None)
         raise

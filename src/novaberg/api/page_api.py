@@ -132,6 +132,20 @@ def history_entry(row: dict[str, Any]) -> HistoryEntry:
     )
 
 
+def newest_per_turn(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows (newest first) with only the newest of each turn id: a regenerated turn
+    (events/turn_controls.py) may briefly have its old row too, until it is deleted."""
+    seen: set[str] = set()
+    kept = []
+    for row in rows:
+        turn = row.get("turn_id")
+        if turn and turn in seen:
+            continue
+        seen.add(turn or "")
+        kept.append(row)
+    return kept
+
+
 @router.get("/history/{character_id}", response_model=HistoryPage, summary="Conversation history")
 async def history(
     character_id: CharacterId,
@@ -149,7 +163,7 @@ async def history(
     rows = await read_history(
         ctx.pool, pair, before_id=vor, limit=limit + 1, ranges=chats.open_ranges(spans)
     )
-    page = rows[:limit]
+    page = newest_per_turn(rows[:limit])
     return HistoryPage(
         eintraege=[history_entry(r) for r in reversed(page)], weitere=len(rows) > limit
     )

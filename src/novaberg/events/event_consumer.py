@@ -54,8 +54,16 @@ from novaberg.events.model import (
     parse_event,
     stage_label,
 )
-from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, reason_for
+from novaberg.events.outcomes import BAD_EVENT, NO_ANSWER, STOPPED, WITHDRAWN, reason_for
 from novaberg.events.queues import Claimed, Supersede
+from novaberg.events.turn_controls import (
+    STOP_WITHDRAWN,
+    forget_unanswered,
+    mark_agent_acted,
+    record_turn_event,
+    restore_after_failed_regenerate,
+    stop_request,
+)
 from novaberg.graph.contract import AGENT_NODE, CharacterTurn, release_ready
 from novaberg.llm.errors import GateTimeout
 from novaberg.llm.layer import model_turn
@@ -69,6 +77,7 @@ from novaberg.wire import (
     FIELD_MESSAGE_IDS,
     FIELD_PATH1_FAILURE,
     FIELD_RECEIVED_AT,
+    FIELD_REGENERATED,
     FIELD_SUPERSEDED,
     FIELD_TRIGGER_TURN_ID,
     FIELD_TURN_ID,
@@ -129,6 +138,7 @@ def supersede_window_start(event: Event) -> float | None:
         event.source != SOURCE_USER
         or event.kind != KIND_MESSAGE
         or event.payload.get(FIELD_PATH1_FAILURE)
+        or event.payload.get(FIELD_REGENERATED)  # nothing new was said: nothing to join
     ):
         return None
     if superseded_before(event) >= MAX_SUPERSEDES:
@@ -242,6 +252,11 @@ class EventConsumer(PairConsumer):
         final: dict[str, Any] | None = None
         last_node = "start"
         window_start = supersede_window_start(event)
+        stoppable = True
+        if event.source == SOURCE_USER and event.kind == KIND_MESSAGE:
+            await record_turn_event(
+                self.redis, pair, event.turn_id, dict(event.payload), event.trigger_count
+            )
         try:
             state = self.graphs.character_state(
                 CharacterTurn(
@@ -260,6 +275,11 @@ class EventConsumer(PairConsumer):
                         await self._stage(event, node)
                         if node == AGENT_NODE or after.get("agent_results"):
                             window_start = None  # an agent acted: this run must finish
+                            if stoppable and event.source == SOURCE_USER:
+                                await mark_agent_acted(self.redis, pair, event.turn_id)
+                            stoppable = False
+                        elif stoppable and not released and await self._stopped(pair, event):
+                            return RunEnd()  # (the stream closes below; nothing persisted)
                         if released or window_start is None:
                             await self.queues.refresh_marker(pair, entry.marker)
                         elif await self._supersede(pair, event, entry, window_start, node):
@@ -319,6 +339,25 @@ class EventConsumer(PairConsumer):
             node,
             event.message_ids,
         )
+        return True
+
+    async def _stopped(self, pair: Pair, event: Event) -> bool:
+        """End this unreleased run if the person stopped it or took its message back
+        (events/turn_controls.py); True if it ended. Its ids get their outcome here."""
+        request = await until_redis_back(
+            lambda: stop_request(self.redis, pair), f"stop check of {event.turn_id}"
+        )
+        if request is None or request.get("turn_id") != event.turn_id:
+            return False
+        withdrawn = request.get("art") == STOP_WITHDRAWN
+        log.info("turn %s of %s ended by the person (%s)", event.turn_id, pair, request.get("art"))
+        await self._fail(event, WITHDRAWN if withdrawn else STOPPED)
+        if withdrawn:
+            await forget_unanswered(
+                self.redis, self.delivery, pair, event.turn_id, event.message_ids
+            )
+        else:
+            await self.redis.delete(keys.turn_stop(pair))
         return True
 
     async def _stage(self, event: Event, node: str) -> None:
@@ -417,6 +456,7 @@ class EventConsumer(PairConsumer):
     # -- failures -------------------------------------------------------------------------------
 
     async def _fail(self, event: Event, reason: str) -> None:
+        regenerated = bool(event.payload.get(FIELD_REGENERATED))
         await self.outcomes.fail(
             event.user_id,
             event.character_id,
@@ -425,7 +465,11 @@ class EventConsumer(PairConsumer):
             event.message_ids,
             reason,
             event_prompts(event.payload),
+            kept=not regenerated,
         )
+        if regenerated:  # the turn keeps the answer it had (events/turn_controls.py)
+            pair = Pair(event.user_id, event.character_id)
+            await restore_after_failed_regenerate(self.redis, self.delivery, pair, event.turn_id)
 
     async def _reject(self, pair: Pair, entry: Claimed, problem: str) -> None:
         """A rule-breaking event is dropped and logged, never repaired. If it names the

@@ -64,6 +64,10 @@ PAUSED = "charakter_pausiert"
 (events/parked.py)."""
 NODE_ERROR = "fehler_im_knoten"
 BAD_EVENT = "ereignis_ungueltig"
+STOPPED = "gestoppt"
+"""The person stopped the run before its answer left (events/turn_controls.py)."""
+WITHDRAWN = "zurueckgezogen"
+"""The person took the message back before the answer left: no history row is kept."""
 
 
 def outcome_key(turn_id: str, trigger_count: int) -> str:
@@ -151,8 +155,11 @@ class Outcomes:
         message_ids: list[str],
         reason: str,
         prompts: Sequence[str] = (),
+        *,
+        kept: bool = True,
     ) -> int:
         """Report a run without an answer; return its seq (0 = already had an outcome).
+        `kept` False: no history row (a regenerate that failed: the turn keeps its answer).
         A sent failure that names the user's ids is kept with `prompts` (their texts) for
         the history, so a page loaded later can show it and send the texts again."""
         message = FailedMessage(
@@ -171,7 +178,12 @@ class Outcomes:
                 reason,
                 message_ids,
             )
-            if self.failures is not None and message_ids:
+            if (
+                kept
+                and self.failures is not None
+                and message_ids
+                and not reason.startswith(WITHDRAWN)
+            ):
                 await self.failures.record(
                     user_id, character_id, turn_id, message_ids, message.reason, prompts
                 )

@@ -50,6 +50,30 @@ def turn_marker(pair: Pair) -> str:
     return f"turn_laeuft:{pair}"
 
 
+def turn_event(pair: Pair) -> str:
+    """The payload of the pair's last user-message event as its CharacterGraph run began
+    (JSON `{turn_id, payload}`): what a regenerate runs again without Path 1
+    (events/turn_controls.py). Expires with the session."""
+    return f"turn_ereignis:{pair}"
+
+
+def answer_variants(pair: Pair) -> str:
+    """The answers a regenerate kept of the pair's last turn (JSON `{turn_id, texte,
+    gewaehlt}`; events/turn_controls.py). Expires with the session."""
+    return f"antwort_varianten:{pair}"
+
+
+def turn_stop(pair: Pair) -> str:
+    """A request to end the pair's running turn before its answer leaves (JSON
+    `{turn_id, art}`: `gestoppt` or `zurueckgezogen`), read by the event consumer after
+    every node (events/turn_controls.py)."""
+    return f"turn_stopp:{pair}"
+
+
+TURN_STOP_TTL = 600
+"""A stop request outlives no turn marker (its TTL is the same)."""
+
+
 def carried_ids(pair: Pair) -> str:
     """List of nachrichten_ids whose unreleased run was superseded by newer utterances;
     the next block cut for the pair takes them over (events/queues.py)."""

@@ -22,6 +22,7 @@ import * as channels from "./channels.js";
 import * as composer from "./composer.js";
 import * as identity from "./identity.js";
 import * as chats from "./chats.js";
+import * as controls from "./message_controls.js";
 import { fillNames } from "./greeting.js";
 import { has, onLanguageChange, setAttr, setText, t, timeElement, translatePage, unmark } from "./i18n.js";
 
@@ -169,7 +170,8 @@ function historyNodes(entries) {
       continue;
     }
     if (e.reiz_herkunft !== IMPULSE && e.eingabe) {
-      frag.append(bubble("user history", e.eingabe, e.zeit));
+      const mine = frag.appendChild(bubble("user history", e.eingabe, e.zeit));
+      if (e.turn_id) mine.dataset.userTurn = e.turn_id; // the message controls' handle
     }
     const li = novaBubble(e.nachricht, e.zeit, e.turn_id, e.reiz_herkunft);
     li.classList.add("history");
@@ -411,10 +413,16 @@ function onMessage(msg) {
       $("stage").dataset.node = msg.node;
       break;
     case "character_response":
-      onResponse(msg);
+      if (!controls.takeResponse(msg)) onResponse(msg); // a regenerated answer replaces
       break;
     case "turn_gescheitert":
-      onFailed(msg);
+      if (!controls.takeFailure(msg)) onFailed(msg).then(() => controls.afterFailed(msg));
+      break;
+    case "antwort_varianten":
+      controls.onVariants(msg);
+      break;
+    case "turn_entfernt":
+      controls.onRemoved(msg);
       break;
     case "user_utterance":
       onUtterance(msg);
@@ -518,6 +526,7 @@ function selectCharacter(id) {
   $("messages").replaceChildren();
   state.rows.clear();
   state.shownTurns.clear();
+  controls.reset();
   emotions.reset();
   memory.setCharacter(id);
   settings.setCharacter(id);
@@ -639,6 +648,7 @@ pause.mount($("character-pause"), $("paused-banner"));
 chats.mount($("chats"), showChat);
 
 composer.mount($("input"), $("input-count"), $("input-reason"));
+controls.init({ state, bubble, append });
 $("composer").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("input").value;
