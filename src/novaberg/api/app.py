@@ -20,6 +20,7 @@ from novaberg.agents.registry import agent_migrations
 from novaberg.api import (
     agents_api,
     channels_api,
+    character_editor,
     characters_api,
     chat,
     errors,
@@ -59,6 +60,7 @@ ROUTERS: list[APIRouter] = [
     agents_api.router,
     imports_api.router,
     characters_api.router,
+    character_editor.router,
     openai_door.router,
     page_api.router,
     impulses_routes.router,
