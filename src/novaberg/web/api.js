@@ -22,6 +22,7 @@ export async function call(method, path, body) {
     err.code = detail && detail.fehler;
     err.status = res.status;
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
+    err.field = detail && detail.feld; // the refused field, where the server names one
     throw err;
   }
   return data;

@@ -19,12 +19,16 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
-import { fillNames } from "./greeting.js";
+import { greetingBubble, keepAnswered } from "./greeting.js";
+import { characterName, setCharacter, speaker } from "./character.js";
+import * as editor from "./character_editor.js";
+import { importedEntry } from "./imported.js";
 import { formatTime, t, translatePage } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
+const OPENING = "eroeffnung"; // a card greeting the person answered (wire.py ORIGIN_OPENING)
 const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (wire.py)
 
 
@@ -83,7 +87,9 @@ function bubble(kind, text, ts, markdown = false) {
 function novaBubble(text, ts, turnId, origin) {
   const impulse = origin === IMPULSE;
   const li = bubble("nova" + (impulse ? " impulse" : ""), text, ts, true);
+  li.prepend(speaker()); // the character's avatar and name
   if (impulse) badge(li, "💭 eigener Gedanke");
+  if (origin === OPENING) badge(li, `👋 ${t("chars.opening")}`);
   if (turnId) {
     li.dataset.turn = turnId;
     state.shownTurns.add(turnId);
@@ -105,7 +111,9 @@ function badge(li, text) {
   const b = document.createElement("span");
   b.className = "badge";
   b.textContent = text;
-  li.prepend(b);
+  const who = li.querySelector(":scope > .speaker");
+  if (who) who.after(b);
+  else li.prepend(b);
 }
 
 function scrollDown() {
@@ -154,6 +162,10 @@ function historyNodes(entries) {
       frag.append(failedEntry(e));
       continue;
     }
+    if (e.importiert) {
+      frag.append(importedEntry(e, bubble, t("chars.you")));
+      continue;
+    }
     if (e.reiz_herkunft !== IMPULSE && e.eingabe) {
       frag.append(bubble("user history", e.eingabe, e.zeit));
     }
@@ -200,22 +212,18 @@ function myName() {
   return me;
 }
 
-// An empty conversation with a character whose card has a greeting: the greeting on top,
-// with the names filled in and marked as the card's — shown only, never stored or sent.
+// An empty conversation with a character whose card has greetings: the first on top, the
+// others browsable, names filled in, marked as the card's; stored only once answered.
 async function greet(history) {
-  if (history.more || history.oldest !== null) return; // not empty, or not loaded
+  if (history.more || history.count) return; // not empty, or not loaded
   let character;
   try {
     character = await get(`/characters/${encodeURIComponent(history.character)}`);
   } catch (err) { return; }
-  const text = (character.erste_nachricht || "").trim();
-  if (!text) return;
   const user = await myName();
   if (history !== state.history || $("messages").querySelector(".card-greeting")) return;
-  const li = bubble("card-greeting", fillNames(text, { char: character.name, user }), null, true);
-  li.dataset.testid = "card-greeting";
-  badge(li, `👋 ${character.name} · Begrüßung aus der Karte`);
-  $("messages").prepend(li);
+  const li = greetingBubble(character, user, { bubble, render: renderMarkdown });
+  if (li) $("messages").prepend(li);
 }
 
 async function openHistory() {
@@ -229,6 +237,7 @@ async function openHistory() {
 async function send(text) {
   settleQuestions($("messages")); // whatever is sent now answers an open question
   const li = append(bubble("user pending", text));
+  await keepAnswered($("messages"), state.character); // the greeting answered: the opening
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
   state.inflight.add(done);
@@ -338,7 +347,7 @@ async function onFailed(msg) {
   if (!ours.length) {
     append(bubble("notice", ids.length
       ? `Ein Turn von einem anderen Gerät ist gescheitert (${msg.grund}).`
-      : `Nova konnte nicht weiterschreiben (${msg.grund}).`));
+      : `${characterName()} konnte nicht weiterschreiben (${msg.grund}).`));
     return;
   }
   ours.forEach((id) => {
@@ -487,6 +496,7 @@ function selectCharacter(id) {
   state.character = id;
   localStorage.setItem("novaberg-character", id);
   cards.markSelected($("character-avatars"), id);
+  showCharacter(id);
   pause.show(id, characterLabel());
   $("messages").replaceChildren();
   state.rows.clear();
@@ -514,6 +524,15 @@ async function showOpenedTurn() {
   li.focus();
 }
 
+let known = []; // the characters of the last GET /characters
+
+// The shown character for every module that names it (character.js) and for the editor.
+function showCharacter(id) {
+  const c = known.find((k) => k.character_id === id) || { character_id: id, name: characterLabel() };
+  setCharacter(c);
+  editor.show(c);
+}
+
 async function loadCharacters() {
   const picker = $("character-picker");
   let list = [];
@@ -538,6 +557,8 @@ async function loadCharacters() {
     return o;
   }));
   picker.value = state.character;
+  known = list;
+  showCharacter(state.character);
   pause.know(list);
   pause.show(state.character, characterLabel());
   cards.showAvatars($("character-avatars"), list, state.character, (id) => {
@@ -579,6 +600,11 @@ async function start() {
 // ---------- wiring ----------
 
 cards.mount(document.body, $("card-file"), $("card-status"), async (id) => {
+  state.character = id;
+  await loadCharacters();
+  selectCharacter(id);
+});
+editor.mount($("character-editor"), $("character-edit"), $("character-new"), async (id) => {
   state.character = id;
   await loadCharacters();
   selectCharacter(id);

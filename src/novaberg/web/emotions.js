@@ -4,10 +4,11 @@
 "use strict";
 
 import { radar, timeline } from "./charts.js";
+import { characterName } from "./character.js";
 
 const RECENT = 12; // observations per actor the radar sums over
 const ACTORS = [
-  { key: "nova", label: "Nova" },
+  { key: "nova", get label() { return characterName(); } }, // the shown character
   { key: "user", label: "Du" },
 ];
 
@@ -44,7 +45,7 @@ export function observe(turn, redraw = true) {
   if (turn.emotion) {
     const cap = root && root.querySelector("[data-role=now]");
     if (cap) {
-      const parts = [`Nova: ${turn.emotion}`];
+      const parts = [`${characterName()}: ${turn.emotion}`];
       if (turn.user_emotion) parts.push(`du: ${turn.user_emotion}`);
       if (turn.emotions_vektor) parts.push(`Verlauf: ${turn.emotions_vektor}`);
       cap.textContent = parts.join(" · ");

@@ -1,5 +1,7 @@
 // The conversation history (GET /history/{character}): the newest page on load, older
-// pages when the list is scrolled to its top. Entries come oldest first.
+// pages when the list is scrolled to its top. Entries come oldest first. Before the live
+// turns come the chats imported for the character (GET /history/{character}/importiert):
+// once the live history is exhausted, the pages go on into them (entries `importiert`).
 "use strict";
 
 import { enc, get } from "./api.js";
@@ -12,19 +14,35 @@ export class History {
     this.oldest = null;   // smallest row id loaded: the cursor of the next older page
     this.more = true;
     this.loading = null;
+    this.imported = false; // paging through the imported chats now
+    this.count = 0;        // entries loaded so far, live and imported
   }
 
   // The next older page (the newest one first); [] when there is nothing more.
   older() {
     if (!this.more) return Promise.resolve([]);
     if (this.loading) return this.loading;
-    const params = new URLSearchParams({ limit: String(PAGE) });
-    if (this.oldest !== null) params.set("vor", String(this.oldest));
-    this.loading = get(`/history/${enc(this.character)}?${params}`).then((page) => {
-      if (page.eintraege.length) this.oldest = page.eintraege[0].id;
-      this.more = page.weitere;
-      return page.eintraege;
+    this.loading = this.page().then(async (entries) => {
+      // the live turns ended within this page: the imported ones follow at once
+      if (!this.more && !this.imported) {
+        this.imported = true;
+        this.oldest = null;
+        this.more = true;
+        entries = (await this.page()).concat(entries);
+      }
+      this.count += entries.length;
+      return entries;
     }).finally(() => { this.loading = null; });
     return this.loading;
+  }
+
+  async page() {
+    const params = new URLSearchParams({ limit: String(PAGE) });
+    if (this.oldest !== null) params.set("vor", String(this.oldest));
+    const path = this.imported ? `/history/${enc(this.character)}/importiert` : `/history/${enc(this.character)}`;
+    const page = await get(`${path}?${params}`);
+    if (page.eintraege.length) this.oldest = page.eintraege[0].id;
+    this.more = page.weitere;
+    return this.imported ? page.eintraege.map((e) => ({ ...e, importiert: true })) : page.eintraege;
   }
 }
