@@ -18,6 +18,7 @@ let dialog = null;
 let shown = null;        // the character the picker shows (a GET /characters item)
 let mode = "edit";       // "edit" (own), "copy" (of a built-in one) or "new"
 let saved = async () => {};
+let editor = null;       // the "Bearbeiten" button: usable once the character is known
 
 const part = (role) => dialog.querySelector(`[data-role="${role}"]`);
 const field = (name) => dialog.querySelector(`[name="${name}"]`);
@@ -25,9 +26,16 @@ const field = (name) => dialog.querySelector(`[name="${name}"]`);
 export function mount(element, editButton, newButton, onSaved) {
   dialog = element;
   saved = onSaved;
+  editor = editButton;
+  editor.disabled = shown === null;
   editButton.addEventListener("click", () => open(shown && shown.eigen === false ? "copy" : "edit"));
   newButton.addEventListener("click", () => open("new"));
   part("editor-cancel").addEventListener("click", () => dialog.close());
+  part("editor-form").addEventListener("input", (ev) => {
+    if (ev.target.getAttribute("aria-invalid") !== "true") return;
+    ev.target.removeAttribute("aria-invalid"); // corrected: the refusal no longer applies
+    say("");
+  });
   part("editor-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     save();
@@ -37,6 +45,7 @@ export function mount(element, editButton, newButton, onSaved) {
 /** The picker shows `c` now: "Bearbeiten" edits it (or copies a built-in one). */
 export function show(c) {
   shown = c;
+  if (editor) editor.disabled = false;
 }
 
 function say(error) {

@@ -1,6 +1,6 @@
 -- A card's alternate greetings (character card V2/V3 `alternate_greetings`), beside its
 -- first greeting (`erste_nachricht`): the page lets the person browse them on an empty
--- conversation (docs/behaviour/web.md#a-cards-greetings). A JSON array of strings; cards
+-- conversation (docs/behaviour/web.md#the-page). A JSON array of strings; cards
 -- imported before this column existed get theirs from the stored card.
 ALTER TABLE characters ADD COLUMN IF NOT EXISTS weitere_begruessungen JSONB NOT NULL
     DEFAULT '[]'::jsonb;
