@@ -156,7 +156,7 @@ def test_alternate_greetings_browse_and_the_answered_one_opens(
     expect(page.locator("#messages .msg.nova:not(.card-greeting)")).to_have_count(1)
     expect(page.get_by_test_id("greeting-browse")).to_have_count(0)  # answered: kept as it is
     history = recorded(page, made["character_id"], 2)
-    assert [e["nachricht"] for e in history][0] == chosen  # the opening: what the person saw
+    assert history[0]["nachricht"] == chosen  # the opening: what the person saw
     assert history[0]["reiz_herkunft"] == "eroeffnung"
     assert history[1]["eingabe"] == "Hallo Tilda"
 

@@ -19,7 +19,7 @@ import { decorate, settleQuestions } from "./answer_extras.js";
 import * as pause from "./pause.js";
 import * as channels from "./channels.js";
 import * as composer from "./composer.js";
-import { greetingBubble, keepAnswered } from "./greeting.js";
+import { greetingBubble, keepAnswered } from "./greeting_bubble.js";
 import { characterName, setCharacter, speaker } from "./character.js";
 import * as editor from "./character_editor.js";
 import { importedEntry } from "./imported.js";
