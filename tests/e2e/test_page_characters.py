@@ -222,7 +222,7 @@ def test_the_characters_name_and_avatar_everywhere(
 ) -> None:
     w = words(locale)
     first = open_page(browser, served.url, locale=locale)
-    made = api(first, "POST", "/characters/new", {"name": "Lena", "beschreibung": "Gärtnerin."})
+    made = api(first, "POST", "/new-character", {"name": "Lena", "beschreibung": "Gärtnerin."})
     api(
         first,
         "PUT",

@@ -1,8 +1,9 @@
 """The page's character editor: write a character from scratch, change an own one's words,
 give it a picture.
 
-- `POST /characters/new` — a new own character from a name and, optionally, the other fields;
-  its id is made from the name (`lena`, `lena-2`, … when taken)
+- `POST /new-character` — a new own character from a name and, optionally, the other fields;
+  its id is made from the name (`lena`, `lena-2`, … when taken); a path of its own, because
+  under `/characters/` every segment is a character id (one may well be called "new")
 - `PATCH /characters/{character_id}` — change name, description, personality, scenario or
   greeting of an own character; only the fields sent change
 - `PUT /characters/{character_id}/avatar` — its picture: `{"bild": "<base64>"}` of a PNG, JPEG
@@ -33,14 +34,14 @@ from novaberg.api.characters_api import (
     get_character,
     unknown_character,
 )
-from novaberg.api.errors import BODY, ErrorOut
+from novaberg.api.errors import AUTH, BODY, ErrorOut, refused_or_invalid
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.imports.cards import character_id_for
 from novaberg.imports.pictures import STORED_TYPE as AVATAR_TYPE
 from novaberg.imports.pictures import PictureError, reencode
 from novaberg.store import characters
 
-router = APIRouter(tags=["characters"])
+router = APIRouter(tags=["characters"], responses={**AUTH})
 
 NAME_MAX_CHARS: Final = 100
 FIELD_MAX_CHARS: Final = 20_000
@@ -77,7 +78,9 @@ class CharacterEdit(BaseModel):
 
 
 class NewCharacterIn(CharacterEdit):
-    name: str = Field(description=f"1–{NAME_MAX_CHARS} characters.")  # type: ignore[assignment]
+    name: str = Field(  # type: ignore[assignment]
+        min_length=1, description=f"1–{NAME_MAX_CHARS} characters, not only spaces."
+    )
 
 
 class AvatarIn(BaseModel):
@@ -136,13 +139,15 @@ READ_ONLY: Final[dict[int | str, dict[str, Any]]] = {
 
 
 @router.post(
-    "/characters/new",
+    "/new-character",
     status_code=201,
     response_model=CharacterOut,
     responses={
         **BODY,
         409: _doc(f"{ID_TAKEN}: no free id for this name / {TOO_MANY}: the caller owns the most"),
-        422: _doc(f"{INVALID_FIELD}: a field is empty, too long or holds a NUL (`feld` names it)"),
+        422: refused_or_invalid(
+            f"{INVALID_FIELD}: a field is empty, too long or holds a NUL (`feld` names it)"
+        ),
     },
     summary="Write a new character",
 )
@@ -192,7 +197,9 @@ async def new_character(
         **BODY,
         **NOT_FOUND,
         **READ_ONLY,
-        422: _doc(f"{INVALID_FIELD}: a field is empty, too long or holds a NUL (`feld` names it)"),
+        422: refused_or_invalid(
+            f"{INVALID_FIELD}: a field is empty, too long or holds a NUL (`feld` names it)"
+        ),
     },
     summary="Change an own character",
 )
@@ -215,7 +222,9 @@ async def edit_character(
         **BODY,
         **NOT_FOUND,
         **READ_ONLY,
-        422: _doc(f"{BAD_PICTURE}: not base64 of a PNG, JPEG or WebP of at most 512 KiB"),
+        422: refused_or_invalid(
+            f"{BAD_PICTURE}: not base64 of a PNG, JPEG or WebP of at most 512 KiB"
+        ),
     },
     summary="Give an own character a picture",
 )

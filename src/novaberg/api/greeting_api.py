@@ -21,14 +21,14 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from novaberg.api.characters_api import NOT_FOUND, unknown_character
-from novaberg.api.errors import BODY, ErrorOut
+from novaberg.api.errors import AUTH, BODY, refused_or_invalid
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.pair import Pair
 from novaberg.store import characters, conversation_history, session
 from novaberg.store.characters import Character
 from novaberg.wire import ORIGIN_OPENING, ROLE_ASSISTANT
 
-router = APIRouter(tags=["characters"])
+router = APIRouter(tags=["characters"], responses={**AUTH})
 
 NO_SUCH_GREETING: Final = "begruessung_unbekannt"
 _MACROS: Final = (
@@ -72,7 +72,7 @@ def filled(text: str, character_name: str, user_id: str) -> str:
     responses={
         **BODY,
         **NOT_FOUND,
-        422: {"model": ErrorOut, "description": f"{NO_SUCH_GREETING}: the card has no such one"},
+        422: refused_or_invalid(f"{NO_SUCH_GREETING}: the character has no such greeting"),
     },
     summary="Record the greeting the person answers as the conversation's opening",
 )

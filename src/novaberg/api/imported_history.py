@@ -13,12 +13,13 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from novaberg.api.errors import AUTH
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.pair import Pair
 from novaberg.store.archive import SPEAKER_CHARACTER, SPEAKER_USER
 from novaberg.store.imported_turns import ImportedTurn, read_imported
 
-router = APIRouter(tags=["page"])
+router = APIRouter(tags=["page"], responses={**AUTH})
 
 PAGE_DEFAULT: Final = 30
 

@@ -1,6 +1,6 @@
 // The character editor: a dialog to write a new character, change one of the person's own
 // (name, description, personality, scenario, greeting) and give it a picture (PATCH
-// /characters/{id}, POST /characters/new, PUT /characters/{id}/avatar). A built-in
+// /characters/{id}, POST /new-character, PUT /characters/{id}/avatar). A built-in
 // character (Nova) is read-only for everyone: "Bearbeiten" offers a copy of it instead,
 // saved as a new own character. A refused save keeps the dialog open with the reason and
 // the field marked. The persona the model is given changes from the next turn on.
@@ -112,7 +112,7 @@ async function save() {
   try {
     const record = mode === "edit"
       ? await call("PATCH", `/characters/${enc(shown.character_id)}`, body)
-      : await call("POST", "/characters/new", body);
+      : await call("POST", "/new-character", body);
     if (file) {
       await call("PUT", `/characters/${enc(record.character_id)}/avatar`, { bild: await pictureData(file) });
       forget(record.character_id);

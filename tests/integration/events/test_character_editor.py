@@ -75,11 +75,11 @@ async def test_a_written_character_is_own_talked_to_and_its_persona_used(
 ) -> None:
     key = await token("wanda")
     body = {"name": "Lena Berg", "beschreibung": "Eine Gärtnerin.", "erste_nachricht": "Hi!"}
-    made = await http.post("/characters/new", json=body, headers=auth(key))
+    made = await http.post("/new-character", json=body, headers=auth(key))
     assert made.status_code == 201, made.text
     assert made.json()["character_id"] == "lena-berg"
     assert made.json()["eigen"] is True
-    again = await http.post("/characters/new", json=body, headers=auth(key))
+    again = await http.post("/new-character", json=body, headers=auth(key))
     assert again.json()["character_id"] == "lena-berg-2"
     listed = (await http.get("/characters", headers=auth(key))).json()["characters"]
     assert {"lena-berg", "lena-berg-2"} <= {c["character_id"] for c in listed}
@@ -99,7 +99,7 @@ async def test_an_edit_changes_only_the_sent_fields_and_the_next_persona(
 ) -> None:
     key = await token("edda")
     await http.post(
-        "/characters/new", json={"name": "Olga", "szenario": "Im Zug."}, headers=auth(key)
+        "/new-character", json={"name": "Olga", "szenario": "Im Zug."}, headers=auth(key)
     )
     pair = Pair("edda", "olga")
     assert "Im Zug." in await persona(redis, db, pair)
@@ -121,7 +121,7 @@ async def test_refusals_are_sentences_shared_read_only_foreign_unknown(
     server: Running, http: httpx.AsyncClient, token: Callable[[str], Awaitable[str]]
 ) -> None:
     owner, other = await token("ines"), await token("jonas")
-    await http.post("/characters/new", json={"name": "Pia"}, headers=auth(owner))
+    await http.post("/new-character", json={"name": "Pia"}, headers=auth(owner))
     nova = await http.patch("/characters/nova", json={"name": "Not Nova"}, headers=auth(owner))
     assert nova.status_code == 403
     assert nova.json()["detail"]["fehler"] == "character_geteilt"
@@ -151,7 +151,7 @@ async def test_an_avatar_is_checked_and_stored_as_a_small_png(
     server: Running, http: httpx.AsyncClient, token: Callable[[str], Awaitable[str]]
 ) -> None:
     key = await token("karl")
-    await http.post("/characters/new", json={"name": "Rudi"}, headers=auth(key))
+    await http.post("/new-character", json={"name": "Rudi"}, headers=auth(key))
     for kind in ("JPEG", "WEBP", "PNG"):
         sent = await http.put(
             "/characters/rudi/avatar",
