@@ -37,6 +37,10 @@ ORIGIN_USER: Final = "nutzer_turn"
 ORIGIN_OWN_THOUGHT: Final = "eigener_impuls"
 """A run started by the character's own impulse."""
 
+ORIGIN_OPENING: Final = "eroeffnung"
+"""Not a run: the card greeting the person answered, stored as the conversation's opening
+(api/greeting_api.py); in the history and the session like an answer, without a stimulus."""
+
 # --- payload fields read or written in more than one module ---------------------------------
 
 FIELD_ORIGIN: Final = "reiz_herkunft"

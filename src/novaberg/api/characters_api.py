@@ -8,7 +8,8 @@
   (own or shared: the pause is the caller's alone), and activate it again: what the caller
   wrote meanwhile is stored and answered on activation (docs/behaviour/events.md#paused-characters)
 
-Creating one is an import: `POST /characters` (api/imports_api.py).
+Creating one is an import: `POST /characters` (api/imports_api.py); writing one and changing
+an own one: api/character_editor.py.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ class CharacterOut(BaseModel):
     persoenlichkeit: str
     szenario: str
     erste_nachricht: str
+    weitere_begruessungen: list[str] = Field(
+        description="The card's alternate greetings (V2/V3 `alternate_greetings`), in order."
+    )
     beispiel_dialog: str
     system_prompt: str
     aus_karte: bool
@@ -161,6 +165,7 @@ async def get_character(character_id: CharacterId, user_id: User, ctx: Context) 
         persoenlichkeit=found.personality,
         szenario=found.scenario,
         erste_nachricht=found.first_message,
+        weitere_begruessungen=list(found.alternate_greetings),
         beispiel_dialog=found.example_dialogue,
         system_prompt=found.system_prompt,
         aus_karte=found.card_hash is not None,

@@ -46,6 +46,14 @@ SENTENCES: Final[dict[str, str]] = {
     "charakter_unbekannt": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
     "chat_unbekannt": "Diesen Chat gibt es nicht (mehr). Wähle einen aus der Liste.",
     "nicht_gefunden": "Das gibt es nicht (mehr).",
+    "unbekannter_character": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
+    "character_geteilt": (
+        "Dieser Charakter ist eingebaut und kann nicht geändert werden. Lege eine Kopie an."
+    ),
+    "feld_ungueltig": "Ein Feld ist leer oder zu lang. Prüfe den Namen und die Texte.",
+    "bild_ungueltig": "Das Bild geht nicht: bitte ein PNG, JPEG oder WebP bis 512 KiB.",
+    "character_vorhanden": "Einen Charakter mit diesem Namen gibt es schon. Wähle einen anderen.",
+    "zu_viele_charaktere": "Du hast schon so viele Charaktere, wie erlaubt sind. Lösche erst einen.",
     "nicht_bereit": "Der Server startet noch. Versuch es gleich noch einmal.",
     "speicher_nicht_erreichbar": (
         "Der Server kann gerade nichts speichern; die Nachricht wurde nicht angenommen. "

@@ -70,6 +70,16 @@ CONFLICT: dict[int | str, dict[str, Any]] = {
 }
 
 
+def refused_or_invalid(text: str) -> dict[str, Any]:
+    """A 422 that is either the framework's (a body that does not fit the schema) or ours
+    (`{"fehler", ...}`: a value the route refuses): both shapes documented."""
+    shapes = [
+        {"$ref": "#/components/schemas/HTTPValidationError"},
+        {"$ref": "#/components/schemas/ErrorOut"},
+    ]
+    return {"description": text, "content": {"application/json": {"schema": {"anyOf": shapes}}}}
+
+
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 

@@ -118,6 +118,7 @@ async def import_card(
                 personality=card.personality,
                 scenario=card.scenario,
                 first_message=card.first_message,
+                alternate_greetings=card.alternate_greetings,
                 example_dialogue=card.example_dialogue,
                 system_prompt=card.system_prompt,
                 card=card.raw,

@@ -3,9 +3,9 @@ or embedded in a PNG.
 
 A PNG carries the card base64-encoded in a `tEXt` chunk: `ccv3` (V3) or `chara` (V2 and
 older); when both are present `ccv3` wins. V2/V3 keep the fields in `data`; V1 has them at
-the top level. What Novaberg uses: name, description, personality, scenario, first message,
-example dialogue, system prompt, and the lorebook (`character_book.entries`: keys and
-content, disabled entries left out). Anything else that is not a card raises `CardError`
+the top level. What Novaberg uses: name, description, personality, scenario, first message
+and alternate greetings, example dialogue, system prompt, and the lorebook
+(`character_book.entries`: keys and content, disabled entries left out). Anything else that is not a card raises `CardError`
 with one line (docs/behaviour/memory.md#imports); a card over a limit (imports/limits.py:
 file size, a field's length, lorebook entries) raises `TooLarge`, JSON nested too deep
 `TooDeep` (bounded_json.py), each before the part concerned is stored or walked.
@@ -64,6 +64,8 @@ class Card:
     personality: str = ""
     scenario: str = ""
     first_message: str = ""
+    alternate_greetings: tuple[str, ...] = ()
+    """V2/V3 `alternate_greetings`: other openings the person may pick instead of the first."""
     example_dialogue: str = ""
     system_prompt: str = ""
     lore: tuple[LoreEntry, ...] = ()
@@ -215,6 +217,28 @@ def _lore(data: Mapping[str, Any], limits: ImportLimits) -> tuple[LoreEntry, ...
     return tuple(lore)
 
 
+MAX_ALTERNATE_GREETINGS: Final = 32
+"""More are not stored: nobody browses further, and each one is up to a field's length."""
+
+
+def _alternate_greetings(data: Mapping[str, Any], limits: ImportLimits) -> tuple[str, ...]:
+    """The card's non-empty alternate greetings, each within a field's limit, the first
+    `MAX_ALTERNATE_GREETINGS` of them (anything that is no list of strings: none)."""
+    raw = data.get("alternate_greetings")
+    if not isinstance(raw, list):
+        return ()
+    greetings: list[str] = []
+    for position, value in enumerate(raw):
+        if len(greetings) == MAX_ALTERNATE_GREETINGS:
+            break
+        if not isinstance(value, str):
+            continue
+        text = _field({"g": value}, "g", limits, f"alternate greeting {position + 1}")
+        if text:
+            greetings.append(text)
+    return tuple(greetings)
+
+
 def _storable(value: Any) -> bool:
     """Every string in it is text PostgreSQL can store: no NUL, no unpaired surrogate."""
     return all(
@@ -246,6 +270,7 @@ def parse_card(obj: Any, limits: ImportLimits = DEFAULT_LIMITS) -> Card:
         personality=_field(data, "personality", limits),
         scenario=_field(data, "scenario", limits),
         first_message=_field(data, "first_mes", limits),
+        alternate_greetings=_alternate_greetings(data, limits),
         example_dialogue=_field(data, "mes_example", limits),
         system_prompt=_field(data, "system_prompt", limits),
         lore=_lore(data, limits),

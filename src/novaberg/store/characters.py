@@ -40,7 +40,7 @@ _SUMMARY_COLUMNS: Final = (
 _RECORD_COLUMNS: Final = (
     "c.character_id, c.name, c.beschreibung, c.persoenlichkeit, c.szenario, c.erste_nachricht,"
     " c.beispiel_dialog, c.system_prompt, c.karten_hash, c.avatar IS NOT NULL AS hat_avatar,"
-    " c.besitzer <> '' AS eigen, c.erstellt_am"
+    " c.besitzer <> '' AS eigen, c.erstellt_am, c.weitere_begruessungen"
 )
 
 
@@ -63,6 +63,7 @@ class NewCharacter:
     personality: str = ""
     scenario: str = ""
     first_message: str = ""
+    alternate_greetings: tuple[str, ...] = ()
     example_dialogue: str = ""
     system_prompt: str = ""
     card: dict[str, Any] | None = None
@@ -101,6 +102,7 @@ class Character:
     has_avatar: bool
     own: bool
     created_at: datetime
+    alternate_greetings: tuple[str, ...] = ()
 
 
 def _summary(row: dict[str, Any]) -> CharacterSummary:
@@ -130,6 +132,9 @@ def _record(row: dict[str, Any]) -> Character:
         has_avatar=bool(row["hat_avatar"]),
         own=bool(row["eigen"]),
         created_at=row["erstellt_am"],
+        alternate_greetings=tuple(
+            str(text) for text in row["weitere_begruessungen"] or () if isinstance(text, str)
+        ),
     )
 
 
@@ -156,7 +161,8 @@ async def create(
     cur = await conn.execute(
         "INSERT INTO characters (besitzer, character_id, name, beschreibung, persoenlichkeit,"
         " szenario, erste_nachricht, beispiel_dialog, system_prompt, karte, karten_hash, avatar,"
-        " avatar_typ) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+        " avatar_typ, weitere_begruessungen) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        " %s, %s, %s"
         " WHERE NOT EXISTS (SELECT 1 FROM characters WHERE besitzer = '' AND character_id = %s)"
         " ON CONFLICT (besitzer, character_id) DO NOTHING",
         (
@@ -173,6 +179,7 @@ async def create(
             new.card_hash,
             new.avatar,
             new.avatar_type if new.avatar is not None else None,
+            Jsonb(list(new.alternate_greetings)),
             new.character_id,
         ),
     )
@@ -185,6 +192,57 @@ async def delete(conn: AsyncConnection[Any], owner: str, character_id: str) -> b
     cur = await conn.execute(
         "DELETE FROM characters WHERE besitzer = %s AND character_id = %s AND besitzer <> ''",
         (owner, character_id),
+    )
+    return cur.rowcount == 1
+
+
+EDITABLE: Final = {
+    "name": "name",
+    "description": "beschreibung",
+    "personality": "persoenlichkeit",
+    "scenario": "szenario",
+    "first_message": "erste_nachricht",
+}
+"""The fields the page's editor changes (attribute -> column); the rest of a card stays."""
+
+
+async def update(
+    conn: AsyncConnection[Any], owner: str, character_id: str, changes: Mapping[str, str]
+) -> bool:
+    """Set `changes` (keys of `EDITABLE`) on `owner`'s own character; False if they own
+    none of this id (a shared one is never changed here). The persona the prompts use is read
+    from this row every turn, so a change counts from the next turn on."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise ValueError(f"not editable: {sorted(unknown)}")
+    if not changes:
+        return await owns(conn, owner, character_id)
+    assignments = ", ".join(f"{EDITABLE[name]} = %({name})s" for name in changes)
+    cur = await conn.execute(
+        f"UPDATE characters SET {assignments}"
+        " WHERE besitzer = %(owner)s AND character_id = %(id)s AND besitzer <> ''",
+        {**changes, "owner": owner, "id": character_id},
+    )
+    return cur.rowcount == 1
+
+
+async def owns(conn: AsyncConnection[Any], owner: str, character_id: str) -> bool:
+    """Whether `owner` has an own (not shared) character of this id."""
+    cur = await conn.execute(
+        "SELECT 1 FROM characters WHERE besitzer = %s AND character_id = %s AND besitzer <> ''",
+        (owner, character_id),
+    )
+    return await cur.fetchone() is not None
+
+
+async def set_avatar(
+    conn: AsyncConnection[Any], owner: str, character_id: str, avatar: bytes, avatar_type: str
+) -> bool:
+    """Replace the picture of `owner`'s own character; False if they own none of this id."""
+    cur = await conn.execute(
+        "UPDATE characters SET avatar = %s, avatar_typ = %s"
+        " WHERE besitzer = %s AND character_id = %s AND besitzer <> ''",
+        (avatar, avatar_type, owner, character_id),
     )
     return cur.rowcount == 1
 
@@ -286,15 +344,16 @@ def name_query(pair: Pair) -> Query:
 
 
 def persona_query(pair: Pair) -> Query:
-    """The card fields of the pair's character if it came from a card (no row otherwise):
-    columns name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt."""
+    """The card fields of the pair's character if it came from a card or is the user's own
+    (written in the page's editor); no row for a built-in one, whose persona is the prompts'
+    own: columns name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt."""
     inner = _PAIR_ROW.format(
         columns="name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt,"
-        " karten_hash"
+        " karten_hash, besitzer"
     )
     return (
         "SELECT name, beschreibung, persoenlichkeit, szenario, beispiel_dialog, system_prompt"
-        f" FROM ({inner}) r WHERE karten_hash IS NOT NULL",
+        f" FROM ({inner}) r WHERE karten_hash IS NOT NULL OR besitzer <> ''",
         (pair.character_id, pair.user_id),
     )
 

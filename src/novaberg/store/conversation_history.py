@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
+from psycopg import AsyncConnection
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.pair import Pair
 from novaberg.store.pipeline_log import KIND_FAILED_TURN, KIND_RAW_TURN
+from novaberg.wire import ORIGIN_OPENING
 
 _SQL = (
     "SELECT id, erstellt_am, turn_id, art, inhalt FROM pipeline_log"
@@ -83,3 +86,41 @@ async def read_history(
     async with pool.connection() as conn:
         cur = await conn.execute(sql, (pair.user_id, pair.character_id, cursor, *bounds, limit))
         return [dict(row) for row in await cur.fetchall()]
+
+
+OPENING_SOURCE: Final = "seite"
+"""`quelle` of an opening's row: written by the page's request, not by a graph."""
+
+
+async def add_opening(conn: AsyncConnection[Any], pair: Pair, text: str, now: datetime) -> bool:
+    """Record `text` as the character's opening of `pair`'s conversation: a `turn_roh` row
+    with an answer and no stimulus (`herkunft` eroeffnung), shown by the history like an
+    answer. Only into an empty conversation (False otherwise, nothing written); a per-pair
+    lock makes two tabs answering the greeting at once write one opening."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtext(%s))",
+        (f"opening:{pair.user_id}:{pair.character_id}",),
+    )
+    cur = await conn.execute(
+        "SELECT 1 FROM pipeline_log"
+        f" WHERE art IN ('{KIND_RAW_TURN}', '{KIND_FAILED_TURN}')"
+        " AND user_id = %s AND character_id = %s LIMIT 1",
+        (pair.user_id, pair.character_id),
+    )
+    if await cur.fetchone() is not None:
+        return False
+    content = {"user_prompt": "", "response": text, "herkunft": ORIGIN_OPENING}
+    await conn.execute(
+        "INSERT INTO pipeline_log (erstellt_am, quelle, node, art, inhalt, user_id, character_id)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (
+            now,
+            OPENING_SOURCE,
+            "begruessung",
+            KIND_RAW_TURN,
+            Jsonb(content),
+            pair.user_id,
+            pair.character_id,
+        ),
+    )
+    return True

@@ -33,6 +33,7 @@ export async function call(method, path, body) {
     err.detail = detail && typeof detail.detail === "string" ? detail.detail : ""; // the sentence
     err.reason = (detail && detail.grund) || ""; // which rule refused it (a code), if said
     err.data = detail && typeof detail === "object" ? detail : null; // the whole error body
+    err.field = detail && detail.feld; // the refused field, where the server names one
     throw err;
   }
   return data;

@@ -23,12 +23,16 @@ import * as composer from "./composer.js";
 import * as identity from "./identity.js";
 import * as chats from "./chats.js";
 import * as controls from "./message_controls.js";
-import { fillNames } from "./greeting.js";
 import { has, onLanguageChange, setAttr, setText, t, timeElement, translatePage, unmark } from "./i18n.js";
+import { greetingBubble, keepAnswered } from "./greeting_bubble.js";
+import { characterName, setCharacter, speaker } from "./character.js";
+import * as editor from "./character_editor.js";
+import { importedEntry } from "./imported.js";
 
 const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
+const OPENING = "eroeffnung"; // a card greeting the person answered (wire.py ORIGIN_OPENING)
 const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (wire.py)
 
 
@@ -78,7 +82,9 @@ function bubble(kind, text, ts, markdown = false) {
 function novaBubble(text, ts, turnId, origin) {
   const impulse = origin === IMPULSE;
   const li = bubble("nova" + (impulse ? " impulse" : ""), text, ts, true);
+  li.prepend(speaker()); // the character's avatar and name
   if (impulse) badge(li, "app.ownThought");
+  if (origin === OPENING) badge(li, null, {}, `👋 ${t("chars.opening")}`);
   if (turnId) {
     li.dataset.turn = turnId;
     state.shownTurns.add(turnId);
@@ -102,7 +108,9 @@ function badge(li, key, vars = {}, text = "") {
   b.className = "badge";
   if (key) setText(b, key, vars);
   else b.textContent = text;
-  li.prepend(b);
+  const who = li.querySelector(":scope > .speaker");
+  if (who) who.after(b);
+  else li.prepend(b);
 }
 
 // A failed turn's `grund` (`modell_timeout (nach responder)`) as a sentence of the
@@ -169,6 +177,10 @@ function historyNodes(entries) {
       frag.append(failedEntry(e));
       continue;
     }
+    if (e.importiert) {
+      frag.append(importedEntry(e, bubble, t("chars.you")));
+      continue;
+    }
     if (e.reiz_herkunft !== IMPULSE && e.eingabe) {
       const mine = frag.appendChild(bubble("user history", e.eingabe, e.zeit));
       if (e.turn_id) mine.dataset.userTurn = e.turn_id; // the message controls' handle
@@ -216,22 +228,18 @@ function myName() {
   return me;
 }
 
-// An empty conversation with a character whose card has a greeting: the greeting on top,
-// with the names filled in and marked as the card's — shown only, never stored or sent.
+// An empty conversation with a character whose card has greetings: the first on top, the
+// others browsable, names filled in, marked as the card's; stored only once answered.
 async function greet(history) {
-  if (history.more || history.oldest !== null) return; // not empty, or not loaded
+  if (history.more || history.count) return; // not empty, or not loaded
   let character;
   try {
     character = await get(`/characters/${encodeURIComponent(history.character)}`);
   } catch (err) { return; }
-  const text = (character.erste_nachricht || "").trim();
-  if (!text) return;
   const user = await myName();
   if (history !== state.history || $("messages").querySelector(".card-greeting")) return;
-  const li = bubble("card-greeting", fillNames(text, { char: character.name, user }), null, true);
-  li.dataset.testid = "card-greeting";
-  badge(li, "app.cardGreeting", { name: character.name });
-  $("messages").prepend(li);
+  const li = greetingBubble(character, user, { bubble, render: renderMarkdown });
+  if (li) $("messages").prepend(li);
 }
 
 async function openHistory() {
@@ -246,6 +254,7 @@ async function send(text) {
   settleQuestions($("messages")); // whatever is sent now answers an open question
   chats.noteSent(text);
   const li = append(bubble("user pending", text));
+  await keepAnswered($("messages"), state.character); // the greeting answered: the opening
   const pending = {};
   const done = new Promise((resolve) => (pending.resolve = resolve));
   state.inflight.add(done);
@@ -521,6 +530,7 @@ function selectCharacter(id) {
   state.character = id;
   localStorage.setItem("novaberg-character", id);
   cards.markSelected($("character-avatars"), id);
+  showCharacter(id);
   pause.show(id, characterLabel());
   namePanels();
   $("messages").replaceChildren();
@@ -544,7 +554,7 @@ async function showChat(chat) {
     state.shownTurns.clear();
     emotions.reset();
   }
-  state.history = new History(state.character, chat);
+  state.history = new History(state.character, chat, chats.isFirst(chat)); // imported: first chat
   await openHistory();
 }
 
@@ -561,6 +571,15 @@ async function showOpenedTurn() {
   li.setAttribute("tabindex", "-1");
   li.scrollIntoView({ block: "center" });
   li.focus();
+}
+
+let known = []; // the characters of the last GET /characters
+
+// The shown character for every module that names it (character.js) and for the editor.
+function showCharacter(id) {
+  const c = known.find((k) => k.character_id === id) || { character_id: id, name: characterLabel() };
+  setCharacter(c);
+  editor.show(c);
 }
 
 async function loadCharacters() {
@@ -587,6 +606,8 @@ async function loadCharacters() {
     return o;
   }));
   picker.value = state.character;
+  known = list;
+  showCharacter(state.character);
   pause.know(list);
   pause.show(state.character, characterLabel());
   namePanels();
@@ -630,6 +651,11 @@ async function start() {
 // ---------- wiring ----------
 
 cards.mount(document.body, $("card-file"), $("card-status"), async (id) => {
+  state.character = id;
+  await loadCharacters();
+  selectCharacter(id);
+});
+editor.mount($("character-editor"), $("character-edit"), $("character-new"), async (id) => {
   state.character = id;
   await loadCharacters();
   selectCharacter(id);

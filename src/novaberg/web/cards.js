@@ -30,6 +30,11 @@ function picture(id) {
   return pictures.get(id);
 }
 
+// A new picture was given: the next avatar of `id` is fetched again.
+export function forget(id) {
+  pictures.delete(id);
+}
+
 function initial(c) {
   const letter = document.createElement("span");
   letter.className = "initial";

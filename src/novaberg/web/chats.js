@@ -22,6 +22,10 @@ function make(tag, attrs = {}, text = "") {
   return node;
 }
 
+/** Whether `id` is the pair's first chat (the oldest; or none listed yet): the one that
+ * holds what came before chats, and the chats imported for the character. */
+export const isFirst = (id) => !list.length || list[list.length - 1].id === id;
+
 export function mount(container, opened) {
   root = container;
   onOpen = opened;

@@ -1,6 +1,6 @@
-// A card character's greeting (its card's first_mes, `erste_nachricht`): shown on the page
-// when its conversation is still empty, marked as the card's greeting. It is only shown —
-// never stored in the history nor sent to the model as something the character said.
+// A card character's greetings (its card's first_mes, `erste_nachricht`, and its alternate
+// greetings) as text: the names filled in, the list the page browses. Pure functions, no
+// DOM (tests/unit/web run them in node); the bubble is greeting_bubble.js.
 "use strict";
 
 // The card placeholders, as the server fills them into a persona (agents/turn_context.py).
@@ -16,4 +16,12 @@ export function fillNames(text, names) {
   let out = String(text);
   for (const [pattern, whose] of MACROS) out = out.replace(pattern, () => names[whose]);
   return out;
+}
+
+// The greetings a card offers: its first (`erste_nachricht`), then its alternate ones
+// (`weitere_begruessungen`, V2/V3 `alternate_greetings`), blank ones left out.
+export function greetingsOf(character) {
+  return [character.erste_nachricht, ...(character.weitere_begruessungen || [])]
+    .map((text) => String(text || "").trim())
+    .filter(Boolean);
 }

@@ -84,6 +84,20 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409",
 """
 
 
+CHARACTER_EDITOR = """
+# The character editor's values are judged beyond their schema: a name of spaces, a text
+# over 20 000 characters (422 feld_ungueltig), base64 that is no PNG/JPEG/WebP picture (422
+# bild_ungueltig), a greeting number the character does not have (422
+# begruessung_unbekannt) - tests/integration/events/test_character_editor.py and
+# test_character_opening.py cover each refusal.
+[[operations]]
+include-path-regex = "^/(new-character|characters/[^/]+(/avatar|/opening)?)$"
+include-method-regex = "^(POST|PUT|PATCH)$"
+checks.positive_data_acceptance.expected-statuses = [
+  "2xx", "401", "403", "404", "409", "413", "422", "429",
+]
+"""
+
 TOKENS = """
 # DELETE /tokens/{token_id} revokes the caller's own token at once; an id schemathesis picks
 # (or takes from GET /tokens) would end the run's authentication half way. It revokes a
@@ -116,7 +130,9 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     spare = await issue_token(db, "anna", "ersatz")
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
-    config.write_text(MODEL + NO_WORKER + UPLOADS + CHAT + LIBRARY + TOKENS % spare.token_id)
+    config.write_text(
+        MODEL + NO_WORKER + UPLOADS + CHAT + LIBRARY + CHARACTER_EDITOR + TOKENS % spare.token_id
+    )
     command = [
         *_schemathesis(),
         "--config-file",

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from novaberg.imports.cards import CardError, character_id_for, parse_card, read_card
+from novaberg.imports.cards import (
+    MAX_ALTERNATE_GREETINGS,
+    CardError,
+    character_id_for,
+    parse_card,
+    read_card,
+)
+from novaberg.imports.limits import DEFAULT_LIMITS, TooLarge
 
 V2: dict[str, Any] = {
     "spec": "chara_card_v2",
@@ -128,3 +136,26 @@ def test_a_png_cards_picture_is_kept_without_the_card(card_png) -> None:  # type
     assert len(png) - len(card.image) > 2 * len(json.dumps(V2)), "both card chunks left out"
     assert card.image.endswith(b"IEND\xaeB`\x82")
     assert read_card(json.dumps(V2).encode()).image is None
+
+
+def test_alternate_greetings_are_kept_in_order_blank_and_non_text_left_out() -> None:
+    card = parse_card(
+        {
+            "spec": "chara_card_v3",
+            "data": {
+                "name": "Tove",
+                "first_mes": "Hej!",
+                "alternate_greetings": [" Moin. ", "", 3, None, "Na?"],
+            },
+        }
+    )
+    assert card.alternate_greetings == ("Moin.", "Na?")
+    assert parse_card({"spec": "chara_card_v2", "data": {"name": "A"}}).alternate_greetings == ()
+    many = {"name": "B", "alternate_greetings": [f"G{i}" for i in range(40)]}
+    assert len(parse_card({"data": many}).alternate_greetings) == MAX_ALTERNATE_GREETINGS
+
+
+def test_an_alternate_greeting_over_the_field_limit_refuses_the_card() -> None:
+    limits = replace(DEFAULT_LIMITS, card_field_chars=10)
+    with pytest.raises(TooLarge, match="alternate greeting 2"):
+        parse_card({"data": {"name": "C", "alternate_greetings": ["ok", "x" * 11]}}, limits)
