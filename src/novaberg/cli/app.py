@@ -336,3 +336,13 @@ _register_telegram()
 
 def main() -> None:
     app()
+
+
+def _register_transfer() -> None:
+    from novaberg.cli.transfer import export_command, restore_command
+
+    app.command("export")(export_command)
+    app.command("restore")(restore_command)
+
+
+_register_transfer()
