@@ -132,4 +132,5 @@ LEFT_OUT: Final[dict[str, str]] = {
     "schema_settings": "installation state, not a person's",
 }
 """Every other table of the schema, with the reason it does not travel (docs/export.md;
-tests/unit check the two lists cover the schema)."""
+tests/integration/transfer/test_export_coverage.py checks that the two lists cover the
+schema)."""

@@ -1,0 +1,48 @@
+"""`GET /export[?character=C]`: the signed-in person's data as a download — the same
+archive `novaberg export --user U` writes (docs/export.md), for a person who has no shell
+on the server. Only the caller's own data: the user comes from the token, never a query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from novaberg.api.errors import AUTH
+from novaberg.api.memory import Context, User
+from novaberg.store.transfer.export import export_person
+
+router = APIRouter(tags=["export"], responses={**AUTH})
+
+ZIP = "application/zip"
+
+
+@router.get(
+    "/export",
+    response_class=Response,
+    responses={200: {"content": {ZIP: {}}, "description": "The archive (a zip)."}},
+)
+async def export_download(
+    user_id: User,
+    ctx: Context,
+    character: Annotated[
+        str | None, Query(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    ] = None,
+) -> Response:
+    """History, archive, short- and long-term memory, goals, profiles, notes,
+    appointments, directives, identity, impulse settings, characters and persona of the
+    caller (of one character, if named), as `novaberg-<user>-<date>.zip`."""
+    archive = await export_person(
+        ctx.pool, ctx.redis, user_id, character_id=character, embed_dim=ctx.settings.embed_dim
+    )
+    day = datetime.now(UTC).strftime("%Y-%m-%d")
+    name = f"novaberg-{user_id}{'-' + character if character else ''}-{day}.zip"
+    return Response(
+        archive.to_bytes(),
+        media_type=ZIP,
+        headers={
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "Cache-Control": "no-store",
+        },
+    )
