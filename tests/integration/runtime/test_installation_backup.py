@@ -64,8 +64,18 @@ async def test_a_dump_and_an_rdb_snapshot_restore_a_whole_installation(
     valkey = EmbeddedRedis(home / "redis")
     try:
         url = postgres.start()
+        migrate(url, 384)  # the fresh home's first start (`novaberg doctor`) built a schema
         subprocess.run(
-            [_pg_bin("pg_restore"), "--no-owner", "--exit-on-error", "-d", url, str(dump)],
+            [
+                _pg_bin("pg_restore"),
+                "--no-owner",
+                "--clean",
+                "--if-exists",
+                "--exit-on-error",
+                "-d",
+                url,
+                str(dump),
+            ],
             check=True,
         )
         applied = migrate(url, 384)  # what `novaberg serve` does next: nothing left to do
