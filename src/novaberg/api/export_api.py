@@ -4,6 +4,7 @@ on the server. Only the caller's own data: the user comes from the token, never 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -38,8 +39,9 @@ async def export_download(
     )
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     name = f"novaberg-{user_id}{'-' + character if character else ''}-{day}.zip"
+    body = await asyncio.to_thread(archive.to_bytes)  # zipping is CPU work: off the loop
     return Response(
-        archive.to_bytes(),
+        body,
         media_type=ZIP,
         headers={
             "Content-Disposition": f'attachment; filename="{name}"',

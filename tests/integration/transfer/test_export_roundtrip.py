@@ -326,3 +326,28 @@ def test_cli_export_and_restore_print_progress_and_refuse_a_newer_version(
     refused = runner.invoke(cli_app, ["restore", str(newer)])
     assert refused.exit_code == 2
     assert "format version 99" in refused.output and "Update Novaberg" in refused.output
+
+
+async def test_another_embedding_size_is_refused_with_a_sentence(
+    db: AsyncConnectionPool, redis: aioredis.Redis, model: ModelLayer, target: Installation
+) -> None:
+    await _seed(db, redis, model)
+    archive = await export_person(db, redis, "meister", embed_dim=384)
+    archive.embed_dim = 768
+    with pytest.raises(ArchiveRefused, match="768 dimensions; this installation uses 384"):
+        await restore_archive(target.pool, target.redis, archive)
+    assert await _tables(target.pool, "meister") == {spec.name: [] for spec in TABLES}
+
+
+async def test_a_pair_used_before_the_restore_keeps_its_entries_and_gains_the_restored(
+    db: AsyncConnectionPool, redis: aioredis.Redis, model: ModelLayer, target: Installation
+) -> None:
+    await _seed(db, redis, model)
+    archive = await export_person(db, redis, "meister", embed_dim=384)
+    own = keys.short_term_entry(PAIR, 9)
+    await target.redis.sadd(keys.short_term_index(PAIR), own)
+    await restore_archive(target.pool, target.redis, archive)
+    assert await target.redis.smembers(keys.short_term_index(PAIR)) == {
+        own,
+        keys.short_term_entry(PAIR, 5),
+    }

@@ -126,6 +126,10 @@ def rename_user(text: str, old: str, new: str) -> str:
     return text
 
 
+def _renamed(value: Any, old: str, new: str) -> Any:
+    return value if isinstance(value, dict) else rename_user(str(value), old, new)
+
+
 async def restore_keys(
     redis: aioredis.Redis, items: list[dict[str, Any]], old_user: str, new_user: str
 ) -> tuple[int, int]:
@@ -135,6 +139,13 @@ async def restore_keys(
     try:
         for item in items:
             key = rename_user(str(item["key"]), old_user, new_user)
+            if item["type"] == "set" and item["value"]:
+                # an index set (kzg_index) may exist already for a pair used here before:
+                # its entries are joined, not dropped (SADD of a member twice adds nothing)
+                members = [_dec(_renamed(v, old_user, new_user)) for v in item["value"]]
+                added = await raw.sadd(key, *members)
+                written, present = (written + 1, present) if added else (written, present + 1)
+                continue
             if await raw.exists(key):
                 present += 1
                 continue
@@ -158,8 +169,7 @@ async def _write(
     elif kind == "list":
         pipe.rpush(key, *[_dec(v) for v in value])
     elif kind == "set":
-        members = [v if isinstance(v, dict) else rename_user(v, old_user, new_user) for v in value]
-        pipe.sadd(key, *[_dec(v) for v in members])
+        pipe.sadd(key, *[_dec(_renamed(v, old_user, new_user)) for v in value])
     elif kind == "zset":
         pipe.zadd(key, {_dec(m): float(s) for m, s in value})
     if item.get("ttl_ms"):
