@@ -351,3 +351,74 @@ async def test_a_pair_used_before_the_restore_keeps_its_entries_and_gains_the_re
         own,
         keys.short_term_entry(PAIR, 5),
     }
+
+
+def test_cli_round_trip_into_a_fresh_home_with_its_own_servers(
+    tmp_path: Path,
+    settings: Any,
+    db: AsyncConnectionPool,
+    redis: aioredis.Redis,
+    model: ModelLayer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`novaberg export` here, `novaberg restore` in a new NOVABERG_HOME whose embedded
+    PostgreSQL and Valkey the command starts itself (schema included)."""
+    import asyncio
+
+    from novaberg.config import load_settings
+    from novaberg.runtime.services import EmbeddedServices
+
+    runner = CliRunner()
+    for name in ("NOVABERG_REDIS_URL", "NOVABERG_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NOVABERG_LLM", "scripted")
+    monkeypatch.setenv("NOVABERG_EMBED_DIM", "384")
+    monkeypatch.setenv("NOVABERG_PIXIE", "false")
+    file = tmp_path / "meister.zip"
+    seeded = asyncio.run(_seed_and_read(settings, model))
+    monkeypatch.setenv("NOVABERG_HOME", str(settings.home))
+    monkeypatch.setenv("NOVABERG_REDIS_URL", settings.redis_url)
+    monkeypatch.setenv("NOVABERG_DATABASE_URL", settings.database_url)
+    done = runner.invoke(cli_app, ["export", "--user", "meister", str(file)])
+    assert done.exit_code == 0, done.output
+
+    fresh = tmp_path / "frisch"
+    monkeypatch.setenv("NOVABERG_HOME", str(fresh))
+    monkeypatch.delenv("NOVABERG_REDIS_URL")
+    monkeypatch.delenv("NOVABERG_DATABASE_URL")
+    restored = runner.invoke(cli_app, ["restore", str(file)])
+    assert restored.exit_code == 0, restored.output
+    assert f"restore {len(TABLES)}/{len(TABLES)}" in restored.output
+
+    services = EmbeddedServices(load_settings(home=fresh, llm="scripted", embed_dim=384))
+    endpoints = services.start()
+    try:
+        assert asyncio.run(_read(endpoints.database_url, endpoints.redis_url, model)) == seeded
+    finally:
+        services.stop()
+
+
+async def _read(database_url: str, redis_url: str, model: ModelLayer) -> tuple:
+    pool = await create_pool(database_url, max_size=2)
+    client = create_redis(redis_url)
+    try:
+        inst = Installation(pool, client, database_url, redis_url)
+        return (
+            await _tables(pool, "meister"),
+            await _history(pool, PAIR),
+            [await _search(inst, model, PAIR, q) for q in ("Gardasee segeln", "Korbinian")],
+        )
+    finally:
+        await pool.close()
+        await client.aclose()
+
+
+async def _seed_and_read(settings: Any, model: ModelLayer) -> tuple:
+    pool = await create_pool(settings.database_url, max_size=2)
+    client = create_redis(settings.redis_url)
+    try:
+        await _seed(pool, client, model)
+    finally:
+        await pool.close()
+        await client.aclose()
+    return await _read(settings.database_url, settings.redis_url, model)
