@@ -35,6 +35,10 @@ SENTENCES: Final[dict[str, str]] = {
     "json_ungueltig": "Die Anfrage war nicht lesbar. Bitte lade die Seite neu.",
     "eingabe_ungueltig": "Die Anfrage war unvollständig. Bitte lade die Seite neu.",
     "zu_tief": "Die Anfrage ist zu verschachtelt, um sie zu lesen.",
+    "export_laeuft": (
+        "Deine Daten werden gerade schon zusammengestellt. Warte, bis dieser Download "
+        "fertig ist, und versuche es dann noch einmal."
+    ),
     "zeitueberschreitung": "Die Nachricht kam nicht rechtzeitig an. Bitte noch einmal senden.",
     "charakter_unbekannt": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
     "nicht_gefunden": "Das gibt es nicht (mehr).",

@@ -8,7 +8,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, HTTPException, Query, Response
 
 from novaberg.api.errors import AUTH
 from novaberg.api.memory import Context, User
@@ -18,11 +18,18 @@ router = APIRouter(tags=["export"], responses={**AUTH})
 
 ZIP = "application/zip"
 
+_running: set[str] = set()
+"""Users whose export this process is building: an export reads all of a person's rows,
+so a second one at the same time is refused (429 `export_laeuft`) rather than doubled."""
+
 
 @router.get(
     "/export",
     response_class=Response,
-    responses={200: {"content": {ZIP: {}}, "description": "The archive (a zip)."}},
+    responses={
+        200: {"content": {ZIP: {}}, "description": "The archive (a zip)."},
+        429: {"description": "export_laeuft: an export of the caller's is still running."},
+    },
 )
 async def export_download(
     user_id: User,
@@ -34,12 +41,22 @@ async def export_download(
     """History, archive, short- and long-term memory, goals, profiles, notes,
     appointments, directives, identity, impulse settings, characters and persona of the
     caller (of one character, if named), as `novaberg-<user>-<date>.zip`."""
-    archive = await export_person(
-        ctx.pool, ctx.redis, user_id, character_id=character, embed_dim=ctx.settings.embed_dim
-    )
+    if user_id in _running:
+        raise HTTPException(
+            429,
+            {"fehler": "export_laeuft", "detail": "an export of this user is still running"},
+            headers={"Retry-After": "5"},
+        )
+    _running.add(user_id)
+    try:
+        archive = await export_person(
+            ctx.pool, ctx.redis, user_id, character_id=character, embed_dim=ctx.settings.embed_dim
+        )
+        body = await asyncio.to_thread(archive.to_bytes)  # zipping is CPU work: off the loop
+    finally:
+        _running.discard(user_id)
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     name = f"novaberg-{user_id}{'-' + character if character else ''}-{day}.zip"
-    body = await asyncio.to_thread(archive.to_bytes)  # zipping is CPU work: off the loop
     return Response(
         body,
         media_type=ZIP,

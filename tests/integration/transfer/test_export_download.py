@@ -78,3 +78,17 @@ async def test_the_download_is_the_callers_archive_only(
 
     anonymous = await client.get("/export", headers={"Authorization": ""})
     assert anonymous.status_code == 401
+
+
+async def test_a_second_export_while_one_runs_is_refused_in_words(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novaberg.api import export_api
+
+    monkeypatch.setattr(export_api, "_running", {"meister"})  # one is being built
+    answer = await client.get("/export")
+    assert answer.status_code == 429
+    assert answer.headers["retry-after"] == "5"
+    detail = answer.json()["detail"]
+    assert detail["fehler"] == "export_laeuft"
+    assert "gerade schon" in detail["meldung"]
