@@ -113,6 +113,12 @@ class Settings(BaseSettings):
         "RAM (128MB–8GB; the long-term HNSW index wants to fit), default = PostgreSQL's own, "
         "or a size like 2GB.",
     )
+    startup_wait: float = Field(
+        default=300.0,
+        ge=0,
+        description="Seconds a starting process (API, worker, CLI) waits for Redis and "
+        "PostgreSQL to answer before it gives up; it logs while it waits.",
+    )
     postgres_async_commit: bool = Field(
         default=False,
         description="Commit without waiting for the WAL flush (synchronous_commit = off): "

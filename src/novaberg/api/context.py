@@ -60,7 +60,9 @@ class AppContext:
         redis = create_redis(endpoints.redis_url)
         try:
             pool = await create_pool(
-                endpoints.database_url, async_commit=settings.postgres_async_commit
+                endpoints.database_url,
+                async_commit=settings.postgres_async_commit,
+                wait=max(30.0, settings.startup_wait),
             )
         except BaseException:
             await redis.aclose()

@@ -42,6 +42,10 @@ SENTENCES: Final[dict[str, str]] = {
     "json_ungueltig": "Die Anfrage war nicht lesbar. Bitte lade die Seite neu.",
     "eingabe_ungueltig": "Die Anfrage war unvollständig. Bitte lade die Seite neu.",
     "zu_tief": "Die Anfrage ist zu verschachtelt, um sie zu lesen.",
+    "export_laeuft": (
+        "Deine Daten werden gerade schon zusammengestellt. Warte, bis dieser Download "
+        "fertig ist, und versuche es dann noch einmal."
+    ),
     "zeitueberschreitung": "Die Nachricht kam nicht rechtzeitig an. Bitte noch einmal senden.",
     "charakter_unbekannt": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
     "chat_unbekannt": "Diesen Chat gibt es nicht (mehr). Wähle einen aus der Liste.",
@@ -70,11 +74,7 @@ SENTENCES: Final[dict[str, str]] = {
     "ordner_abgelehnt": "Dieser Ordner kann nicht freigegeben werden.",
     "unbekannter_turn": "Zu dieser Antwort gibt es keinen Ablauf (mehr).",
     "kein_avatar": "Dieser Charakter hat kein Bild.",
-    "unbekannter_character": "Diesen Charakter gibt es nicht (mehr). Wähle einen anderen.",
-    "character_geteilt": "Dieser Charakter gehört allen und kann nicht geändert werden.",
     "keine_karte": "Das ist keine lesbare Charakterkarte (PNG oder JSON).",
-    "character_vorhanden": "Diesen Charakter gibt es schon.",
-    "zu_viele_charaktere": "Du hast schon so viele Charaktere, wie der Server erlaubt.",
     "kein_chat": "Das ist kein lesbarer Chatverlauf.",
     "archiv_voll": "Das Archiv ist voll; nichts wurde importiert.",
     "import_laeuft": "Ein Import läuft noch. Versuch es gleich noch einmal.",
@@ -141,10 +141,16 @@ SENTENCES_EN: Final[dict[str, str]] = {
     "kein_avatar": "This character has no picture.",
     "unbekannter_character": "This character does not exist (any more). Choose another one.",
     "chat_unbekannt": "This chat does not exist (any more). Choose one from the list.",
-    "character_geteilt": "This character belongs to everyone and cannot be changed.",
+    "character_geteilt": "This character is built in and cannot be changed. Make a copy.",
+    "feld_ungueltig": "A field is empty or too long. Check the name and the texts.",
+    "bild_ungueltig": "That picture does not work: please a PNG, JPEG or WebP up to 512 KiB.",
     "keine_karte": "This is not a readable character card (PNG or JSON).",
-    "character_vorhanden": "This character exists already.",
-    "zu_viele_charaktere": "You already have as many characters as the server allows.",
+    "character_vorhanden": "A character with this name exists already. Choose another name.",
+    "zu_viele_charaktere": "You already have as many characters as allowed. Delete one first.",
+    "export_laeuft": (
+        "Your data is being put together already. Wait until that download has finished, "
+        "then try again."
+    ),
     "nur_betreiber": (
         "The model connection applies to the whole installation; only its operator may test "
         "or change it."

@@ -136,7 +136,13 @@ async def _run_worker(settings: Settings) -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
-            runner = Worker(ctx.redis, graphs, ctx.gate, failures=FailedTurnLog(ctx.pool))
+            runner = Worker(
+                ctx.redis,
+                graphs,
+                ctx.gate,
+                failures=FailedTurnLog(ctx.pool),
+                startup_patience=settings.startup_wait,
+            )
             await runner.start()
             try:
                 await stop.wait()
@@ -330,3 +336,13 @@ _register_telegram()
 
 def main() -> None:
     app()
+
+
+def _register_transfer() -> None:
+    from novaberg.cli.transfer import export_command, restore_command
+
+    app.command("export")(export_command)
+    app.command("restore")(restore_command)
+
+
+_register_transfer()

@@ -74,7 +74,8 @@ DRAIN_SECONDS = 30.0
 """On shutdown, running turns get this long to finish before they are failed."""
 
 STARTUP_PATIENCE = 300.0
-"""Seconds a starting worker waits for Redis before it gives up and exits."""
+"""Seconds a starting worker waits for Redis before it gives up and exits (the default of
+`NOVABERG_STARTUP_WAIT`, which `novaberg worker` hands in)."""
 
 OUTAGE_RECOVERY_BOUND = MAX_PAUSE + 2 * HEARTBEAT_INTERVAL + 1.0
 """Seconds after Redis answers again by which every id of a run caught in the outage has
@@ -110,6 +111,7 @@ class Worker:
         poll_interval: float | None = None,
         drain_seconds: float = DRAIN_SECONDS,
         failures: FailureRecorder | None = None,
+        startup_patience: float = STARTUP_PATIENCE,
     ) -> None:
         self.redis = redis
         self.graphs = graphs
@@ -118,6 +120,7 @@ class Worker:
         self.heartbeat_interval = heartbeat_interval
         self.heartbeat_ttl = heartbeat_ttl
         self.drain_seconds = drain_seconds
+        self.startup_patience = startup_patience
         self.delivery = Delivery(redis)
         self.outcomes = Outcomes(redis, self.delivery, failures)
         self.queues = TurnQueues(redis, self.worker_id)
@@ -142,7 +145,7 @@ class Worker:
     async def start(self) -> None:
         # heartbeat first, then registered: never seen dead at start; a worker started
         # while Redis restarts waits for it instead of exiting
-        await until_redis_back(self._beat, "the first heartbeat", patience=STARTUP_PATIENCE)
+        await until_redis_back(self._beat, "the first heartbeat", patience=self.startup_patience)
         self._stop.clear()
         self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")
         self._tasks = [

@@ -17,6 +17,7 @@ from novaberg.runtime.embedded_postgres import EmbeddedPostgres, shared_buffers_
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.runtime.service_users import ServiceUsers
 from novaberg.store.migrate import Migration, migrate
+from novaberg.store.postgres_wait import wait_for_postgres
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class EmbeddedServices:
                 shared_buffers=shared_buffers_for(self.settings.postgres_shared_buffers),
             )
             database_url = self.postgres.start()
+        # a process started while PostgreSQL restarts waits for it instead of exiting
+        wait_for_postgres(database_url, self.settings.startup_wait)
         migrate(database_url, self.settings.embed_dim, self.extra_migrations)
         self.endpoints = Endpoints(redis_url=redis_url, database_url=database_url)
         return self.endpoints

@@ -51,13 +51,20 @@ async def _check(conn: AsyncConnection) -> None:
 
 
 async def create_pool(
-    database_url: str, *, min_size: int = 4, max_size: int = 8, async_commit: bool = False
+    database_url: str,
+    *,
+    min_size: int = 4,
+    max_size: int = 8,
+    async_commit: bool = False,
+    wait: float = 30.0,
 ) -> AsyncConnectionPool:
     """Open a pool whose connections return rows as dicts and know `vector`; with
     `async_commit` they commit without waiting for the WAL flush (module docstring).
 
     Nodes read several tables at once (asyncio.gather), so a few connections are kept open
-    from the start instead of being grown while a turn waits.
+    from the start instead of being grown while a turn waits. `wait` bounds how long
+    opening waits for the first connections (a start-up waits for PostgreSQL first, in
+    store/postgres_wait.py; this covers a restart between that wait and the pool).
     """
     pool = AsyncConnectionPool(
         database_url,
@@ -68,5 +75,5 @@ async def create_pool(
         check=_check,
         open=False,
     )
-    await pool.open(wait=True, timeout=30)
+    await pool.open(wait=True, timeout=wait)
     return pool
