@@ -65,7 +65,8 @@ def test_the_page_speaks_the_browsers_language(
     words = _words(tab, lang)
     assert tab.evaluate("document.documentElement.lang") == lang
     expect(tab.locator("#send")).to_have_text(words["composer.send"])
-    expect(tab.locator("#input")).to_have_attribute("placeholder", words["composer.placeholder"])
+    placeholder = words["chars.placeholder"].replace("{name}", "Nova")  # the shown character
+    expect(tab.locator("#input")).to_have_attribute("placeholder", placeholder)
     expect(tab.locator("#connection")).to_have_text(words["connection.online"])
     limit = "16.384" if lang == "de" else "16,384"
     expect(tab.get_by_test_id("input-count")).to_have_text(

@@ -100,7 +100,19 @@ def _no_overflow(tab: Page, selectors: list[str]) -> None:
     than the screen."""
     for selector in ["html", *selectors]:
         sizes = tab.eval_on_selector(selector, "e => [e.scrollWidth, e.clientWidth]")
-        assert sizes[0] <= sizes[1], (selector, sizes)
+        assert sizes[0] <= sizes[1], (selector, sizes, _past_the_edge(tab))
+
+
+def _past_the_edge(tab: Page) -> list[str]:
+    """The elements reaching past the screen's right edge (what an overflow is made of)."""
+    found: list[str] = tab.evaluate(
+        """() => [...document.querySelectorAll("body *")]
+            .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
+            .slice(0, 12)
+            .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} `
+                + `${Math.round(e.getBoundingClientRect().right)}px`)"""
+    )
+    return found
 
 
 @pytest.mark.parametrize("lang", ["de", "en"])

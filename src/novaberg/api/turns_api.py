@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from novaberg.api.characters_api import _known
 from novaberg.api.chat import ChatServices, enqueue
-from novaberg.api.errors import AUTH, ErrorOut
+from novaberg.api.errors import AUTH, BODY, ErrorOut, refused_or_invalid
 from novaberg.api.fields import NOT_BLANK
 from novaberg.api.memory import CharacterId, Context, User
 from novaberg.events.intake import Accepted
@@ -38,6 +38,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "No such character, turn or message of the caller."},
     409: {"model": ErrorOut, "description": "Not possible now (a turn runs, not the last)."},
 }
+WITH_BODY: dict[int | str, dict[str, Any]] = {
+    **BODY,
+    **ERRORS,
+    422: refused_or_invalid("text_leer / text_ungueltig: the new text is refused"),
+}
+"""The routes that read a body: its refusals too (api/request_guard.py, a refused text)."""
 
 
 class RegenerateIn(BaseModel):
@@ -106,7 +112,7 @@ async def _pair(ctx: Context, user_id: str, character_id: str) -> Pair:
     "/turns/{character_id}/regenerate",
     response_model=Regeneration,
     status_code=202,
-    responses=ERRORS,
+    responses=WITH_BODY,
     summary="A new answer to the last turn",
 )
 async def regenerate(
@@ -187,7 +193,7 @@ async def remove(
 @router.put(
     "/turns/{character_id}/messages/{message_id}",
     response_model=EditOut,
-    responses=ERRORS,
+    responses=WITH_BODY,
     summary="Change the last message",
 )
 async def edit(

@@ -33,7 +33,8 @@ const $ = (id) => document.getElementById(id);
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || "";
 const IMPULSE = "eigener_impuls";
 const OPENING = "eroeffnung"; // a card greeting the person answered (wire.py ORIGIN_OPENING)
-const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (wire.py)
+const STOPPED = "gestoppt"; // a failed turn's reason when the person stopped it (events/outcomes.py)
+const CLOSE_UNAUTHORIZED = 4401; // the socket's "token refused" (events/outcomes.py)
 
 
 // A notification opens the page as /?charakter=ID#turn-TURN (reach/push.py): that
@@ -84,7 +85,10 @@ function novaBubble(text, ts, turnId, origin) {
   const li = bubble("nova" + (impulse ? " impulse" : ""), text, ts, true);
   li.prepend(speaker()); // the character's avatar and name
   if (impulse) badge(li, "app.ownThought");
-  if (origin === OPENING) badge(li, null, {}, `👋 ${t("chars.opening")}`);
+  if (origin === OPENING) {
+    li.classList.add("opening"); // the card greeting the person answered
+    badge(li, null, {}, `👋 ${t("chars.opening")}`);
+  }
   if (turnId) {
     li.dataset.turn = turnId;
     state.shownTurns.add(turnId);
@@ -196,7 +200,7 @@ function historyNodes(entries) {
 function failedEntry(e) {
   const li = bubble("user history failed", e.eingabe || t("app.textNotStored"), e.zeit);
   li.dataset.failedTurn = e.turn_id || "";
-  note(li, "app.noAnswer", { reason: reasonOf(e.grund) });
+  failureNote(li, e.grund);
   if (e.eingaben && e.eingaben.length) addRetry(li, e.eingaben);
   return li;
 }
@@ -307,6 +311,14 @@ function note(li, key, vars = {}, text = "") {
   else unmark(n).textContent = text;
 }
 
+// Why a turn brought no answer, in words; a turn the person stopped says just that.
+function failureNote(li, grund) {
+  if (String(grund || "").startsWith(STOPPED)) {
+    note(li, "turns.stopped");
+    li.querySelector(".reason").dataset.stopped = "1";
+  } else note(li, "app.noAnswer", { reason: reasonOf(grund) });
+}
+
 function addRetry(li, texts) {
   if (li.querySelector(".retry")) return;
   const btn = document.createElement("button");
@@ -376,7 +388,7 @@ async function onFailed(msg) {
     const li = state.rows.get(id);
     li.classList.remove("pending");
     li.classList.add("failed");
-    note(li, "app.noAnswer", { reason: reasonOf(msg.grund) });
+    failureNote(li, msg.grund);
   });
   const last = state.rows.get(ours[ours.length - 1]);
   addRetry(last, ours.map((id) => state.rows.get(id).dataset.text));
@@ -620,6 +632,7 @@ async function loadCharacters() {
 // After a refused key the first start found nothing (every read was refused): again.
 function restart() {
   $("messages").replaceChildren();
+  state.history = null; // nothing shown: the chat opened next starts from an empty list
   state.rows.clear();
   state.shownTurns.clear();
   showError(null);

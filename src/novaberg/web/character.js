@@ -3,7 +3,7 @@
 // texts, the input's placeholder, notices) and its avatar on its bubbles. app.js sets it
 // when the picker changes or the character is edited; a module reads `characterName()`
 // when it draws, or listens with `onCharacterChange`. Static text naming the character is
-// marked `data-chars-text="chars.key"` or `data-i18n` with a `name` in `data-i18n-vars`, and
+// marked `data-chars-text` (a catalogue key) or `data-i18n` with a `name` in `data-i18n-vars`, and
 // filled from the catalogue with {name}.
 "use strict";
 

@@ -506,7 +506,7 @@ export default {
   "settings.keyboard": "The page follows the device's light or dark mode. Keyboard: Tab moves between areas, Enter sends, Shift+Enter starts a new line.",
   "settings.language": "Language",
   "settings.languageBrowser": "as the browser",
-  "settings.mayWrite": "{name} may write on her own",
+  "settings.mayWrite": "{name} may write unprompted",
   "settings.model": "Model",
   "settings.notSaved": "not saved",
   "settings.notSavedBecause": "not saved: {error}",

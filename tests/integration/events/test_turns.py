@@ -153,7 +153,8 @@ async def test_all_clients_of_a_user_receive_and_other_users_nothing(
     await asyncio.sleep(0.3)
     assert [m["typ"] for m in bob_ws.seen] == ["verbindung"], "bob receives nothing of anna's"
     bob_me = await http.get("/chat/me", headers={"Authorization": f"Bearer {bob}"})
-    assert bob_me.json() == {"user_id": "bob", "seq_aktuell": 0}
+    me = bob_me.json()
+    assert (me["user_id"], me["seq_aktuell"], me["name"]) == ("bob", 0, "bob")
 
 
 def _user_event(user: str, turn_id: str, mid: str, text: str = "Hallo"):
