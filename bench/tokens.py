@@ -10,6 +10,9 @@ vocabulary-only): the prompt's tokens as llama.cpp evaluates them, the answer's 
 - Per turn: calls, prompt and completion tokens, and the **shared prefix**: for each call,
   the tokens its prompt begins with that an earlier call of the same turn already began
   with (the longest such run) — what llama.cpp's or vLLM's prefix cache can skip at best.
+- The same with the turn before's prompts cached as well (`with_previous_turn`, counted
+  from the second turn): what a server cache that keeps several prompts can reuse of a
+  node's stable head from one turn to the next.
 - Per node: calls, prompt, completion and shared tokens per turn (means over the turns).
 - The longest prompt blocks: a template's `[BLOCK]` (or a system message) by its mean
   tokens per turn, summed over the calls that carry it.
@@ -72,10 +75,18 @@ def prompt_blocks(messages: tuple[dict[str, str], ...]) -> list[tuple[str, str]]
     return blocks
 
 
-def measure_turn(tokenizer: ChatTokenizer, calls: list[RecordedCompletion]) -> dict[str, Any]:
-    """Per call: prompt, completion and shared-prefix tokens; and the turn's sums."""
+def measure_turn(
+    tokenizer: ChatTokenizer,
+    calls: list[RecordedCompletion],
+    previous: list[list[int]] | None = None,
+) -> dict[str, Any]:
+    """Per call: prompt, completion and shared-prefix tokens; and the turn's sums. With the
+    turn before's prompts (`previous`) also `with_previous_turn`: the shared prefix when a
+    cache still holds that turn's prompts as well (a server's cache keeps many)."""
     prompts = [tokenizer.prompt_tokens(call.messages) for call in calls]
     shared = shared_prefixes(prompts)
+    before = previous or []
+    across = shared_prefixes([*before, *prompts])[len(before) :]
     rows = []
     for call, tokens, common in zip(calls, prompts, shared, strict=True):
         rows.append(
@@ -93,9 +104,11 @@ def measure_turn(tokenizer: ChatTokenizer, calls: list[RecordedCompletion]) -> d
         )
     return {
         "calls": rows,
+        "prompts": prompts,
         "prompt_tokens": sum(r["prompt"] for r in rows),
         "completion_tokens": sum(r["completion"] for r in rows),
         "shared_prefix_tokens": sum(r["shared"] for r in rows),
+        "with_previous_turn_tokens": sum(across),
     }
 
 
@@ -144,6 +157,9 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
     prompt = sum(t["prompt_tokens"] for t in measured) / n
     completion = sum(t["completion_tokens"] for t in measured) / n
     shared = sum(t["shared_prefix_tokens"] for t in measured) / n
+    later = measured[1:] or measured
+    across = sum(t["with_previous_turn_tokens"] for t in later)
+    across_pct = round(100 * across / sum(t["prompt_tokens"] for t in later), 1)
     nodes: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     blocks: dict[tuple[str, str], float] = defaultdict(float)
     for turn in measured:
@@ -162,6 +178,7 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
         "completion_per_turn": round(completion),
         "shared_prefix_per_turn": round(shared),
         "shared_prefix_pct": round(100 * shared / prompt, 1) if prompt else 0.0,
+        "with_previous_turn_pct": across_pct,
         "nodes": {name: {k: round(v, 1) for k, v in row.items()} for name, row in nodes.items()},
         "blocks": sorted(
             ({"node": s, "block": b, "tokens": round(c)} for (s, b), c in blocks.items()),
@@ -179,13 +196,13 @@ def measure(turns: int, show: int) -> dict[str, Any]:
         recorded = asyncio.run(_run(home, turns))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    measured = []
+    measured: list[dict[str, Any]] = []
     for index, calls in enumerate(recorded, start=1):
         if index <= show:
             _show(index, calls)
-        turn = measure_turn(tokenizer, calls)
+        turn = measure_turn(tokenizer, calls, measured[-1]["prompts"] if measured else None)
         measured.append(turn)
-        line = {k: v for k, v in turn.items() if k != "calls"}
+        line = {k: v for k, v in turn.items() if k not in ("calls", "prompts")}
         print(json.dumps({"turn": index, "calls": len(calls), **line}), flush=True)
     return summarize(measured)
 
@@ -241,8 +258,14 @@ def _table(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
         print(
             f"\nbaseline {base['ref']}: {base['prompt_per_turn']} prompt + "
             f"{base['completion_per_turn']} completion per turn, "
-            f"{base['shared_prefix_pct']} % shared prefix, {base['calls_per_turn']} calls"
+            f"{base['shared_prefix_pct']} % shared prefix "
+            f"({base.get('with_previous_turn_pct', '-')} % with the turn before), "
+            f"{base['calls_per_turn']} calls"
         )
+    print(
+        f"shared prefix with the turn before's prompts cached too: "
+        f"{summary['with_previous_turn_pct']} % (turns 2 on)"
+    )
 
 
 def main() -> int:
