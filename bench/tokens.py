@@ -10,6 +10,10 @@ vocabulary-only): the prompt's tokens as llama.cpp evaluates them, the answer's 
 - Per turn: calls, prompt and completion tokens, and the **shared prefix**: for each call,
   the tokens its prompt begins with that an earlier call of the same turn already began
   with (the longest such run) — what llama.cpp's or vLLM's prefix cache can skip at best.
+- The same against the call just before only (`with_call_before`): what a cache of one
+  state gets — llama-cpp-python keeps the last prompt's KV state and skips what the next
+  prompt shares with it; the difference to the shared prefix is what a cache of several
+  states (its `LlamaRAMCache`, a server's prefix cache) adds.
 - The same with the turn before's prompts cached as well (`with_previous_turn`, counted
   from the second turn): what a server cache that keeps several prompts can reuse of a
   node's stable head from one turn to the next.
@@ -26,6 +30,11 @@ Baseline in the same run: `--baseline-ref REF` checks REF out into a temporary
 before the prompt reordering are in bench/README.md.
 
     .venv/bin/python bench/tokens.py [--turns 5] [--show N] [--baseline-ref main]
+        [--replay N [--rounds 3]]
+
+`--replay N` then evaluates the last N turns' exact prompts on the bundled model two
+ways — llama-cpp-python's own reuse of the previous call's prefix, and that plus a RAM
+cache of earlier calls' states (`_prefix_replay.py`) — and prints the time of each.
 
 Prints one JSON line per turn, a JSON summary, the tables, and as the last line
 `tokens: P prompt + C completion per turn, S % shared prefix`.
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -49,7 +59,13 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from _token_count import ChatTokenizer, RecordedCompletion, RecordingBackend, shared_prefixes
+from _token_count import (
+    ChatTokenizer,
+    RecordedCompletion,
+    RecordingBackend,
+    common_prefix,
+    shared_prefixes,
+)
 from turn_overhead import MAIN_PATH_RULES, TEXTS
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -87,6 +103,7 @@ def measure_turn(
     shared = shared_prefixes(prompts)
     before = previous or []
     across = shared_prefixes([*before, *prompts])[len(before) :]
+    last = [0, *(common_prefix(a, b) for a, b in itertools.pairwise(prompts))]
     rows = []
     for call, tokens, common in zip(calls, prompts, shared, strict=True):
         rows.append(
@@ -109,6 +126,7 @@ def measure_turn(
         "completion_tokens": sum(r["completion"] for r in rows),
         "shared_prefix_tokens": sum(r["shared"] for r in rows),
         "with_previous_turn_tokens": sum(across),
+        "with_call_before_tokens": sum(last),
     }
 
 
@@ -179,6 +197,11 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
         "shared_prefix_per_turn": round(shared),
         "shared_prefix_pct": round(100 * shared / prompt, 1) if prompt else 0.0,
         "with_previous_turn_pct": across_pct,
+        "with_call_before_pct": round(
+            100 * sum(t["with_call_before_tokens"] for t in measured) / (prompt * n), 1
+        )
+        if prompt
+        else 0.0,
         "nodes": {name: {k: round(v, 1) for k, v in row.items()} for name, row in nodes.items()},
         "blocks": sorted(
             ({"node": s, "block": b, "tokens": round(c)} for (s, b), c in blocks.items()),
@@ -187,7 +210,7 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def measure(turns: int, show: int) -> dict[str, Any]:
+def measure(turns: int, show: int, replay_turns: int = 0, rounds: int = 3) -> dict[str, Any]:
     from novaberg.llm.local import bundled_model_path
 
     tokenizer = ChatTokenizer(bundled_model_path())
@@ -204,7 +227,30 @@ def measure(turns: int, show: int) -> dict[str, Any]:
         measured.append(turn)
         line = {k: v for k, v in turn.items() if k not in ("calls", "prompts")}
         print(json.dumps({"turn": index, "calls": len(calls), **line}), flush=True)
-    return summarize(measured)
+    summary = summarize(measured)
+    if replay_turns:
+        summary["replay"] = _replay(measured[-replay_turns:], rounds)
+    return summary
+
+
+def _replay(measured: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
+    """The last turns' prompts through the real model (`_prefix_replay`)."""
+    from _prefix_replay import replay
+    from novaberg.config import load_settings
+    from novaberg.llm.local import bundled_model_path
+
+    settings = load_settings(home=Path(tempfile.gettempdir()) / "novaberg-tokens-replay")
+    cache_mb = getattr(settings, "local_prefix_cache_mb", 0) or 512
+    result = replay(
+        bundled_model_path(),
+        [prompt for turn in measured for prompt in turn["prompts"]],
+        context=settings.local_context,
+        threads=settings.local_threads,
+        cache_bytes=cache_mb << 20,
+        rounds=rounds,
+    )
+    print(json.dumps({"replay": result}), flush=True)
+    return result
 
 
 def _show(index: int, calls: list[RecordedCompletion]) -> None:
@@ -263,8 +309,17 @@ def _table(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
             f"{base['calls_per_turn']} calls"
         )
     print(
-        f"shared prefix with the turn before's prompts cached too: "
-        f"{summary['with_previous_turn_pct']} % (turns 2 on)"
+        f"shared prefix with the call just before only (one cached state, as the "
+        f"in-process model keeps it): {summary['with_call_before_pct']} %; with the turn "
+        f"before's prompts cached too: {summary['with_previous_turn_pct']} % (turns 2 on)"
+    )
+
+
+def last_line(summary: dict[str, Any]) -> str:
+    """The line the issue asks for, always printed last."""
+    return (
+        f"tokens: {summary['prompt_per_turn']} prompt + {summary['completion_per_turn']} "
+        f"completion per turn, {summary['shared_prefix_pct']} % shared prefix"
     )
 
 
@@ -273,6 +328,14 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--show", type=int, default=0, help="print the first N turns' prompts")
     parser.add_argument("--baseline-ref", help="also measure this git ref (a temp worktree)")
+    parser.add_argument(
+        "--replay",
+        type=int,
+        default=0,
+        metavar="N",
+        help="evaluate the last N turns' prompts on the bundled model (slow: ~1 min a turn)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the replay")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.turns < 1:
@@ -282,18 +345,23 @@ def main() -> int:
         base = baseline(args.baseline_ref, args.turns)
         if base is not None:
             base["ref"] = args.baseline_ref
-    summary = measure(args.turns, args.show)
+    summary = measure(args.turns, args.show, min(args.replay, args.turns), args.rounds)
     summary["baseline"] = base
     print(json.dumps(summary), flush=True)
     if args.json:
         return 0
     _table(summary, base)
+    replayed = summary.get("replay")
+    if replayed:
+        times = ", ".join(f"{mode} {sec} s" for mode, sec in replayed["seconds"].items())
+        print(
+            f"replay on the bundled model ({replayed['calls']} calls, "
+            f"{replayed['prompt_tokens']} prompt tokens, median of {replayed['rounds']}): "
+            f"{times}; the RAM cache saved {replayed['ram_cache_saved_pct']} % of the time"
+        )
     if args.baseline_ref and base is None:
         print(f"\nbaseline {args.baseline_ref}: failed")
-    print(
-        f"tokens: {summary['prompt_per_turn']} prompt + {summary['completion_per_turn']} "
-        f"completion per turn, {summary['shared_prefix_pct']} % shared prefix"
-    )
+    print(last_line(summary))
     return 0
 
 
