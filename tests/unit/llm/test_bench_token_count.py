@@ -18,8 +18,8 @@ from novaberg.llm.scripted import Rule, ScriptedEmbedder, ScriptedLLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
-from _token_count import ChatTokenizer, RecordingBackend, shared_prefixes  # noqa: E402
-from tokens import last_line, measure_turn, summarize  # noqa: E402
+from _token_count import ChatTokenizer, RecordingBackend, shared_prefixes
+from tokens import last_line, measure_turn, summarize
 
 HEAD = "[REGELN]\nAntworte kurz und nur mit JSON, wie unten verlangt.\n\n"
 

@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
@@ -90,7 +90,7 @@ def _advertised_text(limit: int) -> Any:
 
 def _advertised_texts(items: int) -> Any:
     """A list of short texts: what the node keeps of `offen` (`_texts`)."""
-    text = {"type": "string", "maxLength": TEXT_CHARS}
+    text: dict[str, JsonValue] = {"type": "string", "maxLength": TEXT_CHARS}
     return Field(default_factory=list, json_schema_extra={"items": text, "maxItems": items})
 
 
@@ -100,7 +100,6 @@ def _advertised_texts(items: int) -> Any:
 # `clean_object`, never rejected. (Comments, not docstrings: a docstring would travel in
 # the schema of every call.)
 class SituationObject(BaseModel):
-
     name: str = _advertised_text(NAME_CHARS)
     eigenschaften: dict[str, Any] = Field(
         default_factory=dict,
@@ -111,7 +110,6 @@ class SituationObject(BaseModel):
 
 # The model's answer (wire names); limits advertised as for `SituationObject`.
 class SituationReading(BaseModel):
-
     gegenstand: str = _advertised_text(TEXT_CHARS)
     nutzerziel: str = _advertised_text(TEXT_CHARS)
     objekte: list[SituationObject] = Field(
