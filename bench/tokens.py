@@ -30,11 +30,6 @@ Baseline in the same run: `--baseline-ref REF` checks REF out into a temporary
 before the prompt reordering are in bench/README.md.
 
     .venv/bin/python bench/tokens.py [--turns 5] [--show N] [--baseline-ref main]
-        [--replay N [--rounds 3]]
-
-`--replay N` then evaluates the last N turns' exact prompts on the bundled model two
-ways — llama-cpp-python's own reuse of the previous call's prefix, and that plus a RAM
-cache of earlier calls' states (`_prefix_replay.py`) — and prints the time of each.
 
 Prints one JSON line per turn, a JSON summary, the tables, and as the last line
 `tokens: P prompt + C completion per turn, S % shared prefix`.
@@ -210,7 +205,7 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def measure(turns: int, show: int, replay_turns: int = 0, rounds: int = 3) -> dict[str, Any]:
+def measure(turns: int, show: int) -> dict[str, Any]:
     from novaberg.llm.local import bundled_model_path
 
     tokenizer = ChatTokenizer(bundled_model_path())
@@ -227,30 +222,7 @@ def measure(turns: int, show: int, replay_turns: int = 0, rounds: int = 3) -> di
         measured.append(turn)
         line = {k: v for k, v in turn.items() if k not in ("calls", "prompts")}
         print(json.dumps({"turn": index, "calls": len(calls), **line}), flush=True)
-    summary = summarize(measured)
-    if replay_turns:
-        summary["replay"] = _replay(measured[-replay_turns:], rounds)
-    return summary
-
-
-def _replay(measured: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
-    """The last turns' prompts through the real model (`_prefix_replay`)."""
-    from _prefix_replay import replay
-    from novaberg.config import load_settings
-    from novaberg.llm.local import bundled_model_path
-
-    settings = load_settings(home=Path(tempfile.gettempdir()) / "novaberg-tokens-replay")
-    cache_mb = getattr(settings, "local_prefix_cache_mb", 0) or 512
-    result = replay(
-        bundled_model_path(),
-        [prompt for turn in measured for prompt in turn["prompts"]],
-        context=settings.local_context,
-        threads=settings.local_threads,
-        cache_bytes=cache_mb << 20,
-        rounds=rounds,
-    )
-    print(json.dumps({"replay": result}), flush=True)
-    return result
+    return summarize(measured)
 
 
 def _show(index: int, calls: list[RecordedCompletion]) -> None:
@@ -328,14 +300,6 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--show", type=int, default=0, help="print the first N turns' prompts")
     parser.add_argument("--baseline-ref", help="also measure this git ref (a temp worktree)")
-    parser.add_argument(
-        "--replay",
-        type=int,
-        default=0,
-        metavar="N",
-        help="evaluate the last N turns' prompts on the bundled model (slow: ~1 min a turn)",
-    )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the replay")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.turns < 1:
@@ -345,20 +309,12 @@ def main() -> int:
         base = baseline(args.baseline_ref, args.turns)
         if base is not None:
             base["ref"] = args.baseline_ref
-    summary = measure(args.turns, args.show, min(args.replay, args.turns), args.rounds)
+    summary = measure(args.turns, args.show)
     summary["baseline"] = base
     print(json.dumps(summary), flush=True)
     if args.json:
         return 0
     _table(summary, base)
-    replayed = summary.get("replay")
-    if replayed:
-        times = ", ".join(f"{mode} {sec} s" for mode, sec in replayed["seconds"].items())
-        print(
-            f"replay on the bundled model ({replayed['calls']} calls, "
-            f"{replayed['prompt_tokens']} prompt tokens, median of {replayed['rounds']}): "
-            f"{times}; the RAM cache saved {replayed['ram_cache_saved_pct']} % of the time"
-        )
     if args.baseline_ref and base is None:
         print(f"\nbaseline {args.baseline_ref}: failed")
     print(last_line(summary))
