@@ -277,7 +277,8 @@ def _table(summary: dict[str, Any], base: dict[str, Any] | None) -> None:
             f"\nbaseline {base['ref']}: {base['prompt_per_turn']} prompt + "
             f"{base['completion_per_turn']} completion per turn, "
             f"{base['shared_prefix_pct']} % shared prefix "
-            f"({base.get('with_previous_turn_pct', '-')} % with the turn before), "
+            f"({base.get('with_call_before_pct', '-')} % with the call before only, "
+            f"{base.get('with_previous_turn_pct', '-')} % with the turn before), "
             f"{base['calls_per_turn']} calls"
         )
     print(
