@@ -155,6 +155,12 @@ class Settings(BaseSettings):
     )
     local_context: int = Field(default=2048, ge=256, description="Context size, local model.")
     local_threads: int = Field(default=2, ge=1, description="CPU threads for the local model.")
+    local_prefix_cache_mb: int = Field(
+        default=512,
+        ge=0,
+        description="MB of earlier calls' model states the local model keeps to skip a "
+        "shared prompt head (0: only the last call's).",
+    )
 
     embed: EmbedBackend | None = Field(
         default=None,

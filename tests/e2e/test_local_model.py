@@ -100,3 +100,24 @@ async def test_the_embedder_leaves_the_cores_to_the_chat_model() -> None:
     embedder = LocalEmbedder(load_settings(embed="local"))
     await embedder.embed(["Ein Satz."])
     assert torch.get_num_threads() == TORCH_THREADS
+
+
+async def test_a_prompt_resumes_from_an_older_call_that_shares_its_head() -> None:
+    """The kept states (`NOVABERG_LOCAL_PREFIX_CACHE_MB`): the third call shares its long
+    head with the first, not with the second just before it, and evaluates only its own
+    tail. llama.cpp alone keeps the last call's state and would evaluate the head again."""
+    import llama_cpp
+
+    settings = load_settings(llm="local", llm_timeout=300)
+    assert settings.local_prefix_cache_mb > 0
+    llm = LocalLLM(settings)
+    head = "Regeln: " + "Antworte kurz und sachlich auf Deutsch. " * 8
+    evaluated = []
+    for text in (head + "Frage eins?", "Etwas ganz anderes.", head + "Frage zwei?"):
+        await llm.warm_up()
+        model = local._models[llm.model_path]
+        before = llama_cpp.llama_perf_context(model._ctx.ctx).n_p_eval
+        await llm.chat(Role.CHAT, [{"role": "user", "content": text}], max_tokens=2)
+        evaluated.append(llama_cpp.llama_perf_context(model._ctx.ctx).n_p_eval - before)
+    assert evaluated[0] > 100  # the whole head, once
+    assert evaluated[2] < 20, f"the head was evaluated again: {evaluated}"

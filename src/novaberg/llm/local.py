@@ -9,6 +9,11 @@ streamed token by token so a call past its deadline stops at the next token and
 frees the thread instead of running on unseen, and a free-text answer that has started
 to repeat itself stops there (`repetition.repetition_cut`).
 
+Earlier calls' states are kept in a `LlamaRAMCache` (`NOVABERG_LOCAL_PREFIX_CACHE_MB`):
+llama-cpp-python by itself only skips what a prompt shares with the call just before, and
+a turn's calls share their heads with older ones — the other perception call, the same
+node's rules in the turn before (docs/behaviour/llm.md#local-model).
+
 SmolLM2-135M proves the whole path works offline; real conversations need
 `NOVABERG_LLM_URL`.
 """
@@ -102,6 +107,10 @@ def _load(path: Path, settings: Settings) -> Any:
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailable(f"cannot load {path.name}: {exc}") from exc
+        if settings.local_prefix_cache_mb > 0:
+            from llama_cpp import LlamaRAMCache
+
+            model.set_cache(LlamaRAMCache(capacity_bytes=settings.local_prefix_cache_mb << 20))
         log.info("local model %s loaded in %.1fs", path.name, time.perf_counter() - started)
         if not _models:
             atexit.register(_close_all)

@@ -121,6 +121,27 @@ def test_value_text_renders_any_channel_shape() -> None:
     assert value_text([{"titel": "Zahnarzt"}, ""]) == "- titel: Zahnarzt"
 
 
+def test_prompt_leaves_out_the_stance_working_and_the_turn_id() -> None:
+    """The stance's per-magnitude working and initiative reason and the situation's turn id
+    are tokens the composer reads nothing from; the magnitudes and the cluster stay."""
+    state = {
+        "user_prompt": "Hallo",
+        "stance": {
+            "umfang": 0.15,
+            "cluster": "schlachtfeld",
+            "initiative": False,
+            "initiative_grund": "cluster schlachtfeld, versatz +0.00",
+            "details": {"umfang": {"grundwert": 0.15, "ergebnis": 0.15}},
+        },
+        "situation": {"gegenstand": "Urlaub", "turn_id": "c86f4a784c654e50"},
+    }
+    prompt = build_prompt(state, "")  # type: ignore[arg-type]
+    assert "[HALTUNG]\numfang: 0.15\ncluster: schlachtfeld\ninitiative: False\n" in prompt
+    assert "[SACHLAGE]\ngegenstand: Urlaub\n" in prompt
+    for unread in ("details", "grundwert", "initiative_grund", "versatz", "turn_id", "c86f4a"):
+        assert unread not in prompt
+
+
 def test_prompt_carries_memory_context_and_not_the_hypothesis() -> None:
     state = {
         "user_prompt": "wie war dein Urlaub in Rom?",

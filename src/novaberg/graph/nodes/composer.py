@@ -82,6 +82,12 @@ SEARCH_HITS: Final = 5
 BLOCK_CHARS: Final = 1200
 """Prompt budget per optional block (the bundled model has a 2048-token context)."""
 
+UNREAD_KEYS: Final = frozenset({"details", "initiative_grund", "turn_id"})
+"""Keys of the stance and situation channels the composer's prompt leaves out: the
+stance's per-magnitude working (`details`, whose results are the magnitudes above it) and
+the reason of its initiative (the computation's numbers), and the situation's turn id —
+tokens the model pays for on every turn and reads nothing from."""
+
 OWN_THOUGHT_PREFIX: Final = "Eigener Gedanke von Person B (niemand hat geschrieben): "
 
 
@@ -115,6 +121,13 @@ def value_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
+
+
+def read_part(value: Any) -> Any:
+    """A stance or situation mapping without its `UNREAD_KEYS` (anything else as is)."""
+    if isinstance(value, Mapping):
+        return {key: item for key, item in value.items() if key not in UNREAD_KEYS}
+    return value
 
 
 def history_text(state: ConversationState, stimulus: str) -> str:
@@ -179,10 +192,10 @@ def build_prompt(
         person_a=composer_person(state),
         erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
         termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
-        sachlage=_clip(value_text(state.get("situation")), BLOCK_CHARS),
+        sachlage=_clip(value_text(read_part(state.get("situation"))), BLOCK_CHARS),
         bruecke=_clip(bridge_text(state.get("situation_bridge")), BLOCK_CHARS),
         dienste=offers,
-        haltung=value_text(state.get("stance")),
+        haltung=value_text(read_part(state.get("stance"))),
         suchkontext=_clip(search_context, BLOCK_CHARS * 2),
         aufzeichnungen=library_text(state.get("library_notes"))[: BLOCK_CHARS * 2],
         auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],

@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
@@ -84,22 +84,41 @@ SOURCE_OWN_CALL: Final = "eigener_aufruf"
 """`quelle` in the node's row: Path 1's reading, or this node's own call."""
 
 
+def _advertised_text(limit: int) -> Any:
+    return Field(default="", json_schema_extra={"maxLength": limit})
+
+
+def _advertised_texts(items: int) -> Any:
+    """A list of short texts: what the node keeps of `offen` (`_texts`)."""
+    text: dict[str, JsonValue] = {"type": "string", "maxLength": TEXT_CHARS}
+    return Field(default_factory=list, json_schema_extra={"items": text, "maxItems": items})
+
+
+# One object of the reading. The schema advertises the form limits to constrained decoding
+# (a small local model otherwise writes nested values and long lists until its token budget
+# ends); the classes do not enforce them: another backend's longer answer is clipped by
+# `clean_object`, never rejected. (Comments, not docstrings: a docstring would travel in
+# the schema of every call.)
 class SituationObject(BaseModel):
-    name: str = ""
-    eigenschaften: dict[str, Any] = Field(default_factory=dict)
-    offen: list[Any] = Field(default_factory=list)
+    name: str = _advertised_text(NAME_CHARS)
+    eigenschaften: dict[str, Any] = Field(
+        default_factory=dict,
+        json_schema_extra={"additionalProperties": {"type": "string", "maxLength": TEXT_CHARS}},
+    )
+    offen: list[Any] = _advertised_texts(MAX_PROPERTIES)
 
 
+# The model's answer (wire names); limits advertised as for `SituationObject`.
 class SituationReading(BaseModel):
-    """The model's answer (wire names)."""
-
-    gegenstand: str = ""
-    nutzerziel: str = ""
-    objekte: list[SituationObject] = Field(default_factory=list)
-    objekt_bezug: str = ""
-    angebot: str = ""
+    gegenstand: str = _advertised_text(TEXT_CHARS)
+    nutzerziel: str = _advertised_text(TEXT_CHARS)
+    objekte: list[SituationObject] = Field(
+        default_factory=list, json_schema_extra={"maxItems": MAX_OBJECTS}
+    )
+    objekt_bezug: str = _advertised_text(NAME_CHARS)
+    angebot: str = _advertised_text(TEXT_CHARS)
     angebot_angenommen: bool = False
-    offen: list[Any] = Field(default_factory=list)
+    offen: list[Any] = _advertised_texts(MAX_OPEN)
 
 
 # --- pure parts ------------------------------------------------------------------------------
