@@ -11,15 +11,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from enum import Enum
 
 import redis.asyncio as aioredis
 
 from novaberg.events.delivery import Delivery
+from novaberg.events.intake import pair_from_member
 from novaberg.events.outcomes import FailureRecorder, Outcomes
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.pair import Pair
+from novaberg.store import keys
 from novaberg.store.retry import FIRST_PAUSE, MAX_PAUSE, is_outage
 
 log = logging.getLogger(__name__)
@@ -27,6 +30,17 @@ log = logging.getLogger(__name__)
 POLL_INTERVAL = 0.05
 """Seconds between polls of the active pairs (a 1 s poll would add up to a second to every
 answer)."""
+
+
+class Offer(Enum):
+    """What a consumer made of a pair offered to it (`PairConsumer.offer`)."""
+
+    STARTED = "started"
+    NOTHING = "nothing"
+    """Nothing to start, or someone else runs it: whoever frees it wakes it again."""
+    LATER = "later"
+    """Startable but not here and now (this consumer still runs the pair, or no model
+    slot is free): offer it again soon."""
 
 
 class PairConsumer:
@@ -55,17 +69,32 @@ class PairConsumer:
         self.poll_interval = poll_interval
         self._running: dict[Pair, asyncio.Task[None]] = {}
         self._owned: dict[Pair, str] = {}
+        self.on_done: Callable[[Pair], None] | None = None
+        """Called when a task of this consumer ends (the ready list offers its pair again)."""
 
     @property
     def running(self) -> int:
         return len(self._running)
 
+    @property
+    def running_pairs(self) -> set[Pair]:
+        return set(self._running)
+
     def owned_entries(self) -> set[str]:
         """The processing entries (raw) that a running task of this consumer will end."""
         return set(self._owned.values())
 
-    async def poll_once(self) -> int:
+    async def offer(self, pair: Pair) -> Offer:
+        """Start the pair's next turn or event here if it can start now."""
         raise NotImplementedError
+
+    async def poll_once(self) -> int:
+        """Offer every active pair (the sweep); return how many started."""
+        started = 0
+        for member in await self.redis.smembers(keys.active_pairs()):
+            if await self.offer(pair_from_member(str(member))) is Offer.STARTED:
+                started += 1
+        return started
 
     def _start(self, pair: Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
         """Register the task now running `entry` for `pair`."""
@@ -77,6 +106,8 @@ class PairConsumer:
         def done(_task: asyncio.Task[None]) -> None:
             self._running.pop(pair, None)
             self._owned.pop(pair, None)
+            if self.on_done is not None:
+                self.on_done(pair)
 
         return done
 
