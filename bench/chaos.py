@@ -647,6 +647,7 @@ def scale(cluster: Cluster, users: list[str], turns_per_user: int) -> list[dict[
                 }
                 pipe.rpush(keys.prompt_queue(pair), json.dumps(entry))
             pipe.sadd(keys.active_pairs(), f"{user}:nova")
+            pipe.rpush(keys.ready_pairs(), f"{user}:nova")  # as the intake does
         pipe.execute()
         done = 0
         while time.monotonic() < began + 600:

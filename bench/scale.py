@@ -55,6 +55,9 @@ from novaberg.store import keys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+READY_PAIRS: str | None = keys.ready_pairs() if hasattr(keys, "ready_pairs") else None
+"""The list workers wait on, where they do (None: polling workers, the code before)."""
+
 HOLD_MARKER = "scale-hold"
 """The turn marker of an active pair: no worker owns it, none frees it during the run."""
 
@@ -91,7 +94,8 @@ def hold_active_pairs(client: Any, count: int) -> None:
 
 def queue_turns(client: Any, users: list[str], turns: int, tag: str) -> None:
     """Every user's `turns` utterances at once, 31 s apart in `empfangen_am` (each its
-    own block)."""
+    own block), stored as the intake stores them: queue, active set and (where workers
+    wait on it) the ready list."""
     base = time.time() - 3600
     pipe = client.pipeline(transaction=False)
     for user in users:
@@ -105,6 +109,8 @@ def queue_turns(client: Any, users: list[str], turns: int, tag: str) -> None:
             }
             pipe.rpush(keys.prompt_queue(pair), json.dumps(entry))
         pipe.sadd(keys.active_pairs(), pair_member(pair))
+        if READY_PAIRS is not None:
+            pipe.rpush(READY_PAIRS, pair_member(pair))
     pipe.execute()
 
 
@@ -129,7 +135,7 @@ def measure(
     procs = [cluster.start_worker() for _ in range(config.workers)]
     try:
         cluster.wait_registered(procs)
-        time.sleep(1.0)  # past their first polls and the first heartbeat
+        time.sleep(2.0)  # past their first sweep (every active pair once) and heartbeat
         idle, idle_elapsed, idle_cpu = window(client, idle_seconds, procs)
         total = len(users) * turns
         cpu, before, began = workers_cpu(procs), snapshot(client), time.monotonic()
@@ -149,7 +155,7 @@ def measure(
             for m in client.zrange(keys.delivery_log(user), 0, -1)
             if '"typ":"turn_gescheitert"' in m
         )
-        spent["rpush"] -= len(users) * turns  # the bench's own queueing
+        spent["rpush"] -= len(users) * (turns + (READY_PAIRS is not None))  # the bench's own
         spent["sadd"] -= len(users)
         spent = +spent
     finally:

@@ -1,14 +1,10 @@
-"""What the prompt consumer and the event consumer share: wiring, the per-pair task
-table (with the processing entry each task owns) and the poll loop. Each subclass says
-how one poll starts turns.
-
-While Redis is unreachable the loop polls less often (up to once a second) and says so
-once, not once per poll; the running tasks ride the outage out themselves."""
+"""What the prompt consumer and the event consumer share: wiring and the per-pair task
+table (with the processing entry each task owns). Each subclass says how a pair offered
+to it starts (`offer`); the worker's ready list (events/ready.py) offers the pairs."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from enum import Enum
@@ -23,13 +19,8 @@ from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.pair import Pair
 from novaberg.store import keys
-from novaberg.store.retry import FIRST_PAUSE, MAX_PAUSE, is_outage
 
 log = logging.getLogger(__name__)
-
-POLL_INTERVAL = 0.05
-"""Seconds between polls of the active pairs (a 1 s poll would add up to a second to every
-answer)."""
 
 
 class Offer(Enum):
@@ -44,7 +35,8 @@ class Offer(Enum):
 
 
 class PairConsumer:
-    """Polls every active pair; at most one running task per pair in this worker."""
+    """Starts what pairs offered to it can start; at most one running task per pair in
+    this worker."""
 
     label = "consumer"
 
@@ -56,7 +48,6 @@ class PairConsumer:
         *,
         worker_id: str,
         delivery: Delivery | None = None,
-        poll_interval: float = POLL_INTERVAL,
         failures: FailureRecorder | None = None,
     ) -> None:
         self.redis = redis
@@ -66,7 +57,6 @@ class PairConsumer:
         self.queues = TurnQueues(redis, worker_id)
         self.delivery = delivery or Delivery(redis)
         self.outcomes = Outcomes(redis, self.delivery, failures)
-        self.poll_interval = poll_interval
         self._running: dict[Pair, asyncio.Task[None]] = {}
         self._owned: dict[Pair, str] = {}
         self.on_done: Callable[[Pair], None] | None = None
@@ -110,27 +100,3 @@ class PairConsumer:
                 self.on_done(pair)
 
         return done
-
-    async def run(self, stop: asyncio.Event) -> None:
-        pause = self.poll_interval
-        outage = False
-        while not stop.is_set():
-            try:
-                await self.poll_once()
-            except Exception as exc:
-                if not is_outage(exc):
-                    log.exception("%s poll failed", self.label)
-                else:
-                    if not outage:
-                        log.warning(
-                            "%s: Redis unreachable (%s); polling less often", self.label, exc
-                        )
-                    outage = True
-                    pause = min(max(pause, FIRST_PAUSE) * 2, MAX_PAUSE)
-            else:
-                if outage:
-                    log.warning("%s: Redis answers again; polling as usual", self.label)
-                outage = False
-                pause = self.poll_interval
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), pause)

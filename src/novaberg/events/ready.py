@@ -80,6 +80,8 @@ class ReadyPairs:
         """Pairs a consumer here still runs: offered again when its task ends."""
         self._due: set[Pair] = set()
         self._nudge = asyncio.Event()
+        self._reading: asyncio.Task[str | None] | None = None
+        """The blocking read under way (it outlives a step a nudge ended)."""
         for consumer in self.consumers:
             consumer.on_done = self._task_ended
 
@@ -115,33 +117,32 @@ class ReadyPairs:
         )
         return None if raw is None else str(raw)
 
-    async def _step(self, read: asyncio.Task[str | None] | None) -> asyncio.Task[str | None] | None:
-        """Offer what is due, then wait for the next hint (or a nudge); returns the read
-        still under way if a nudge ended the wait first."""
+    async def _step(self) -> None:
+        """Offer what is due, then wait for the next hint or a nudge (a read a nudge
+        interrupted goes on, and is waited for at the next step)."""
+        self._nudge.clear()  # a task ending from here on ends the wait below at once
         for pair in [*self._due, *self._refused]:
             self._due.discard(pair)
             await self.offer(pair)
         wait = RETRY_SECONDS if self._refused else self.wait_seconds
-        if read is None:
-            read = asyncio.create_task(self._read(wait))
-        self._nudge.clear()
+        if self._reading is None:
+            self._reading = asyncio.create_task(self._read(wait))
         nudge = asyncio.create_task(self._nudge.wait())
         try:
-            await asyncio.wait({read, nudge}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({self._reading, nudge}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             nudge.cancel()
-        if not read.done():
-            return read
+        if not self._reading.done():
+            return
+        read, self._reading = self._reading, None
         raw = read.result()
         if raw is not None:
             await self.offer(pair_from_member(str(raw)))
             await self.redis.lrem(self.taken, 1, raw)
-        return None
 
     async def run(self, stop: asyncio.Event) -> None:
         await give_back(self.redis, self.worker_id)
         next_sweep = time.monotonic()  # first what became ready while no worker read
-        read: asyncio.Task[str | None] | None = None
         pause = FIRST_PAUSE
         outage = False
         try:
@@ -150,10 +151,8 @@ class ReadyPairs:
                     if time.monotonic() >= next_sweep:
                         await self.sweep()
                         next_sweep = time.monotonic() + self.sweep_seconds
-                    read = await self._step(read)
+                    await self._step()
                 except Exception as exc:
-                    if read is not None and read.done():  # its failure was this one
-                        read = None
                     if not is_outage(exc):
                         log.exception("ready list: offering failed")
                     elif not outage:
@@ -169,6 +168,7 @@ class ReadyPairs:
                 outage = False
                 pause = FIRST_PAUSE
         finally:
+            read, self._reading = self._reading, None
             if read is not None:
                 read.cancel()
                 with contextlib.suppress(BaseException):
