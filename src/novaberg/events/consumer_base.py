@@ -12,13 +12,11 @@ from enum import Enum
 import redis.asyncio as aioredis
 
 from novaberg.events.delivery import Delivery
-from novaberg.events.intake import pair_from_member
 from novaberg.events.outcomes import FailureRecorder, Outcomes
 from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.pair import Pair
-from novaberg.store import keys
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +75,6 @@ class PairConsumer:
     async def offer(self, pair: Pair) -> Offer:
         """Start the pair's next turn or event here if it can start now."""
         raise NotImplementedError
-
-    async def poll_once(self) -> int:
-        """Offer every active pair (the sweep); return how many started."""
-        started = 0
-        for member in await self.redis.smembers(keys.active_pairs()):
-            if await self.offer(pair_from_member(str(member))) is Offer.STARTED:
-                started += 1
-        return started
 
     def _start(self, pair: Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
         """Register the task now running `entry` for `pair`."""

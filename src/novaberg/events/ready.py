@@ -118,18 +118,22 @@ class ReadyPairs:
         return None if raw is None else str(raw)
 
     async def _step(self) -> None:
-        """Offer what is due, then wait for the next hint or a nudge (a read a nudge
-        interrupted goes on, and is waited for at the next step)."""
+        """Offer what is due, then wait for the next hint, a nudge or (while a pair is
+        refused a slot) `RETRY_SECONDS`; a read still under way is waited for at the
+        next step."""
         self._nudge.clear()  # a task ending from here on ends the wait below at once
         for pair in [*self._due, *self._refused]:
             self._due.discard(pair)
             await self.offer(pair)
-        wait = RETRY_SECONDS if self._refused else self.wait_seconds
         if self._reading is None:
-            self._reading = asyncio.create_task(self._read(wait))
+            self._reading = asyncio.create_task(self._read(self.wait_seconds))
         nudge = asyncio.create_task(self._nudge.wait())
         try:
-            await asyncio.wait({self._reading, nudge}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {self._reading, nudge},
+                timeout=RETRY_SECONDS if self._refused else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         finally:
             nudge.cancel()
         if not self._reading.done():

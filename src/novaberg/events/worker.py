@@ -200,7 +200,7 @@ class Worker:
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:
-        """Stop polling, let running turns finish (bounded), fail what is left.
+        """Stop taking pairs, let running turns finish (bounded), fail what is left.
 
         The heartbeat beats on until the end: a worker that is draining its turns is not
         dead, and no other worker may adopt the turns it is still running."""
