@@ -1,16 +1,13 @@
-"""What the prompt consumer and the event consumer share: wiring, the per-pair task
-table (with the processing entry each task owns) and the poll loop. Each subclass says
-how one poll starts turns.
-
-While Redis is unreachable the loop polls less often (up to once a second) and says so
-once, not once per poll; the running tasks ride the outage out themselves."""
+"""What the prompt consumer and the event consumer share: wiring and the per-pair task
+table (with the processing entry each task owns). Each subclass says how a pair offered
+to it starts (`offer`); the worker's ready list (events/ready.py) offers the pairs."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
+from enum import Enum
 
 import redis.asyncio as aioredis
 
@@ -20,17 +17,24 @@ from novaberg.events.queues import Claimed, TurnQueues
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.pair import Pair
-from novaberg.store.retry import FIRST_PAUSE, MAX_PAUSE, is_outage
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL = 0.05
-"""Seconds between polls of the active pairs (a 1 s poll would add up to a second to every
-answer)."""
+
+class Offer(Enum):
+    """What a consumer made of a pair offered to it (`PairConsumer.offer`)."""
+
+    STARTED = "started"
+    NOTHING = "nothing"
+    """Nothing to start, or someone else runs it: whoever frees it wakes it again."""
+    LATER = "later"
+    """Startable but not here and now (this consumer still runs the pair, or no model
+    slot is free): offer it again soon."""
 
 
 class PairConsumer:
-    """Polls every active pair; at most one running task per pair in this worker."""
+    """Starts what pairs offered to it can start; at most one running task per pair in
+    this worker."""
 
     label = "consumer"
 
@@ -42,7 +46,6 @@ class PairConsumer:
         *,
         worker_id: str,
         delivery: Delivery | None = None,
-        poll_interval: float = POLL_INTERVAL,
         failures: FailureRecorder | None = None,
     ) -> None:
         self.redis = redis
@@ -52,19 +55,25 @@ class PairConsumer:
         self.queues = TurnQueues(redis, worker_id)
         self.delivery = delivery or Delivery(redis)
         self.outcomes = Outcomes(redis, self.delivery, failures)
-        self.poll_interval = poll_interval
         self._running: dict[Pair, asyncio.Task[None]] = {}
         self._owned: dict[Pair, str] = {}
+        self.on_done: Callable[[Pair], None] | None = None
+        """Called when a task of this consumer ends (the ready list offers its pair again)."""
 
     @property
     def running(self) -> int:
         return len(self._running)
 
+    @property
+    def running_pairs(self) -> set[Pair]:
+        return set(self._running)
+
     def owned_entries(self) -> set[str]:
         """The processing entries (raw) that a running task of this consumer will end."""
         return set(self._owned.values())
 
-    async def poll_once(self) -> int:
+    async def offer(self, pair: Pair) -> Offer:
+        """Start the pair's next turn or event here if it can start now."""
         raise NotImplementedError
 
     def _start(self, pair: Pair, entry: Claimed, task: asyncio.Task[None]) -> None:
@@ -77,29 +86,7 @@ class PairConsumer:
         def done(_task: asyncio.Task[None]) -> None:
             self._running.pop(pair, None)
             self._owned.pop(pair, None)
+            if self.on_done is not None:
+                self.on_done(pair)
 
         return done
-
-    async def run(self, stop: asyncio.Event) -> None:
-        pause = self.poll_interval
-        outage = False
-        while not stop.is_set():
-            try:
-                await self.poll_once()
-            except Exception as exc:
-                if not is_outage(exc):
-                    log.exception("%s poll failed", self.label)
-                else:
-                    if not outage:
-                        log.warning(
-                            "%s: Redis unreachable (%s); polling less often", self.label, exc
-                        )
-                    outage = True
-                    pause = min(max(pause, FIRST_PAUSE) * 2, MAX_PAUSE)
-            else:
-                if outage:
-                    log.warning("%s: Redis answers again; polling as usual", self.label)
-                outage = False
-                pause = self.poll_interval
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), pause)

@@ -39,8 +39,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from novaberg.events.consumer_base import PairConsumer
-from novaberg.events.intake import pair_from_member
+from novaberg.events.consumer_base import Offer, PairConsumer
 from novaberg.events.model import (
     MAX_SELF_TRIGGERS,
     MAX_SUPERSEDES,
@@ -173,20 +172,16 @@ class EventConsumer(PairConsumer):
     """Holds the events of characters their user paused (set by the worker; None: no
     character is ever paused, e.g. graphs without a database)."""
 
-    async def poll_once(self) -> int:
-        """Claim one runnable event per idle pair and start its run; return how many."""
-        started = 0
-        for member in await self.redis.smembers(keys.active_pairs()):
-            pair = pair_from_member(str(member))
-            if pair in self._running:
-                continue
-            entry = await self.queues.claim_event(pair)
-            if entry is None:
-                continue
-            task = asyncio.create_task(self._handle(pair, entry), name=f"path2:{pair}")
-            self._start(pair, entry, task)
-            started += 1
-        return started
+    async def offer(self, pair: Pair) -> Offer:
+        """Claim the pair's next runnable event and start its run, if it has one."""
+        if pair in self._running:
+            return Offer.LATER
+        entry = await self.queues.claim_event(pair)
+        if entry is None:
+            return Offer.NOTHING
+        task = asyncio.create_task(self._handle(pair, entry), name=f"path2:{pair}")
+        self._start(pair, entry, task)
+        return Offer.STARTED
 
     async def drain(self) -> None:
         while self._running:

@@ -160,6 +160,7 @@ def check_text(text: str) -> str:
 
 
 ACTIVE_PAIRS = keys.active_pairs()
+READY_PAIRS = keys.ready_pairs()
 
 
 class _GroupCommit:
@@ -183,7 +184,9 @@ class _GroupCommit:
             self._writing = True
             try:
                 await self._redis.run(
-                    lua.ENQUEUE, (ACTIVE_PAIRS, queue), (keys.QUEUE_TTL, 1, entry, member)
+                    lua.ENQUEUE,
+                    (ACTIVE_PAIRS, READY_PAIRS, queue),
+                    (keys.QUEUE_TTL, 1, entry, member),
                 )
             finally:
                 if self._pending:  # arrived meanwhile: the drain task writes them
@@ -202,7 +205,7 @@ class _GroupCommit:
         args: list[str | bytes | int] = [keys.QUEUE_TTL]
         for entries, member in grouped.values():
             args += [len(entries), *entries, member]
-        await self._redis.run(lua.ENQUEUE, [ACTIVE_PAIRS, *grouped], args)
+        await self._redis.run(lua.ENQUEUE, [ACTIVE_PAIRS, READY_PAIRS, *grouped], args)
 
     async def _drain(self) -> None:
         try:

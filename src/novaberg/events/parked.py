@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 from novaberg.events import parked_lua as lua
 from novaberg.events.intake import pair_from_member, pair_member
 from novaberg.events.model import Event, EventRejected, build_event, parse_event
-from novaberg.events.queues import Claimed
+from novaberg.events.queues import Claimed, wake
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.human_tail import peek_tail
@@ -90,6 +90,8 @@ class ParkedEvents:
             ),
             f"holding an event of {pair}",
         )
+        if done:  # its marker is free: what waits behind it may start
+            await wake(self.redis, pair)
         return bool(done)
 
     async def held(self, pair: Pair) -> list[str]:
@@ -147,6 +149,8 @@ async def take_up(redis: aioredis.Redis, pair: Pair, now: float) -> TakenUp:
             ],
             args=[len(raws), *raws, keys.QUEUE_TTL, pair_member(pair), *queued],
         )
+        if int(count) > 0:
+            await wake(redis, pair)
         if int(count) >= 0:
             messages = sum(len(e.message_ids) for e in _user_messages(queued))
             return TakenUp(events=int(count), messages=messages)

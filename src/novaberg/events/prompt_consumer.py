@@ -30,8 +30,7 @@ import json
 import logging
 from typing import Any
 
-from novaberg.events.consumer_base import PairConsumer
-from novaberg.events.intake import pair_from_member
+from novaberg.events.consumer_base import Offer, PairConsumer
 from novaberg.events.model import (
     Event,
     EventRejected,
@@ -164,33 +163,31 @@ def block_prompts(entry: Claimed) -> list[str]:
 class PromptConsumer(PairConsumer):
     label = "prompt consumer"
 
-    async def poll_once(self) -> int:
-        """Start a turn for every pair that can start one now; return how many started.
+    async def offer(self, pair: Pair) -> Offer:
+        """Start a turn for the pair if it can start one now.
 
         The model gate is tried *before* the block is cut, without waiting: while no slot is
         free the utterances stay queued — and whatever arrives meanwhile joins the block —
         instead of a cut block waiting for a slot."""
-        started = 0
-        for member in await self.redis.smembers(keys.active_pairs()):
-            pair = pair_from_member(str(member))
-            if pair in self._running or not await self.queues.ready(pair):
-                continue
-            slot = f"{self.worker_id}:{new_id()}"
-            if not await self.gate.try_acquire(slot, Priority.USER):
-                await self.gate.mark_user_waiting()
-                continue
-            try:
-                entry = await self.queues.begin_turn(pair, new_id())
-            except BaseException:
-                await self.gate.release(slot)
-                raise
-            if entry is None:  # another worker was faster
-                await self.gate.release(slot)
-                continue
-            task = asyncio.create_task(self._turn(pair, entry, slot), name=f"path1:{pair}")
-            self._start(pair, entry, task)
-            started += 1
-        return started
+        if pair in self._running:
+            return Offer.LATER
+        if not await self.queues.ready(pair):
+            return Offer.NOTHING
+        slot = f"{self.worker_id}:{new_id()}"
+        if not await self.gate.try_acquire(slot, Priority.USER):
+            await self.gate.mark_user_waiting()
+            return Offer.LATER
+        try:
+            entry = await self.queues.begin_turn(pair, new_id())
+        except BaseException:
+            await self.gate.release(slot)
+            raise
+        if entry is None:  # another worker was faster
+            await self.gate.release(slot)
+            return Offer.NOTHING
+        task = asyncio.create_task(self._turn(pair, entry, slot), name=f"path1:{pair}")
+        self._start(pair, entry, task)
+        return Offer.STARTED
 
     async def drain(self) -> None:
         """Wait for the turns this consumer started (shutdown, tests)."""

@@ -35,6 +35,7 @@ no task owns, which the worker's housekeeping ends or hands back (events/worker.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -54,6 +55,8 @@ from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import until_redis_back
 from novaberg.store.scripts import script
+
+log = logging.getLogger(__name__)
 
 MAX_BLOCK = 100
 """Most utterances cut into one block; the rest waits for the next turn."""
@@ -235,7 +238,10 @@ class TurnQueues:
             ),
             f"supersede check of {pair}",
         )
-        return Supersede(int(done))
+        found = Supersede(int(done))
+        if found is Supersede.SUPERSEDED:  # the next block may start now
+            await wake(self.redis, pair)
+        return found
 
     async def refresh_marker(self, pair: Pair, value: str) -> bool:
         """Extend the marker's TTL while its turn makes progress (after every node): the
@@ -299,7 +305,18 @@ class TurnQueues:
             processing or self.processing,
             keys.event_queue(pair),
             keys.active_pairs(),
+            keys.ready_pairs(),
         ]
+
+
+async def wake(redis: aioredis.Redis, pair: Pair) -> None:
+    """Put `pair` on the ready list after a step outside the queue scripts freed it. Not
+    atomic with that step: lost in a crash between the two, the pair is found by the
+    workers' slow sweep (`events/ready.py`)."""
+    try:
+        await redis.rpush(keys.ready_pairs(), pair_member(pair))
+    except Exception as exc:
+        log.warning("could not put %s on the ready list (%s); the sweep finds it", pair, exc)
 
 
 async def push_event(redis: aioredis.Redis, event: Event) -> None:
@@ -310,4 +327,5 @@ async def push_event(redis: aioredis.Redis, event: Event) -> None:
         pipe.rpush(queue, event.wire())
         pipe.expire(queue, keys.QUEUE_TTL)
         pipe.sadd(keys.active_pairs(), pair_member(pair))
+        pipe.rpush(keys.ready_pairs(), pair_member(pair))
         await pipe.execute()

@@ -115,9 +115,10 @@ end
 return 0
 """
 
-# KEYS: marker, processing, event_queue, active_pairs
+# KEYS: marker, processing, event_queue, active_pairs, ready_pairs
 # ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
 # Acts only while the entry is in the list: run twice, the second call does nothing.
+# The pair goes on the ready list: a run ended, what waited behind it may start now.
 FINISH = """
 if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -128,10 +129,11 @@ if ARGV[3] ~= '' then
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
   redis.call('SADD', KEYS[4], ARGV[5])
 end
+redis.call('RPUSH', KEYS[5], ARGV[5])
 return 1
 """
 
-# KEYS: marker, processing, event_queue, active_pairs
+# KEYS: marker, processing, event_queue, active_pairs, ready_pairs
 # ARGV: marker_value, entry, event_json, queue_ttl, pair
 # A claimed event that never ran goes back to the front of its queue, its marker freed.
 HAND_BACK = """
@@ -140,5 +142,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 redis.call('LPUSH', KEYS[3], ARGV[3])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
 redis.call('SADD', KEYS[4], ARGV[5])
+redis.call('RPUSH', KEYS[5], ARGV[5])
 return 1
 """

@@ -56,6 +56,7 @@ from novaberg.events.outcomes import (
 )
 from novaberg.events.prompt_consumer import PromptConsumer, block_message_ids, block_prompts
 from novaberg.events.queues import Claimed, TurnQueues
+from novaberg.events.ready import ReadyPairs, give_back
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
@@ -112,7 +113,11 @@ class Worker:
         drain_seconds: float = DRAIN_SECONDS,
         failures: FailureRecorder | None = None,
         startup_patience: float = STARTUP_PATIENCE,
+        consume: bool = True,
     ) -> None:
+        """`poll_interval`: seconds between sweeps over every active pair (the safety net
+        of the ready list, events/ready.py). `consume=False`: a worker that beats and
+        recovers but starts nothing (tests)."""
         self.redis = redis
         self.graphs = graphs
         self.gate = gate
@@ -125,12 +130,17 @@ class Worker:
         self.outcomes = Outcomes(redis, self.delivery, failures)
         self.queues = TurnQueues(redis, self.worker_id)
         shared: dict[str, Any] = {"delivery": self.delivery, "failures": failures}
-        if poll_interval is not None:
-            shared["poll_interval"] = poll_interval
         self.prompts = PromptConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
         self.events = EventConsumer(redis, graphs, gate, worker_id=self.worker_id, **shared)
         self.pauses = _pause_guard(redis, graphs, self.queues, self.outcomes)
         self.events.pauses = self.pauses
+        self.consume = consume
+        self.ready = ReadyPairs(
+            redis,
+            self.worker_id,
+            [self.prompts, self.events],
+            **({} if poll_interval is None else {"sweep_seconds": poll_interval}),
+        )
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat: asyncio.Task[None] | None = None
@@ -148,10 +158,11 @@ class Worker:
         await until_redis_back(self._beat, "the first heartbeat", patience=self.startup_patience)
         self._stop.clear()
         self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")
-        self._tasks = [
-            asyncio.create_task(self.prompts.run(self._stop), name="prompt-consumer"),
-            asyncio.create_task(self.events.run(self._stop), name="event-consumer"),
-        ]
+        self._tasks = (
+            [asyncio.create_task(self.ready.run(self._stop), name="ready-pairs")]
+            if self.consume
+            else []
+        )
         deps = getattr(self.graphs, "deps", None)
         if deps is not None:
             from novaberg.events.reminders import reminder_loop
@@ -192,7 +203,7 @@ class Worker:
         log.info("worker %s started", self.worker_id)
 
     async def stop(self) -> None:
-        """Stop polling, let running turns finish (bounded), fail what is left.
+        """Stop taking pairs, let running turns finish (bounded), fail what is left.
 
         The heartbeat beats on until the end: a worker that is draining its turns is not
         dead, and no other worker may adopt the turns it is still running."""
@@ -213,6 +224,9 @@ class Worker:
                 )
         finally:
             await self._stop_heartbeat()
+        await until_redis_back(
+            lambda: give_back(self.redis, self.worker_id), "returning taken ready hints"
+        )
         await until_redis_back(self._unregister, "unregistering the worker")
         log.info("worker %s stopped", self.worker_id)
 
@@ -350,6 +364,7 @@ class Worker:
                     break
                 await self._recover_entry(Claimed.parse(str(raw)), WORKER_DIED)
                 recovered += 1
+            await give_back(self.redis, other)
             await self.redis.srem(keys.worker_registry(), other)
         return recovered
 

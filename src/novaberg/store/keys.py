@@ -124,6 +124,18 @@ def active_pairs() -> str:
     return "aktive_paare"
 
 
+def ready_pairs() -> str:
+    """List of pairs that may have become startable (an utterance or event queued, a run
+    ended): workers wait on it with a blocking read instead of polling the active set."""
+    return "bereite_paare"
+
+
+def ready_taken(worker_id: str) -> str:
+    """The entries of `ready_pairs` one worker took and is offering to its consumers (the
+    reliable-queue pattern: a dead worker's entries go back to `ready_pairs`)."""
+    return f"bereit_genommen:{worker_id}"
+
+
 def reminder_claim(entry_id: int) -> str:
     """Lease on one due reminder while a worker turns it into an impulse."""
     return f"erinnerung_laeuft:{entry_id}"

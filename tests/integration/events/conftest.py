@@ -94,12 +94,12 @@ def token(db: AsyncConnectionPool) -> Callable[[str], Awaitable[str]]:
 async def workers(
     redis: aioredis.Redis, runtime: GraphRuntime, gate: ModelGate
 ) -> AsyncIterator[Callable[..., Awaitable[Worker]]]:
-    """Start workers on demand (fast polls and heartbeats); all are stopped at the end."""
+    """Start workers on demand (fast heartbeats; no fast sweep: pairs reach them through
+    the ready list); all are stopped at the end."""
     started: list[Worker] = []
 
     async def start(**kwargs: Any) -> Worker:
         options: dict[str, Any] = {
-            "poll_interval": 0.02,
             "heartbeat_interval": 0.2,
             "heartbeat_ttl": 1.0,
             "drain_seconds": 5.0,

@@ -83,7 +83,7 @@ async def test_an_event_claimed_but_never_run_goes_back_and_is_answered(
     workers, redis: aioredis.Redis, scripted: ScriptedLLM
 ) -> None:
     script_answer(scripted, "Da bin ich.")
-    worker = await workers(**FAST, poll_interval=3600)  # its consumers poll once, now
+    worker = await workers(**FAST, consume=False)  # it starts nothing
     await push_event(redis, user_event("t-1", ["m1"]))
     entry = await worker.queues.claim_event(PAIR)  # as if the claim's reply had been lost
     assert entry is not None and await redis.get(keys.turn_marker(PAIR)) == entry.marker
@@ -100,7 +100,7 @@ async def test_a_run_that_nothing_ended_gets_one_outcome(
     """The run started (its event is marked handled) but its task ended without its final
     steps (Redis was gone longer than they retried): its own worker fails it once, frees
     the marker and the slot it leaked."""
-    worker = await workers(**FAST, poll_interval=3600)
+    worker = await workers(**FAST, consume=False)
     event = user_event("t-1", ["m1", "m2"])
     await push_event(redis, event)
     entry = await worker.queues.claim_event(PAIR)
@@ -121,7 +121,7 @@ async def test_a_run_that_nothing_ended_gets_one_outcome(
 
 
 async def test_a_slot_held_by_a_running_task_is_kept(workers, gate: ModelGate) -> None:
-    worker = await workers(**FAST, poll_interval=3600)
+    worker = await workers(**FAST, consume=False)
     token = f"{worker.worker_id}:running"
     assert await gate.try_acquire(token)
     await asyncio.sleep(0.5)  # several housekeeping rounds
@@ -132,7 +132,7 @@ async def test_a_slot_held_by_a_running_task_is_kept(workers, gate: ModelGate) -
 
 async def test_a_stopping_worker_frees_all_its_slots(workers, gate: ModelGate) -> None:
     """A slot whose release a Redis outage swallowed does not outlive a graceful stop."""
-    worker = await workers(heartbeat_interval=3600, poll_interval=3600)  # no sweep before
+    worker = await workers(heartbeat_interval=3600, consume=False)  # no sweep before
     await gate.redis.zadd(gate.key, {f"{worker.worker_id}:leaked": 9e12})
     await gate.redis.zadd(gate.key, {"other-worker:busy": 9e12})
     await worker.stop()
