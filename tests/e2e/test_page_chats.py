@@ -233,7 +233,6 @@ def test_a_long_chat_name_fits_a_phone(browser: Browser, served: ServerThread) -
     that name must not widen the header past the screen."""
     page = open_page(browser, served.url, viewport={"width": 390, "height": 844}, is_mobile=True)
     picker = page.get_by_test_id("chat-picker")
-    expect(picker.locator("option")).to_have_count(1)  # the chat list is there
     _say(page, "Ich ziehe nächsten Monat nach Madrid und freue mich sehr darauf", 1)
     expect(picker.locator("option:checked")).to_contain_text("Ich ziehe nächsten Monat")
     sizes = page.evaluate(

@@ -12,6 +12,7 @@ let root = null;
 let onOpen = async () => {};
 let shown = { id: "", name: "" }; // the character
 let list = [];                    // GET /chats, newest first
+let early = null;                 // first words of a message sent before the list came
 let current = null;               // the open chat's id
 const el = {};
 
@@ -121,15 +122,21 @@ export async function refresh() {
   for (const c of page.chats) if (!c.titel && !c.turns && named.get(c.id)) c.titel = named.get(c.id);
   list = page.chats;
   current = page.aktuell;
+  const opened = openChat();
+  if (opened && !opened.titel && early) opened.titel = early; // sent before the list came
+  early = null;
   draw();
 }
 
 // Another character: its chats, and its open chat shown (null: the chats could not be read,
 // the page shows the character's whole history as before).
 export async function setCharacter(id, name) {
+  if (shown.id !== id) { // the same character again keeps the first words noted meanwhile
+    if (shown.id) early = null; // (before the first character: a message sent already)
+    list = [];
+    current = null;
+  }
   shown = { id, name: name || id };
-  list = [];
-  current = null;
   endRename();
   endDelete();
   say("");
@@ -161,6 +168,7 @@ export function firstWords(text) {
 // (the server's list says the same once the turn is written).
 export function noteSent(text) {
   const chat = openChat();
+  if (!chat && !list.length && !early) early = firstWords(text);
   if (!chat || chat.titel || chat.turns) return;
   chat.titel = firstWords(text);
   draw();
