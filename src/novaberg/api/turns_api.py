@@ -43,7 +43,8 @@ WITH_BODY: dict[int | str, dict[str, Any]] = {
     **ERRORS,
     422: refused_or_invalid("text_leer / text_ungueltig: the new text is refused"),
 }
-"""The routes that read a body: its refusals too (api/request_guard.py, a refused text)."""
+"""The routes that write: the request guard's refusals of a body (400/408/413/429,
+api/request_guard.py) and a refused value (422)."""
 
 
 class RegenerateIn(BaseModel):
@@ -154,7 +155,7 @@ async def variants(character_id: CharacterId, user_id: User, ctx: Context) -> Va
 @router.post(
     "/turns/{character_id}/variants/{index}",
     response_model=VariantsOut,
-    responses=ERRORS,
+    responses=WITH_BODY,
     summary="Choose one of the last answer's alternatives",
 )
 async def choose(
@@ -172,7 +173,7 @@ async def choose(
 @router.delete(
     "/turns/{character_id}/messages/{message_id}",
     response_model=RemovalOut,
-    responses=ERRORS,
+    responses=WITH_BODY,
     summary="Take the last message back",
 )
 async def remove(
@@ -235,7 +236,7 @@ async def edit(
 @router.post(
     "/turns/{character_id}/stop",
     response_model=StopOut,
-    responses=ERRORS,
+    responses=WITH_BODY,
     summary="Stop the running turn",
 )
 async def stop(character_id: CharacterId, user_id: User, ctx: Context) -> StopOut:

@@ -72,8 +72,12 @@ function signOut() {
 
 // ---------- persona ----------
 
+let personaTouched = 0; // bumped when the person types or saves: a slower load must not undo it
+
 async function loadPersona() {
+  const asked = personaTouched;
   const persona = await get("/persona");
+  if (asked !== personaTouched) return; // typed or saved meanwhile: theirs is newer
   const form = part("persona-form");
   form.elements.name.value = persona.name;
   form.elements.beschreibung.value = persona.beschreibung;
@@ -84,6 +88,7 @@ async function savePersona(ev) {
   const form = ev.target;
   say("persona-error", "");
   part("persona-status").textContent = "";
+  personaTouched += 1;
   try {
     const stored = await call("PUT", "/persona", {
       name: form.elements.name.value,
@@ -213,6 +218,7 @@ export function mount(panel, headerBadge) {
   part("signin-form").addEventListener("submit", signIn);
   part("signout").addEventListener("click", signOut);
   part("persona-form").addEventListener("submit", savePersona);
+  part("persona-form").addEventListener("input", () => { personaTouched += 1; });
   part("token-form").addEventListener("submit", makeToken);
   part("token-copy").addEventListener("click", copyToken);
   onLanguageChange(drawAll);

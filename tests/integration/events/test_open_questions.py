@@ -40,6 +40,10 @@ async def test_an_open_question_is_offered_taken_up_and_closed(
     anna = await token("anna")
     ws = await sockets(anna)
     script_answer(scripted, QUESTION)  # the answer says exactly the open question's text
+    # a reading without open points of its own: the open question is the turn's only gap
+    scripted.add(
+        ".*", {"gegenstand": "Berge", "offen": [], "objekte": []}, schema="SituationReading"
+    )
     response = await post(http, anna, "Weißt du eigentlich inzwischen mehr über Berge?")
     assert response.status_code == 202, response.text
     await workers()

@@ -72,6 +72,16 @@ checks.negative_data_rejection.expected-statuses = [
 ]
 """
 
+EDIT = """
+# As POST /chat: a new text over 16 KiB is refused with the documented 413 text_zu_lang.
+[[operations]]
+include-path = "/turns/{character_id}/messages/{message_id}"
+include-method = "PUT"
+checks.negative_data_rejection.expected-statuses = [
+  "400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx",
+]
+"""
+
 
 LIBRARY = """
 # Approving a folder is schema-valid for any path, yet only a folder within
@@ -131,7 +141,14 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
     report = tmp_path / "schemathesis.txt"
     config = tmp_path / "schemathesis.toml"
     config.write_text(
-        MODEL + NO_WORKER + UPLOADS + CHAT + LIBRARY + CHARACTER_EDITOR + TOKENS % spare.token_id
+        MODEL
+        + NO_WORKER
+        + UPLOADS
+        + CHAT
+        + EDIT
+        + LIBRARY
+        + CHARACTER_EDITOR
+        + TOKENS % spare.token_id
     )
     command = [
         *_schemathesis(),

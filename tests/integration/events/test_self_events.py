@@ -63,10 +63,11 @@ async def runtime(
 
 
 def perceive(scripted: ScriptedLLM, text: str, output: dict[str, Any]) -> None:
-    """What the person's `text` is perceived as (only the perception of exactly that text)."""
-    scripted.add(rf"\[TEXT\]\n{re.escape(text)}\n", output, schema="PerceptionResult")
+    """What the person's `text` is perceived as (only the perception of exactly that text,
+    which may close the prompt: the turn's material comes last)."""
+    scripted.add(rf"\[TEXT\]\n{re.escape(text)}(?:\n|$)", output, schema="PerceptionResult")
     scripted.add(
-        rf"(?s)\[TEXT\]\n{re.escape(text)}\n",
+        rf"(?s)\[TEXT\]\n{re.escape(text)}(?:\n|$)",
         {"salienz": 0.5, "intentionen": ["smalltalk"]},
         schema="SalienceScore",
     )
