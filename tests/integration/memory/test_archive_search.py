@@ -19,13 +19,11 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner
 
-from novaberg.api.app import create_app
-from novaberg.api.context import AppContext
+from app_client import signed_in_client
 from novaberg.cli import app as cli_app
 from novaberg.config import Settings
 from novaberg.imports.chat_formats import parse_chat
 from novaberg.imports.chat_import import import_chat
-from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.memory.archive import archive_live_turn, purge_expired
 from novaberg.memory.search.hybrid import search_memory
@@ -35,7 +33,6 @@ from novaberg.runtime.services import Endpoints
 from novaberg.store import archive, keys, long_term_search
 from novaberg.store.archive import stored_vector
 from novaberg.store.short_term import encode_vector
-from novaberg.store.users import issue_token
 
 PAIR = Pair("meister", "nova")
 OTHER = Pair("meister", "kaethe")
@@ -381,17 +378,9 @@ async def client(
     db: AsyncConnectionPool,
     model: ModelLayer,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-search", 1))
-    app = create_app(context=ctx)
-    token = (await issue_token(db, "meister", "test")).token
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://novaberg",
-            headers={"Authorization": f"Bearer {token}"},
-        ) as http,
-    ):
+    async with signed_in_client(
+        settings, endpoints, redis, db, model, user="meister", gate="scripted-search"
+    ) as http:
         yield http
 
 

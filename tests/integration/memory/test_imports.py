@@ -17,22 +17,19 @@ import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 from typer.testing import CliRunner, Result
 
-from novaberg.api.app import create_app
-from novaberg.api.context import AppContext
+from app_client import signed_in_client
 from novaberg.cli import app
 from novaberg.config import Settings
 from novaberg.imports.cards import png_without_card
 from novaberg.imports.chat_formats import parse_chat
 from novaberg.imports.chat_import import import_chat
 from novaberg.llm.errors import ModelUnavailable
-from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder
 from novaberg.pair import Pair
 from novaberg.runtime.services import Endpoints
 from novaberg.store import characters
 from novaberg.store.short_term import ShortTermStore
-from novaberg.store.users import issue_token
 
 PAIR = Pair("meister", "nova")
 START = datetime(2025, 11, 1, 9, 0, tzinfo=UTC)
@@ -354,17 +351,9 @@ async def client(
     db: AsyncConnectionPool,
     model: ModelLayer,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-imports", 1))
-    application = create_app(context=ctx)
-    token = (await issue_token(db, "meister", "test")).token
-    async with (
-        application.router.lifespan_context(application),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=application),
-            base_url="http://novaberg",
-            headers={"Authorization": f"Bearer {token}"},
-        ) as http,
-    ):
+    async with signed_in_client(
+        settings, endpoints, redis, db, model, user="meister", gate="scripted-imports"
+    ) as http:
         yield http
 
 

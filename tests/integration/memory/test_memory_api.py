@@ -10,10 +10,8 @@ import pytest
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.api.app import create_app
-from novaberg.api.context import AppContext
+from app_client import signed_in_client
 from novaberg.config import Settings
-from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedLLM
 from novaberg.memory.long_term.promotion import Promotion
@@ -23,7 +21,6 @@ from novaberg.runtime.services import Endpoints
 from novaberg.store import character_profiles, goals
 from novaberg.store.pipeline_log import PipelineLog
 from novaberg.store.session import append_turn
-from novaberg.store.users import issue_token
 
 PAIR = Pair("meister", "nova")
 
@@ -36,18 +33,10 @@ async def client(
     db: AsyncConnectionPool,
     model: ModelLayer,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-api", 1))
-    app = create_app(context=ctx)
-    app.state.local_page = False
-    token = (await issue_token(db, "meister", "test")).token
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://novaberg",
-            headers={"Authorization": f"Bearer {token}"},
-        ) as http:
-            yield http
+    async with signed_in_client(
+        settings, endpoints, redis, db, model, user="meister", gate="scripted-api", local_page=False
+    ) as http:
+        yield http
 
 
 async def test_routes_need_a_token(client: httpx.AsyncClient) -> None:

@@ -14,8 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.api.app import create_app
-from novaberg.api.context import AppContext
+from app_client import signed_in_client
 from novaberg.api.error_sentences import (
     FAILURE_FALLBACK,
     FAILURES,
@@ -27,12 +26,10 @@ from novaberg.api.page_api import page_settings
 from novaberg.config import Settings, load_settings
 from novaberg.events import outcomes
 from novaberg.events.model import MAX_PROMPT_BYTES
-from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.failed_turns import FailedTurnLog
 from novaberg.store.pipeline_log import KIND_RAW_TURN, PipelineLog, purge_pipeline_log
-from novaberg.store.users import issue_token
 
 
 @pytest.fixture
@@ -43,18 +40,10 @@ async def client(
     db: AsyncConnectionPool,
     model: ModelLayer,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-page", 1))
-    app = create_app(context=ctx)
-    app.state.local_page = False
-    token = (await issue_token(db, "leser", "test")).token
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://novaberg",
-            headers={"Authorization": f"Bearer {token}"},
-        ) as http:
-            yield http
+    async with signed_in_client(
+        settings, endpoints, redis, db, model, user="leser", gate="scripted-page", local_page=False
+    ) as http:
+        yield http
 
 
 def _raw_turn(log: PipelineLog, user: str, prompt: str, answer: str, origin: str) -> None:

@@ -10,14 +10,11 @@ import pytest
 import redis.asyncio as aioredis
 from psycopg_pool import AsyncConnectionPool
 
-from novaberg.api.app import create_app
-from novaberg.api.context import AppContext
+from app_client import signed_in_client
 from novaberg.config import Settings
-from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.transfer.archive_format import read_archive
-from novaberg.store.users import issue_token
 
 
 @pytest.fixture
@@ -28,17 +25,9 @@ async def client(
     db: AsyncConnectionPool,
     model: ModelLayer,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    ctx = AppContext(settings, endpoints, redis, db, model, ModelGate(redis, "scripted-export", 1))
-    app = create_app(context=ctx)
-    token = (await issue_token(db, "meister", "test")).token
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://novaberg",
-            headers={"Authorization": f"Bearer {token}"},
-        ) as http,
-    ):
+    async with signed_in_client(
+        settings, endpoints, redis, db, model, user="meister", gate="scripted-export"
+    ) as http:
         yield http
 
 

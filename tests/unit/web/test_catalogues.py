@@ -9,37 +9,22 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from novaberg.api.error_sentences import FAILURE_FALLBACK, FAILURES, SENTENCES, SENTENCES_EN
 from novaberg.events.model import MAX_PROMPT_BYTES, STAGE_LABELS
+from web_module import WEB, run_module
 
-WEB = Path(__file__).resolve().parents[3] / "src" / "novaberg" / "web"
-NODE = shutil.which("node")
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def _load(name: str) -> tuple[dict[str, str], list[str]]:
     """The catalogue as node reads it, and its keys in file order (duplicates kept)."""
-    assert NODE, "node is needed for the page's script tests (it comes with npm)"
-    script = (
-        f"import({json.dumps((WEB / name).as_uri())})"
-        ".then(m => process.stdout.write(JSON.stringify(m.default)))"
-    )
-    done = subprocess.run(
-        [NODE, "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
+    loaded = json.loads(run_module(name, "JSON.stringify(m.default)"))
     text = (WEB / name).read_text(encoding="utf-8")
     order = re.findall(r'^\s*"([^"]+)":', text, re.M)
-    return json.loads(done.stdout), order
+    return loaded, order
 
 
 @pytest.fixture(scope="module")

@@ -4,31 +4,15 @@ the character's name and {{user}}/<user> the person's, in any letter case."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-MODULE = Path(__file__).resolve().parents[3] / "src" / "novaberg" / "web" / "greeting.js"
-NODE = shutil.which("node")
+from web_module import run_module
 
 
 def fill(text: str, char: str, user: str) -> str:
-    assert NODE, "node is needed for the page's script tests (it comes with npm)"
     names = json.dumps({"char": char, "user": user})
-    script = (
-        f"import({json.dumps(MODULE.as_uri())})"
-        f".then(m => process.stdout.write(m.fillNames({json.dumps(text)}, {names})))"
-    )
-    done = subprocess.run(
-        [NODE, "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout
+    return run_module("greeting.js", f"m.fillNames({json.dumps(text)}, {names})")
 
 
 @pytest.mark.parametrize(

@@ -4,29 +4,15 @@ then the card's alternate ones, blank ones left out, in order."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
-MODULE = Path(__file__).resolve().parents[3] / "src" / "novaberg" / "web" / "greeting.js"
-NODE = shutil.which("node")
+from web_module import run_module
 
 
 def greetings(character: dict[str, Any]) -> list[str]:
-    assert NODE, "node is needed for the page's script tests (it comes with npm)"
-    script = (
-        f"import({json.dumps(MODULE.as_uri())})"
-        f".then(m => process.stdout.write(JSON.stringify(m.greetingsOf({json.dumps(character)}))))"
+    result: list[str] = json.loads(
+        run_module("greeting.js", f"JSON.stringify(m.greetingsOf({json.dumps(character)}))")
     )
-    done = subprocess.run(
-        [NODE, "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    result: list[str] = json.loads(done.stdout)
     return result
 
 

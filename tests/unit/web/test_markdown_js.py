@@ -4,30 +4,14 @@ markup comes only from the recognised markdown, never from the text itself."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-MODULE = Path(__file__).resolve().parents[3] / "src" / "novaberg" / "web" / "markdown.js"
-NODE = shutil.which("node")
+from web_module import run_module
 
 
 def render(text: str) -> str:
-    assert NODE, "node is needed for the page's script tests (it comes with npm)"
-    script = (
-        f"import({json.dumps(MODULE.as_uri())})"
-        f".then(m => process.stdout.write(m.renderMarkdown({json.dumps(text)})))"
-    )
-    done = subprocess.run(
-        [NODE, "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return done.stdout
+    return run_module("markdown.js", f"m.renderMarkdown({json.dumps(text)})")
 
 
 @pytest.mark.parametrize(
