@@ -21,10 +21,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from novaberg.cli.services import settings_or_exit, with_services
-from novaberg.config import Settings
+from novaberg.cli.services import fail, progress_bar, settings_or_exit, user_or_exit, with_services
 from novaberg.imports.limits import ImportLimits
 
 console = Console()
@@ -37,11 +35,6 @@ FileArgument = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]{message}[/red]", highlight=False)
-    return typer.Exit(2)
-
-
 def _read(path: Path, check_size: Callable[[int], None]) -> bytes:
     """The file's bytes; `check_size` refuses (TooLarge) before a byte is read."""
     from novaberg.imports.limits import TooLarge
@@ -50,31 +43,9 @@ def _read(path: Path, check_size: Callable[[int], None]) -> bytes:
         check_size(path.stat().st_size)
         return path.read_bytes()
     except OSError as exc:
-        raise _fail(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise fail(f"{path}: cannot read ({exc.strerror or exc})") from None
     except TooLarge as exc:
-        raise _fail(f"{path}: {exc}") from None
-
-
-def _user(user: str | None, settings: Settings) -> str:
-    from novaberg.store.users import InvalidUserId, check_user_id
-
-    chosen = user or settings.default_user
-    try:
-        check_user_id(chosen)
-    except InvalidUserId as exc:
-        raise _fail(str(exc)) from None
-    return chosen
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=False,
-    )
+        raise fail(f"{path}: {exc}") from None
 
 
 @import_app.command("chat")
@@ -99,13 +70,13 @@ def chat_command(
 
     settings = settings_or_exit()
     limits = ImportLimits.of(settings)
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
     character_id = character or settings.character
     try:
         data = _read(file, limits.check_import_size)
         parsed = parse_chat(data, tz=settings.tz, name=file.name, limits=limits)
     except (ChatFormatError, TooLarge, TooDeep) as exc:
-        raise _fail(f"{file}: {exc}") from None
+        raise fail(f"{file}: {exc}") from None
     for problem in parsed.problems:
         err_console.print(f"[yellow]{file}: {problem} (skipped)[/yellow]", highlight=False)
     if parsed.problem_count > len(parsed.problems):
@@ -151,7 +122,7 @@ async def _import_chat(
 
     async with ctx.pool.connection() as conn:
         if not await characters.is_visible(conn, user_id, character_id):
-            raise _fail(
+            raise fail(
                 f"unknown character {character_id!r} for {user_id}: import its card first "
                 "(novaberg import card FILE --user USER) or choose --character"
             )
@@ -160,8 +131,8 @@ async def _import_chat(
         source_ids = [turn.source_id for turn in parsed.turns]
         await check_room(ctx.pool, pair, parsed.format, source_ids, max_turns)
     except QuotaFull as exc:
-        raise _fail(str(exc)) from None
-    with _progress() as bar:
+        raise fail(str(exc)) from None
+    with progress_bar() as bar:
         task = bar.add_task("archiving", total=len(parsed.turns))
         report = await import_chat(
             ctx.pool,
@@ -213,12 +184,12 @@ def card_command(
 
     settings = settings_or_exit()
     limits = ImportLimits.of(settings)
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
     try:
         card = read_card(_read(file, limits.check_card_size), limits)
         resolve_id(card, character_id)
     except (CardError, TooLarge, TooDeep) as exc:
-        raise _fail(f"{file}: {exc}") from None
+        raise fail(f"{file}: {exc}") from None
     report = asyncio.run(
         with_services(settings, lambda ctx: _import_card(ctx, card, user_id, character_id))
     )
@@ -248,5 +219,5 @@ async def _import_card(ctx: Any, card: Any, user_id: str, character_id: str | No
             max_characters=ctx.settings.max_characters,
         )
     except (CardConflict, TooManyCharacters) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     return report.as_json()

@@ -14,11 +14,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import Progress
 from rich.table import Table
 
-from novaberg.cli.services import settings_or_exit, with_services
-from novaberg.config import Settings
+from novaberg.cli.services import fail, progress_bar, settings_or_exit, user_or_exit, with_services
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -30,40 +29,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 PathArgument = Annotated[Path, typer.Argument(help="The folder.")]
 
 
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]{message}[/red]", highlight=False)
-    return typer.Exit(2)
-
-
-def _user(user: str | None, settings: Settings) -> str:
-    from novaberg.store.users import InvalidUserId, check_user_id
-
-    chosen = user or settings.default_user
-    try:
-        check_user_id(chosen)
-    except InvalidUserId as exc:
-        raise _fail(str(exc)) from None
-    return chosen
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=False,
-    )
-
-
 async def _index(ctx: Any, roots: list[Any]) -> list[dict[str, Any]]:
     from novaberg.memory.library.indexer import LibraryLimits, RootMissing
     from novaberg.memory.library.watcher import locked_pass
 
     limits = LibraryLimits.of(ctx.settings)
     reports = []
-    with _progress() as bar:
+    with progress_bar() as bar:
         for root in roots:
             task = bar.add_task(f"indexing {root.path}", total=None)
             try:
@@ -127,17 +99,17 @@ def add_command(path: PathArgument, user: UserOption = None, as_json: JsonOption
     from novaberg.memory.library.roots import RootRefused, approve, checked_folder
 
     settings = settings_or_exit()
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
     try:
         folder = checked_folder(path, LibraryLimits.of(settings))
     except RootRefused as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
     async def run(ctx: Any) -> list[dict[str, Any]]:
         try:
             root = await approve(ctx.pool, user_id, folder)
         except RootRefused as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         return await _index(ctx, [root])
 
     _print_reports(asyncio.run(with_services(settings, run)), as_json)
@@ -153,7 +125,7 @@ def reindex_command(
     from novaberg.memory.library.roots import RootRefused, root_of, statuses
 
     settings = settings_or_exit()
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
 
     async def run(ctx: Any) -> list[dict[str, Any]]:
         if path is None:
@@ -162,7 +134,7 @@ def reindex_command(
             try:
                 roots = [await root_of(ctx.pool, user_id, path)]
             except RootRefused as exc:
-                raise _fail(str(exc)) from None
+                raise fail(str(exc)) from None
         return await _index(ctx, roots)
 
     reports = asyncio.run(with_services(settings, run))
@@ -177,7 +149,7 @@ def list_command(user: UserOption = None, as_json: JsonOption = False) -> None:
     from novaberg.memory.library.roots import statuses
 
     settings = settings_or_exit()
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
     found = asyncio.run(with_services(settings, lambda ctx: statuses(ctx.pool, user_id)))
     rows: list[dict[str, Any]] = [
         {
@@ -218,13 +190,13 @@ def remove_command(path: PathArgument, user: UserOption = None) -> None:
     from novaberg.memory.library.roots import RootRefused, revoke
 
     settings = settings_or_exit()
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
 
     async def run(ctx: Any) -> int:
         try:
             return await revoke(ctx.pool, user_id, path)
         except RootRefused as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
 
     removed = asyncio.run(with_services(settings, run))
     console.print(f"{path}: revoked, {removed} passage(s) deleted", highlight=False)
@@ -242,7 +214,7 @@ def search_command(
     from novaberg.memory.library.search import search_library
 
     settings = settings_or_exit()
-    user_id = _user(user, settings)
+    user_id = user_or_exit(user, settings)
     hits = asyncio.run(
         with_services(
             settings, lambda ctx: search_library(ctx.pool, ctx.model, user_id, query, limit)

@@ -10,12 +10,44 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from novaberg.config import Settings
 
 T = TypeVar("T")
 
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print `message` as the command's one red line; raise the returned exit (code 2)."""
+    err_console.print(f"[red]{message}[/red]", highlight=False)
+    return typer.Exit(2)
+
+
+def user_or_exit(user: str | None, settings: Settings) -> str:
+    """The user a command acts for (`--user`, else NOVABERG_DEFAULT_USER), checked as the
+    server checks it; exit code 2 with the reason when it is not a valid id."""
+    from novaberg.store.users import InvalidUserId, check_user_id
+
+    chosen = user or settings.default_user
+    try:
+        check_user_id(chosen)
+    except InvalidUserId as exc:
+        raise fail(str(exc)) from None
+    return chosen
+
+
+def progress_bar() -> Progress:
+    """The bar a long command (an import, a library pass) shows on stderr."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
 
 
 def settings_or_exit() -> Settings:
