@@ -1,5 +1,5 @@
 """The head every model call of a turn begins with: one system message holding the
-turn's shared material — who talks, the day, the conversation so far and the utterance —
+turn's shared material — the day, the conversation so far and the utterance —
 rendered identically for every role (prompts/turn_head.txt).
 
 Why: a turn makes a dozen calls (perception, situation, router, composer, the three
@@ -47,10 +47,10 @@ def earlier_turns(turns: Sequence[Mapping[str, Any]], turn_id: str | None) -> li
 def turn_head(
     character: str, date: str, turns: Sequence[Mapping[str, Any]], stimulus: str
 ) -> Message:
-    """The head as a system message (`turns`: the turns before this one)."""
+    """The head as a system message (`turns`: the turns before this one; `character`
+    names the character's lines in the history)."""
     content = render(
         "turn_head",
-        charakter=character,
         datum=date,
         verlauf=numbered_view([dict(turn) for turn in turns], character_label=character.upper()),
         reiz=stimulus,

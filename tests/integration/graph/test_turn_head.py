@@ -41,7 +41,7 @@ async def test_the_calls_of_one_turn_share_one_head(
     await run_turn_inprocess(runtime, PAIR, SECOND)
     calls = scripted.calls[before:]
 
-    headed = [c for c in calls if c["prompt"].startswith("[GESPRAECH]")]
+    headed = [c for c in calls if c["prompt"].startswith("[HEUTE]")]
     heads = {_head(c["prompt"]) for c in headed}
     assert len(heads) == 1, "one head, byte for byte, in every call that carries it"
     (head,) = heads
@@ -58,7 +58,7 @@ async def test_the_calls_of_one_turn_share_one_head(
     )
 
     salience = [c for c in calls if c["schema"] == "SalienceScore"]
-    assert salience and not any(c["prompt"].startswith("[GESPRAECH]") for c in salience)
+    assert salience and not any(c["prompt"].startswith("[HEUTE]") for c in salience)
     judges = [c for c in headed if c["schema"] in {"JuristVerdict", "EthicistVerdict"}]
     assert all(f"Nutzer: {FIRST}" not in c["prompt"] for c in judges), (
         "the judges' memory does not repeat the session turns the head holds"

@@ -19,7 +19,7 @@ def test_the_head_is_the_same_before_and_after_the_user_entry_is_stored() -> Non
     assert before == after
     assert before["role"] == "system"
     assert before["content"] == (
-        "[GESPRAECH]\nNova und der Nutzer am 06.12.2026\n\n"
+        "[HEUTE]\n06.12.2026\n\n"
         "[VERLAUF]\n[1] USER (freude): Hallo\n[2] NOVA: Hi!\n\n"
         "[AKTUELLER PROMPT]\nWie geht's?"
     )
