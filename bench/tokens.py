@@ -64,6 +64,41 @@ from _token_count import (
 from turn_overhead import MAIN_PATH_RULES, TEXTS
 
 BENCH_DIR = Path(__file__).resolve().parent
+
+STEADY_RULES: list[dict[str, Any]] = [
+    {
+        "match": ".*",
+        "schema": "PerceptionResult",
+        "output": {
+            "rational": {"intent": "personal", "tone": "empathisch", "thema": "Alltag"},
+            "emotional": {"emotion": "freude", "arousal": 0.5},
+            "psychologisch": {
+                "modus": "alltag",
+                "sprach_stil": "locker",
+                "beziehungs_dynamik": "vertrauen",
+            },
+        },
+    },
+    {
+        "match": ".*",
+        "schema": "SalienceScore",
+        "output": {
+            "salienz": 0.6,
+            "themen": ["Alltag"],
+            "emotionen": {"explizit": ["freude"], "implizit": [], "valenz": "positiv"},
+            "gedaechtnistyp": "kurz",
+            "dimension": "kontext",
+            "intentionen": ["information_teilen"],
+            "entitaeten_roh": [],
+            "zeitausdruck_roh": "",
+            "begruendung": "Persönliches aus dem Alltag.",
+        },
+    },
+]
+"""One reading of every utterance and answer, so a turn takes the same path in every run
+and in the baseline: the schema-valid defaults hash the prompt, and a changed prompt could
+change the path (a `meta` intent skips the conversation vector, the salience decides the
+short-term writes) — a change of figures no prompt edit made."""
 _HEADER = re.compile(r"^\[([A-Z0-9ÄÖÜ_ \-]+)\]\s*$", re.MULTILINE)
 
 
@@ -144,7 +179,7 @@ async def _run(home: Path, turns: int) -> list[list[RecordedCompletion]]:
     pool = await create_pool(endpoints.database_url)
     per_turn: list[list[RecordedCompletion]] = []
     try:
-        rules = [Rule.from_dict(rule) for rule in MAIN_PATH_RULES]
+        rules = [Rule.from_dict(rule) for rule in (*STEADY_RULES, *MAIN_PATH_RULES)]
         backend = RecordingBackend(ScriptedLLM(rules, latency_ms=0.0))
         model = ModelLayer(backend, ScriptedEmbedder(settings.embed_dim))
         deps = GraphDeps(settings, redis, pool, model)

@@ -46,8 +46,9 @@ from novaberg.llm.errors import (
     ModelUnreachable,
     StructuredOutputUnsupported,
 )
-from novaberg.llm.openai_compat import DEFAULT_MAX_TOKENS, OpenAICompatLLM
+from novaberg.llm.openai_compat import JSON_OBJECT_STOP, OpenAICompatLLM
 from novaberg.llm.structured_output import PROBE_SCHEMA
+from novaberg.llm.token_caps import cap_for
 from novaberg.runtime.services import Endpoints
 
 DIM = 8
@@ -244,7 +245,8 @@ async def test_structured_sends_the_schema_and_records_usage(fake: FakeServer) -
     assert fmt["json_schema"]["schema"] == Mood.model_json_schema()
     assert "response_format" not in chat
     assert (chat["temperature"], chat["max_tokens"]) == (0.3, 20)
-    assert structured["max_tokens"] == DEFAULT_MAX_TOKENS, "never 'until the context is full'"
+    assert structured["max_tokens"] == cap_for(Mood), "the schema's own cap, never unbounded"
+    assert "stop" not in structured, "the schema's grammar ends the answer"
     assert fake.requests[-1]["auth"] == "Bearer geheim"
     assert stats.calls == 2
     assert (stats.prompt_tokens, stats.completion_tokens) == (22, 14)
@@ -436,6 +438,7 @@ async def test_auto_falls_back_to_json_object_with_the_schema_in_the_prompt(
     assert await llm.structured(Role.CHAT, PROMPT, Note) == Note(text="zwei\nZeilen", score=0.5)
     call = _bodies(fake, model)[-1]
     assert call["response_format"] == {"type": "json_object"}
+    assert call["stop"] == JSON_OBJECT_STOP, "no blank lines after the object"
     stated = call["messages"][-1]["content"]
     assert stated.startswith(PROMPT[-1]["content"]), "the schema follows the prompt"
     assert '"text"' in stated and '"maximum": 1.0' in stated

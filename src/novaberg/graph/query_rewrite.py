@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from novaberg.config import Role
-from novaberg.llm.base import LLM
+from novaberg.graph.turn_head import with_head
+from novaberg.llm.base import LLM, Message
 from novaberg.llm.errors import ModelError, ModelUnavailable
-from novaberg.memory.session_view import numbered_view
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 
 log = logging.getLogger(__name__)
 
@@ -87,20 +87,19 @@ def accept(raw: str, answer: str | None) -> SearchText:
 
 
 async def rewrite_query(
-    model: LLM, raw: str, turns: Sequence[Mapping[str, Any]], *, enabled: bool
+    model: LLM, raw: str, turns: Sequence[Mapping[str, Any]], head: Message, *, enabled: bool
 ) -> SearchText:
-    """The search text and its origin (see the module docstring)."""
+    """The search text and its origin (see the module docstring). `head` is the turn's
+    head (turn_head.py): the conversation and the utterance the rewrite reads."""
     skipped = precheck(enabled, turns)
     if skipped is not None:
         return SearchText(raw, skipped)
-    prompt = render(
-        "query_rewrite", verlauf=numbered_view([dict(turn) for turn in turns]), reiz=raw
-    )
+    prompt = render("query_rewrite")
     try:
         answer = await asyncio.wait_for(
             model.chat(
                 Role.ANALYSIS,
-                user_message(prompt),
+                with_head(head, prompt),
                 temperature=REWRITE_TEMPERATURE,
                 max_tokens=REWRITE_MAX_TOKENS,
             ),

@@ -27,6 +27,7 @@ from novaberg.llm.accounting import (
     record_structured,
 )
 from novaberg.llm.errors import ModelOutputError
+from novaberg.llm.token_caps import cap_for
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +152,10 @@ class TextBackend(ABC):
         *,
         temperature: float | None = None,
     ) -> T:
-        """Validated object, one retry on invalid output, then `ModelOutputError`."""
+        """Validated object, one retry on invalid output, then `ModelOutputError`.
+        Generation is capped at what the schema's longest answer needs (`token_caps`)."""
         json_schema = schema_of(schema)
+        cap = cap_for(schema)
         attempt_messages = list(messages)
         raw = ""
         for attempt in (1, 2):
@@ -162,6 +165,7 @@ class TextBackend(ABC):
                 json_schema=json_schema,
                 schema_name=schema.__name__,
                 temperature=temperature,
+                max_tokens=cap,
             )
             raw = completion.text
             try:

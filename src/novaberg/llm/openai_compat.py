@@ -37,6 +37,17 @@ DEFAULT_MAX_TOKENS = 1024
 model that loops (a small one at temperature 0 does) would spend minutes of a turn; a
 companion's answer and every schema here fit well within it."""
 
+JSON_OBJECT_STOP = ["\n\n\n"]
+"""Sent with `{"type": "json_object"}` (JSON, but no schema the server could end the
+answer by): a server's generic JSON grammar lets whitespace follow the object, and small
+models (Ollama's JSON mode is known for it) fill the rest of `max_tokens` with blank
+lines. No valid JSON answer holds two blank lines in a row — compact and pretty-printed
+JSON alike have none, and a string cannot hold a raw line break — so generation stops
+right after the object. With a schema (`json_schema`, `json_object_schema`) the server's
+grammar ends with the object itself; with `none` there is no JSON mode and the answer
+may be wrapped in prose or a fence, which the reader strips (no stop: it could end
+the prose before the JSON)."""
+
 UNSUPPORTED_RETRY_SECONDS = 60.0
 """A server that honoured no form is probed again after this long, not on every call."""
 
@@ -189,6 +200,8 @@ class OpenAICompatLLM(TextBackend):
         payload["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
         if fmt is not None:
             payload["response_format"] = fmt
+        if form is StructuredForm.JSON_OBJECT:
+            payload["stop"] = JSON_OBJECT_STOP
         try:
             data = await self.client.post(url, payload)
         except ModelRefused:

@@ -123,7 +123,15 @@ class ScriptedLLM(TextBackend):
                 continue
             rule = candidate
             break
-        self.calls.append({"role": str(role), "schema": schema_name, "prompt": text, "rule": rule})
+        self.calls.append(
+            {
+                "role": str(role),
+                "schema": schema_name,
+                "prompt": text,
+                "rule": rule,
+                "max_tokens": max_tokens,
+            }
+        )
         latency = rule.latency_ms if rule and rule.latency_ms else self.default_latency_ms
         latency += delay
         if latency:

@@ -63,6 +63,6 @@ async def test_an_imported_card_character_answers_at_chat(
     (composer,) = [
         c["prompt"]
         for c in scripted.calls
-        if c["schema"] is None and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
+        if c["schema"] is None and "[AUFGABE]\nDu bereitest den Inhalt" in c["prompt"]
     ]
     assert "Hund heißt Flint." in composer, "the lorebook entry, found by its key"

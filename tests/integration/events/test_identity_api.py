@@ -126,7 +126,7 @@ def _prompts(scripted: ScriptedLLM, since: int) -> tuple[str, str]:
     (composer,) = [
         c["prompt"]
         for c in calls
-        if c["schema"] is None and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
+        if c["schema"] is None and "[AUFGABE]\nDu bereitest den Inhalt" in c["prompt"]
     ]
     return responder, composer
 

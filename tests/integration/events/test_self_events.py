@@ -63,9 +63,13 @@ async def runtime(
 
 
 def perceive(scripted: ScriptedLLM, text: str, output: dict[str, Any]) -> None:
-    """What the person's `text` is perceived as (only the perception of exactly that text,
-    which may close the prompt: the turn's material comes last)."""
-    scripted.add(rf"\[TEXT\]\n{re.escape(text)}(?:\n|$)", output, schema="PerceptionResult")
+    """What the person's `text` is perceived as (only the perception of exactly that text:
+    the person's under `[AKTUELLER PROMPT]` at the end of the turn head, an answer under
+    `[TEXT]`, which may close the prompt)."""
+    own = rf"\[AKTUELLER PROMPT\]\n{re.escape(text)}\n\n.*Analysiere die Äußerung"
+    scripted.add(
+        rf"(?s)\[TEXT\]\n{re.escape(text)}(?:\n|$)|{own}", output, schema="PerceptionResult"
+    )
     scripted.add(
         rf"(?s)\[TEXT\]\n{re.escape(text)}(?:\n|$)",
         {"salienz": 0.5, "intentionen": ["smalltalk"]},

@@ -51,7 +51,7 @@ def script_bike(scripted: ScriptedLLM) -> None:
     scripted.add(rf"\[AKTUELLER PROMPT\]\n{BLUE}", bike(farbe="blau"), schema="SituationReading")
     scripted.add(rf"\[AKTUELLER PROMPT\]\n{ASK}", bike(), schema="SituationReading")
     scripted.add(
-        rf"(?s)Objekt Fahrrad: farbe=blau.*\[AKTUELLER PROMPT\]\n{ASK}",
+        rf"(?s)^(?=.*Objekt Fahrrad: farbe=blau)(?=.*\[AKTUELLER PROMPT\]\n{ASK})",
         bike(farbe="blau"),
         schema="SituationReading",
     )
@@ -124,7 +124,7 @@ async def test_the_colour_said_before_the_bubble_expired_is_answered_after(
     asked = [
         c["prompt"]
         for c in scripted.calls
-        if c["schema"] == "SituationReading" and c["prompt"].endswith(ASK)
+        if c["schema"] == "SituationReading" and f"[AKTUELLER PROMPT]\n{ASK}" in c["prompt"]
     ]
     assert len(asked) == 1 and "[GESPEICHERTE WERTE]" in asked[0]
     responses = [m["nachricht"] for m in ws.of("character_response")]

@@ -152,7 +152,7 @@ async def test_a_fact_never_promoted_is_recalled_weeks_later(
         for c in scripted.calls
         if c["schema"] is None
         and QUESTION in c["prompt"]
-        and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
+        and "[AUFGABE]\nDu bereitest den Inhalt" in c["prompt"]
     ]
     assert "Korbinian Wegscheider" in composer_call["prompt"], "the composer sees the fact"
 

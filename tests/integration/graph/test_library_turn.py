@@ -40,7 +40,7 @@ def composer_prompts(scripted: ScriptedLLM, text: str) -> list[str]:
     return [
         c["prompt"]
         for c in scripted.calls
-        if c["schema"] is None and c["prompt"].startswith(COMPOSER) and text in c["prompt"]
+        if c["schema"] is None and COMPOSER in c["prompt"] and text in c["prompt"]
     ]
 
 

@@ -54,7 +54,7 @@ def composer_prompt(scripted: ScriptedLLM) -> str:
         for c in scripted.calls
         if c["schema"] is None
         and QUESTION in c["prompt"]
-        and c["prompt"].startswith("[AUFGABE]\nDu bereitest den Inhalt")
+        and "[AUFGABE]\nDu bereitest den Inhalt" in c["prompt"]
     ]
     return str(call["prompt"])
 

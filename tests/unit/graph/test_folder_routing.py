@@ -46,7 +46,8 @@ async def test_a_folder_request_is_routed_without_a_model_call() -> None:
 
 async def test_nova_s_own_thought_and_a_plain_message_go_to_the_model() -> None:
     model = CountingModel()
-    deps = SimpleNamespace(model=model)
+    settings = SimpleNamespace(timezone="Europe/Berlin")  # the turn head shows the day
+    deps = SimpleNamespace(model=model, settings=settings, clock=lambda: 0.0)
     thought = await router(state("eigener_impuls", own_thought=REQUEST), deps, REGISTRY)  # type: ignore[arg-type]
     plain = await router(state("nutzer_turn", user_prompt="Wie war dein Tag?"), deps, REGISTRY)  # type: ignore[arg-type]
     assert model.calls == 2

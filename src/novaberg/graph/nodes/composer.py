@@ -53,6 +53,7 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.agents.task_block import outcome_lines
 from novaberg.config import Role
 from novaberg.graph.knowledge_gaps import offer_lines, offers_for
+from novaberg.graph.nodes.reducer import contexts_beside_head
 from novaberg.graph.nodes.situation import FOUND_BY_SIMILARITY
 from novaberg.graph.objection import (
     FAILURE_CALL,
@@ -68,10 +69,10 @@ from novaberg.graph.offer_chain import (
 )
 from novaberg.graph.person_block import composer_person
 from novaberg.graph.state import ConversationState
+from novaberg.graph.turn_head import head_of, with_head
 from novaberg.llm.errors import ModelError, ModelUnavailable
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 from novaberg.websearch import WebSearchError
-from novaberg.wire import ROLE_ASSISTANT
 
 log = logging.getLogger(__name__)
 
@@ -130,21 +131,6 @@ def read_part(value: Any) -> Any:
     return value
 
 
-def history_text(state: ConversationState, stimulus: str) -> str:
-    """The last turns as `A: …` / `B: …` lines, the current utterance left out."""
-    turns = [t for t in (state.get("session_turns") or []) if str(t.get("inhalt") or "").strip()]
-    if turns and turns[-1].get("rolle") != ROLE_ASSISTANT and _same(turns[-1], stimulus):
-        turns = turns[:-1]
-    return "\n".join(
-        f"{'B' if t.get('rolle') == ROLE_ASSISTANT else 'A'}: {_clip(t['inhalt'], HISTORY_CHARS)}"
-        for t in turns[-HISTORY_TURNS:]
-    )
-
-
-def _same(turn: dict[str, Any], stimulus: str) -> bool:
-    return " ".join(str(turn.get("inhalt")).split()).lower() == " ".join(stimulus.split()).lower()
-
-
 def bridge_text(bridge: Mapping[str, Any] | None) -> str:
     """The `[SACHLAGE-BRUECKE]` lines of an impulse: what the conversation that caused it
     was about — the triggering turn's understanding, or (found by similarity) what the
@@ -190,7 +176,7 @@ def build_prompt(
     return render(
         "composer",
         person_a=composer_person(state),
-        erinnerung=_clip(state.get("memory_context_composer") or "", BLOCK_CHARS * 2),
+        erinnerung=_clip(contexts_beside_head(state)[1], BLOCK_CHARS * 2),
         termine=_clip(value_text(state.get("appointment_reading")), BLOCK_CHARS),
         sachlage=_clip(value_text(read_part(state.get("situation"))), BLOCK_CHARS),
         bruecke=_clip(bridge_text(state.get("situation_bridge")), BLOCK_CHARS),
@@ -200,7 +186,7 @@ def build_prompt(
         aufzeichnungen=library_text(state.get("library_notes"))[: BLOCK_CHARS * 2],
         auftraege=outcome_lines(state.get("agent_results"))[:BLOCK_CHARS],
         offene_fragen=open_questions,
-        verlauf=history_text(state, stimulus),
+        charakter=str(state.get("character_id") or "nova").upper(),
         zustimmung=stimulus if state.get("offer_reply") == REPLY_WITHOUT_OFFER else "",
         anlass=anlass or "(leer)",
     )
@@ -250,7 +236,7 @@ async def composer(
     candidate = None
     try:
         raw = await deps.model.chat(
-            Role.ANALYSIS, user_message(prompt), temperature=COMPOSER_TEMPERATURE
+            Role.ANALYSIS, with_head(head_of(state, deps), prompt), temperature=COMPOSER_TEMPERATURE
         )
     except ModelUnavailable:
         raise  # the model cannot be used at all: the turn fails (events.outcomes)

@@ -35,16 +35,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
 from novaberg.ei.landscape import Landscape, LandscapeInput, intentions_tuple, landscape
 from novaberg.graph.curiosity import understanding
 from novaberg.graph.personality import Emotion, InternalPersonality
 from novaberg.graph.state import ConversationState
+from novaberg.graph.turn_head import head_of, with_head
 from novaberg.llm.errors import ModelError, ModelUnavailable
-from novaberg.memory.session_view import numbered_view
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +250,6 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
     prompt = render(
         "conversation_vector",
         variant="lang" if length >= 2 else "kurz",
-        reiz=stimulus_text(state),
-        verlauf=numbered_view(list(state.get("session_turns") or state.get("raw_turns") or [])),
         stimmung=f"{emotion.emotion} (Erregung {emotion.arousal:.2f}), Modus {emotion.mode}",
         laenge=str(length),
         resonanz=resonance_text(state.get("long_term_resonance")),
@@ -261,7 +258,7 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
         text = (
             await deps.model.chat(
                 Role.ANALYSIS,
-                user_message(prompt),
+                with_head(head_of(state, deps), prompt),
                 temperature=GV_TEMPERATURE,
                 max_tokens=GV_MAX_TOKENS,
             )

@@ -54,6 +54,7 @@ from novaberg.graph.nodes.emotional_gravitation import gravity_points
 from novaberg.graph.nodes.human_tail import path1_tail
 from novaberg.graph.query_rewrite import REWRITE, SearchText, rewrite_query
 from novaberg.graph.state import ConversationState
+from novaberg.graph.turn_head import head_of
 from novaberg.llm.errors import ModelError
 from novaberg.memory import session_turns
 from novaberg.memory.bridge import MemoryResonance, RecallQuery, resonance
@@ -290,7 +291,13 @@ async def enricher(
         _goals(context, deps, pair),
         _summary(context, deps, pair) if full else _nothing(""),
         stored_cluster(deps, pair, context) if full else _nothing(DEFAULT_CLUSTER),
-        rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
+        rewrite_query(
+            deps.model,
+            text,
+            turns,
+            head_of(state, deps, turns),
+            enabled=deps.settings.query_rewrite,
+        )
         if full
         else _nothing(SearchText(text, "")),
         path1_tail(state, deps) if full else _nothing({}),

@@ -17,9 +17,7 @@ exists.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -45,11 +43,11 @@ from novaberg.ei.labels import (
 from novaberg.graph.copying import emotion_copy
 from novaberg.graph.personality import InternalPersonality, Personality
 from novaberg.graph.state import ConversationState
+from novaberg.graph.turn_head import head_of, with_head
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelUnavailable
 from novaberg.memory import session_turns
-from novaberg.memory.session_view import numbered_view
 from novaberg.pair import Pair
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 from novaberg.wire import PERCEIVE_ASSISTANT, PERCEIVE_USER
 
 log = logging.getLogger(__name__)
@@ -145,14 +143,6 @@ def apply_perception(target: Personality, result: PerceptionResult) -> Personali
     return updated
 
 
-def _today(deps: GraphDeps) -> str:
-    try:
-        zone = ZoneInfo(deps.settings.timezone)
-    except Exception:  # unknown zone: the date is context only
-        zone = None
-    return datetime.fromtimestamp(deps.clock(), zone).strftime("%d.%m.%Y")
-
-
 async def _turns(state: ConversationState, deps: GraphDeps) -> tuple[list[dict], bool]:
     """The run's session turns and whether they were read here (then they are handed on
     as `raw_turns`, so the enricher does not read the same list again)."""
@@ -196,14 +186,12 @@ async def perception(state: ConversationState, deps: GraphDeps) -> dict[str, Any
         "perception",
         variant=role,
         charakter=state.get("character_id", "nova").capitalize(),
-        datum=_today(deps),
-        verlauf=numbered_view(turns),
         text=text,
     )
     try:
         result = await deps.model.structured(
             Role.ANALYSIS,
-            user_message(prompt),
+            with_head(head_of(state, deps, turns), prompt),
             PerceptionResult,
             temperature=PERCEPTION_TEMPERATURE,
         )

@@ -132,6 +132,23 @@ def render_contexts(entries: list[Any], character_name: str) -> tuple[str, str]:
     return third, composer
 
 
+def _is_session_turn(entry: Any) -> bool:
+    return entry_field(entry, "quelle") == "session" and entry_field(entry, "subtyp") == "turn"
+
+
+def contexts_beside_head(state: Mapping[str, Any]) -> tuple[str, str]:
+    """(memory_context, memory_context_verfasser) for a call that begins with the turn's
+    head (graph/turn_head.py): without the session's recent turns, which the head already
+    shows in full — the same lines twice cost tokens in every judge and the composer. The
+    session summary and every other memory stay. Falls back to the rendered channels when
+    the run has no entries (a state built by hand)."""
+    if "memory_entries" not in state:
+        return state.get("memory_context") or "", state.get("memory_context_composer") or ""
+    entries = list(state.get("memory_entries") or [])[:MAX_CONTEXT_ENTRIES]
+    name = character_display_name(state.get("character_id", ""))
+    return render_contexts([e for e in entries if not _is_session_turn(e)], name)
+
+
 async def reducer(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Dedupe `memory_entries_raw`; write `memory_entries` and both context renderings."""
     raw = list(state.get("memory_entries_raw") or [])

@@ -54,9 +54,9 @@ from novaberg.config import Role
 from novaberg.graph.contract import ANSWER_JOIN
 from novaberg.graph.offer_chain import REPLY_ACCEPTED, REPLY_WITHOUT_OFFER, read_reply
 from novaberg.graph.state import ConversationState, turn_context
+from novaberg.graph.turn_head import head_of, with_head
 from novaberg.llm.errors import ModelError, ModelUnavailable
-from novaberg.memory.session_view import numbered_view
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 from novaberg.wire import COMMITMENTS, FIELD_COMMITMENT
 
 log = logging.getLogger(__name__)
@@ -191,11 +191,6 @@ def _perception_text(state: ConversationState) -> str:
     )
 
 
-def history_turns(state: ConversationState) -> list[dict[str, Any]]:
-    """The session turns the enricher loaded (full view if present, else the raw turns)."""
-    return list(state.get("session_turns") or state.get("raw_turns") or [])
-
-
 def situation_lines(state: ConversationState) -> str:
     """The `[LAGE]` block: per acute object of the situation (`objekt_urteil`, written by
     the situation node before the router) its state, how much is known and what is still
@@ -220,15 +215,14 @@ def situation_lines(state: ConversationState) -> str:
     return "\n".join(lines)
 
 
-def router_prompt(state: ConversationState, registry: AgentRegistry | None, stimulus: str) -> str:
+def router_prompt(state: ConversationState, registry: AgentRegistry | None) -> str:
+    """The router's own part; the conversation and the utterance are in the turn's head."""
     notices = registry.descriptions(AGENT_GRAPH_SUITABILITY) if registry is not None else ""
     return render(
         "router",
         wahrnehmung=_perception_text(state),
         lage=situation_lines(state),
-        verlauf=numbered_view(history_turns(state)),
         agenten=notices,
-        reiz=stimulus,
     )
 
 
@@ -264,7 +258,7 @@ async def router(
     try:
         decision = await deps.model.structured(
             Role.ANALYSIS,
-            user_message(router_prompt(state, registry, stimulus)),
+            with_head(head_of(state, deps), router_prompt(state, registry)),
             RouterDecision,
             temperature=ROUTER_TEMPERATURE,
         )

@@ -47,12 +47,13 @@ from novaberg.agents.stimulus import stimulus_is_own_thought, stimulus_text
 from novaberg.config import Role
 from novaberg.graph.nodes.situation_memory import bound_entities, offered_values, persist_objects
 from novaberg.graph.state import ConversationState, turn_context
+from novaberg.graph.turn_head import head_of, with_head
+from novaberg.llm.base import Message
 from novaberg.llm.errors import ModelError, ModelUnavailable
 from novaberg.memory.pair_state import store_situation
-from novaberg.memory.session_view import numbered_view
 from novaberg.memory.trigger_turn import SimilarTurn, similar_trigger_turn
 from novaberg.pair import Pair
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 from novaberg.wire import FIELD_SITUATION_READING, FIELD_TRIGGER_TURN_ID
 
 log = logging.getLogger(__name__)
@@ -321,25 +322,26 @@ async def _bridge_by_similarity(
 async def read_situation(
     deps: GraphDeps,
     stored: Mapping[str, Any] | None,
-    turns: Sequence[Any],
-    utterance: str,
+    head: Message,
     offered: str = "",
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The model's reading of the situation, form-checked, or (None, why it failed). The one
     call of the situation, wherever it runs (Path 1's `situation_reader`, or this node when
     Path 1 left no reading); `offered` is the stored values of the pair's objects, given
-    when the bubble is gone (situation_memory.py). A model that cannot be used raises
+    when the bubble is gone (situation_memory.py); `head` is the turn's head (turn_head.py:
+    the conversation and the utterance). A model that cannot be used raises
     `ModelUnavailable`."""
     prompt = render(
         "situation",
         stand=json.dumps(stored, ensure_ascii=False) if stored else "",
         gespeichert=offered,
-        verlauf=numbered_view(list(turns)),
-        reiz=utterance,
     )
     try:
         reading = await deps.model.structured(
-            Role.ANALYSIS, user_message(prompt), SituationReading, temperature=SITUATION_TEMPERATURE
+            Role.ANALYSIS,
+            with_head(head, prompt),
+            SituationReading,
+            temperature=SITUATION_TEMPERATURE,
         )
     except ModelUnavailable:
         raise  # the model cannot be used: the turn fails (events.outcomes)
@@ -363,9 +365,8 @@ async def _reading(
         if isinstance(handed.get(READING_KEY), Mapping):
             return clean_situation(handed[READING_KEY]), None, SOURCE_PATH1, {}
         return None, str(handed.get(READING_FAILED) or "leer")[:300], SOURCE_PATH1, {}
-    turns = state.get("session_turns") or state.get("raw_turns") or []
     offered, offered_log = await offered_values(deps, pair) if stored is None else ("", {})
-    current, failure = await read_situation(deps, stored, turns, utterance, offered)
+    current, failure = await read_situation(deps, stored, head_of(state, deps), offered)
     return current, failure, SOURCE_OWN_CALL, offered_log
 
 

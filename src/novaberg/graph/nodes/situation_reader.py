@@ -20,10 +20,10 @@ import logging
 from typing import Any
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.stimulus import stimulus_text
 from novaberg.graph.nodes.situation import READING_FAILED, READING_KEY, _decode, read_situation
 from novaberg.graph.nodes.situation_memory import offered_values
 from novaberg.graph.state import ConversationState
+from novaberg.graph.turn_head import head_of
 from novaberg.llm.errors import ModelUnavailable
 from novaberg.memory import session_turns
 from novaberg.memory.pair_state import load_situation
@@ -42,7 +42,7 @@ async def situation_reader(state: ConversationState, deps: GraphDeps) -> dict[st
     # the bubble is gone: the model is offered the pair's stored object values instead
     offered, offered_log = await offered_values(deps, pair) if stored is None else ("", {})
     try:
-        reading, failure = await read_situation(deps, stored, turns, stimulus_text(state), offered)
+        reading, failure = await read_situation(deps, stored, head_of(state, deps, turns), offered)
     except ModelUnavailable as exc:
         log.warning("situation reading: model unusable (%s); the CharacterGraph calls", exc)
         return {"_log": {"ausfall": f"{type(exc).__name__}: {exc}"[:300], "uebergeben": False}}

@@ -28,7 +28,6 @@ from typing import Any, Final
 from pydantic import BaseModel, Field
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.agents.stimulus import stimulus_text
 from novaberg.config import (
     TRIBUNAL_DIRECTIVES_REJECT,
     TRIBUNAL_DIRECTIVES_WARN,
@@ -38,9 +37,11 @@ from novaberg.config import (
     Settings,
 )
 from novaberg.graph.nodes.context_text import directives_text, situation_text
+from novaberg.graph.nodes.reducer import contexts_beside_head
 from novaberg.graph.state import ConversationState, TribunalVote
+from novaberg.graph.turn_head import head_of, with_head
 from novaberg.llm.errors import ModelError, ModelOutputError, ModelTimeout, ModelUnavailable
-from novaberg.prompts import render, user_message
+from novaberg.prompts import render
 
 log = logging.getLogger(__name__)
 
@@ -289,16 +290,16 @@ def _failure_reason(exc: ModelError) -> str:
 # --- prompt and node ------------------------------------------------------------------------
 
 
-def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
-    """The rendered prompt of one judge. All three begin with the same blocks (situation,
+def judge_prompt(role: str, state: ConversationState) -> str:
+    """The rendered prompt of one judge, after the turn's head (which holds the
+    conversation and the utterance). All three begin with the same blocks (situation,
     memory, annotations, the answer under review) and end with their own task: a local
     model that judges them one after another reuses the evaluated shared beginning
     (llama.cpp keeps the previous prompt's prefix), so only each judge's tail is new."""
     values: dict[str, Any] = {
         "lagebild": situation_text(state),
-        "erinnerung": state.get("memory_context") or "",
+        "erinnerung": contexts_beside_head(state)[0],
         "anmerkungen": "\n".join(state.get("node_annotations") or []),
-        "reiz": stimulus,
         "antwort": state.get("response") or "",
     }
     if role == JURIST:
@@ -309,16 +310,18 @@ def judge_prompt(role: str, state: ConversationState, stimulus: str) -> str:
 async def judge(
     role: str,
     state: ConversationState,
-    stimulus: str,
     deps: GraphDeps,
     thresholds: TribunalThresholds = DEFAULT_THRESHOLDS,
 ) -> TribunalVote:
     """One judge's vote; a failed call becomes a failed vote (logged at WARNING), a model
     that cannot be used fails the turn."""
-    prompt = judge_prompt(role, state, stimulus)
+    prompt = judge_prompt(role, state)
     try:
         verdict = await deps.model.structured(
-            Role.ANALYSIS, user_message(prompt), _SCHEMAS[role], temperature=TRIBUNAL_TEMPERATURE
+            Role.ANALYSIS,
+            with_head(head_of(state, deps), prompt),
+            _SCHEMAS[role],
+            temperature=TRIBUNAL_TEMPERATURE,
         )
     except ModelUnavailable:
         raise  # the model cannot be used: the turn fails (events.outcomes)
@@ -337,11 +340,8 @@ async def judge(
 
 async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge `response` from three perspectives concurrently; write votes and verdict."""
-    stimulus = stimulus_text(state)
     thresholds = TribunalThresholds.from_settings(deps.settings)
-    votes = list(
-        await asyncio.gather(*(judge(role, state, stimulus, deps, thresholds) for role in ROLES))
-    )
+    votes = list(await asyncio.gather(*(judge(role, state, deps, thresholds) for role in ROLES)))
     verdict = aggregate(votes)
     failures = [f"{vote['role']}: {vote['failure']}" for vote in votes if vote.get("failure")]
     return {
