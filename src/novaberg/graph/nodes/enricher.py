@@ -290,7 +290,7 @@ async def enricher(
         _goals(context, deps, pair),
         _summary(context, deps, pair) if full else _nothing(""),
         stored_cluster(deps, pair, context) if full else _nothing(DEFAULT_CLUSTER),
-        rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite)
+        rewrite_query(deps.model, text, turns, enabled=deps.settings.query_rewrite_on)
         if full
         else _nothing(SearchText(text, "")),
         path1_tail(state, deps) if full else _nothing({}),
