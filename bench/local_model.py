@@ -146,7 +146,7 @@ class ReleaseClock:
 
 async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, list[dict[str, Any]]]:
     from novaberg.agents.registry import agent_migrations, discover_agents
-    from novaberg.config import load_settings
+    from novaberg.config import Profile, load_settings
     from novaberg.graph.contract import RELEASE_NODE, GraphDeps
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.llm.accounting import track_calls
@@ -168,7 +168,7 @@ async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, li
             await part.warm_up()  # type: ignore[attr-defined]
         runs = {}
         for profile in profiles:
-            profiled = settings.model_copy(update={"profile": profile})
+            profiled = settings.model_copy(update={"profile": Profile(profile)})
             deps = GraphDeps(profiled, redis, pool, model)
             runtime = GraphRuntime(deps, discover_agents()).compile()
             runs[profile] = (deps, runtime, Pair(f"bench-{profile}", settings.character))

@@ -494,7 +494,7 @@ class Settings(BaseSettings):
         `compact` on the bundled model (2 CPU cores, one call at a time: every call counts)
         and `full` on a model server."""
         if self.profile is not None:
-            return self.profile
+            return Profile(self.profile)  # a `model_copy(update=…)` may hold the plain string
         return Profile.COMPACT if self.llm_backend is LLMBackend.LOCAL else Profile.FULL
 
     @property

@@ -50,9 +50,18 @@ UNREADABLE_PART: Final = "unlesbar"
 """A judge whose part of the panel's answer is missing or does not fit its form."""
 
 
+PANEL_REASON_MAX_CHARS: Final = 120
+"""Each judge's reasoning as the panel advertises it (the judges' own form allows 400): on
+the bundled model every generated token costs the wait for the answer (~15 tokens/s on two
+cores), and the reasoning is read only by the corrector, where a clause says enough."""
+
+
 def _part(role: str) -> Any:
-    """A judge's field: advertised with the judge's own schema, read as any JSON value."""
-    return Annotated[Any, WithJsonSchema(_SCHEMAS[role].model_json_schema())]
+    """A judge's field: advertised with the judge's own schema (its reasoning shorter),
+    read as any JSON value."""
+    schema = _SCHEMAS[role].model_json_schema()
+    schema["properties"]["begruendung"]["maxLength"] = PANEL_REASON_MAX_CHARS
+    return Annotated[Any, WithJsonSchema(schema)]
 
 
 class TribunalPanel(BaseModel):
