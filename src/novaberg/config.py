@@ -65,7 +65,7 @@ class EmbedBackend(StrEnum):
 class Profile(StrEnum):
     """How many model calls a turn makes (docs/behaviour/llm.md#profiles).
 
-    `full` keeps every node of the seed with its own call; `compact` merges calls where one
+    `full` keeps every node with its own call; `compact` merges calls where one
     call can do the work of two for a small model (the tribunal's three judges in one call)
     and skips the ones a small model adds nothing with (the query rewrite)."""
 

@@ -5,8 +5,8 @@ bundled model the three run one after another (one model, two cores), and each r
 the same situation, memory and answer. Here one call reads that material once and returns
 the three verdicts side by side; each verdict is then read exactly like a judge's own
 answer (`tribunal.make_vote`, the same thresholds, votes and aggregation). What stays the
-same is what the seed asks of the tribunal: three perspectives, three scores, Python turns
-them into votes and two votes decide.
+same is what docs/behaviour/nodes.md#tribunal asks of the tribunal: three perspectives,
+three scores, Python turns them into votes and two votes decide.
 
 **A verdict that is unreadable fails only its judge**: the panel's schema advertises each
 judge's form to constrained decoding, but the call accepts any JSON object and every
