@@ -22,7 +22,8 @@ model load, each profile with its own conversation; the turns alternate (full, c
 full, …) so a change of the machine's load falls on both alike. Prints one JSON line per
 turn and per profile a summary line and a node table, then per profile the answer time
 (median over its N turns), turn done, model calls and tokens. Takes about a minute per
-turn on two cores.
+turn on two cores; on a loaded machine raise NOVABERG_LLM_TIMEOUT (a call past it fails
+its turn, which is counted as failed and left out of the figures).
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, li
     from novaberg.graph.contract import RELEASE_NODE, GraphDeps
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.llm.accounting import track_calls
+    from novaberg.llm.errors import ModelError
     from novaberg.llm.factory import build_model_layer
     from novaberg.pair import Pair
     from novaberg.runtime.services import EmbeddedServices
@@ -162,6 +164,7 @@ async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, li
     redis = create_redis(endpoints.redis_url)
     pool = await create_pool(endpoints.database_url)
     records: dict[str, list[dict[str, Any]]] = {profile: [] for profile in profiles}
+    failed = dict.fromkeys(profiles, 0)
     try:
         model = build_model_layer(settings)
         for part in (model.text, model.embedder):  # loading is not part of a turn
@@ -176,10 +179,15 @@ async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, li
             deps, runtime, pair = runs[profile]
             started = time.perf_counter()
             clock = ReleaseClock(started, RELEASE_NODE)
-            with track_calls() as stats:
-                result = await run_turn_inprocess(
-                    runtime, pair, TEXTS[index % len(TEXTS)], clock.on_stage
-                )
+            try:
+                with track_calls() as stats:
+                    result = await run_turn_inprocess(
+                        runtime, pair, TEXTS[index % len(TEXTS)], clock.on_stage
+                    )
+            except ModelError as exc:  # a loaded machine: one call past NOVABERG_LLM_TIMEOUT
+                log.error("%s: turn %d failed: %s", profile, index + 1, exc)
+                failed[profile] += 1
+                continue
             released = clock.seconds
             record = {
                 "turn": index + 1,
@@ -197,6 +205,9 @@ async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, li
                 log.error("%s: turn %d released no answer", profile, index + 1)
             records[profile].append(record)
             print(json.dumps(record, ensure_ascii=False), flush=True)
+        for profile, count in failed.items():
+            if count:
+                print(json.dumps({"metric": "failed_turns", "profile": profile, "turns": count}))
         for deps, _, _ in runs.values():
             assert deps.log is not None
             await deps.log.close()
