@@ -20,6 +20,11 @@ AXE_VERSION   := 4.10.3
 AXE_INTEGRITY := sha512-Xm7bpRXnDSX2YE2YFfBk2FnF0ep6tmG7xPh8iHee8MIcrgq762Nkce856dYtJYLkuIoYZvGfTs/PbZhideTcEg==
 AXE_JS        := .cache/axe-core/axe.min.js
 
+# What `make test` runs a second time with NOVABERG_PROFILE=compact (~2 min on 2 cores).
+COMPACT_SUITES := tests/integration/graph tests/integration/events/test_correction_fallback.py \
+	tests/integration/events/test_impulses.py tests/integration/events/test_impulse_day.py \
+	tests/integration/events/test_impulse_retries.py tests/integration/events/test_impulse_bridge.py
+
 .PHONY: serve test lint bench install browser clean
 
 serve: $(STAMP)
@@ -31,6 +36,9 @@ test: $(STAMP) browser $(AXE_JS)
 	$(BIN)/mypy src
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+	# the scenario suites again in the compact profile (docs/behaviour/llm.md#profiles): the
+	# tribunal, the composer's objection, the agents, the impulses keep their outcomes
+	NOVABERG_PROFILE=compact $(BIN)/python -m pytest $(COMPACT_SUITES)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -56,6 +56,14 @@ A latency rule's wait ends on its deadline (`llm/scripted.wait_exactly`): a plai
 round put the median a hundredth above five rounds that are exactly five.
 
     .venv/bin/python bench/critical_path.py [--turns 7] [--latency-ms 1000] [--tasks N]
+                                            [--profile full|compact]
+
+`--profile` builds the graphs for that profile (docs/behaviour/llm.md#profiles; default
+full, the seed's every node). The compact profile keeps the rounds — its tribunal is one
+call where the full one makes three concurrent ones, its query rewrite (concurrent with the
+router) is off — but makes fewer calls: on a model that serves one call at a time (the
+bundled one) those are what the person waits for (`model_calls_per_turn`,
+bench/local_model.py).
 
 Prints one JSON line per turn, then the median with the goal.
 """
@@ -148,7 +156,7 @@ def _released(node: str, state: dict[str, Any]) -> bool:
 
 
 async def _bench(
-    home: Path, turns: int, warmup: int, latency_ms: float, tasks: int = 0
+    home: Path, turns: int, warmup: int, latency_ms: float, tasks: int = 0, profile: str = "full"
 ) -> list[dict[str, Any]]:
     from novaberg.agents.registry import agent_migrations, discover_agents
     from novaberg.config import load_settings
@@ -162,7 +170,9 @@ async def _bench(
     from novaberg.store.postgres import create_pool
     from novaberg.store.redis_client import create_redis
 
-    settings = load_settings(home=home, llm="scripted", embed="scripted", pixie=False)
+    settings = load_settings(
+        home=home, llm="scripted", embed="scripted", pixie=False, profile=profile
+    )
     services = EmbeddedServices(settings, extra_migrations=agent_migrations())
     endpoints = await asyncio.to_thread(services.start)
     redis = create_redis(endpoints.redis_url)
@@ -209,6 +219,7 @@ async def _bench(
                 "released_at": clock.node,
                 "model_calls": stats.calls,
                 "tasks": tasks,
+                "profile": profile,
                 "wall_ms": round((time.perf_counter() - started) * 1000, 1),
             }
             records.append(record)
@@ -230,13 +241,18 @@ def main() -> int:
     parser.add_argument(
         "--tasks", type=int, default=0, help="agent tasks per message (0: plain messages)"
     )
+    parser.add_argument(
+        "--profile", choices=("full", "compact"), default="full", help="the graphs' profile"
+    )
     args = parser.parse_args()
     if args.turns < 5:
         parser.error("--turns must be ≥ 5 (the figure is a median over ≥ 5 turns)")
 
     home = Path(tempfile.mkdtemp(prefix="novaberg-critical-"))
     try:
-        records = asyncio.run(_bench(home, args.turns, args.warmup, args.latency_ms, args.tasks))
+        records = asyncio.run(
+            _bench(home, args.turns, args.warmup, args.latency_ms, args.tasks, args.profile)
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     rounds = [r["rounds"] for r in records if r["rounds"] is not None]
@@ -249,6 +265,7 @@ def main() -> int:
     verdict = {
         "metric": "critical_path",
         "tasks": args.tasks,
+        "profile": args.profile,
         "model_rounds_median": median_net,
         "rounds_median": median_raw,
         "goal_model_rounds": goal,
@@ -264,7 +281,7 @@ def main() -> int:
     else:
         shown = f"{median_net:.2f} (with the graphs' own time {median_raw:.2f})"
     print(
-        f"sequential model rounds before release: median {shown} vs goal "
+        f"{args.profile}: sequential model rounds before release: median {shown} vs goal "
         f"{goal:.1f} — {'met' if verdict['met'] else 'NOT met'}; model calls per turn "
         f"{verdict['model_calls_per_turn']} (L = {args.latency_ms:.0f} ms, {len(records)} "
         f"turns, each paired with the same turn at L = 0)"

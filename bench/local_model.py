@@ -15,10 +15,15 @@ JSON and that wait make it somewhat above 1; far above 1 means something in the 
 down (it once did: torch's thread pool next to llama.cpp's cut generation from ~70 to
 ~18 tokens/s).
 
-    .venv/bin/python bench/local_model.py [--turns 3]
+    .venv/bin/python bench/local_model.py [--turns 5] [--profile full|compact|both]
 
-Prints one JSON line per turn and a summary line, then a table. Takes about a minute per
-turn on two cores.
+Profiles (docs/behaviour/llm.md#profiles): `both` (the default) runs N turns in each, one
+model load, each profile with its own conversation; the turns alternate (full, compact,
+full, …) so a change of the machine's load falls on both alike. Prints one JSON line per
+turn and per profile a summary line and a node table, then per profile the answer time
+(median over its N turns), turn done, model calls and tokens. Takes about a minute per
+turn on two cores; on a loaded machine raise NOVABERG_LLM_TIMEOUT (a call past it fails
+its turn, which is counted as failed and left out of the figures).
 """
 
 from __future__ import annotations
@@ -140,12 +145,13 @@ class ReleaseClock:
             self.seconds = time.perf_counter() - self.started
 
 
-async def run_turns(home: Path, turns: int) -> list[dict[str, Any]]:
+async def run_turns(home: Path, turns: int, profiles: list[str]) -> dict[str, list[dict[str, Any]]]:
     from novaberg.agents.registry import agent_migrations, discover_agents
-    from novaberg.config import load_settings
+    from novaberg.config import Profile, load_settings
     from novaberg.graph.contract import RELEASE_NODE, GraphDeps
     from novaberg.graph.runner import GraphRuntime, run_turn_inprocess
     from novaberg.llm.accounting import track_calls
+    from novaberg.llm.errors import ModelError
     from novaberg.llm.factory import build_model_layer
     from novaberg.pair import Pair
     from novaberg.runtime.services import EmbeddedServices
@@ -157,24 +163,35 @@ async def run_turns(home: Path, turns: int) -> list[dict[str, Any]]:
     endpoints = await asyncio.to_thread(services.start)
     redis = create_redis(endpoints.redis_url)
     pool = await create_pool(endpoints.database_url)
-    records: list[dict[str, Any]] = []
+    records: dict[str, list[dict[str, Any]]] = {profile: [] for profile in profiles}
+    failed = dict.fromkeys(profiles, 0)
     try:
         model = build_model_layer(settings)
         for part in (model.text, model.embedder):  # loading is not part of a turn
             await part.warm_up()  # type: ignore[attr-defined]
-        deps = GraphDeps(settings, redis, pool, model)
-        runtime = GraphRuntime(deps, discover_agents()).compile()
-        pair = Pair("bench", settings.character)
-        for index in range(turns):
+        runs = {}
+        for profile in profiles:
+            profiled = settings.model_copy(update={"profile": Profile(profile)})
+            deps = GraphDeps(profiled, redis, pool, model)
+            runtime = GraphRuntime(deps, discover_agents()).compile()
+            runs[profile] = (deps, runtime, Pair(f"bench-{profile}", settings.character))
+        for index, profile in ((i, p) for i in range(turns) for p in profiles):
+            deps, runtime, pair = runs[profile]
             started = time.perf_counter()
             clock = ReleaseClock(started, RELEASE_NODE)
-            with track_calls() as stats:
-                result = await run_turn_inprocess(
-                    runtime, pair, TEXTS[index % len(TEXTS)], clock.on_stage
-                )
+            try:
+                with track_calls() as stats:
+                    result = await run_turn_inprocess(
+                        runtime, pair, TEXTS[index % len(TEXTS)], clock.on_stage
+                    )
+            except ModelError as exc:  # a loaded machine: one call past NOVABERG_LLM_TIMEOUT
+                log.error("%s: turn %d failed: %s", profile, index + 1, exc)
+                failed[profile] += 1
+                continue
             released = clock.seconds
             record = {
                 "turn": index + 1,
+                "profile": profile,
                 "wall_s": round(time.perf_counter() - started, 2),
                 "answer_after_s": round(released, 2) if released is not None else None,
                 "model_s": round(stats.model_seconds, 2),
@@ -185,11 +202,15 @@ async def run_turns(home: Path, turns: int) -> list[dict[str, Any]]:
                 "answer": str((result.response or {}).get("nachricht") or "")[:200],
             }
             if released is None:
-                log.error("turn %d released no answer", index + 1)
-            records.append(record)
+                log.error("%s: turn %d released no answer", profile, index + 1)
+            records[profile].append(record)
             print(json.dumps(record, ensure_ascii=False), flush=True)
-        assert deps.log is not None
-        await deps.log.close()
+        for profile, count in failed.items():
+            if count:
+                print(json.dumps({"metric": "failed_turns", "profile": profile, "turns": count}))
+        for deps, _, _ in runs.values():
+            assert deps.log is not None
+            await deps.log.close()
     finally:
         await pool.close()
         await redis.aclose()
@@ -206,8 +227,11 @@ def expected_model_seconds(record: dict[str, Any], raw: dict[str, float] | None)
 
 
 def report(
-    records: list[dict[str, Any]], raw: dict[str, float] | None, steal: float | None
-) -> None:
+    profile: str,
+    records: list[dict[str, Any]],
+    raw: dict[str, float] | None,
+    steal: float | None,
+) -> dict[str, Any]:
     def median(key: str) -> float | None:
         values = [r[key] for r in records if r[key] is not None]
         return round(statistics.median(values), 2) if values else None
@@ -218,7 +242,9 @@ def report(
     ]
     summary = {
         "metric": "summary",
+        "profile": profile,
         "turns": len(records),
+        "model_calls_median": median("model_calls"),
         "wall_s_median": median("wall_s"),
         "answer_after_s_median": median("answer_after_s"),
         "model_s_median": median("model_s"),
@@ -241,11 +267,11 @@ def report(
     for record in records:
         for node, seconds in record["nodes_s"].items():
             nodes[node].append(seconds)
-    print(f"\n{'node':<34}{'median s':>10}")
+    print(f"\n{profile}: {'node':<34}{'median s':>10}")
     for node, values in nodes.items():
         print(f"{node:<34}{statistics.median(values):>10.2f}")
     print(
-        f"\nturn {summary['wall_s_median']} s, answer after {summary['answer_after_s_median']} s,"
+        f"\n{profile}: turn {summary['wall_s_median']} s, answer after {summary['answer_after_s_median']} s,"
         f" model {summary['model_s_median']} s for {summary['prompt_tokens_median']} prompt +"
         f" {summary['completion_tokens_median']} completion tokens (medians, "
         f"{len(records)} turns; CPU steal during them "
@@ -261,11 +287,23 @@ def report(
             f"take {summary['model_s_at_raw_speed_median']} s; slowdown "
             f"{summary['slowdown_median']} (JSON grammar: somewhat above 1)"
         )
+    return summary
+
+
+def answer_line(summary: dict[str, Any]) -> str:
+    """The per-profile figure the README quotes."""
+    return (
+        f"{summary['profile']}: answer after {summary['answer_after_s_median']} s "
+        f"(median of {summary['turns']} turns), turn done {summary['wall_s_median']} s, "
+        f"{summary['model_calls_median']} model calls, {summary['prompt_tokens_median']} "
+        f"prompt + {summary['completion_tokens_median']} completion tokens"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--profile", choices=("full", "compact", "both"), default="both")
     parser.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -276,10 +314,15 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="novaberg-bench-"))
     before = cpu_times()
     try:
-        records = asyncio.run(run_turns(home, args.turns))
+        profiles = ["full", "compact"] if args.profile == "both" else [args.profile]
+        records = asyncio.run(run_turns(home, args.turns, profiles))
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    report(records, raw, steal_percent(before, cpu_times()))
+    steal = steal_percent(before, cpu_times())
+    summaries = [report(profile, rows, raw, steal) for profile, rows in records.items()]
+    print()
+    for summary in summaries:
+        print(answer_line(summary))
     return 0
 
 

@@ -62,6 +62,17 @@ class EmbedBackend(StrEnum):
     SCRIPTED = "scripted"
 
 
+class Profile(StrEnum):
+    """How many model calls a turn makes (docs/behaviour/llm.md#profiles).
+
+    `full` keeps every node with its own call; `compact` merges calls where one
+    call can do the work of two for a small model (the tribunal's three judges in one call)
+    and skips the ones a small model adds nothing with (the query rewrite)."""
+
+    FULL = "full"
+    COMPACT = "compact"
+
+
 class StructuredForm(StrEnum):
     """How a structured call asks an OpenAI-compatible server for JSON (`response_format`).
 
@@ -129,6 +140,11 @@ class Settings(BaseSettings):
         default=None,
         description="Model backend: local | openai | scripted. Default: openai if "
         "NOVABERG_LLM_URL is set, else local.",
+    )
+    profile: Profile | None = Field(
+        default=None,
+        description="Model calls per turn: full | compact. Default: compact on the bundled "
+        "local model, full on a model server.",
     )
     llm_url: str | None = Field(
         default=None, description="OpenAI-compatible base URL, e.g. http://localhost:11434/v1."
@@ -231,10 +247,11 @@ class Settings(BaseSettings):
     timezone: str = Field(default="Europe/Berlin", description="Zone for spoken times.")
     character: str = Field(default="nova", description="Default character id.")
     default_user: str = Field(default="meister", description="User created by make serve.")
-    query_rewrite: bool = Field(
-        default=True,
+    query_rewrite: bool | None = Field(
+        default=None,
         description="Rewrite the utterance into a memory search line with the conversation "
-        "so far (one model call from the second turn on); false = search with the raw text.",
+        "so far (one model call from the second turn on); false = search with the raw text. "
+        "Default: true in the full profile, false in the compact one.",
     )
     verb_mapping_uses: int = Field(
         default=3,
@@ -470,6 +487,24 @@ class Settings(BaseSettings):
         if self.llm is not None:
             return self.llm
         return LLMBackend.OPENAI if self.llm_url else LLMBackend.LOCAL
+
+    @property
+    def turn_profile(self) -> Profile:
+        """The profile the graphs are built with: an explicit NOVABERG_PROFILE wins; else
+        `compact` on the bundled model (2 CPU cores, one call at a time: every call counts)
+        and `full` on a model server."""
+        if self.profile is not None:
+            return Profile(self.profile)  # a `model_copy(update=…)` may hold the plain string
+        return Profile.COMPACT if self.llm_backend is LLMBackend.LOCAL else Profile.FULL
+
+    @property
+    def query_rewrite_on(self) -> bool:
+        """The query rewrite runs when enabled and the profile is full: the compact profile
+        searches with the raw text (a small model's rewrite rarely beats the utterance, and
+        the call sits before the answer). An explicit NOVABERG_QUERY_REWRITE wins."""
+        if self.query_rewrite is not None:
+            return self.query_rewrite
+        return self.turn_profile is Profile.FULL
 
     @property
     def embed_backend(self) -> EmbedBackend:

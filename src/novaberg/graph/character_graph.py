@@ -50,6 +50,7 @@ from langgraph.graph import END
 
 from novaberg.agents.deps import GraphDeps
 from novaberg.agents.registry import AgentRegistry
+from novaberg.config import Profile
 from novaberg.graph.base import Node, compile_graph, node_names
 from novaberg.graph.contract import AGENT_NODE, ANSWER_JOIN, POST_RELEASE_NODE, RELEASE_NODE
 from novaberg.graph.knowledge_gaps import close_taken_up
@@ -83,6 +84,7 @@ from novaberg.graph.nodes.situation import situation_node
 from novaberg.graph.nodes.stance import stance_node
 from novaberg.graph.nodes.thinker import thinker
 from novaberg.graph.nodes.tribunal import tribunal
+from novaberg.graph.nodes.tribunal_panel import tribunal_panel
 from novaberg.graph.nodes.uptake import register_uptake_hook, uptake
 from novaberg.graph.roles import CHARACTER_ROLES
 from novaberg.wire import GRAPH_CHARACTER
@@ -105,8 +107,12 @@ the longest legal path: about fifteen steps, two correction rounds (+6), a fallb
 (+1) and a planner ⇄ agent loop per task (+2 each, at most `agents.task_plan.MAX_TASKS`)."""
 
 
-def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
+def character_table(agents: AgentRegistry, profile: Profile = Profile.FULL) -> tuple[Node, ...]:
     """The CharacterGraph's declaration: every node, in stage order, and where it leads.
+
+    The profile (docs/behaviour/llm.md#profiles) chooses how the `tribunal` stage judges:
+    three calls (full) or one call returning the three verdicts (compact). The stages,
+    their names and edges are the same in both.
 
     The routed nodes (router, planner, evaluate, perception_assistant) name their successor
     themselves (see `graph.base.wrap_node`); `routes` lists the nodes they can name. A
@@ -143,7 +149,11 @@ def character_table(agents: AgentRegistry) -> tuple[Node, ...]:
         Node("conversation_vector", conversation_vector, then="responder", defer=True),
         Node("responder", responder, then="thinker", barrier=True),
         Node("thinker", thinker, then=SPECULATIVE_ROUND),
-        Node("tribunal", tribunal, then="evaluate"),
+        Node(
+            "tribunal",
+            tribunal_panel if profile is Profile.COMPACT else tribunal,
+            then="evaluate",
+        ),
         Node(
             "evaluate",
             partial(evaluate, max_corrections=MAX_CORRECTIONS),
@@ -170,10 +180,12 @@ CHARACTER_NODE_NAMES: Final = node_names(character_table(AgentRegistry()))
 
 
 def build_character_graph(deps: GraphDeps, registry: AgentRegistry | None = None) -> Any:
-    """The compiled CharacterGraph (with a recursion limit that fits the correction loop).
+    """The compiled CharacterGraph (with a recursion limit that fits the correction loop),
+    built for the settings' profile.
 
     Every node reads the state with `CHARACTER_ROLES` laid over it."""
     agents = registry if registry is not None else AgentRegistry()
     register_uptake_hook(close_taken_up)
-    compiled = compile_graph(character_table(agents), deps, GRAPH_CHARACTER, roles=CHARACTER_ROLES)
+    table = character_table(agents, deps.settings.turn_profile)
+    compiled = compile_graph(table, deps, GRAPH_CHARACTER, roles=CHARACTER_ROLES)
     return compiled.with_config(recursion_limit=RECURSION_LIMIT)

@@ -112,6 +112,9 @@ class ScriptedLLM(TextBackend):
         max_tokens: int | None,
     ) -> Completion:
         text = prompt_text(messages)
+        parts = self._composite_parts(json_schema, schema_name)
+        if parts:
+            return await self._composed(role, text, schema_name, parts)
         delay = 0.0
         rule: Rule | None = None
         for candidate in self.rules:
@@ -154,6 +157,82 @@ class ScriptedLLM(TextBackend):
         if isinstance(output, str):
             return self._completion(output, text)
         return self._completion(json.dumps(output, ensure_ascii=False), text)
+
+    def _composite_parts(
+        self, json_schema: dict[str, Any] | None, schema_name: str | None
+    ) -> dict[str, dict[str, Any]]:
+        """The parts of a schema that merges other schemas' answers (the compact profile's
+        one-call tribunal: `{jurist: JuristVerdict, …}`), when no rule names the merged
+        schema itself but a rule names one of its parts. Then the rules written for the
+        separate calls answer the merged one, part by part (README "Scripted model")."""
+        if json_schema is None or any(r.schema == schema_name for r in self.rules):
+            return {}
+        props = json_schema.get("properties") or {}
+        titled = {
+            key: sub
+            for key, sub in props.items()
+            if isinstance(sub, dict) and sub.get("type") == "object" and sub.get("title")
+        }
+        if not titled or len(titled) != len(props):
+            return {}
+        named = {r.schema for r in self.rules}
+        return titled if any(sub["title"] in named for sub in titled.values()) else {}
+
+    async def _composed(
+        self, role: Role, text: str, schema_name: str | None, parts: dict[str, dict[str, Any]]
+    ) -> Completion:
+        """One call answered part by part: each part by the first rule that applies to the
+        prompt and names the part's schema (else the schema-valid default). A part's
+        `malformed` makes only that part unreadable; `timeout`/`error` fail the whole call
+        (one call cannot half time out). Delays add up once, like a single call's."""
+        answer: dict[str, Any] = {}
+        delay = 0.0
+        used: list[Rule] = []
+        fault: Fault | None = None
+        for key, sub in parts.items():
+            name = sub["title"]
+            rule = None
+            for candidate in self.rules:
+                if candidate.schema is None or not candidate.applies(text, name):
+                    continue
+                if candidate.delays_only():
+                    delay = max(delay, candidate.latency_ms)
+                    continue
+                rule = candidate
+                break
+            if rule is None:
+                answer[key] = SchemaFaker(text + key).build(sub)
+                continue
+            used.append(rule)
+            delay = max(delay, rule.latency_ms)
+            if rule.fault == "malformed":
+                answer[key] = MALFORMED_TEXT
+            elif rule.fault is not None:
+                fault = fault or rule.fault
+            else:
+                answer[key] = rule.output
+        for rule in self.rules:
+            if rule.schema is None and rule.delays_only() and rule.applies(text, schema_name):
+                rule.used += 1
+                delay += rule.latency_ms
+        for rule in used:
+            rule.used += 1
+        self.calls.append(
+            {
+                "role": str(role),
+                "schema": schema_name,
+                "prompt": text,
+                "rule": used[0] if used else None,
+            }
+        )
+        latency = delay or self.default_latency_ms
+        if latency:
+            await wait_exactly(latency / 1000)
+        if fault == "timeout":
+            raise ModelTimeout(f"scripted timeout (a part of {schema_name})")
+        if fault == "error":
+            raise ModelUnavailable(f"scripted error (a part of {schema_name})")
+        return self._completion(json.dumps(answer, ensure_ascii=False), text)
 
     @staticmethod
     def _completion(output: str, prompt: str) -> Completion:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from novaberg.config import Profile, Settings
 from novaberg.llm.scripted import ScriptedLLM
 
 PERCEPTION_OK: dict[str, Any] = {
@@ -76,3 +77,17 @@ def anchor_groups(final: dict[str, Any]) -> dict[str, list[str]]:
             name = entry["quelle"].removeprefix("Fakten zu ")
             groups.setdefault(name, []).append(entry["inhalt"])
     return groups
+
+
+def judge_schemas(profile: Profile) -> set[str]:
+    """The tribunal's structured calls: three judges (full profile) or one panel that
+    returns the three verdicts (compact, docs/behaviour/llm.md#profiles)."""
+    if profile is Profile.COMPACT:
+        return {"TribunalPanel"}
+    return {"JuristVerdict", "PsychologistVerdict", "EthicistVerdict"}
+
+
+def with_rewrite(settings: Settings) -> Settings:
+    """The settings with the query rewrite on in either profile (the compact profile turns
+    it off by default): for tests of the rewrite itself."""
+    return settings.model_copy(update={"query_rewrite": True})

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from graph_helpers import SCORE_OK, script_human
+from graph_helpers import SCORE_OK, script_human, with_rewrite
 from psycopg_pool import AsyncConnectionPool
 from test_character_graph import (
     NOVA_PERCEPTION,
@@ -53,7 +53,10 @@ def clock() -> Clock:
 async def moved(
     settings: Settings, redis: Any, db: AsyncConnectionPool, model: ModelLayer, clock: Clock
 ) -> AsyncIterator[GraphRuntime]:
-    deps = GraphDeps(settings=settings, redis=redis, pool=db, model=model, clock=clock)
+    # the rewrite's words are what one test here is about: on in either profile
+    deps = GraphDeps(
+        settings=with_rewrite(settings), redis=redis, pool=db, model=model, clock=clock
+    )
     yield GraphRuntime(deps)
     assert deps.log is not None
     await deps.log.close()

@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from graph_helpers import judge_schemas
 from typer.testing import CliRunner
 
 from novaberg.cli import app
+from novaberg.config import load_settings
 from novaberg.runtime.services import Endpoints
 
 HEADER = re.compile(r"^─*\s*#(\d+) (\S+) · (\S+) · (\S+)\s*─*$")
@@ -82,9 +84,9 @@ def test_prompts_prints_every_call_with_node_schema_and_prompt(cli_env: None) ->
     composer = _section(result.output, "character/composer")
     assert "Ich habe morgen eine Prüfung." in composer
     assert re.search(r"^\[(user|system)\]$", composer, re.MULTILINE)
-    # the tribunal's three judges are told apart by their schemas
+    # the tribunal's three judges are told apart by their schemas (compact: one panel)
     judges = {schema for _, source, schema, _ in calls if source == "character/tribunal"}
-    assert judges == {"JuristVerdict", "PsychologistVerdict", "EthicistVerdict"}
+    assert judges == judge_schemas(load_settings().turn_profile)
 
 
 def test_without_prompts_no_call_is_printed(cli_env: None) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from graph_helpers import anchor_groups, script_human
+from graph_helpers import anchor_groups, script_human, with_rewrite
 from psycopg.types.json import Jsonb
 from test_character_graph import (
     AFTER,
@@ -25,6 +25,7 @@ from test_character_graph import (
 )
 
 from novaberg.agents.timeline import repository
+from novaberg.config import Settings
 from novaberg.graph.contract import GraphDeps
 from novaberg.graph.nodes.db_access import db_access
 from novaberg.graph.nodes.stance import stance_hash, stance_node
@@ -37,6 +38,14 @@ from novaberg.store.keys import SITUATION_TTL
 from novaberg.store.pipeline_log import read_turn
 
 NOW = 1_790_000_000.0  # graph conftest's FIXED_NOW
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The query rewrite is what several tests here are about: on in either profile (the
+    compact profile turns it off by default)."""
+    return with_rewrite(settings)
+
 
 SITUATION_BELLO: dict[str, Any] = {
     "gegenstand": "Bello soll mit umziehen",

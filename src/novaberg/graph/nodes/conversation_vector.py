@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from novaberg.agents.deps import GraphDeps
-from novaberg.config import Role
+from novaberg.config import Profile, Role
 from novaberg.ei.canon import NEGATIVE, POSITIVE, group_of
 from novaberg.ei.landscape import Landscape, LandscapeInput, intentions_tuple, landscape
 from novaberg.graph.curiosity import understanding
@@ -82,6 +82,11 @@ GV_TEMPERATURE: Final = 0.4
 
 GV_MAX_TOKENS: Final = 200
 """A hypothesis is a few lines; the cap keeps the small local model from rambling."""
+
+COMPACT_LENGTH_MAX: Final = 1
+"""The compact profile thinks one step ahead at most: the one-sentence form. A small model
+asked for 2–3 jumps writes up to eight lines (SPRUNG…IMPULS) before the responder may
+start, and the responder reads them as one block anyway (docs/behaviour/llm.md#profiles)."""
 
 GV_MAX_CHARS: Final = 800
 """Cap on the hypothesis the responder reads (the bundled model's 2048-token context,
@@ -238,6 +243,8 @@ async def conversation_vector(state: ConversationState, deps: GraphDeps) -> dict
             "_log": {"vorausdenken": SKIPPED, "cluster": land.cluster, **seen},
         }
     length = length_of(emotion)
+    if deps.settings.turn_profile is Profile.COMPACT:
+        length = min(length, COMPACT_LENGTH_MAX)
     if length == 0:
         why = CRISIS if is_crisis(emotion) else LENGTH_ZERO
         detail = {**empty_detail(0, raw, intent, why, land), **understood}

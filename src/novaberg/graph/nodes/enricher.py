@@ -296,7 +296,7 @@ async def enricher(
             text,
             turns,
             head_of(state, deps, turns),
-            enabled=deps.settings.query_rewrite,
+            enabled=deps.settings.query_rewrite_on,
         )
         if full
         else _nothing(SearchText(text, "")),

@@ -342,6 +342,14 @@ async def tribunal(state: ConversationState, deps: GraphDeps) -> dict[str, Any]:
     """Judge `response` from three perspectives concurrently; write votes and verdict."""
     thresholds = TribunalThresholds.from_settings(deps.settings)
     votes = list(await asyncio.gather(*(judge(role, state, deps, thresholds) for role in ROLES)))
+    return verdict_update(state, votes, thresholds)
+
+
+def verdict_update(
+    state: ConversationState, votes: list[TribunalVote], thresholds: TribunalThresholds
+) -> dict[str, Any]:
+    """The channels and the log row from the three votes (shared with the compact
+    profile's one-call panel, `nodes/tribunal_panel.py`)."""
     verdict = aggregate(votes)
     failures = [f"{vote['role']}: {vote['failure']}" for vote in votes if vote.get("failure")]
     return {
