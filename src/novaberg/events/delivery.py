@@ -39,6 +39,7 @@ import redis.asyncio as aioredis
 from novaberg.events import delivery_lua as lua
 from novaberg.events.model import WireMessage
 from novaberg.store import keys, token_revocation
+from novaberg.store.redis_client import subscriber
 from novaberg.store.scripts import script
 from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
@@ -297,8 +298,12 @@ class DeliveryHub:
 
     async def _listen(self) -> None:
         prefix_len = len(keys.delivery_channel(""))
+        attempt = 0
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            # on a cluster, a node of its own each attempt (store/redis_client.subscriber)
+            source, own = await subscriber(self.redis, attempt)
+            attempt += 1
+            pubsub = source.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(keys.delivery_channel_pattern())
                 await pubsub.subscribe(keys.token_revoked_channel())
@@ -321,6 +326,9 @@ class DeliveryHub:
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+                if own:
+                    with contextlib.suppress(Exception):
+                        await source.aclose()
 
     def _dispatch(self, user_id: str, message: str) -> None:
         conns = self._connections.get(user_id)

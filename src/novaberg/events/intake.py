@@ -225,11 +225,12 @@ class _GroupCommit:
             self._writing = False
 
 
-def intake_redis(redis_url: str) -> ScriptClient:
+def intake_redis(redis_url: str, *, cluster: bool = False) -> ScriptClient:
     """The intake's own Redis connection: a minimal script client (events/resp.py), since
-    redis-py's per-call overhead was the largest CPU cost of a request. Each call fails
-    with TimeoutError after `WRITE_TIMEOUT` seconds without a reply."""
-    return script_client(redis_url, timeout=WRITE_TIMEOUT)
+    redis-py's per-call overhead was the largest CPU cost of a request; on a Redis Cluster
+    redis-py's cluster client, confirming each write on a replica (events/cluster_scripts.py).
+    Each call fails with TimeoutError after `WRITE_TIMEOUT` seconds without a reply."""
+    return script_client(redis_url, timeout=WRITE_TIMEOUT, cluster=cluster)
 
 
 class Intake:

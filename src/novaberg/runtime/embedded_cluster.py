@@ -181,8 +181,14 @@ class EmbeddedCluster:
         if len(self.masters()) < MASTERS:
             return False  # a dead master whose replica has not taken over yet
         states = [n.info("cluster") for n in live]
-        return all(
+        if not all(
             s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == "16384" for s in states
+        ):
+            return False
+        # every replica in sync with its master (a write's WAIT 1 answers at once)
+        replication = [n.info("replication") for n in live]
+        return all(
+            r.get("master_link_status") == "up" for r in replication if r.get("role") == "slave"
         )
 
     def masters(self) -> list[ClusterNode]:
