@@ -87,7 +87,7 @@ class ClusterScripts:
                 await conn.connect()
                 # a pooled connection whose node died since: its FIN is already here,
                 # so nothing is sent on it (after a send, a lost reply is not retried)
-                if await conn.can_read_destructive():
+                if await conn.can_read():
                     raise ConnectionError("the node closed the connection")
             except (ConnectionError, OSError) as exc:
                 raise _Unreachable(str(exc)) from exc

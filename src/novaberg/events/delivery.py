@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import random
 import time
 from collections import defaultdict, deque
 from collections.abc import Collection
@@ -298,7 +299,7 @@ class DeliveryHub:
 
     async def _listen(self) -> None:
         prefix_len = len(keys.delivery_channel(""))
-        attempt = 0
+        attempt = random.randrange(1 << 16)  # API processes spread over a cluster's nodes
         while True:
             # on a cluster, a node of its own each attempt (store/redis_client.subscriber)
             source, own = await subscriber(self.redis, attempt)

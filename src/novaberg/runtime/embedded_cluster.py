@@ -178,8 +178,8 @@ class EmbeddedCluster:
         live = [n for n in self.nodes if n.alive()]
         if not live:
             return False
-        if len(self.masters()) < MASTERS:
-            return False  # a dead master whose replica has not taken over yet
+        if len(self.masters()) != MASTERS:
+            return False  # a dead master's replica not promoted yet, or a node rejoining
         states = [n.info("cluster") for n in live]
         if not all(
             s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == "16384" for s in states
@@ -187,8 +187,9 @@ class EmbeddedCluster:
             return False
         # every replica in sync with its master (a write's WAIT 1 answers at once)
         replication = [n.info("replication") for n in live]
-        return all(
-            r.get("master_link_status") == "up" for r in replication if r.get("role") == "slave"
+        replicas = [r for r in replication if r.get("role") == "slave"]
+        return len(replicas) == len(live) - MASTERS and all(
+            r.get("master_link_status") == "up" for r in replicas
         )
 
     def masters(self) -> list[ClusterNode]:
