@@ -12,9 +12,11 @@ cluster work renames them later; this module then only learns the new prefixes).
 from __future__ import annotations
 
 import base64
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import redis.asyncio as aioredis
+
+from novaberg.store.redis_client import is_cluster
 
 PAIR_FAMILIES: Final = (
     "kzg",  # short-term memory entries  kzg:<u>:<c>:<ms>
@@ -50,6 +52,21 @@ def _dec(value: Any) -> bytes:
 
 def raw_client(redis: aioredis.Redis) -> aioredis.Redis:
     """A client on the same server that returns bytes (embeddings are not text)."""
+    if is_cluster(redis):
+        from redis.asyncio.cluster import RedisCluster
+
+        cluster: Any = redis
+        node = cluster.startup_nodes[0]
+        options = cluster.connection_kwargs
+        return cast(
+            aioredis.Redis,
+            RedisCluster(
+                host=node.host,
+                port=node.port,
+                username=options.get("username"),
+                password=options.get("password"),
+            ),
+        )
     pool = redis.connection_pool
     kwargs = {**pool.connection_kwargs, "decode_responses": False}
     return aioredis.Redis(
