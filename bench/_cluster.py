@@ -18,11 +18,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import redis
 
+from novaberg.runtime.embedded_cluster import EmbeddedCluster
 from novaberg.runtime.embedded_postgres import EmbeddedPostgres
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store import keys
@@ -61,7 +62,11 @@ class Cluster:
     home: Path
     rules: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    redis_cluster: bool = False
+    """Run on a 3+3 Valkey cluster (runtime/embedded_cluster.py) in Novaberg's cluster mode
+    instead of the single embedded Valkey."""
     redis_server: EmbeddedRedis = field(init=False)
+    valkey_cluster: EmbeddedCluster = field(init=False)
     postgres: EmbeddedPostgres = field(init=False)
     redis_url: str = ""
     database_url: str = ""
@@ -76,13 +81,17 @@ class Cluster:
 
     def __post_init__(self) -> None:
         self.redis_server = EmbeddedRedis(self.home / "redis")
+        self.valkey_cluster = EmbeddedCluster(self.home / "valkey-cluster")
         self.postgres = EmbeddedPostgres(self.home / "postgres", shared_buffers="128MB")
         (self.home / "logs").mkdir(parents=True, exist_ok=True)
 
     # -- servers ------------------------------------------------------------------------------
 
     def start_servers(self) -> None:
-        self.redis_url = self.redis_server.start()
+        if self.redis_cluster:
+            self.redis_url = self.valkey_cluster.start()
+        else:
+            self.redis_url = self.redis_server.start()
         self.database_url = self.postgres.start()
         migrate(self.database_url, EMBED_DIM)
 
@@ -90,7 +99,10 @@ class Cluster:
         try:
             self.postgres.stop()
         finally:
-            self.redis_server.stop()
+            if self.redis_cluster:
+                self.valkey_cluster.stop()
+            else:
+                self.redis_server.stop()
 
     def postgres_pid(self) -> int | None:
         try:
@@ -99,6 +111,11 @@ class Cluster:
             return None
 
     def redis(self) -> redis.Redis:
+        if self.redis_cluster:  # same commands; typed as Redis as the product does
+            client: Any = redis.RedisCluster.from_url(
+                self.redis_url, decode_responses=True, socket_timeout=5
+            )
+            return cast(redis.Redis, client)
         return redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
 
     # -- processes ----------------------------------------------------------------------------
@@ -109,6 +126,7 @@ class Cluster:
             "PYTHONPATH": str(SRC),
             "NOVABERG_HOME": str(self.home),
             "NOVABERG_REDIS_URL": self.redis_url,
+            "NOVABERG_REDIS_CLUSTER": str(self.redis_cluster).lower(),
             "NOVABERG_DATABASE_URL": self.database_url,
             "NOVABERG_LLM": "scripted",
             "NOVABERG_SCRIPT": str(self.rules),
