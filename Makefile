@@ -20,7 +20,18 @@ AXE_VERSION   := 4.10.3
 AXE_INTEGRITY := sha512-Xm7bpRXnDSX2YE2YFfBk2FnF0ep6tmG7xPh8iHee8MIcrgq762Nkce856dYtJYLkuIoYZvGfTs/PbZhideTcEg==
 AXE_JS        := .cache/axe-core/axe.min.js
 
-.PHONY: serve test lint bench install browser clean
+# The event-model scenarios once more on a 3+3 Valkey cluster (runtime/embedded_cluster.py)
+# in cluster mode: turns, supersede, delivery, recovery, the ready list, the intake, awaiting,
+# self-events, message controls, revocation, failed-turn records, the api/worker processes
+# and the cluster's own tests. Left out: the single server's own tests (test_resp: the
+# intake's RESP client, which cluster mode does not use; test_redis_outage: it stops the one
+# server) and scenarios of features above the queues (characters, library, door, reach).
+CLUSTER_TESTS := $(addprefix tests/integration/events/,test_turns.py test_supersede.py \
+  test_delivery.py test_recovery.py test_ready_list.py test_own_recovery.py test_intake.py \
+  test_awaiting_user.py test_self_events.py test_message_controls.py test_revocation.py \
+  test_failed_turn_record.py test_processes.py test_redis_cluster.py)
+
+.PHONY: serve test test-cluster lint bench install browser clean
 
 serve: $(STAMP)
 	$(BIN)/novaberg serve
@@ -31,6 +42,10 @@ test: $(STAMP) browser $(AXE_JS)
 	$(BIN)/mypy src
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+	$(MAKE) test-cluster
+
+test-cluster: $(STAMP)
+	NOVABERG_TEST_REDIS=cluster $(BIN)/python -m pytest $(CLUSTER_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -74,7 +74,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
 ) -> None:
     from novaberg.events.intake import CharacterCache, Intake, intake_redis
 
-    client = intake_redis(endpoints.redis_url)
+    client = intake_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
     calls = 0
     run = client.run
 

@@ -42,7 +42,7 @@ from novaberg.store.redis_client import create_redis
 async def main(redis_url, db_url, home, stall, gate_name):
     settings = load_settings(home=Path(home), redis_url=redis_url, database_url=db_url,
                              llm="scripted", embed_dim=384, pixie=False)
-    redis = create_redis(redis_url)
+    redis = create_redis(redis_url, cluster=settings.redis_cluster)
     pool = await create_pool(db_url)
     llm = ScriptedLLM()
     # hang in the chosen half of the turn until the test kills this process
@@ -87,7 +87,11 @@ async def test_worker_killed_mid_turn_is_never_silent(
     for text in ("Bist du da?", "Hallo?"):
         response = await post(http, anna, text)
         ids.append(response.json()["nachrichten_id"])
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SRC),
+        "NOVABERG_REDIS_CLUSTER": str(endpoints.redis_cluster).lower(),
+    }
     doomed = subprocess.Popen(
         [
             sys.executable,
