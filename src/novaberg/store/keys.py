@@ -551,5 +551,11 @@ def momentum(pair: Pair) -> str:
 
 
 def model_gate(backend: str) -> str:
-    """Sorted set of slot holders (score = lease expiry) for one model backend."""
-    return f"graph_run_lock:{backend}"
+    """Sorted set of slot holders (score = lease expiry) for one model backend; tagged by
+    the backend, so its acquire script and `model_gate_waiting` share a slot."""
+    return f"graph_run_lock:{{{backend}}}"
+
+
+def model_gate_waiting(backend: str) -> str:
+    """Set while a person's turn waits for a slot of the backend (background yields)."""
+    return f"graph_run_lock:{{{backend}}}:nutzer_wartet"
