@@ -109,6 +109,20 @@ def wire_body(message: WireMessage | dict[str, Any]) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+async def forward_outbox(redis: aioredis.Redis, user_id: str) -> int:
+    """Move the items of the user's channel outbox (the user's slot) on to the channel
+    outbox (the `{kanal}` slot): two slots, so no script can do it in one step. Copy, then
+    trim what was copied: a crash in between leaves an item in both, and the channel
+    sender sends a message once per link anyway (`kanal_gesendet`)."""
+    own = keys.channel_user_outbox(user_id)
+    items = [str(raw) for raw in await redis.lrange(own, 0, -1)]
+    if not items:
+        return 0
+    await redis.rpush(keys.channel_outbox(), *items)
+    await redis.ltrim(own, len(items), -1)
+    return len(items)
+
+
 class Delivery:
     """Publishes numbered messages to a user's connections (any process may send)."""
 
@@ -126,11 +140,18 @@ class Delivery:
         """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed.
         An outcome (`outcome_key` given) also enters the channel outbox when the user has a
         linked channel (docs/behaviour/reach.md)."""
-        outbox = keys.channel_outbox() if outcome_key else ""
+        outbox = ""
+        if outcome_key and await self.redis.sismember(keys.channel_users(), user_id):
+            # Before the script: the sweep of the outbox users then finds whatever the
+            # script leaves in the user's outbox, should this process die after it.
+            await self.redis.sadd(keys.channel_outbox_users(), user_id)
+            outbox = keys.channel_user_outbox(user_id)
         seq = await self._script(
-            keys=[*delivery_keys(user_id), outcome_key or "", keys.channel_users(), outbox],
+            keys=[*delivery_keys(user_id), outcome_key or "", outbox],
             args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL, user_id],
         )
+        if outbox and seq:
+            await forward_outbox(self.redis, user_id)
         return int(seq)
 
     async def current_seq(self, user_id: str) -> int:
@@ -298,7 +319,6 @@ class DeliveryHub:
         return sum(len(c) for c in self._connections.values())
 
     async def _listen(self) -> None:
-        prefix_len = len(keys.delivery_channel(""))
         attempt = random.randrange(1 << 16)  # API processes spread over a cluster's nodes
         while True:
             # on a cluster, a node of its own each attempt (store/redis_client.subscriber)
@@ -316,7 +336,9 @@ class DeliveryHub:
                 async for item in pubsub.listen():
                     kind = item.get("type")
                     if kind == "pmessage":
-                        self._dispatch(str(item["channel"])[prefix_len:], str(item["data"]))
+                        self._dispatch(
+                            keys.user_of_delivery_channel(str(item["channel"])), str(item["data"])
+                        )
                     elif kind == "message":
                         self._revoked(token_revocation.decode(str(item["data"])))
             except asyncio.CancelledError:

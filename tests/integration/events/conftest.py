@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 import uvicorn
 from event_helpers import WAIT, Running, Socket, free_port
 from psycopg_pool import AsyncConnectionPool
+from slot_check import SlotWatch, watching_transactions
 from websockets.asyncio.client import connect
 
 from novaberg.api.app import create_app
@@ -33,6 +34,29 @@ from novaberg.runtime.services import Endpoints
 from novaberg.store.users import issue_token
 
 SRC = Path(__file__).resolve().parents[3] / "src"
+
+
+@pytest.fixture
+async def slot_watch(
+    endpoints: Endpoints, redis: aioredis.Redis
+) -> AsyncIterator[SlotWatch]:
+    """Watch every script and transaction of the test for keys in more than one cluster
+    slot (tests/slot_check.py); the test fails at its end if one did."""
+    watch = SlotWatch(endpoints.redis_url, redis)
+    await watch.start()
+    with watching_transactions(watch):
+        yield watch
+    await watch.stop()
+    assert watch.violations() == [], "cross-slot in a Redis Cluster:\n" + "\n".join(
+        watch.violations()
+    )
+
+
+@pytest.fixture(autouse=True)
+def _slot_check_all(request: pytest.FixtureRequest) -> None:
+    """`NOVABERG_SLOT_CHECK=1`: every event scenario runs under `slot_watch`."""
+    if os.environ.get("NOVABERG_SLOT_CHECK") == "1":
+        request.getfixturevalue("slot_watch")
 
 
 @pytest.fixture

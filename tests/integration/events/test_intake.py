@@ -83,6 +83,8 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
         calls += 1
         return await run(*args, **kwargs)
 
+    # each write: activate the pairs, queue (one call per user: one hash slot), wake
+
     client.run = counted  # type: ignore[method-assign]
 
     async def characters(user_id: str) -> set[str]:
@@ -95,7 +97,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
         )
     finally:
         await client.aclose()
-    assert calls == 2, "the first is written inline, the 49 behind it in one drain call"
+    assert calls == 2 * 3, "the first is written inline, the 49 behind it in one drain write"
     for character in ("nova", "lumen"):
         queued = await redis.lrange(keys.prompt_queue(Pair("anna", character)), 0, -1)
         texts = [QueuedUtterance.model_validate_json(raw).text for raw in queued]

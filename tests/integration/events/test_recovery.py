@@ -108,7 +108,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
     try:
         if stage_node is None:  # Path 1 holds the gate and the block entry
             for _ in range(1500):
-                if await redis.llen(keys.processing_list("doomed")) and await gate.held():
+                if await redis.llen(keys.processing_list(PAIR, "doomed")) and await gate.held():
                     break
                 await asyncio.sleep(0.02)
         else:
@@ -116,7 +116,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
                 lambda m: m.get("node") == stage_node and m.get("graph") == stage_graph,
                 timeout=60,
             )
-        assert await redis.llen(keys.processing_list("doomed")) == 1
+        assert await redis.llen(keys.processing_list(PAIR, "doomed")) == 1
         assert await gate.held() == 1
     finally:
         doomed.send_signal(signal.SIGKILL)
@@ -133,7 +133,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
             break
         await asyncio.sleep(0.02)
     assert not await redis.sismember(keys.worker_registry(), "doomed")
-    assert not await redis.exists(keys.processing_list("doomed"))
+    assert not await redis.exists(keys.processing_list(PAIR, "doomed"))
     assert await gate.held() == 0, "the dead worker's gate slot is freed"
     assert not await redis.exists(keys.turn_marker(PAIR))
 
