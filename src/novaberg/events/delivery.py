@@ -146,9 +146,18 @@ class Delivery:
             # script leaves in the user's outbox, should this process die after it.
             await self.redis.sadd(keys.channel_outbox_users(), user_id)
             outbox = keys.channel_user_outbox(user_id)
+        unused = keys.delivery_seq(user_id)  # a key of the user's slot the script leaves alone
         seq = await self._script(
-            keys=[*delivery_keys(user_id), outcome_key or "", outbox],
-            args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL, user_id],
+            keys=[*delivery_keys(user_id), outcome_key or unused, outbox or unused],
+            args=[
+                wire_body(message),
+                LOG_KEEP,
+                LOG_MAX_AGE,
+                OUTCOME_TTL,
+                user_id,
+                "1" if outcome_key else "",
+                "1" if outbox else "",
+            ],
         )
         if outbox and seq:
             await forward_outbox(self.redis, user_id)

@@ -16,19 +16,21 @@ end
 """Lua: number, log and publish one message. Shared by `SEND` and scripts that must
 deliver in the same atomic step as a queue change (events/queues.py, supersede)."""
 
-# KEYS: seq, log, channel, outcome ('' = none), the user's channel outbox ('' = none)
-# ARGV: body (JSON object without seq, starts with '{'), keep, ttl, outcome_ttl, user_id
-# Every key is in the user's slot (store/keys.py, hash tags).
+# KEYS: seq, log, channel, outcome, the user's channel outbox
+# ARGV: body (JSON object without seq, starts with '{'), keep, ttl, outcome_ttl, user_id,
+#       '1' = claim the outcome key, '1' = push to the outbox
+# Every key is in the user's slot (store/keys.py, hash tags). An absent outcome or outbox is
+# a flag, not an empty key: '' hashes to slot 0, which a cluster refuses as cross-slot.
 SEND = (
     DELIVER_LUA
     + """
-if KEYS[4] ~= '' then
+if ARGV[6] == '1' then
   if not redis.call('SET', KEYS[4], '1', 'NX', 'EX', tonumber(ARGV[4])) then
     return 0
   end
 end
 local seq = deliver(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
-if KEYS[5] ~= '' then
+if ARGV[7] == '1' then
   redis.call('RPUSH', KEYS[5], cjson.encode({user_id = ARGV[5], seq = seq}))
 end
 return seq
