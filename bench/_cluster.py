@@ -23,6 +23,7 @@ from typing import Any, cast
 import httpx
 import redis
 
+from novaberg.events.intake import pair_from_member
 from novaberg.runtime.embedded_cluster import EmbeddedCluster
 from novaberg.runtime.embedded_postgres import EmbeddedPostgres
 from novaberg.runtime.embedded_redis import EmbeddedRedis
@@ -229,8 +230,11 @@ def in_flight(client: redis.Redis, worker_ids: list[str] | None = None) -> list[
     workers = worker_ids or [str(m) for m in client.smembers(keys.worker_registry())]
     ids: list[str] = []
     for worker in workers:
-        for raw in client.lrange(keys.processing_list(worker), 0, -1):
-            ids += entry_ids(str(raw))
+        # a worker's processing lists are per pair (the pair's slot), found by its index
+        for member in client.smembers(keys.processing_index(worker)):
+            pair = pair_from_member(str(member))
+            for raw in client.lrange(keys.processing_list(pair, worker), 0, -1):
+                ids += entry_ids(str(raw))
     return ids
 
 
