@@ -180,5 +180,7 @@ async def subscriber(client: aioredis.Redis, attempt: int) -> tuple[aioredis.Red
         health_check_interval=30,
         socket_timeout=None,
         socket_connect_timeout=CONNECT_TIMEOUT_S,
+        # rediss://: the node's TLS settings as the cluster client got them from the URL
+        **{key: value for key, value in options.items() if key.startswith("ssl_")},
     )
     return aioredis.Redis.from_pool(pool), True
