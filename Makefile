@@ -25,7 +25,18 @@ COMPACT_SUITES := tests/integration/graph tests/integration/events/test_correcti
 	tests/integration/events/test_impulses.py tests/integration/events/test_impulse_day.py \
 	tests/integration/events/test_impulse_retries.py tests/integration/events/test_impulse_bridge.py
 
-.PHONY: serve test lint bench install browser clean
+# The event-model scenarios once more on a 3+3 Valkey cluster (runtime/embedded_cluster.py)
+# in cluster mode: turns, supersede, delivery, recovery, the ready list, the intake, awaiting,
+# self-events, message controls, revocation, failed-turn records, the api/worker processes
+# and the cluster's own tests. Left out: the single server's own tests (test_resp: the
+# intake's RESP client, which cluster mode does not use; test_redis_outage: it stops the one
+# server) and scenarios of features above the queues (characters, library, door, reach).
+CLUSTER_TESTS := $(addprefix tests/integration/events/,test_turns.py test_supersede.py \
+  test_delivery.py test_recovery.py test_ready_list.py test_own_recovery.py test_intake.py \
+  test_awaiting_user.py test_self_events.py test_message_controls.py test_revocation.py \
+  test_failed_turn_record.py test_processes.py test_redis_cluster.py)
+
+.PHONY: serve test test-cluster lint bench install browser clean
 
 serve: $(STAMP)
 	$(BIN)/novaberg serve
@@ -39,6 +50,10 @@ test: $(STAMP) browser $(AXE_JS)
 	# the scenario suites again in the compact profile (docs/behaviour/llm.md#profiles): the
 	# tribunal, the composer's objection, the agents, the impulses keep their outcomes
 	NOVABERG_PROFILE=compact $(BIN)/python -m pytest $(COMPACT_SUITES)
+	$(MAKE) test-cluster
+
+test-cluster: $(STAMP)
+	NOVABERG_TEST_REDIS=cluster $(BIN)/python -m pytest $(CLUSTER_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

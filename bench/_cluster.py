@@ -18,11 +18,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import redis
 
+from novaberg.events.intake import pair_from_member
+from novaberg.runtime.embedded_cluster import EmbeddedCluster
 from novaberg.runtime.embedded_postgres import EmbeddedPostgres
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store import keys
@@ -61,7 +63,11 @@ class Cluster:
     home: Path
     rules: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    redis_cluster: bool = False
+    """Run on a 3+3 Valkey cluster (runtime/embedded_cluster.py) in Novaberg's cluster mode
+    instead of the single embedded Valkey."""
     redis_server: EmbeddedRedis = field(init=False)
+    valkey_cluster: EmbeddedCluster = field(init=False)
     postgres: EmbeddedPostgres = field(init=False)
     redis_url: str = ""
     database_url: str = ""
@@ -76,13 +82,17 @@ class Cluster:
 
     def __post_init__(self) -> None:
         self.redis_server = EmbeddedRedis(self.home / "redis")
+        self.valkey_cluster = EmbeddedCluster(self.home / "valkey-cluster")
         self.postgres = EmbeddedPostgres(self.home / "postgres", shared_buffers="128MB")
         (self.home / "logs").mkdir(parents=True, exist_ok=True)
 
     # -- servers ------------------------------------------------------------------------------
 
     def start_servers(self) -> None:
-        self.redis_url = self.redis_server.start()
+        if self.redis_cluster:
+            self.redis_url = self.valkey_cluster.start()
+        else:
+            self.redis_url = self.redis_server.start()
         self.database_url = self.postgres.start()
         migrate(self.database_url, EMBED_DIM)
 
@@ -90,7 +100,10 @@ class Cluster:
         try:
             self.postgres.stop()
         finally:
-            self.redis_server.stop()
+            if self.redis_cluster:
+                self.valkey_cluster.stop()
+            else:
+                self.redis_server.stop()
 
     def postgres_pid(self) -> int | None:
         try:
@@ -99,6 +112,11 @@ class Cluster:
             return None
 
     def redis(self) -> redis.Redis:
+        if self.redis_cluster:  # same commands; typed as Redis as the product does
+            client: Any = redis.RedisCluster.from_url(
+                self.redis_url, decode_responses=True, socket_timeout=5
+            )
+            return cast(redis.Redis, client)
         return redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
 
     # -- processes ----------------------------------------------------------------------------
@@ -109,6 +127,7 @@ class Cluster:
             "PYTHONPATH": str(SRC),
             "NOVABERG_HOME": str(self.home),
             "NOVABERG_REDIS_URL": self.redis_url,
+            "NOVABERG_REDIS_CLUSTER": str(self.redis_cluster).lower(),
             "NOVABERG_DATABASE_URL": self.database_url,
             "NOVABERG_LLM": "scripted",
             "NOVABERG_SCRIPT": str(self.rules),
@@ -211,8 +230,11 @@ def in_flight(client: redis.Redis, worker_ids: list[str] | None = None) -> list[
     workers = worker_ids or [str(m) for m in client.smembers(keys.worker_registry())]
     ids: list[str] = []
     for worker in workers:
-        for raw in client.lrange(keys.processing_list(worker), 0, -1):
-            ids += entry_ids(str(raw))
+        # a worker's processing lists are per pair (the pair's slot), found by its index
+        for member in client.smembers(keys.processing_index(worker)):
+            pair = pair_from_member(str(member))
+            for raw in client.lrange(keys.processing_list(pair, worker), 0, -1):
+                ids += entry_ids(str(raw))
     return ids
 
 

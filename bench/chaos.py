@@ -22,9 +22,13 @@ for an answered message); then turns/s with 1, 2 and 4 workers at zero model lat
 where that limit lies. The last line reads `chaos: N accepted, E exactly once, L lost,
 D duplicated`; the exit status is 1 unless L and D are 0.
 
-    .venv/bin/python bench/chaos.py [--quick] [--users N] [--messages M] [--no-scale]
+    .venv/bin/python bench/chaos.py [--quick] [--cluster] [--users N] [--messages M] [--no-scale]
 
-`--quick` runs a smaller storm (≈ 2 minutes) with the same kinds of faults.
+`--quick` runs a smaller storm (≈ 2 minutes) with the same kinds of faults. `--cluster`
+runs on a 3+3 Valkey cluster (runtime/embedded_cluster.py) with `NOVABERG_REDIS_CLUSTER`;
+its Redis fault SIGKILLs a master mid-load instead of stopping the one server (the replica
+takes over; the dead node restarts and rejoins as a replica), and the turns/s runs are
+skipped (they count one server's commands).
 """
 
 from __future__ import annotations
@@ -316,6 +320,9 @@ class Storm:
         fault.sockets_back = await self._sockets_back(fault.at)
 
     async def _redis(self) -> None:
+        if self.cluster.redis_cluster:
+            await self._master()
+            return
         flying = await asyncio.to_thread(self._in_flight, None)
         await asyncio.to_thread(self.cluster.redis_server.stop)
         fault = Fault("redis stop", self.now(), flying)
@@ -326,6 +333,25 @@ class Storm:
         fault.back_at = self.now()
         fault.detail = f"down {fault.back_at - fault.at:.1f} s"
         log(f"{fault.back_at:6.1f}s Redis started again (AOF loaded)")
+
+    async def _master(self) -> None:
+        """Cluster mode's Redis fault: SIGKILL a master mid-load (no AOF flush, no goodbye);
+        its replica takes over after the node timeout. The dead node is started again after
+        `redis_down` seconds and rejoins as the new master's replica."""
+        nodes = self.cluster.valkey_cluster
+        flying = await asyncio.to_thread(self._in_flight, None)
+        victim = self.rng.choice(await asyncio.to_thread(nodes.masters))
+        await asyncio.to_thread(nodes.kill, victim)
+        fault = Fault("master kill", self.now(), flying, detail=victim.address)
+        self.faults.append(fault)
+        log(f"{fault.at:6.1f}s SIGKILL Valkey master {victim.address} ({len(flying)} in flight)")
+        await asyncio.to_thread(nodes.wait_ok)  # the live nodes: 3 masters again
+        fault.back_at = self.now()
+        log(f"{fault.back_at:6.1f}s its replica took over ({fault.back_at - fault.at:.1f} s)")
+        await asyncio.sleep(self.plan.redis_down)
+        await asyncio.to_thread(nodes.restart, victim)
+        await asyncio.to_thread(nodes.wait_ok)
+        log(f"{self.now():6.1f}s {victim.address} back as a replica")
 
     async def _postgres(self) -> None:
         flying = await asyncio.to_thread(self._in_flight, None)
@@ -509,7 +535,7 @@ def report(result: dict[str, Any], plan: Plan, mode: str) -> tuple[int, int, int
         intake = [
             t - start for (_c, t) in accepted.values() if t - start > (fault.back_at or fault.at)
         ]
-        if fault.kind in ("redis stop", "api kill"):
+        if fault.kind in ("redis stop", "master kill", "api kill"):
             first_ok = min(intake, default=None)
             line += f"; intake accepting {seconds(first_ok - fault.at if first_ok else None)} after the fault"
         if restarted and fault.back_at is not None:
@@ -742,7 +768,14 @@ def main() -> int:
     parser.add_argument("--no-scale", action="store_true", help="skip the turns/s runs")
     parser.add_argument("--scale-only", action="store_true", help="only the turns/s runs")
     parser.add_argument("--keep", action="store_true", help="keep the home (logs) afterwards")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run on a 3+3 Valkey cluster; the Redis fault kills a master (implies --no-scale)",
+    )
     args = parser.parse_args()
+    if args.cluster:
+        args.no_scale = True  # the turns/s table counts one server's commands
     if args.quick:
         plan = Plan.quick(args.users or 20, args.messages or 8)
     else:
@@ -752,7 +785,9 @@ def main() -> int:
     home.chmod(0o755)  # the embedded PostgreSQL runs as its own user when started by root
     (home / "rules.json").write_text(json.dumps(rules(latency=True)), encoding="utf-8")
     (home / "rules-fast.json").write_text(json.dumps(rules(latency=False)), encoding="utf-8")
-    cluster = Cluster(home, home / "rules.json", {"NOVABERG_MODEL_SLOTS": "8"})
+    cluster = Cluster(
+        home, home / "rules.json", {"NOVABERG_MODEL_SLOTS": "8"}, redis_cluster=args.cluster
+    )
     before = cpu_times()
     log(f"home {home}")
     result: dict[str, Any] | None = None
@@ -778,7 +813,8 @@ def main() -> int:
             shutil.rmtree(home, ignore_errors=True)
     outcome = None
     if result is not None:
-        outcome = report(result, plan, "quick" if args.quick else "full")
+        mode = "quick" if args.quick else "full"
+        outcome = report(result, plan, mode + (", 3+3 cluster" if args.cluster else ""))
     if rows:
         scale_report(rows)
     steal = steal_percent(before, cpu_times())

@@ -24,6 +24,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from novaberg.config import Settings, load_settings
 from novaberg.llm.layer import ModelLayer
 from novaberg.llm.scripted import ScriptedEmbedder, ScriptedLLM
+from novaberg.runtime.embedded_cluster import EmbeddedCluster
 from novaberg.runtime.services import EmbeddedServices, Endpoints
 from novaberg.store import long_term_search
 from novaberg.store.postgres import create_pool
@@ -39,8 +40,31 @@ def test_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("novaberg-home")
 
 
+REDIS_MODE = os.environ.get("NOVABERG_TEST_REDIS", "single")
+"""`cluster`: the session runs on a 3+3 Valkey cluster (runtime/embedded_cluster.py) in
+cluster mode (`NOVABERG_REDIS_CLUSTER`) instead of the single embedded server — what
+`make test`'s cluster step does for the event-model scenarios."""
+
+
 @pytest.fixture(scope="session")
-def endpoints(test_home: Path) -> Iterator[Endpoints]:
+def valkey_cluster(test_home: Path) -> Iterator[EmbeddedCluster]:
+    """A 3+3 Valkey cluster, started when a test (or cluster mode) first asks for it."""
+    cluster = EmbeddedCluster(test_home / "valkey-cluster")
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def endpoints(test_home: Path, request: pytest.FixtureRequest) -> Iterator[Endpoints]:
+    if REDIS_MODE == "cluster":
+        cluster: EmbeddedCluster = request.getfixturevalue("valkey_cluster")
+        services = EmbeddedServices(
+            load_settings(home=test_home, llm="scripted", redis_url=cluster.url, redis_cluster=True)
+        )
+        yield services.start()
+        services.stop()
+        return
     services = EmbeddedServices(load_settings(home=test_home, llm="scripted"))
     yield services.start()
     services.stop()
@@ -51,6 +75,7 @@ def settings(test_home: Path, endpoints: Endpoints) -> Settings:
     return load_settings(
         home=test_home,
         redis_url=endpoints.redis_url,
+        redis_cluster=endpoints.redis_cluster,
         database_url=endpoints.database_url,
         llm="scripted",
         embed_dim=384,
@@ -87,8 +112,8 @@ async def db(pg_pool: AsyncConnectionPool) -> AsyncConnectionPool:
 
 @pytest.fixture
 async def redis(endpoints: Endpoints) -> AsyncIterator[aioredis.Redis]:
-    """A client on a freshly flushed database."""
-    client = create_redis(endpoints.redis_url)
+    """A client on a freshly flushed database (every master's, in a cluster)."""
+    client = create_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
     await client.flushdb()
     yield client
     await client.aclose()

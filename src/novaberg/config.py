@@ -114,6 +114,11 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(
         default=None, description="External Redis (>= 7.0); unset = embedded Valkey."
     )
+    redis_cluster: bool = Field(
+        default=False,
+        description="NOVABERG_REDIS_URL names one node of a Redis Cluster (Valkey/Redis >= 7, "
+        "masters with replicas): the cluster client finds the rest.",
+    )
     database_url: str | None = Field(
         default=None, description="External PostgreSQL with pgvector; unset = embedded."
     )

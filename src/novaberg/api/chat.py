@@ -178,7 +178,7 @@ async def chat_lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     revocations = hub.revocations = RevocationWatch(tokens, hub, ctx.pool)
     await hub.start()
-    intake_client = intake_redis(ctx.endpoints.redis_url)
+    intake_client = intake_redis(ctx.endpoints.redis_url, cluster=ctx.endpoints.redis_cluster)
     page_token = None
     if _is_loopback(ctx.settings.host) and getattr(app.state, "local_page", True):
         page_token = await local_page_token(ctx)

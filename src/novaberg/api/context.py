@@ -57,7 +57,7 @@ class AppContext:
     ) -> AppContext:
         """Connect to Redis and PostgreSQL and build the model layer the settings name."""
         model = model or build_model_layer(settings)
-        redis = create_redis(endpoints.redis_url)
+        redis = create_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
         try:
             pool = await create_pool(
                 endpoints.database_url,

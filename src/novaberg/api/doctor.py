@@ -145,7 +145,7 @@ async def _check_redis(
     if endpoints is None:
         raise CheckFailed("not started", _redis_fix(settings))
     own = client is None
-    client = client or create_redis(endpoints.redis_url)
+    client = client or create_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
     try:
         async with asyncio.timeout(SERVICE_TIMEOUT):
             await client.ping()

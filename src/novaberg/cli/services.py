@@ -74,7 +74,7 @@ async def with_stores(settings: Settings, work: Callable[[Any, Any], Awaitable[T
     services = EmbeddedServices(settings)
     endpoints = await asyncio.to_thread(services.start)
     try:
-        redis = create_redis(endpoints.redis_url)
+        redis = create_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
         pool = await create_pool(endpoints.database_url, max_size=2)
         try:
             return await work(pool, redis)

@@ -36,7 +36,7 @@ async def _with_stores(settings: Settings, work: Any) -> Any:
     services = EmbeddedServices(settings, extra_migrations=agent_migrations())
     endpoints = await asyncio.to_thread(services.start)
     try:
-        redis = create_redis(endpoints.redis_url)
+        redis = create_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
         pool = await create_pool(endpoints.database_url, max_size=2)
         try:
             return await work(pool, redis)

@@ -68,7 +68,7 @@ class PauseGuard:
         self.pool = pool
         self.queues = queues
         self.outcomes = outcomes
-        self.parked = ParkedEvents(redis, queues.processing, hold_seconds)
+        self.parked = ParkedEvents(redis, queues, hold_seconds)
 
     async def hold_if_paused(self, pair: Pair, entry: Claimed) -> bool:
         """Hold the claimed event `entry` if the user has paused the character; True when

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import random
 import time
 from collections import defaultdict, deque
 from collections.abc import Collection
@@ -39,6 +40,7 @@ import redis.asyncio as aioredis
 from novaberg.events import delivery_lua as lua
 from novaberg.events.model import WireMessage
 from novaberg.store import keys, token_revocation
+from novaberg.store.redis_client import subscriber
 from novaberg.store.scripts import script
 from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
@@ -107,6 +109,20 @@ def wire_body(message: WireMessage | dict[str, Any]) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+async def forward_outbox(redis: aioredis.Redis, user_id: str) -> int:
+    """Move the items of the user's channel outbox (the user's slot) on to the channel
+    outbox (the `{kanal}` slot): two slots, so no script can do it in one step. Copy, then
+    trim what was copied: a crash in between leaves an item in both, and the channel
+    sender sends a message once per link anyway (`kanal_gesendet`)."""
+    own = keys.channel_user_outbox(user_id)
+    items = [str(raw) for raw in await redis.lrange(own, 0, -1)]
+    if not items:
+        return 0
+    await redis.rpush(keys.channel_outbox(), *items)
+    await redis.ltrim(own, len(items), -1)
+    return len(items)
+
+
 class Delivery:
     """Publishes numbered messages to a user's connections (any process may send)."""
 
@@ -124,11 +140,27 @@ class Delivery:
         """Deliver `message`; return its seq, or 0 if `outcome_key` was already claimed.
         An outcome (`outcome_key` given) also enters the channel outbox when the user has a
         linked channel (docs/behaviour/reach.md)."""
-        outbox = keys.channel_outbox() if outcome_key else ""
+        outbox = ""
+        if outcome_key and await self.redis.sismember(keys.channel_users(), user_id):
+            # Before the script: the sweep of the outbox users then finds whatever the
+            # script leaves in the user's outbox, should this process die after it.
+            await self.redis.sadd(keys.channel_outbox_users(), user_id)
+            outbox = keys.channel_user_outbox(user_id)
+        unused = keys.delivery_seq(user_id)  # a key of the user's slot the script leaves alone
         seq = await self._script(
-            keys=[*delivery_keys(user_id), outcome_key or "", keys.channel_users(), outbox],
-            args=[wire_body(message), LOG_KEEP, LOG_MAX_AGE, OUTCOME_TTL, user_id],
+            keys=[*delivery_keys(user_id), outcome_key or unused, outbox or unused],
+            args=[
+                wire_body(message),
+                LOG_KEEP,
+                LOG_MAX_AGE,
+                OUTCOME_TTL,
+                user_id,
+                "1" if outcome_key else "",
+                "1" if outbox else "",
+            ],
         )
+        if outbox and seq:
+            await forward_outbox(self.redis, user_id)
         return int(seq)
 
     async def current_seq(self, user_id: str) -> int:
@@ -296,9 +328,12 @@ class DeliveryHub:
         return sum(len(c) for c in self._connections.values())
 
     async def _listen(self) -> None:
-        prefix_len = len(keys.delivery_channel(""))
+        attempt = random.randrange(1 << 16)  # API processes spread over a cluster's nodes
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            # on a cluster, a node of its own each attempt (store/redis_client.subscriber)
+            source, own = await subscriber(self.redis, attempt)
+            attempt += 1
+            pubsub = source.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(keys.delivery_channel_pattern())
                 await pubsub.subscribe(keys.token_revoked_channel())
@@ -310,7 +345,9 @@ class DeliveryHub:
                 async for item in pubsub.listen():
                     kind = item.get("type")
                     if kind == "pmessage":
-                        self._dispatch(str(item["channel"])[prefix_len:], str(item["data"]))
+                        self._dispatch(
+                            keys.user_of_delivery_channel(str(item["channel"])), str(item["data"])
+                        )
                     elif kind == "message":
                         self._revoked(token_revocation.decode(str(item["data"])))
             except asyncio.CancelledError:
@@ -321,6 +358,9 @@ class DeliveryHub:
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+                if own:
+                    with contextlib.suppress(Exception):
+                        await source.aclose()
 
     def _dispatch(self, user_id: str, message: str) -> None:
         conns = self._connections.get(user_id)

@@ -389,7 +389,11 @@ class EventConsumer(PairConsumer):
             event.message_ids,
             payload,
         )
-        return True if seq else await self.outcomes.decided(event.turn_id, event.trigger_count)
+        return (
+            True
+            if seq
+            else await self.outcomes.decided(event.user_id, event.turn_id, event.trigger_count)
+        )
 
     async def _self_trigger(self, pair: Pair, event: Event, result: dict[str, Any]) -> Event | None:
         # Log every arrival, not only success: a dead channel must be told from

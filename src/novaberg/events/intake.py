@@ -1,8 +1,9 @@
 """The intake: validate, stamp, enqueue, answer — nothing else (docs/behaviour/events.md#intake).
 
 No model call, no graph, no waiting and no database round trip per request:
-one atomic Redis script (RPUSH the utterance, refresh the queue TTL, mark the
-pair active), shared by the requests that arrive while a write is in flight.
+three single-slot Redis scripts in order (mark the pair active; RPUSH the utterance and
+refresh the queue TTL; put the pair on the ready list), shared by the requests that arrive
+while a write is in flight.
 The characters each user may talk to are cached in-process, per user. The stored
 entry has the shape of `model.QueuedUtterance` (built directly here: this is the hot
 path; the request itself is read by api/fast_chat.py ahead of the framework).
@@ -183,11 +184,7 @@ class _GroupCommit:
         if not self._writing:
             self._writing = True
             try:
-                await self._redis.run(
-                    lua.ENQUEUE,
-                    (ACTIVE_PAIRS, READY_PAIRS, queue),
-                    (keys.QUEUE_TTL, 1, entry, member),
-                )
+                await self._store([(queue, entry, member)])
             finally:
                 if self._pending:  # arrived meanwhile: the drain task writes them
                     asyncio.get_running_loop().create_task(self._drain())
@@ -199,13 +196,21 @@ class _GroupCommit:
         await future
 
     async def _store(self, items: list[tuple[str, bytes, str]]) -> None:
-        grouped: dict[str, tuple[list[bytes], str]] = {}
+        """Activate the pairs, queue the utterances (one script call per user: one hash
+        slot each), then put the pairs on the ready list."""
+        grouped: dict[str, dict[str, list[bytes]]] = {}
+        members: dict[str, None] = {}
         for queue, entry, member in items:
-            grouped.setdefault(queue, ([], member))[0].append(entry)
-        args: list[str | bytes | int] = [keys.QUEUE_TTL]
-        for entries, member in grouped.values():
-            args += [len(entries), *entries, member]
-        await self._redis.run(lua.ENQUEUE, [ACTIVE_PAIRS, READY_PAIRS, *grouped], args)
+            user_id = member.partition(":")[0]
+            grouped.setdefault(user_id, {}).setdefault(queue, []).append(entry)
+            members[member] = None
+        await self._redis.run(lua.ACTIVATE, (ACTIVE_PAIRS,), list(members))
+        for queues in grouped.values():
+            args: list[str | bytes | int] = [keys.QUEUE_TTL]
+            for entries in queues.values():
+                args += [len(entries), *entries]
+            await self._redis.run(lua.ENQUEUE, list(queues), args)
+        await self._redis.run(lua.WAKE, (READY_PAIRS,), list(members))
 
     async def _drain(self) -> None:
         try:
@@ -225,11 +230,12 @@ class _GroupCommit:
             self._writing = False
 
 
-def intake_redis(redis_url: str) -> ScriptClient:
+def intake_redis(redis_url: str, *, cluster: bool = False) -> ScriptClient:
     """The intake's own Redis connection: a minimal script client (events/resp.py), since
-    redis-py's per-call overhead was the largest CPU cost of a request. Each call fails
-    with TimeoutError after `WRITE_TIMEOUT` seconds without a reply."""
-    return script_client(redis_url, timeout=WRITE_TIMEOUT)
+    redis-py's per-call overhead was the largest CPU cost of a request; on a Redis Cluster
+    redis-py's cluster client, confirming each write on a replica (events/cluster_scripts.py).
+    Each call fails with TimeoutError after `WRITE_TIMEOUT` seconds without a reply."""
+    return script_client(redis_url, timeout=WRITE_TIMEOUT, cluster=cluster)
 
 
 class Intake:

@@ -70,8 +70,8 @@ WITHDRAWN = "zurueckgezogen"
 """The person took the message back before the answer left: no history row is kept."""
 
 
-def outcome_key(turn_id: str, trigger_count: int) -> str:
-    return keys.turn_outcome(f"{turn_id}:{trigger_count}")
+def outcome_key(user_id: str, turn_id: str, trigger_count: int) -> str:
+    return keys.turn_outcome(user_id, f"{turn_id}:{trigger_count}")
 
 
 def reason_for(exc: BaseException, where: str | None = None) -> str:
@@ -193,8 +193,8 @@ class Outcomes:
             )
         return seq
 
-    async def decided(self, turn_id: str, trigger_count: int) -> bool:
-        key = outcome_key(turn_id, trigger_count)
+    async def decided(self, user_id: str, turn_id: str, trigger_count: int) -> bool:
+        key = outcome_key(user_id, turn_id, trigger_count)
         found = await until_redis_back(lambda: self.redis.exists(key), f"outcome of {turn_id}")
         return bool(found)
 
@@ -205,7 +205,7 @@ class Outcomes:
         turn_id: str,
         trigger_count: int,
     ) -> int:
-        key = outcome_key(turn_id, trigger_count)
+        key = outcome_key(user_id, turn_id, trigger_count)
         return await until_redis_back(
             lambda: self.delivery.send(user_id, message, outcome_key=key),
             f"outcome of turn {turn_id}/{trigger_count}",

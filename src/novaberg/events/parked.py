@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 from novaberg.events import parked_lua as lua
 from novaberg.events.intake import pair_from_member, pair_member
 from novaberg.events.model import Event, EventRejected, build_event, parse_event
-from novaberg.events.queues import Claimed, wake
+from novaberg.events.queues import Claimed, TurnQueues, wake
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.human_tail import peek_tail
@@ -59,11 +59,11 @@ class TakenUp:
 
 
 class ParkedEvents:
-    """The held-event scripts, bound to one Redis client and one worker's processing list."""
+    """The held-event scripts, bound to one Redis client and one worker's processing lists."""
 
-    def __init__(self, redis: aioredis.Redis, processing: str, hold_seconds: float) -> None:
+    def __init__(self, redis: aioredis.Redis, queues: TurnQueues, hold_seconds: float) -> None:
         self.redis = redis
-        self.processing = processing
+        self.queues = queues
         self.hold_seconds = hold_seconds
         self._park = script(redis, lua.PARK)
         self._unpark_one = script(redis, lua.UNPARK_ONE)
@@ -76,15 +76,17 @@ class ParkedEvents:
             entry.marker,
             str(entry.data.get("raw", "")),
             int(self.hold_seconds) + keys.QUEUE_TTL,
-            pair_member(pair),
         ]
+        # Paused before the event is held (another slot): an extra member is harmless.
+        await until_redis_back(
+            lambda: self.redis.sadd(keys.paused_pairs(), pair_member(pair)), f"pausing {pair}"
+        )
         done = await until_redis_back(
             lambda: self._park(
                 keys=[
-                    self.processing,
+                    self.queues.processing(pair),
                     keys.turn_marker(pair),
                     keys.parked_events(pair),
-                    keys.paused_pairs(),
                 ],
                 args=args,
             ),
@@ -119,11 +121,25 @@ class ParkedEvents:
         """Move one held event into the processing list (to end it there); None if another
         worker took it first."""
         entry = Claimed.parse(_processing_entry(raw))
-        moved = await self._unpark_one(
-            keys=[keys.parked_events(pair), self.processing, keys.paused_pairs()],
-            args=[raw, entry.raw, pair_member(pair)],
-        )
+        async with self.queues.claiming(pair):
+            moved = await self._unpark_one(
+                keys=[keys.parked_events(pair), self.queues.processing(pair)],
+                args=[raw, entry.raw],
+            )
+        if moved:
+            await leave_paused(self.redis, pair)
         return entry if moved else None
+
+
+async def leave_paused(redis: aioredis.Redis, pair: Pair) -> None:
+    """Take a pair whose held list is empty off the paused set, then look again (an event
+    may have been held meanwhile, its SADD before ours): one that holds events goes back."""
+    if await redis.llen(keys.parked_events(pair)):
+        return
+    member = pair_member(pair)
+    await redis.srem(keys.paused_pairs(), member)
+    if await redis.llen(keys.parked_events(pair)):
+        await redis.sadd(keys.paused_pairs(), member)
 
 
 async def take_up(redis: aioredis.Redis, pair: Pair, now: float) -> TakenUp:
@@ -139,16 +155,19 @@ async def take_up(redis: aioredis.Redis, pair: Pair, now: float) -> TakenUp:
             if event.payload.get(FIELD_PATH1_TAIL)
         }
         queued, dropped_tails = take_up_plan(raws, tails, now)
+        if queued:  # active before the events are queued (another slot)
+            await redis.sadd(keys.active_pairs(), pair_member(pair))
         count = await run(
-            keys=[
-                keys.parked_events(pair),
-                keys.event_queue(pair),
-                keys.active_pairs(),
-                keys.paused_pairs(),
-                *[keys.human_tail(turn_id) for turn_id in dropped_tails],
-            ],
+            keys=[keys.parked_events(pair), keys.event_queue(pair)],
             args=[len(raws), *raws, keys.QUEUE_TTL, pair_member(pair), *queued],
         )
+        if int(count) >= 0:
+            await leave_paused(redis, pair)
+            if dropped_tails:  # one key each: the tails are keys of turns, not of the pair
+                async with redis.pipeline(transaction=False) as pipe:
+                    for turn_id in dropped_tails:
+                        pipe.delete(keys.human_tail(turn_id))
+                    await pipe.execute()
         if int(count) > 0:
             await wake(redis, pair)
         if int(count) >= 0:

@@ -34,8 +34,13 @@ no task owns, which the worker's housekeeping ends or hands back (events/worker.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+import weakref
+from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -49,7 +54,7 @@ from novaberg.events.delivery import (
     delivery_keys,
     wire_body,
 )
-from novaberg.events.intake import pair_member
+from novaberg.events.intake import pair_from_member, pair_member
 from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
 from novaberg.pair import Pair
 from novaberg.store import keys
@@ -129,15 +134,44 @@ class Claimed:
             return None
 
 
+class _IndexState:
+    """What every `TurnQueues` of one worker shares (the worker's and its consumers'): the
+    pairs known to be in the worker's index, the claims in flight, and the lock that keeps
+    a prune from dropping a pair a claim is about to use."""
+
+    def __init__(self) -> None:
+        self.indexed: set[Pair] = set()
+        self.claiming: Counter[Pair] = Counter()
+        self.lock = asyncio.Lock()
+
+
+_INDEX_STATES: weakref.WeakValueDictionary[str, _IndexState] = weakref.WeakValueDictionary()
+"""worker id → its shared index state, while some `TurnQueues` of the worker lives."""
+
+
 class TurnQueues:
-    """The scripts, bound to one Redis client and one worker's processing list."""
+    """The scripts, bound to one Redis client and one worker's processing lists.
+
+    A worker's processing lists are per pair (`event_processing:{u}:c:<worker>`, in the
+    pair's slot, so every queue script stays in one slot); the worker's index
+    (`bearbeitung:{<worker>}`) names the pairs whose list may hold entries, for orphan
+    recovery. A pair enters the index before the first script that may move an entry into
+    its list (`claiming`), and leaves it in `prune` once its list is empty — never while a
+    claim of it is in flight in this process (the two share `_index_lock`)."""
 
     def __init__(self, redis: aioredis.Redis, worker_id: str) -> None:
         if "@" in worker_id:
             raise ValueError("a worker id must not contain '@' (marker syntax)")
         self.redis = redis
         self.worker_id = worker_id
-        self.processing = keys.processing_list(worker_id)
+        self.index = keys.processing_index(worker_id)
+        shared = _INDEX_STATES.get(worker_id)
+        if shared is None:
+            shared = _INDEX_STATES[worker_id] = _IndexState()
+        self._state = shared
+        self._indexed = shared.indexed
+        self._claiming = shared.claiming
+        self._index_lock = shared.lock
         self._ready = script(redis, lua.READY)
         self._begin = script(redis, lua.BEGIN_TURN)
         self._claim = script(redis, lua.CLAIM_EVENT)
@@ -146,50 +180,111 @@ class TurnQueues:
         self._supersede = script(redis, lua.SUPERSEDE)
         self._hand_back = script(redis, lua.HAND_BACK)
 
+    def processing(self, pair: Pair) -> str:
+        """This worker's processing list of `pair`."""
+        return keys.processing_list(pair, self.worker_id)
+
+    @contextlib.asynccontextmanager
+    async def claiming(self, pair: Pair) -> AsyncIterator[None]:
+        """Around any step that may move an entry into this worker's list of `pair`: the
+        pair is in the index before the step runs and stays there while it runs."""
+        async with self._index_lock:
+            if pair not in self._indexed:
+                await self.redis.sadd(self.index, pair_member(pair))
+                self._indexed.add(pair)
+            self._claiming[pair] += 1
+        try:
+            yield
+        finally:
+            self._claiming[pair] -= 1
+            if self._claiming[pair] <= 0:
+                del self._claiming[pair]
+
+    async def prune(self) -> int:
+        """Drop the pairs whose list is empty from the index (housekeeping); returns how
+        many. Costs nothing while the index holds no pair."""
+        async with self._index_lock:
+            candidates = [pair for pair in self._indexed if not self._claiming.get(pair)]
+            if not candidates:
+                return 0
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for pair in candidates:
+                    pipe.llen(self.processing(pair))
+                lengths = await pipe.execute()
+            empty = [pair for pair, n in zip(candidates, lengths, strict=True) if not n]
+            if empty:
+                await self.redis.srem(self.index, *(pair_member(pair) for pair in empty))
+                self._indexed.difference_update(empty)
+            return len(empty)
+
+    async def indexed(self, worker_id: str) -> list[Pair]:
+        """The pairs in a worker's index (orphan recovery walks a dead worker's)."""
+        members = await self.redis.smembers(keys.processing_index(worker_id))
+        return [pair_from_member(str(member)) for member in members]
+
     async def ready(self, pair: Pair) -> bool:
         """Utterances wait, no turn runs and no event waits (an idle pair leaves the
         active set here)."""
-        result = await self._ready(
-            keys=[
-                keys.prompt_queue(pair),
-                keys.event_queue(pair),
-                keys.turn_marker(pair),
-                keys.active_pairs(),
-            ],
-            args=[pair_member(pair)],
+        result = int(
+            await self._ready(
+                keys=[keys.prompt_queue(pair), keys.event_queue(pair), keys.turn_marker(pair)],
+                args=[],
+            )
         )
-        return bool(result)
+        if result < 0:
+            await self._leave_active(pair)
+        return result > 0
+
+    async def _leave_active(self, pair: Pair) -> None:
+        """Take an idle pair off the active set — then look again, since work may have
+        come between the script and the removal (its SADD went before it, so it may have
+        been the one removed): a pair that has work again goes back in."""
+        member = pair_member(pair)
+        await self.redis.srem(keys.active_pairs(), member)
+        again = int(
+            await self._ready(
+                keys=[keys.prompt_queue(pair), keys.event_queue(pair), keys.turn_marker(pair)],
+                args=[],
+            )
+        )
+        if again >= 0:
+            await self.redis.sadd(keys.active_pairs(), member)
 
     async def begin_turn(self, pair: Pair, turn_id: str) -> Claimed | None:
         """Take the marker and cut the front block, if no turn runs and no event waits."""
-        raw = await self._begin(
-            keys=[
-                keys.prompt_queue(pair),
-                keys.event_queue(pair),
-                keys.turn_marker(pair),
-                keys.active_pairs(),
-                self.processing,
-                keys.carried_ids(pair),
-                keys.carried_rounds(pair),
-            ],
-            args=[
-                turn_id,
-                keys.TURN_MARKER_TTL,
-                pair_member(pair),
-                INTAKE_WINDOW_SECONDS,
-                MAX_BLOCK,
-                pair.user_id,
-                pair.character_id,
-            ],
-        )
+        async with self.claiming(pair):
+            raw = await self._begin(
+                keys=[
+                    keys.prompt_queue(pair),
+                    keys.event_queue(pair),
+                    keys.turn_marker(pair),
+                    self.processing(pair),
+                    keys.carried_ids(pair),
+                    keys.carried_rounds(pair),
+                ],
+                args=[
+                    turn_id,
+                    keys.TURN_MARKER_TTL,
+                    pair_member(pair),
+                    INTAKE_WINDOW_SECONDS,
+                    MAX_BLOCK,
+                    pair.user_id,
+                    pair.character_id,
+                ],
+            )
+        if isinstance(raw, int):
+            if raw < 0:
+                await self._leave_active(pair)
+            return None
         return Claimed.parse(raw) if raw else None
 
     async def claim_event(self, pair: Pair) -> Claimed | None:
         """Move the next runnable event of the pair into this worker's processing list."""
-        raw = await self._claim(
-            keys=[keys.event_queue(pair), self.processing, keys.turn_marker(pair)],
-            args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
-        )
+        async with self.claiming(pair):
+            raw = await self._claim(
+                keys=[keys.event_queue(pair), self.processing(pair), keys.turn_marker(pair)],
+                args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
+            )
         return Claimed.parse(raw) if raw else None
 
     async def supersede(
@@ -216,7 +311,7 @@ class TurnQueues:
                 keys=[
                     keys.prompt_queue(pair),
                     keys.turn_marker(pair),
-                    self.processing,
+                    self.processing(pair),
                     keys.carried_ids(pair),
                     keys.pending_agent(pair.user_id),
                     *delivery_keys(pair.user_id),
@@ -255,28 +350,26 @@ class TurnQueues:
         return bool(refreshed)
 
     async def finish(
-        self,
-        pair: Pair,
-        entry: Claimed,
-        *,
-        release_marker: bool = True,
-        push: Event | None = None,
-        processing: str | None = None,
+        self, pair: Pair, entry: Claimed, *, release_marker: bool = True, push: Event | None = None
     ) -> bool:
         """Atomically: drop the entry from the processing list and, only if it was still
         there, optionally release the marker it holds and push an event. Retried through a
-        Redis outage; False if the entry had already left the list (nothing done)."""
+        Redis outage; False if the entry had already left the list (nothing done). The
+        pair goes on the ready list afterwards (a pushed event makes it active before)."""
         args: list[str | int] = [
             entry.marker if release_marker else "",
             entry.raw,
             push.wire() if push is not None else "",
             keys.QUEUE_TTL,
-            pair_member(pair),
         ]
+        if push is not None:
+            await until_redis_back(lambda: self._enter_active(pair), f"activating {pair}")
         done = await until_redis_back(
-            lambda: self._finish(keys=self._end_keys(pair, processing), args=args),
+            lambda: self._finish(keys=self._end_keys(pair), args=args),
             f"finish of a {entry.kind} of {pair}",
         )
+        if done:
+            await wake(self.redis, pair)
         return bool(done)
 
     async def hand_back(self, pair: Pair, entry: Claimed) -> bool:
@@ -287,26 +380,36 @@ class TurnQueues:
             entry.raw,
             str(entry.data.get("raw", "")),
             keys.QUEUE_TTL,
-            pair_member(pair),
         ]
+        await until_redis_back(lambda: self._enter_active(pair), f"activating {pair}")
         done = await until_redis_back(
-            lambda: self._hand_back(keys=self._end_keys(pair, None), args=args),
+            lambda: self._hand_back(keys=self._end_keys(pair), args=args),
             f"hand-back of an event of {pair}",
         )
+        if done:
+            await wake(self.redis, pair)
         return bool(done)
 
-    async def entries(self) -> list[Claimed]:
-        """What this worker's processing list holds now."""
-        return [Claimed.parse(str(raw)) for raw in await self.redis.lrange(self.processing, 0, -1)]
+    async def _enter_active(self, pair: Pair) -> None:
+        await self.redis.sadd(keys.active_pairs(), pair_member(pair))
 
-    def _end_keys(self, pair: Pair, processing: str | None) -> list[str]:
+    async def entries(self) -> list[tuple[Pair, Claimed]]:
+        """What this worker's processing lists hold now, with the pair of each list."""
+        pairs = list(self._indexed)
+        if not pairs:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for pair in pairs:
+                pipe.lrange(self.processing(pair), 0, -1)
+            lists = await pipe.execute()
         return [
-            keys.turn_marker(pair),
-            processing or self.processing,
-            keys.event_queue(pair),
-            keys.active_pairs(),
-            keys.ready_pairs(),
+            (pair, Claimed.parse(str(raw)))
+            for pair, found in zip(pairs, lists, strict=True)
+            for raw in found
         ]
+
+    def _end_keys(self, pair: Pair) -> list[str]:
+        return [keys.turn_marker(pair), self.processing(pair), keys.event_queue(pair)]
 
 
 async def wake(redis: aioredis.Redis, pair: Pair) -> None:
@@ -323,9 +426,11 @@ async def push_event(redis: aioredis.Redis, event: Event) -> None:
     """Enqueue an event (e.g. a Pixie impulse) so the event consumer finds it."""
     pair = Pair(event.user_id, event.character_id)
     queue = keys.event_queue(pair)
+    member = pair_member(pair)
+    # Three slots' worth of steps in order: active before the event exists, the hint after.
+    await redis.sadd(keys.active_pairs(), member)
     async with redis.pipeline(transaction=True) as pipe:
         pipe.rpush(queue, event.wire())
         pipe.expire(queue, keys.QUEUE_TTL)
-        pipe.sadd(keys.active_pairs(), pair_member(pair))
-        pipe.rpush(keys.ready_pairs(), pair_member(pair))
         await pipe.execute()
+    await redis.rpush(keys.ready_pairs(), member)

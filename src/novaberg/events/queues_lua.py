@@ -1,14 +1,19 @@
-"""The Lua scripts of `TurnQueues` (events/queues.py): each queue step is one atomic script."""
+"""The Lua scripts of `TurnQueues` (events/queues.py): each queue step is one atomic script.
+
+Every key a script names is a key of one pair or of its user, so all of them share the
+user's hash tag and one cluster slot (store/keys.py). The global set of active pairs and
+the ready list live in another slot: `TurnQueues` updates them around the scripts."""
 
 from __future__ import annotations
 
 from novaberg.events.delivery_lua import DELIVER_LUA
 
-# KEYS: prompt_queue, event_queue, marker, active_pairs; ARGV: pair_member
+# KEYS: prompt_queue, event_queue, marker
+# 1 = ready, 0 = not ready, -1 = idle (nothing queued, no turn: may leave the active set)
 READY = """
 if redis.call('LLEN', KEYS[1]) == 0 then
   if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('SREM', KEYS[4], ARGV[1])
+    return -1
   end
   return 0
 end
@@ -16,12 +21,13 @@ if redis.call('LLEN', KEYS[2]) > 0 or redis.call('EXISTS', KEYS[3]) == 1 then re
 return 1
 """
 
-# KEYS: prompt_queue, event_queue, marker, active_pairs, processing, carried, rounds
+# KEYS: prompt_queue, event_queue, marker, processing, carried, rounds
 # ARGV: turn_id, marker_ttl, pair_member, window, max_block, user_id, character_id
+# The block entry, false if the pair is busy, -1 if it is idle (as READY).
 BEGIN_TURN = """
 if redis.call('LLEN', KEYS[1]) == 0 then
   if redis.call('LLEN', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('SREM', KEYS[4], ARGV[3])
+    return -1
   end
   return false
 end
@@ -44,13 +50,13 @@ for i = 1, count do block[i] = items[i] end
 redis.call('LTRIM', KEYS[1], count, -1)
 local fields = {art = 'block', turn_id = ARGV[1], user_id = ARGV[6],
                 character_id = ARGV[7], items = block}
-local carried = redis.call('LRANGE', KEYS[6], 0, -1)
+local carried = redis.call('LRANGE', KEYS[5], 0, -1)
 if #carried > 0 then fields.uebertragen = carried end
-local rounds = tonumber(redis.call('GET', KEYS[7]))
+local rounds = tonumber(redis.call('GET', KEYS[6]))
 if rounds then fields.runden = rounds end
-redis.call('DEL', KEYS[6], KEYS[7])
+redis.call('DEL', KEYS[5], KEYS[6])
 local entry = cjson.encode(fields)
-redis.call('LPUSH', KEYS[5], entry)
+redis.call('LPUSH', KEYS[4], entry)
 return entry
 """
 
@@ -115,10 +121,11 @@ end
 return 0
 """
 
-# KEYS: marker, processing, event_queue, active_pairs, ready_pairs
-# ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl, pair
+# KEYS: marker, processing, event_queue
+# ARGV: marker_value ('' = leave marker), entry, event_json ('' = none), queue_ttl
 # Acts only while the entry is in the list: run twice, the second call does nothing.
-# The pair goes on the ready list: a run ended, what waited behind it may start now.
+# (The caller puts the pair on the ready list afterwards: a run ended, what waited
+# behind it may start now.)
 FINISH = """
 if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end
 if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -127,21 +134,17 @@ end
 if ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[3], ARGV[3])
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
-  redis.call('SADD', KEYS[4], ARGV[5])
 end
-redis.call('RPUSH', KEYS[5], ARGV[5])
 return 1
 """
 
-# KEYS: marker, processing, event_queue, active_pairs, ready_pairs
-# ARGV: marker_value, entry, event_json, queue_ttl, pair
+# KEYS: marker, processing, event_queue
+# ARGV: marker_value, entry, event_json, queue_ttl
 # A claimed event that never ran goes back to the front of its queue, its marker freed.
 HAND_BACK = """
 if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 redis.call('LPUSH', KEYS[3], ARGV[3])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
-redis.call('SADD', KEYS[4], ARGV[5])
-redis.call('RPUSH', KEYS[5], ARGV[5])
 return 1
 """

@@ -236,9 +236,14 @@ class RedisPyScripts:
         await self._redis.aclose()
 
 
-def script_client(url: str, timeout: float) -> ScriptClient:
-    """`RespScripts` for plain TCP and unix-socket URLs, redis-py for anything else; either
-    fails a call with TimeoutError after `timeout` seconds without a reply."""
+def script_client(url: str, timeout: float, *, cluster: bool = False) -> ScriptClient:
+    """`RespScripts` for plain TCP and unix-socket URLs, redis-py for anything else, and on a
+    Redis Cluster redis-py's cluster client (events/cluster_scripts.py); each fails a call
+    with TimeoutError after `timeout` seconds without a reply."""
+    if cluster:
+        from novaberg.events.cluster_scripts import ClusterScripts
+
+        return ClusterScripts(url, timeout)
     options = parse_url(url)
     plain = options.get("connection_class") in (None, UnixDomainSocketConnection)
     return RespScripts(url, timeout) if plain else RedisPyScripts(url, timeout)

@@ -321,7 +321,7 @@ class TurnControls:
             if not marker:
                 return
             running = str(marker).split("@", 1)[0]
-            runs = [outcome_key(running, n) for n in range(MAX_SELF_TRIGGERS + 1)]
+            runs = [outcome_key(pair.user_id, running, n) for n in range(MAX_SELF_TRIGGERS + 1)]
             if not await self.redis.exists(*runs):
                 return  # no answer yet: the run is not in its post-run
             await asyncio.sleep(POST_RUN_POLL)
@@ -359,7 +359,9 @@ class TurnControls:
         payload[FIELD_REGENERATED] = len(texts)
         payload[FIELD_TURN_ID] = last
         # every run of the turn (a thinker retry counts on) may answer again
-        await self.redis.delete(*(outcome_key(last, n) for n in range(MAX_SELF_TRIGGERS + 1)))
+        await self.redis.delete(
+            *(outcome_key(pair.user_id, last, n) for n in range(MAX_SELF_TRIGGERS + 1))
+        )
         event = build_event(
             user_id=pair.user_id,
             character_id=pair.character_id,

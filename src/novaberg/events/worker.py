@@ -60,6 +60,7 @@ from novaberg.events.ready import ReadyPairs, give_back
 from novaberg.graph.contract import TurnGraphs
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
+from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.retry import MAX_PAUSE, is_outage, until_redis_back
 
@@ -261,7 +262,7 @@ class Worker:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-        recovered = await self._recover_list(self.queues.processing, reason=WORKER_STOPPED)
+        recovered = await self._recover_own_lists(reason=WORKER_STOPPED)
         if recovered:
             log.warning(
                 "worker %s stopped with %d unfinished turn(s); failed them",
@@ -312,17 +313,18 @@ class Worker:
         if self._stop.is_set():  # stopping: the drain ends what is left (worker_beendet)
             return 0
         owned = self.prompts.owned_entries() | self.events.owned_entries()
-        unowned = {entry.raw: entry for entry in await self.queues.entries()}
+        unowned = {entry.raw: (pair, entry) for pair, entry in await self.queues.entries()}
         for raw in owned:
             unowned.pop(raw, None)
-        stranded = [entry for raw, entry in unowned.items() if raw in self._unowned]
-        self._unowned = set(unowned) - {entry.raw for entry in stranded}
-        for entry in stranded:
-            await self._recover_stranded(entry)
+        stranded = [found for raw, found in unowned.items() if raw in self._unowned]
+        self._unowned = set(unowned) - {entry.raw for _, entry in stranded}
+        for list_pair, entry in stranded:
+            await self._recover_stranded(list_pair, entry)
+        await self.queues.prune()
         await self.gate.sweep(self.worker_id)
         return len(stranded)
 
-    async def _recover_stranded(self, entry: Claimed) -> None:
+    async def _recover_stranded(self, list_pair: Pair, entry: Claimed) -> None:
         pair = entry.pair
         if entry.kind == "event" and pair is not None:
             event_id = _event_id(str(entry.data.get("raw", "")))
@@ -341,7 +343,7 @@ class Worker:
         log.warning(
             "worker %s: a %s of %s was left unended; ending it", self.worker_id, entry.kind, pair
         )
-        await self._recover_entry(entry, RUN_STRANDED)
+        await self._recover_entry(entry, RUN_STRANDED, list_pair)
 
     async def _exists(self, key: str) -> bool:
         return bool(await self.redis.exists(key))
@@ -357,30 +359,37 @@ class Worker:
             freed = await self.gate.release_all(other)
             if freed:
                 log.warning("freed %d model-gate slot(s) of dead worker %s", freed, other)
-            orphan_list = keys.processing_list(other)
-            while True:
-                raw = await self.redis.lmove(orphan_list, self.queues.processing, "RIGHT", "LEFT")
-                if raw is None:
-                    break
-                await self._recover_entry(Claimed.parse(str(raw)), WORKER_DIED)
-                recovered += 1
+            for list_pair in await self.queues.indexed(other):
+                # The dead worker's list of a pair moves into ours (one slot: the pair's).
+                orphan_list = keys.processing_list(list_pair, other)
+                async with self.queues.claiming(list_pair):
+                    while True:
+                        raw = await self.redis.lmove(
+                            orphan_list, self.queues.processing(list_pair), "RIGHT", "LEFT"
+                        )
+                        if raw is None:
+                            break
+                        await self._recover_entry(Claimed.parse(str(raw)), WORKER_DIED, list_pair)
+                        recovered += 1
+            await self.redis.delete(keys.processing_index(other))
             await give_back(self.redis, other)
             await self.redis.srem(keys.worker_registry(), other)
         return recovered
 
-    async def _recover_list(self, processing: str, *, reason: str) -> int:
+    async def _recover_own_lists(self, *, reason: str) -> int:
         count = 0
-        for raw in await self.redis.lrange(processing, 0, -1):
-            await self._recover_entry(Claimed.parse(str(raw)), reason)
+        for list_pair, entry in await self.queues.entries():
+            await self._recover_entry(entry, reason, list_pair)
             count += 1
         return count
 
-    async def _recover_entry(self, entry: Claimed, reason: str) -> None:
+    async def _recover_entry(self, entry: Claimed, reason: str, list_pair: Pair) -> None:
         pair = entry.pair
         if pair is None:
             log.error("unreadable processing entry dropped: %s", entry.raw[:300])
+            processing = self.queues.processing(list_pair)
             await until_redis_back(
-                lambda: self.redis.lrem(self.queues.processing, 1, entry.raw), "dropping an entry"
+                lambda: self.redis.lrem(processing, 1, entry.raw), "dropping an entry"
             )
             return
         prompts: list[str] = []
@@ -391,7 +400,7 @@ class Worker:
             maybe_turn, ids, count = raw_identity(str(entry.data.get("raw", "")))
             turn_id = maybe_turn or ""
             prompts = raw_prompts(str(entry.data.get("raw", "")))
-        if turn_id and await self.outcomes.decided(turn_id, count):
+        if turn_id and await self.outcomes.decided(pair.user_id, turn_id, count):
             log.warning("turn %s of %s: answer had left; its post-run was lost", turn_id, pair)
         elif turn_id:
             await self.outcomes.fail(

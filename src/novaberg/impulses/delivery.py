@@ -344,8 +344,11 @@ class ImpulseDelivery:
         found = []
         for pair in pairs:
             if not await impulse_stack.size(self.redis, pair):
+                # Remove, then look again: a push adds the pair before its entry.
                 await self.redis.srem(keys.impulse_stack_pairs(), str(pair))
-                continue
+                if not await impulse_stack.size(self.redis, pair):
+                    continue
+                await self.redis.sadd(keys.impulse_stack_pairs(), str(pair))
             if await self.redis.exists(keys.presence(pair.user_id)) or await self.redis.sismember(
                 keys.channel_users(), pair.user_id
             ):

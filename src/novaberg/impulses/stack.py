@@ -96,10 +96,10 @@ def embed_text(topic: str, text: str) -> str:
 
 
 async def push(redis: aioredis.Redis, pair: Pair, entry: StackEntry) -> str:
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.hset(keys.impulse_stack(pair), entry.id, entry.wire())
-        pipe.sadd(keys.impulse_stack_pairs(), str(pair))
-        await pipe.execute()
+    # The set of pairs is global (another hash slot than the pair's stack): the pair joins
+    # it before the entry exists; whoever drops an empty pair looks again afterwards.
+    await redis.sadd(keys.impulse_stack_pairs(), str(pair))
+    await redis.hset(keys.impulse_stack(pair), entry.id, entry.wire())
     return entry.id
 
 
@@ -171,9 +171,9 @@ async def record_failure(
         failure = Failure(attempts, reason[:300], 0.0)
         parked = {**asdict(entry), "versuche": attempts, "grund_geparkt": reason[:300],
                   "geparkt_am": now}  # fmt: skip
+        await redis.sadd(keys.impulse_parked_pairs(), str(pair))  # global: before, not inside
         async with redis.pipeline(transaction=True) as pipe:
             pipe.hset(keys.impulse_parked(pair), entry.id, json.dumps(parked, ensure_ascii=False))
-            pipe.sadd(keys.impulse_parked_pairs(), str(pair))
             pipe.hdel(keys.impulse_stack(pair), entry.id)
             pipe.hdel(keys.impulse_failures(pair), entry.id)
             await pipe.execute()

@@ -66,7 +66,7 @@ class ModelGate:
         self.wait_seconds = wait_seconds
         self.lease_ms = int(lease_seconds * 1000)
         self.key = keys.model_gate(backend)
-        self.waiting_key = f"{self.key}:nutzer_wartet"
+        self.waiting_key = keys.model_gate_waiting(backend)
         self._script = script(redis, lua.ACQUIRE)
         self._held: set[str] = set()
 

@@ -1,7 +1,11 @@
 """The channel outbox: a reliable queue of outcomes for the person's other channels.
 
-The outcome script (events/delivery_lua.py) appends `{user_id, seq}` to `kanal_ausgang`
-in the same atomic step that logs the message, for users with a working link. The one
+The outcome script (events/delivery_lua.py) appends `{user_id, seq}` to the user's own
+outbox `kanal_postfach:{u}` in the same atomic step that logs the message, for users with a
+working link; the process that sent the outcome then moves it on to `kanal_ausgang` (two
+hash slots: no one script may touch both in a Redis Cluster). The user was added to
+`kanal_postfach_nutzer` before the script ran, so what a crash leaves in a user's outbox
+is moved on by `collect` (at the start of leading and every `COLLECT_EVERY` seconds). The one
 process holding the channel lease (reach/lead.py) moves an item into `kanal_ausgang_arbeit`
 (LMOVE: the item is always in exactly one list), sends it, then removes it. A sender that
 dies leaves its item in the work list; the next holder of the lease moves it back to the
@@ -16,7 +20,11 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
+from novaberg.events.delivery import forward_outbox
 from novaberg.store import keys
+
+COLLECT_EVERY = 10.0
+"""Seconds between sweeps of the users' own outboxes (only a crash leaves items there)."""
 
 
 @dataclass(frozen=True)
@@ -41,10 +49,25 @@ class Item:
 class Outbox:
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
+        self._next_collect = 0.0
+
+    async def collect(self) -> int:
+        """Move what is left in the users' own outboxes on to the channel outbox; a user
+        leaves the set only once their outbox is empty (checked again after the removal,
+        since an outcome may have added them meanwhile)."""
+        moved = 0
+        for member in await self.redis.smembers(keys.channel_outbox_users()):
+            user_id = str(member)
+            moved += await forward_outbox(self.redis, user_id)
+            await self.redis.srem(keys.channel_outbox_users(), user_id)
+            if await self.redis.llen(keys.channel_user_outbox(user_id)):
+                await self.redis.sadd(keys.channel_outbox_users(), user_id)
+        return moved
 
     async def recover(self) -> int:
-        """Move what a previous sender was working on back to the front; returns how many."""
-        moved = 0
+        """Move what a previous sender was working on back to the front, and what a crash
+        left in the users' own outboxes to the end; returns how many."""
+        moved = await self.collect()
         while await self.redis.lmove(
             keys.channel_outbox_work(), keys.channel_outbox(), "RIGHT", "LEFT"
         ):
@@ -70,7 +93,11 @@ class Outbox:
             await pipe.execute()
 
     async def release_due(self, now: float) -> int:
-        """Items whose pause is over go back to the end of the outbox."""
+        """Items whose pause is over go back to the end of the outbox (and, every
+        `COLLECT_EVERY` seconds, what a crash left in the users' own outboxes)."""
+        if now >= self._next_collect:
+            self._next_collect = now + COLLECT_EVERY
+            await self.collect()
         due = [str(m) for m in await self.redis.zrangebyscore(keys.channel_retry(), "-inf", now)]
         if not due:
             return 0

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 class Endpoints:
     redis_url: str
     database_url: str
+    redis_cluster: bool = False
+    """`redis_url` names one node of a Redis Cluster (`NOVABERG_REDIS_CLUSTER`)."""
 
 
 @dataclass
@@ -70,7 +72,12 @@ class EmbeddedServices:
         # a process started while PostgreSQL restarts waits for it instead of exiting
         wait_for_postgres(database_url, self.settings.startup_wait)
         migrate(database_url, self.settings.embed_dim, self.extra_migrations)
-        self.endpoints = Endpoints(redis_url=redis_url, database_url=database_url)
+        self.endpoints = Endpoints(
+            redis_url=redis_url,
+            database_url=database_url,
+            # the embedded server is a single Redis whatever the setting says
+            redis_cluster=self.settings.redis_cluster and self.redis is None,
+        )
         return self.endpoints
 
     def stop(self) -> None:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from redis.exceptions import AskError, ClusterError, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -28,9 +29,19 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-OUTAGE_ERRORS: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError)
+OUTAGE_ERRORS: tuple[type[Exception], ...] = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterError,
+    TryAgainError,
+    AskError,
+    SlotNotCoveredError,
+)
 """What a Redis outage raises: refused or lost connections, no reply in time, and a
-restarted server still loading its data (`BusyLoadingError` is a ConnectionError)."""
+restarted server still loading its data (`BusyLoadingError` is a ConnectionError). In a
+Redis Cluster also a failover that outlasted the cluster client's own retries: CLUSTERDOWN
+(`ClusterError`), TRYAGAIN, MOVED/ASK (`AskError`), a slot no live node serves — none of
+them ran the command."""
 
 FIRST_PAUSE = 0.05
 """Seconds before the first retry; each further pause doubles."""

@@ -225,9 +225,13 @@ class ShortTermStore(ShortTermSearch):
         self, key: str, epoch: float, *, queue: str, users: str, user: str, job: str
     ) -> bool:
         """`mark_promotion`, and when it is True, RPUSH `job` to `queue` and SADD `user` to
-        `users`, all in one script call (one round trip, and no mark without its job)."""
+        `users` (before: another hash slot), the mark and the job in one script call (no mark
+        without its job)."""
+        # The user joins the global set first (another hash slot; an extra member is
+        # harmless: the promotion job finds an empty queue and drops the user again).
+        await self.redis.sadd(users, user)
         result = await self._queue_promotion(
-            keys=[key, queue, users], args=[FIELD_PROMOTION, repr(epoch), job, user]
+            keys=[key, queue], args=[FIELD_PROMOTION, repr(epoch), job]
         )
         return int(result) == 1
 

@@ -274,12 +274,11 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 """
 
-# KEYS[1]=entry, KEYS[2]=queue list, KEYS[3]=set of queued users; ARGV[1]=field,
-# ARGV[2]=epoch, ARGV[3]=job, ARGV[4]=user. MARK_PROMOTION plus, when newly marked, the push.
+# KEYS[1]=entry, KEYS[2]=queue list (one slot: the user's); ARGV[1]=field,
+# ARGV[2]=epoch, ARGV[3]=job. MARK_PROMOTION plus, when newly marked, the push.
 QUEUE_PROMOTION = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 """

@@ -31,8 +31,30 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.users import issue_token
+from slot_check import SlotWatch, watching_transactions
 
 SRC = Path(__file__).resolve().parents[3] / "src"
+
+
+@pytest.fixture
+async def slot_watch(endpoints: Endpoints, redis: aioredis.Redis) -> AsyncIterator[SlotWatch]:
+    """Watch every script and transaction of the test for keys in more than one cluster
+    slot (tests/slot_check.py); the test fails at its end if one did."""
+    watch = SlotWatch(endpoints.redis_url, redis)
+    await watch.start()
+    with watching_transactions(watch):
+        yield watch
+    await watch.stop()
+    assert watch.violations() == [], "cross-slot in a Redis Cluster:\n" + "\n".join(
+        watch.violations()
+    )
+
+
+@pytest.fixture(autouse=True)
+def _slot_check_all(request: pytest.FixtureRequest) -> None:
+    """`NOVABERG_SLOT_CHECK=1`: every event scenario runs under `slot_watch`."""
+    if os.environ.get("NOVABERG_SLOT_CHECK") == "1":
+        request.getfixturevalue("slot_watch")
 
 
 @pytest.fixture
@@ -145,6 +167,7 @@ def api_process(tmp_path: Path, endpoints: Endpoints) -> Iterator[Callable[..., 
             "PYTHONPATH": str(SRC),
             "NOVABERG_HOME": str(tmp_path),
             "NOVABERG_REDIS_URL": endpoints.redis_url,
+            "NOVABERG_REDIS_CLUSTER": str(endpoints.redis_cluster).lower(),
             "NOVABERG_DATABASE_URL": endpoints.database_url,
             "NOVABERG_LLM": "scripted",
             "NOVABERG_EMBED_DIM": "384",

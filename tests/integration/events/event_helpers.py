@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import redis.asyncio as aioredis
 from websockets.asyncio.client import ClientConnection
+
+from novaberg.events.intake import pair_from_member
+from novaberg.store import keys
 
 WAIT = 20.0
 """Upper bound for anything a test waits for (a bound, not a timing assertion)."""
@@ -30,6 +34,15 @@ class Running:
     @property
     def ws_url(self) -> str:
         return self.url.replace("http://", "ws://") + "/ws"
+
+
+async def processing_entries(redis: aioredis.Redis, worker_id: str) -> list[str]:
+    """Every entry in a worker's processing lists (one per pair, named by its index)."""
+    found: list[str] = []
+    for member in await redis.smembers(keys.processing_index(worker_id)):
+        pair = pair_from_member(str(member))
+        found += await redis.lrange(keys.processing_list(pair, worker_id), 0, -1)
+    return found
 
 
 async def post(

@@ -74,7 +74,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
 ) -> None:
     from novaberg.events.intake import CharacterCache, Intake, intake_redis
 
-    client = intake_redis(endpoints.redis_url)
+    client = intake_redis(endpoints.redis_url, cluster=endpoints.redis_cluster)
     calls = 0
     run = client.run
 
@@ -82,6 +82,8 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
         nonlocal calls
         calls += 1
         return await run(*args, **kwargs)
+
+    # each write: activate the pairs, queue (one call per user: one hash slot), wake
 
     client.run = counted  # type: ignore[method-assign]
 
@@ -95,7 +97,7 @@ async def test_writes_arriving_during_a_write_share_one_script_call(
         )
     finally:
         await client.aclose()
-    assert calls == 2, "the first is written inline, the 49 behind it in one drain call"
+    assert calls == 2 * 3, "the first is written inline, the 49 behind it in one drain write"
     for character in ("nova", "lumen"):
         queued = await redis.lrange(keys.prompt_queue(Pair("anna", character)), 0, -1)
         texts = [QueuedUtterance.model_validate_json(raw).text for raw in queued]

@@ -50,7 +50,7 @@ async def outcomes_of(redis: aioredis.Redis, timeout: float = 20.0) -> list[dict
 
 async def idle(redis: aioredis.Redis, worker_id: str) -> None:
     for _ in range(200):
-        if not await redis.exists(keys.processing_list(worker_id), keys.turn_marker(PAIR)):
+        if not await redis.exists(keys.processing_list(PAIR, worker_id), keys.turn_marker(PAIR)):
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the pair did not become idle")

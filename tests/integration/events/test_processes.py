@@ -60,6 +60,7 @@ def cluster(tmp_path: Path, endpoints: Endpoints) -> Iterator[str]:
         "PYTHONPATH": str(SRC),
         "NOVABERG_HOME": str(tmp_path),
         "NOVABERG_REDIS_URL": endpoints.redis_url,
+        "NOVABERG_REDIS_CLUSTER": str(endpoints.redis_cluster).lower(),
         "NOVABERG_DATABASE_URL": endpoints.database_url,
         "NOVABERG_LLM": "scripted",
         "NOVABERG_SCRIPT": str(rules),

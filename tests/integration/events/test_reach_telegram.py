@@ -415,7 +415,7 @@ async def outcome(redis: aioredis.Redis, text: str, turn_id: str) -> int:
     message = ResponseMessage.model_validate(
         {"character_id": "nova", "turn_id": turn_id, "nachrichten_ids": [], "nachricht": text}
     )
-    return await Delivery(redis).send("anna", message, outcome_key=outcome_key(turn_id, 0))
+    return await Delivery(redis).send("anna", message, outcome_key=outcome_key("anna", turn_id, 0))
 
 
 async def test_two_processes_send_each_outcome_once_and_the_second_takes_over(

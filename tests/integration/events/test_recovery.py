@@ -42,7 +42,7 @@ from novaberg.store.redis_client import create_redis
 async def main(redis_url, db_url, home, stall, gate_name):
     settings = load_settings(home=Path(home), redis_url=redis_url, database_url=db_url,
                              llm="scripted", embed_dim=384, pixie=False)
-    redis = create_redis(redis_url)
+    redis = create_redis(redis_url, cluster=settings.redis_cluster)
     pool = await create_pool(db_url)
     llm = ScriptedLLM()
     # hang in the chosen half of the turn until the test kills this process
@@ -87,7 +87,11 @@ async def test_worker_killed_mid_turn_is_never_silent(
     for text in ("Bist du da?", "Hallo?"):
         response = await post(http, anna, text)
         ids.append(response.json()["nachrichten_id"])
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SRC),
+        "NOVABERG_REDIS_CLUSTER": str(endpoints.redis_cluster).lower(),
+    }
     doomed = subprocess.Popen(
         [
             sys.executable,
@@ -104,7 +108,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
     try:
         if stage_node is None:  # Path 1 holds the gate and the block entry
             for _ in range(1500):
-                if await redis.llen(keys.processing_list("doomed")) and await gate.held():
+                if await redis.llen(keys.processing_list(PAIR, "doomed")) and await gate.held():
                     break
                 await asyncio.sleep(0.02)
         else:
@@ -112,7 +116,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
                 lambda m: m.get("node") == stage_node and m.get("graph") == stage_graph,
                 timeout=60,
             )
-        assert await redis.llen(keys.processing_list("doomed")) == 1
+        assert await redis.llen(keys.processing_list(PAIR, "doomed")) == 1
         assert await gate.held() == 1
     finally:
         doomed.send_signal(signal.SIGKILL)
@@ -129,7 +133,7 @@ async def test_worker_killed_mid_turn_is_never_silent(
             break
         await asyncio.sleep(0.02)
     assert not await redis.sismember(keys.worker_registry(), "doomed")
-    assert not await redis.exists(keys.processing_list("doomed"))
+    assert not await redis.exists(keys.processing_list(PAIR, "doomed"))
     assert await gate.held() == 0, "the dead worker's gate slot is freed"
     assert not await redis.exists(keys.turn_marker(PAIR))
 

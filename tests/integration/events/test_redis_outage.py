@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from event_helpers import script_answer
+from event_helpers import processing_entries, script_answer
 from psycopg_pool import AsyncConnectionPool
 
 from novaberg.config import Settings
@@ -78,7 +78,7 @@ async def in_flight(redis: aioredis.Redis) -> dict[str, list[str]]:
     """The ids of every run in a processing list now, by worker."""
     running: dict[str, list[str]] = {}
     for worker in await redis.smembers(keys.worker_registry()):
-        for raw in await redis.lrange(keys.processing_list(worker), 0, -1):
+        for raw in await processing_entries(redis, worker):
             entry = json.loads(raw)
             if entry["art"] == "block":
                 ids = [json.loads(item)["nachrichten_id"] for item in entry["items"]]
@@ -168,7 +168,7 @@ async def test_every_id_ends_once_through_a_redis_restart_mid_turn(
                 break
             await asyncio.sleep(0.05)
         for worker in workers:
-            assert not await redis.exists(keys.processing_list(worker.worker_id))
+            assert not await processing_entries(redis, worker.worker_id)
         for user in USERS:
             assert not await redis.exists(keys.turn_marker(Pair(user, "nova")))
         assert await gate.held() == 0, "no model-gate slot outlives its run"

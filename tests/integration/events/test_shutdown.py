@@ -35,6 +35,6 @@ async def test_a_stopped_worker_fails_the_turn_it_cuts_off(
     assert failed["nachrichten_ids"] == [sent.json()["nachrichten_id"]]
     assert failed["grund"] == "worker_beendet"  # failed by itself, not adopted as dead
     assert len(ws.of("turn_gescheitert")) == 1 and not ws.of("character_response")
-    assert not await redis.exists(keys.processing_list(stopping.worker_id))
+    assert not await redis.exists(keys.processing_list(PAIR, stopping.worker_id))
     assert not await redis.exists(keys.turn_marker(PAIR))
     assert not await redis.sismember(keys.worker_registry(), stopping.worker_id)

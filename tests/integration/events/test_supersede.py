@@ -411,14 +411,14 @@ async def test_supersede_step_is_all_or_nothing(redis: aioredis.Redis) -> None:
     await redis.set(keys.turn_marker(PAIR), "fremd")
     assert not await queues.supersede(PAIR, entry, 1001.0, ["m1"], _stage()), "not our marker"
     await redis.set(keys.turn_marker(PAIR), marker)
-    assert await redis.exists(keys.processing_list("w-1"))
+    assert await redis.exists(keys.processing_list(PAIR, "w-1"))
     assert not await redis.exists(keys.carried_ids(PAIR))
     assert not await redis.exists(keys.delivery_log("anna"))
 
     assert await queues.supersede(PAIR, entry, 1001.0, ["m1"], _stage())
     assert await redis.lrange(keys.carried_ids(PAIR), 0, -1) == ["m1"]
     assert not await redis.exists(keys.turn_marker(PAIR))
-    assert not await redis.exists(keys.processing_list("w-1"))
+    assert not await redis.exists(keys.processing_list(PAIR, "w-1"))
     logged = await redis.zrange(keys.delivery_log("anna"), 0, -1)
     assert [json.loads(m)["node"] for m in logged] == [SUPERSEDED_STAGE]
     assert await redis.llen(keys.prompt_queue(PAIR)) == 1, "the queued utterance stays"

@@ -98,7 +98,7 @@ async def test_short_text_complete_turn_two_calls_and_logs(
 
     (row,) = await _pending_rows(deps, turn.turn_id)
     assert (row["ziel"], row["aktion"], row["quelle"]) == ("kzg", "create", "human")
-    assert row["ergebnis"].startswith("kzg:meister:nova:")  # stored in short-term memory
+    assert row["ergebnis"].startswith("kzg:{meister}:nova:")  # stored in short-term memory
     assert row["daten"]["segment"] == SHORT
     assert await _links(deps, turn.turn_id) == [row["ergebnis"]]  # written with the log row
 
@@ -224,7 +224,7 @@ async def test_a_failed_link_does_not_cost_the_write_log(
     try:
         await _run(runtime, turn)
         (row,) = await _pending_rows(deps, turn.turn_id)
-        assert row["ergebnis"].startswith("kzg:meister:nova:")
+        assert row["ergebnis"].startswith("kzg:{meister}:nova:")
         assert await _links(deps, turn.turn_id) == []
         (stored,) = await read_turns(deps.redis, PAIR)
         assert stored["inhalt"] == SHORT
@@ -305,7 +305,7 @@ async def test_a_failed_archive_row_does_not_cost_the_write_log(
     try:
         await _run(runtime, turn)
         (row,) = await _pending_rows(deps, turn.turn_id)
-        assert row["ergebnis"].startswith("kzg:meister:nova:")
+        assert row["ergebnis"].startswith("kzg:{meister}:nova:")
         assert await _links(deps, turn.turn_id) == [row["ergebnis"]]
         assert await _xmin(deps, "gespraechsarchiv", turn.turn_id) == []
         await deps.log.flush()  # type: ignore[union-attr]

@@ -91,7 +91,7 @@ async def test_entry_is_stored_with_tier_fields_and_index(
         {"emotion": "begeisterung", "arousal": 0.7, "emotions_vektor": "aufbluehen"},
     )
     assert stored is not None
-    assert stored.key.startswith("kzg:meister:nova:")
+    assert stored.key.startswith("kzg:{meister}:nova:")
     assert stored.core == "Der Nutzer war letzte Woche mit Anna in Rom."
     entry = await memory.store.get(stored.key)
     assert entry is not None and entry.vector is not None

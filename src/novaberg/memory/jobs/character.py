@@ -105,10 +105,7 @@ class LastingGoals(BaseModel):
 
 
 def _pair_of(flag_key: str) -> Pair | None:
-    parts = flag_key.split(":")
-    if len(parts) != 3 or not parts[1] or not parts[2]:
-        return None
-    return Pair(parts[1], parts[2])
+    return keys.pair_of_key(flag_key, "hash_dirty")
 
 
 def _clip(text: str) -> str:

@@ -17,7 +17,6 @@ from typing import Any, Final
 
 import redis.asyncio as aioredis
 
-from novaberg.memory.jobs import promotion_lua as lua
 from novaberg.memory.long_term.promotion import Promotion
 from novaberg.memory.model_slot import ModelSlot, no_slot
 from novaberg.store import keys
@@ -61,6 +60,23 @@ async def _requeue_leftovers(redis: aioredis.Redis, user_id: str, counts: Counte
             )
 
 
+async def _forget_user(redis: aioredis.Redis, user_id: str) -> None:
+    """Drop a user with nothing queued or in work from the set of queued users. The set is
+    global (another hash slot than the user's lists), so no script does it: remove, then
+    look again — a job queued meanwhile added the user before it was pushed, and may have
+    been the member removed; the user goes back in then."""
+    queue, working = keys.promotion_queue(user_id), keys.promotion_working(user_id)
+
+    async def empty() -> bool:
+        return not await redis.llen(queue) and not await redis.llen(working)
+
+    if not await empty():
+        return
+    await redis.srem(keys.promotion_users(), user_id)
+    if not await empty():
+        await redis.sadd(keys.promotion_users(), user_id)
+
+
 async def run_promotions(
     redis: aioredis.Redis,
     promotion: Promotion,
@@ -70,7 +86,6 @@ async def run_promotions(
 ) -> dict[str, Any]:
     """One run of the promotion job; returns counts per outcome."""
     counts: Counter[str] = Counter()
-    forget = redis.register_script(lua.FORGET_USER)
     processed = 0
     for user_id in sorted(map(str, await redis.smembers(keys.promotion_users()))):
         await _requeue_leftovers(redis, user_id, counts)
@@ -110,5 +125,5 @@ async def run_promotions(
                 pipe.lrem(working, 1, item)
                 pipe.hdel(keys.promotion_attempts(user_id), str(job["key"]))
                 await pipe.execute()
-        await forget(keys=[queue, working, keys.promotion_users()], args=[user_id])
+        await _forget_user(redis, user_id)
     return dict(counts)

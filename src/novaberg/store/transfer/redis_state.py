@@ -5,19 +5,22 @@ outcomes, impulse stacks, deliveries: transient, and wrong to replay on another 
 
 Values are written by type (string, hash, list, set, zset); a byte string that is not
 UTF-8 (an embedding) becomes `{"base64": ...}`. A key's remaining lifetime travels as
-`ttl_ms` and starts again when it is restored. Key names are not changed here (the
-cluster work renames them later; this module then only learns the new prefixes).
+`ttl_ms` and starts again when it is restored. Keys carry the user's hash tag
+(`<family>:{<user>}:<character>…`, store/keys.py); an archive written before the tags
+(`<family>:<user>:<character>…`) is restored under the tagged names all the same.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import redis.asyncio as aioredis
 
+from novaberg.store.redis_client import is_cluster
+
 PAIR_FAMILIES: Final = (
-    "kzg",  # short-term memory entries  kzg:<u>:<c>:<ms>
+    "kzg",  # short-term memory entries  kzg:{<u>}:<c>:<ms>
     "kzg_index",  # the set of a pair's entries (members are entry keys)
     "kzg_index_version",
     "session",  # session:<u>:<c>:turns / :summary
@@ -50,6 +53,21 @@ def _dec(value: Any) -> bytes:
 
 def raw_client(redis: aioredis.Redis) -> aioredis.Redis:
     """A client on the same server that returns bytes (embeddings are not text)."""
+    if is_cluster(redis):
+        from redis.asyncio.cluster import RedisCluster
+
+        cluster: Any = redis
+        node = cluster.startup_nodes[0]
+        options = cluster.connection_kwargs
+        return cast(
+            aioredis.Redis,
+            RedisCluster(
+                host=node.host,
+                port=node.port,
+                username=options.get("username"),
+                password=options.get("password"),
+            ),
+        )
     pool = redis.connection_pool
     kwargs = {**pool.connection_kwargs, "decode_responses": False}
     return aioredis.Redis(
@@ -58,7 +76,7 @@ def raw_client(redis: aioredis.Redis) -> aioredis.Redis:
 
 
 def _character_of(key: str, family: str, user_id: str) -> str:
-    rest = key[len(family) + len(user_id) + 2 :]
+    rest = key[len(family) + len(user_id) + 4 :]  # "<family>:{<user>}:"
     return rest.split(":", 1)[0]
 
 
@@ -70,7 +88,7 @@ async def export_keys(
     out: list[dict[str, Any]] = []
     try:
         for family in PAIR_FAMILIES:
-            pattern = f"{family}:{user_id}:{character_id or '*'}"
+            pattern = f"{family}:{{{user_id}}}:{character_id or '*'}"
             patterns = [pattern, pattern + ":*"] if character_id else [pattern]
             seen: set[bytes] = set()
             for match in patterns:
@@ -118,11 +136,12 @@ async def _read(raw: Any, key: bytes) -> dict[str, Any] | None:
 
 
 def rename_user(text: str, old: str, new: str) -> str:
-    """`<family>:<old>:…` or a kzg key inside a value → the same under `new`."""
+    """`<family>:{<old>}:…` (or the untagged `<family>:<old>:…` of an archive written
+    before the hash tags), or a kzg key inside a value → the same, tagged, under `new`."""
     for family in sorted(PAIR_FAMILIES, key=len, reverse=True):
-        prefix = f"{family}:{old}:"
-        if text.startswith(prefix):
-            return f"{family}:{new}:" + text[len(prefix) :]
+        for prefix in (f"{family}:{{{old}}}:", f"{family}:{old}:"):
+            if text.startswith(prefix):
+                return f"{family}:{{{new}}}:" + text[len(prefix) :]
     return text
 
 

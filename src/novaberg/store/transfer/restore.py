@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.store.transfer.archive_format import Archive, ArchiveRefused
 from novaberg.store.transfer.export import Progress, _quiet, generated_columns
-from novaberg.store.transfer.redis_state import restore_keys
+from novaberg.store.transfer.redis_state import rename_user, restore_keys
 from novaberg.store.transfer.tables import TABLES, TableSpec
 
 CHUNK = 500
@@ -41,9 +41,10 @@ class RestoreReport:
 
 
 def _kzg_rename(value: Any, old: str, new: str) -> Any:
-    prefix = f"kzg:{old}:"
-    if isinstance(value, str) and value.startswith(prefix):
-        return f"kzg:{new}:" + value[len(prefix) :]
+    """A short-term key of `old` (tagged, or untagged from before the hash tags) as the
+    tagged key of `new`: the name the restored Redis entry gets (redis_state.rename_user)."""
+    if isinstance(value, str):
+        return rename_user(value, old, new) if value.startswith("kzg:") else value
     return value
 
 

@@ -29,7 +29,8 @@ class TableSpec:
     user_columns: tuple[str, ...] = ("user_id",)
     """Columns holding the user id (rewritten by `restore --as-user`)."""
     kzg_columns: tuple[str, ...] = ()
-    """Columns holding a short-term memory key `kzg:<user>:<character>:<ms>`."""
+    """Columns holding a short-term memory key `kzg:{<user>}:<character>:<ms>` (or the
+    untagged `kzg:<user>:…` of rows written before the hash tags)."""
     has_id: bool = True
     """The primary key is a serial `id` (kept on restore; its sequence is moved past it)."""
 
@@ -39,8 +40,12 @@ def _via(parent: str, column: str, condition: str) -> str:
 
 
 def _kzg_prefix(with_character: bool) -> str:
+    """Keys of the user in both layouts: tagged `kzg:{u}:…` and the older `kzg:u:…`."""
     tail = " || %(c)s || ':'" if with_character else ""
-    return f"starts_with(kzg_key, 'kzg:' || %(u)s || ':'{tail})"
+    return (
+        f"(starts_with(kzg_key, 'kzg:{{' || %(u)s || '}}:'{tail})"
+        f" OR starts_with(kzg_key, 'kzg:' || %(u)s || ':'{tail}))"
+    )
 
 
 _HISTORY = "art IN (" + ", ".join(f"'{kind}'" for kind in HISTORY_KINDS) + ")"
