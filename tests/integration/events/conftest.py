@@ -19,7 +19,6 @@ import redis.asyncio as aioredis
 import uvicorn
 from event_helpers import WAIT, Running, Socket, free_port
 from psycopg_pool import AsyncConnectionPool
-from slot_check import SlotWatch, watching_transactions
 from websockets.asyncio.client import connect
 
 from novaberg.api.app import create_app
@@ -32,14 +31,13 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
 from novaberg.store.users import issue_token
+from slot_check import SlotWatch, watching_transactions
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 @pytest.fixture
-async def slot_watch(
-    endpoints: Endpoints, redis: aioredis.Redis
-) -> AsyncIterator[SlotWatch]:
+async def slot_watch(endpoints: Endpoints, redis: aioredis.Redis) -> AsyncIterator[SlotWatch]:
     """Watch every script and transaction of the test for keys in more than one cluster
     slot (tests/slot_check.py); the test fails at its end if one did."""
     watch = SlotWatch(endpoints.redis_url, redis)

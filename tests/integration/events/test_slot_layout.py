@@ -9,7 +9,6 @@ import asyncio
 import httpx
 import redis.asyncio as aioredis
 from event_helpers import post, script_answer
-from slot_check import SlotWatch
 
 from novaberg.events.model import MSG_RESPONSE, build_event
 from novaberg.events.queues import TurnQueues, push_event
@@ -19,6 +18,7 @@ from novaberg.llm.scripted import ScriptedLLM
 from novaberg.pair import Pair
 from novaberg.store import keys
 from novaberg.store.scripts import script
+from slot_check import SlotWatch
 
 PAIR = Pair("anna", "nova")
 
