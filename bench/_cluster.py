@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import redis
 
+from novaberg.pair import Pair
 from novaberg.runtime.embedded_postgres import EmbeddedPostgres
 from novaberg.runtime.embedded_redis import EmbeddedRedis
 from novaberg.store import keys
@@ -210,9 +211,12 @@ def in_flight(client: redis.Redis, worker_ids: list[str] | None = None) -> list[
     (default: every registered worker)."""
     workers = worker_ids or [str(m) for m in client.smembers(keys.worker_registry())]
     ids: list[str] = []
-    for worker in workers:
-        for raw in client.lrange(keys.processing_list(worker), 0, -1):
-            ids += entry_ids(str(raw))
+    for worker in workers:  # a worker's lists are per pair, named by its index
+        for member in client.smembers(keys.processing_index(worker)):
+            user_id, _, character_id = str(member).partition(":")
+            lst = keys.processing_list(Pair(user_id, character_id), worker)
+            for raw in client.lrange(lst, 0, -1):
+                ids += entry_ids(str(raw))
     return ids
 
 
