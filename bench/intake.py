@@ -484,8 +484,11 @@ async def issue(database_url: str) -> str:
 def _queued(redis_url: str) -> int:
     import redis
 
+    from novaberg.pair import Pair
+    from novaberg.store import keys
+
     client = redis.Redis.from_url(redis_url)
-    return int(client.llen("prompt_queue:bench:nova"))
+    return int(client.llen(keys.prompt_queue(Pair("bench", "nova"))))
 
 
 VALKEY_STALL_MS = 2

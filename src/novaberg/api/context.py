@@ -23,8 +23,10 @@ from novaberg.llm.factory import build_model_layer
 from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.runtime.services import Endpoints
+from novaberg.store.key_layout import ensure_layout
 from novaberg.store.postgres import create_pool
 from novaberg.store.redis_client import create_redis
+from novaberg.store.retry import until_redis_back
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,16 @@ class AppContext:
             )
         except BaseException:
             await redis.aclose()
+            raise
+        try:  # an installation's old keys move to the tagged layout once (either process)
+            await until_redis_back(
+                lambda: ensure_layout(redis),
+                "the key layout",
+                patience=max(30.0, settings.startup_wait),
+            )
+        except BaseException:
+            await redis.aclose()
+            await pool.close()
             raise
         gate = ModelGate(
             redis,

@@ -121,11 +121,12 @@ class ParkedEvents:
         """Move one held event into the processing list (to end it there); None if another
         worker took it first."""
         entry = Claimed.parse(_processing_entry(raw))
-        async with self.queues.claiming(pair):
+        async with self.queues.claiming(pair) as claim:
             moved = await self._unpark_one(
                 keys=[keys.parked_events(pair), self.queues.processing(pair)],
                 args=[raw, entry.raw],
             )
+            claim.moved = bool(moved)
         if moved:
             await leave_paused(self.redis, pair)
         return entry if moved else None

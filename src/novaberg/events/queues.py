@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -134,15 +135,32 @@ class Claimed:
             return None
 
 
+INDEX_KEEP_SECONDS = 300.0
+"""A pair whose list is known empty stays in the worker's index this long after its last
+claim, so the safety sweep's claim attempts on a long-running pair cost no `SADD` each."""
+
+
 class _IndexState:
     """What every `TurnQueues` of one worker shares (the worker's and its consumers'): the
-    pairs known to be in the worker's index, the claims in flight, and the lock that keeps
-    a prune from dropping a pair a claim is about to use."""
+    pairs in the worker's index (with when a claim last used each), the pairs whose list
+    may hold entries (`dirty`: a claim moved one in, or its reply was lost), the claims in
+    flight, and the lock that keeps a prune from dropping a pair a claim is about to use.
+    Only dirty lists are read (housekeeping, stop): a claim whose reply said "nothing"
+    left its list as it was."""
 
     def __init__(self) -> None:
-        self.indexed: set[Pair] = set()
+        self.indexed: dict[Pair, float] = {}
+        self.dirty: set[Pair] = set()
         self.claiming: Counter[Pair] = Counter()
         self.lock = asyncio.Lock()
+
+
+@dataclass
+class Claim:
+    """One step that may move an entry into a processing list: `moved` False once its
+    reply said nothing moved (None — no reply, an error — counts as maybe)."""
+
+    moved: bool | None = None
 
 
 _INDEX_STATES: weakref.WeakValueDictionary[str, _IndexState] = weakref.WeakValueDictionary()
@@ -170,6 +188,7 @@ class TurnQueues:
             shared = _INDEX_STATES[worker_id] = _IndexState()
         self._state = shared
         self._indexed = shared.indexed
+        self._dirty = shared.dirty
         self._claiming = shared.claiming
         self._index_lock = shared.lock
         self._ready = script(redis, lua.READY)
@@ -185,37 +204,50 @@ class TurnQueues:
         return keys.processing_list(pair, self.worker_id)
 
     @contextlib.asynccontextmanager
-    async def claiming(self, pair: Pair) -> AsyncIterator[None]:
+    async def claiming(self, pair: Pair) -> AsyncIterator[Claim]:
         """Around any step that may move an entry into this worker's list of `pair`: the
-        pair is in the index before the step runs and stays there while it runs."""
+        pair is in the index before the step runs and stays there while it runs; the list
+        counts as dirty afterwards unless the step set `Claim.moved = False`."""
         async with self._index_lock:
             if pair not in self._indexed:
                 await self.redis.sadd(self.index, pair_member(pair))
-                self._indexed.add(pair)
+            self._indexed[pair] = time.monotonic()
             self._claiming[pair] += 1
+        claim = Claim()
         try:
-            yield
+            yield claim
         finally:
+            if claim.moved is not False:
+                self._dirty.add(pair)
             self._claiming[pair] -= 1
             if self._claiming[pair] <= 0:
                 del self._claiming[pair]
 
     async def prune(self) -> int:
-        """Drop the pairs whose list is empty from the index (housekeeping); returns how
-        many. Costs nothing while the index holds no pair."""
+        """Housekeeping: a dirty list found empty is clean again; a clean pair unused for
+        `INDEX_KEEP_SECONDS` leaves the index. Returns how many left. Costs nothing while
+        no list is dirty and no pair is due."""
         async with self._index_lock:
-            candidates = [pair for pair in self._indexed if not self._claiming.get(pair)]
-            if not candidates:
-                return 0
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for pair in candidates:
-                    pipe.llen(self.processing(pair))
-                lengths = await pipe.execute()
-            empty = [pair for pair, n in zip(candidates, lengths, strict=True) if not n]
-            if empty:
-                await self.redis.srem(self.index, *(pair_member(pair) for pair in empty))
-                self._indexed.difference_update(empty)
-            return len(empty)
+            dirty = [pair for pair in self._dirty if not self._claiming.get(pair)]
+            if dirty:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for pair in dirty:
+                        pipe.llen(self.processing(pair))
+                    lengths = await pipe.execute()
+                self._dirty.difference_update(
+                    pair for pair, n in zip(dirty, lengths, strict=True) if not n
+                )
+            due = time.monotonic() - INDEX_KEEP_SECONDS
+            stale = [
+                pair
+                for pair, used in self._indexed.items()
+                if used < due and pair not in self._dirty and not self._claiming.get(pair)
+            ]
+            if stale:
+                await self.redis.srem(self.index, *(pair_member(pair) for pair in stale))
+                for pair in stale:
+                    del self._indexed[pair]
+            return len(stale)
 
     async def indexed(self, worker_id: str) -> list[Pair]:
         """The pairs in a worker's index (orphan recovery walks a dead worker's)."""
@@ -252,7 +284,7 @@ class TurnQueues:
 
     async def begin_turn(self, pair: Pair, turn_id: str) -> Claimed | None:
         """Take the marker and cut the front block, if no turn runs and no event waits."""
-        async with self.claiming(pair):
+        async with self.claiming(pair) as claim:
             raw = await self._begin(
                 keys=[
                     keys.prompt_queue(pair),
@@ -272,6 +304,7 @@ class TurnQueues:
                     pair.character_id,
                 ],
             )
+            claim.moved = bool(raw) and not isinstance(raw, int)
         if isinstance(raw, int):
             if raw < 0:
                 await self._leave_active(pair)
@@ -280,11 +313,12 @@ class TurnQueues:
 
     async def claim_event(self, pair: Pair) -> Claimed | None:
         """Move the next runnable event of the pair into this worker's processing list."""
-        async with self.claiming(pair):
+        async with self.claiming(pair) as claim:
             raw = await self._claim(
                 keys=[keys.event_queue(pair), self.processing(pair), keys.turn_marker(pair)],
                 args=[self.worker_id, keys.TURN_MARKER_TTL, MAX_EVENT_SCAN],
             )
+            claim.moved = bool(raw)
         return Claimed.parse(raw) if raw else None
 
     async def supersede(
@@ -394,8 +428,9 @@ class TurnQueues:
         await self.redis.sadd(keys.active_pairs(), pair_member(pair))
 
     async def entries(self) -> list[tuple[Pair, Claimed]]:
-        """What this worker's processing lists hold now, with the pair of each list."""
-        pairs = list(self._indexed)
+        """What this worker's processing lists hold now, with the pair of each list (only
+        dirty lists are read: the others hold nothing of this process)."""
+        pairs = list(self._dirty)
         if not pairs:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -62,6 +62,7 @@ from novaberg.llm.gate import ModelGate
 from novaberg.llm.layer import ModelLayer
 from novaberg.pair import Pair
 from novaberg.store import keys
+from novaberg.store.key_layout import ensure_layout
 from novaberg.store.retry import MAX_PAUSE, is_outage, until_redis_back
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,10 @@ class Worker:
     async def start(self) -> None:
         # heartbeat first, then registered: never seen dead at start; a worker started
         # while Redis restarts waits for it instead of exiting
+        # (the old keys move to the tagged layout first, once per installation)
+        await until_redis_back(
+            lambda: ensure_layout(self.redis), "the key layout", patience=self.startup_patience
+        )
         await until_redis_back(self._beat, "the first heartbeat", patience=self.startup_patience)
         self._stop.clear()
         self._heartbeat = asyncio.create_task(self._housekeeping(), name="worker-heartbeat")

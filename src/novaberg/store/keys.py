@@ -35,7 +35,7 @@ both are a yes/no question to the person, and a "ja" minutes later still means t
 while one much later may be said to something else (docs/behaviour/agents.md#offers)."""
 
 
-# --- hash tags (docs/behaviour/redis-keys.md#hash-tags) ---------------------------
+# --- hash tags (docs/behaviour/events.md#hash-tags) ---------------------------
 #
 # In a Redis Cluster a multi-key script or transaction must keep to one slot, and only
 # the part of a key between the first `{` and the next `}` (its hash tag) picks the slot.

@@ -288,6 +288,8 @@ class ShortTermStore(ShortTermSearch):
     async def delete(self, pair: Pair, key: str) -> bool:
         """Remove one entry of the pair at the person's request, in one step; False when
         `key` is no live entry of this pair (another pair's key included)."""
+        if keys.pair_of_key(key, "kzg") != pair:  # not the pair's: nor its slot (a cluster)
+            return False
         removed = await self._forget_one(
             keys=[keys.short_term_index(pair), keys.short_term_index_version(pair), key], args=[]
         )
@@ -303,6 +305,8 @@ class ShortTermStore(ShortTermSearch):
     ) -> bool:
         """Overwrite fields and the embedding of one live entry of the pair in one step (key,
         TTL and every other field stay); False when `key` is no live entry of this pair."""
+        if keys.pair_of_key(key, "kzg") != pair:  # not the pair's: nor its slot (a cluster)
+            return False
         payload = flat_fields({**fields, FIELD_EMBEDDING: encode_vector(vector)})
         done = await self._correct(
             keys=[

@@ -256,7 +256,8 @@ async def test_as_user_restores_under_another_name(
     source = Installation(db, redis, "", "")
     for query in ("Gardasee segeln", "Korbinian"):
         hits = json.dumps(await _search(source, model, PAIR, query))
-        renamed = json.loads(hits.replace('"kzg:meister:', '"kzg:gast:'))  # keys name the user
+        hits = hits.replace('"kzg:{meister}:', '"kzg:{gast}:')  # keys name the user (tagged)
+        renamed = json.loads(hits.replace('"kzg:meister:', '"kzg:gast:'))  # (rows from before)
         assert await _search(target, model, guest, query) == renamed
     assert await _history(target.pool, guest) == await _history(db, PAIR)
     assert await target.redis.sismember(

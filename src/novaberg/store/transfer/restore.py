@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from novaberg.store.transfer.archive_format import Archive, ArchiveRefused
 from novaberg.store.transfer.export import Progress, _quiet, generated_columns
-from novaberg.store.transfer.redis_state import rename_user, restore_keys
+from novaberg.store.transfer.redis_state import restore_keys
 from novaberg.store.transfer.tables import TABLES, TableSpec
 
 CHUNK = 500
@@ -41,10 +41,14 @@ class RestoreReport:
 
 
 def _kzg_rename(value: Any, old: str, new: str) -> Any:
-    """A short-term key of `old` (tagged, or untagged from before the hash tags) as the
-    tagged key of `new`: the name the restored Redis entry gets (redis_state.rename_user)."""
-    if isinstance(value, str):
-        return rename_user(value, old, new) if value.startswith("kzg:") else value
+    """A short-term key of `old` as the same key of `new`, in the layout it was written in:
+    tagged `kzg:{u}:…`, or untagged `kzg:u:…` in rows from before the hash tags (a row is
+    copied as it was; only the user in it changes)."""
+    if not isinstance(value, str):
+        return value
+    for prefix, renamed in ((f"kzg:{{{old}}}:", f"kzg:{{{new}}}:"), (f"kzg:{old}:", f"kzg:{new}:")):
+        if value.startswith(prefix):
+            return renamed + value[len(prefix) :]
     return value
 
 
