@@ -34,7 +34,7 @@ COMPACT_SUITES := tests/integration/graph tests/integration/events/test_correcti
 CLUSTER_TESTS := $(addprefix tests/integration/events/,test_turns.py test_supersede.py \
   test_delivery.py test_recovery.py test_ready_list.py test_own_recovery.py test_intake.py \
   test_awaiting_user.py test_self_events.py test_message_controls.py test_revocation.py \
-  test_failed_turn_record.py test_processes.py test_redis_cluster.py)
+  test_failed_turn_record.py test_processes.py test_redis_cluster.py test_held_delivery.py)
 
 .PHONY: serve test test-cluster lint bench install browser clean
 

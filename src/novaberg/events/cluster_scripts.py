@@ -1,5 +1,6 @@
-"""The intake's script client on a Redis Cluster: run the script on the master of its slot,
-then wait until a replica has it before the caller answers 202.
+"""Scripts on a Redis Cluster, confirmed by a replica: run the script on the master of its
+slot, then wait until a replica has it. The intake answers 202 only after that; a delivering
+script (events/held_delivery.py) publishes its message only after that.
 
 Replication in a Redis Cluster is asynchronous: a master that acknowledged a write and died
 before sending it on takes the write with it, and its replica takes over without it. An
@@ -51,16 +52,35 @@ within a millisecond or two; this long means there is none (see the module docst
 RETRY_PAUSE: Final = 0.05
 NO_REPLICA_WARNING_S: Final = 60.0
 
+_WARNED: dict[tuple[str, str], float] = {}
+"""(caller, node) → when the last "no replica" warning was logged: once a minute per process,
+however many clients run scripts."""
+
 _NOTHING_RAN = (MovedError, AskError, ClusterDownError, TryAgainError)
 
 
 class ClusterScripts:
-    """`ScriptClient` (events/resp.py) on a Redis Cluster, confirmed by a replica."""
+    """`ScriptClient` (events/resp.py) on a Redis Cluster, confirmed by a replica.
+
+    `ClusterScripts(url, timeout)` opens a cluster client of its own (the intake);
+    `ClusterScripts.wrapping(client, timeout, what)` runs on a process's existing one and
+    leaves it open on `aclose` (delivery: the scripts of delivery_lua/queues_lua as
+    `LuaScript(source)`). `what` names the caller in the log."""
 
     def __init__(self, url: str, timeout: float) -> None:
         self._timeout = timeout
         self._redis: Any = create_cluster(url, reply_timeout=timeout)
-        self._warned: dict[str, float] = {}
+        self._owned = True
+        self._what = "intake"
+
+    @classmethod
+    def wrapping(cls, client: Any, timeout: float, what: str) -> ClusterScripts:
+        made = cls.__new__(cls)
+        made._timeout = timeout
+        made._redis = client
+        made._owned = False
+        made._what = what
+        return made
 
     async def run(self, script: LuaScript, keys: Sequence[str], args: Sequence[Arg]) -> Any:
         async with asyncio.timeout(self._timeout):
@@ -68,14 +88,15 @@ class ClusterScripts:
                 try:
                     return await self._run_once(script, keys, args)
                 except _NOTHING_RAN as exc:
-                    log.info("intake: cluster moved or failing over (%s); retrying", exc)
+                    log.info("%s: cluster moved or failing over (%s); retrying", self._what, exc)
                 except _Unreachable as exc:
-                    log.info("intake: node unreachable (%s); retrying", exc)
+                    log.info("%s: node unreachable (%s); retrying", self._what, exc)
                 await self._refresh()
                 await asyncio.sleep(RETRY_PAUSE)
 
     async def aclose(self) -> None:
-        await self._redis.aclose()
+        if self._owned:
+            await self._redis.aclose()
 
     async def _run_once(self, script: LuaScript, keys: Sequence[str], args: Sequence[Arg]) -> Any:
         if not self._redis.nodes_manager.slots_cache:
@@ -120,15 +141,16 @@ class ClusterScripts:
         try:
             await self._redis.nodes_manager.initialize()
         except Exception as exc:  # every node may be failing over; the next attempt retries
-            log.debug("intake: slot map refresh failed (%s)", exc)
+            log.debug("%s: slot map refresh failed (%s)", self._what, exc)
 
     def _no_replica(self, node: str) -> None:
         now = time.monotonic()
-        if now - self._warned.get(node, -NO_REPLICA_WARNING_S) >= NO_REPLICA_WARNING_S:
-            self._warned[node] = now
+        if now - _WARNED.get((self._what, node), -NO_REPLICA_WARNING_S) >= NO_REPLICA_WARNING_S:
+            _WARNED[self._what, node] = now
             log.warning(
-                "intake: no replica of %s acknowledged within %d ms; messages to its slots are "
-                "accepted without a copy until a replica is back",
+                "%s: no replica of %s acknowledged within %d ms; writes to its slots go on "
+                "without a copy until a replica is back",
+                self._what,
                 node,
                 REPLICA_WAIT_MS,
             )

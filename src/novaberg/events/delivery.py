@@ -38,9 +38,11 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 
 from novaberg.events import delivery_lua as lua
+from novaberg.events.held_delivery import HOLD, HeldDelivery
 from novaberg.events.model import WireMessage
+from novaberg.events.resp import LuaScript
 from novaberg.store import keys, token_revocation
-from novaberg.store.redis_client import subscriber
+from novaberg.store.redis_client import is_cluster, subscriber
 from novaberg.store.scripts import script
 from novaberg.wire import MSG_HELLO, MSG_UTTERANCE
 
@@ -123,12 +125,19 @@ async def forward_outbox(redis: aioredis.Redis, user_id: str) -> int:
     return len(items)
 
 
+HELD_SEND = LuaScript(lua.SEND)
+"""`SEND` as the cluster path runs it (events/held_delivery.py)."""
+
+
 class Delivery:
-    """Publishes numbered messages to a user's connections (any process may send)."""
+    """Publishes numbered messages to a user's connections (any process may send). On a
+    Redis Cluster a message is published only once a replica has it (events/held_delivery.py);
+    on a single Redis the script publishes it itself."""
 
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
         self._script = script(redis, lua.SEND)
+        self._held = HeldDelivery(redis) if is_cluster(redis) else None
 
     async def send(
         self,
@@ -147,18 +156,22 @@ class Delivery:
             await self.redis.sadd(keys.channel_outbox_users(), user_id)
             outbox = keys.channel_user_outbox(user_id)
         unused = keys.delivery_seq(user_id)  # a key of the user's slot the script leaves alone
-        seq = await self._script(
-            keys=[*delivery_keys(user_id), outcome_key or unused, outbox or unused],
-            args=[
-                wire_body(message),
-                LOG_KEEP,
-                LOG_MAX_AGE,
-                OUTCOME_TTL,
-                user_id,
-                "1" if outcome_key else "",
-                "1" if outbox else "",
-            ],
-        )
+        script_keys = [*delivery_keys(user_id), outcome_key or unused, outbox or unused]
+        args: list[str | int] = [
+            wire_body(message),
+            LOG_KEEP,
+            LOG_MAX_AGE,
+            OUTCOME_TTL,
+            user_id,
+            "1" if outcome_key else "",
+            "1" if outbox else "",
+        ]
+        if self._held is None:
+            seq = await self._script(keys=script_keys, args=args)
+        else:
+            seq = await self._held.run(
+                HELD_SEND, script_keys, [*args, HOLD], keys.delivery_channel(user_id)
+            )
         if outbox and seq:
             await forward_outbox(self.redis, user_id)
         return int(seq)

@@ -55,14 +55,20 @@ from novaberg.events.delivery import (
     delivery_keys,
     wire_body,
 )
+from novaberg.events.held_delivery import HOLD, HeldDelivery
 from novaberg.events.intake import pair_from_member, pair_member
 from novaberg.events.model import INTAKE_WINDOW_SECONDS, Event, WireMessage
+from novaberg.events.resp import LuaScript
 from novaberg.pair import Pair
 from novaberg.store import keys
+from novaberg.store.redis_client import is_cluster
 from novaberg.store.retry import until_redis_back
 from novaberg.store.scripts import script
 
 log = logging.getLogger(__name__)
+
+HELD_SUPERSEDE = LuaScript(lua.SUPERSEDE)
+"""`SUPERSEDE` as the cluster path runs it (events/held_delivery.py)."""
 
 MAX_BLOCK = 100
 """Most utterances cut into one block; the rest waits for the next turn."""
@@ -197,6 +203,7 @@ class TurnQueues:
         self._finish = script(redis, lua.FINISH)
         self._refresh = script(redis, lua.REFRESH)
         self._supersede = script(redis, lua.SUPERSEDE)
+        self._held = HeldDelivery(redis) if is_cluster(redis) else None
         self._hand_back = script(redis, lua.HAND_BACK)
 
     def processing(self, pair: Pair) -> str:
@@ -340,33 +347,45 @@ class TurnQueues:
         `refresh_marker` of its own. `rounds`: runs in a row superseded with this one
         (the next block takes the number over, `Claimed.carried_rounds`). Retried
         through a Redis outage; `Supersede.GONE` if the entry had left the list."""
-        done = await until_redis_back(
-            lambda: self._supersede(
-                keys=[
-                    keys.prompt_queue(pair),
-                    keys.turn_marker(pair),
-                    self.processing(pair),
-                    keys.carried_ids(pair),
-                    keys.pending_agent(pair.user_id),
-                    *delivery_keys(pair.user_id),
-                    keys.carried_rounds(pair),
-                ],
-                args=[
-                    entry.marker,
-                    entry.raw,
-                    repr(last_received_at),
-                    INTAKE_WINDOW_SECONDS,
-                    keys.QUEUE_TTL,
-                    wire_body(stage),
-                    LOG_KEEP,
-                    LOG_MAX_AGE,
-                    keys.TURN_MARKER_TTL,
-                    rounds,
-                    *message_ids,
-                ],
-            ),
-            f"supersede check of {pair}",
-        )
+        script_keys = [
+            keys.prompt_queue(pair),
+            keys.turn_marker(pair),
+            self.processing(pair),
+            keys.carried_ids(pair),
+            keys.pending_agent(pair.user_id),
+            *delivery_keys(pair.user_id),
+            keys.carried_rounds(pair),
+        ]
+        body = wire_body(stage)  # once: a retry must send the same body (held_delivery)
+        held = self._held
+
+        def args(hold: str) -> list[Any]:
+            return [
+                entry.marker,
+                entry.raw,
+                repr(last_received_at),
+                INTAKE_WINDOW_SECONDS,
+                keys.QUEUE_TTL,
+                body,
+                LOG_KEEP,
+                LOG_MAX_AGE,
+                keys.TURN_MARKER_TTL,
+                rounds,
+                hold,
+                *message_ids,
+            ]
+
+        if held is None:
+            done = await until_redis_back(
+                lambda: self._supersede(keys=script_keys, args=args("")),
+                f"supersede check of {pair}",
+            )
+        else:
+            channel = keys.delivery_channel(pair.user_id)
+            done = await until_redis_back(
+                lambda: held.run(HELD_SUPERSEDE, script_keys, args(HOLD), channel),
+                f"supersede check of {pair}",
+            )
         found = Supersede(int(done))
         if found is Supersede.SUPERSEDED:  # the next block may start now
             await wake(self.redis, pair)

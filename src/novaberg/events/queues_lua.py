@@ -63,11 +63,21 @@ return entry
 # KEYS: prompt_queue, marker, processing, carried, pending_agent, seq, log, channel,
 #       rounds
 # ARGV: marker_value, entry, last_received_at, window, ttl, stage_body, keep, log_ttl,
-#       marker_ttl, rounds, ids...
+#       marker_ttl, rounds, hold ('1': return {1, stage message} unpublished; '' publishes),
+#       ids...
 SUPERSEDE = (
     DELIVER_LUA
     + """
-if not redis.call('LPOS', KEYS[3], ARGV[2]) then return 2 end
+local hold = ARGV[11] == '1'
+if not redis.call('LPOS', KEYS[3], ARGV[2]) then
+  if hold then  -- a retry whose first attempt superseded: publish what it logged
+    local m = logged(KEYS[7], ARGV[6])
+    if not m then return {2} end
+    redis.call('EXPIRE', KEYS[7], tonumber(ARGV[8]))  -- a write: WAIT covers the first run
+    return {1, m}
+  end
+  return 2
+end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[9]))
 if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
@@ -77,14 +87,16 @@ local ok, item = pcall(cjson.decode, first)
 local t = ok and type(item) == 'table' and tonumber(item.empfangen_am) or nil
 if t == nil or t - tonumber(ARGV[3]) > tonumber(ARGV[4]) then return 0 end
 if redis.call('LREM', KEYS[3], 1, ARGV[2]) == 0 then return 0 end
-if #ARGV > 10 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 11))
+if #ARGV > 11 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 12))
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
 end
 redis.call('SET', KEYS[9], ARGV[10], 'EX', tonumber(ARGV[5]))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 redis.call('DEL', KEYS[2])
-deliver(KEYS[6], KEYS[7], KEYS[8], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+local _, msg = deliver(
+  KEYS[6], KEYS[7], KEYS[8], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), hold)
+if hold then return {1, msg} end
 return 1
 """
 )
