@@ -30,9 +30,18 @@ from novaberg.events.delivery import (
     delivery_keys,
     wire_body,
 )
-from novaberg.events.held_delivery import HOLD
-from novaberg.events.model import ResponseMessage
+from novaberg.events.held_delivery import HOLD, HeldDelivery
+from novaberg.events.model import (
+    INTAKE_WINDOW_SECONDS,
+    SUPERSEDED_STAGE,
+    QueuedUtterance,
+    ResponseMessage,
+    StageMessage,
+    build_event,
+)
 from novaberg.events.outcomes import outcome_key
+from novaberg.events.queues import HELD_SUPERSEDE, Supersede, TurnQueues, push_event
+from novaberg.pair import Pair
 from novaberg.runtime.embedded_cluster import HOST, EmbeddedCluster
 from novaberg.runtime.services import Endpoints
 from novaberg.store import keys
@@ -229,3 +238,68 @@ async def test_single_redis_publishes_inside_the_one_script(
     others = [args[0] for origin, args in monitor.seen if origin != "lua"]
     assert "WAIT" not in others
     assert "PUBLISH" not in others
+
+
+async def test_retried_supersede_publishes_its_logged_stage_message(
+    valkey_cluster: EmbeddedCluster, cluster_client: aioredis.Redis
+) -> None:
+    """A supersede whose reply was lost before WAIT and PUBLISH: the retry (same stage body)
+    finds its entry gone but its own stage message in the log, counts as superseded and
+    publishes that message — once in the log."""
+    pair = Pair("held_dora", "nova")
+    queues = TurnQueues(cluster_client, "w-held")
+    event = build_event(
+        user_id=pair.user_id,
+        character_id=pair.character_id,
+        source="user",
+        typ="message",
+        payload={"turn_id": "t-1", "nachrichten_ids": ["m1"], "user_prompt": "m1"},
+    )
+    await push_event(cluster_client, event)
+    entry = await queues.claim_event(pair)
+    assert entry is not None
+    queued = QueuedUtterance(nachrichten_id="m2", prompt="m2", empfangen_am=1001.0).wire()
+    await cluster_client.rpush(keys.prompt_queue(pair), queued)  # type: ignore[misc]
+    stage = StageMessage(
+        character_id="nova", turn_id="t-1", node=SUPERSEDED_STAGE, label="x", graph="character"
+    )
+    script_keys = [
+        keys.prompt_queue(pair),
+        keys.turn_marker(pair),
+        keys.processing_list(pair, "w-held"),
+        keys.carried_ids(pair),
+        keys.pending_agent(pair.user_id),
+        *delivery_keys(pair.user_id),
+        keys.carried_rounds(pair),
+    ]
+    args = [
+        entry.marker,
+        entry.raw,
+        repr(1000.0),
+        INTAKE_WINDOW_SECONDS,
+        keys.QUEUE_TTL,
+        wire_body(stage),
+        LOG_KEEP,
+        LOG_MAX_AGE,
+        keys.TURN_MARKER_TTL,
+        1,
+        HOLD,
+        "m1",
+    ]
+    first = await cluster_client.eval(HELD_SUPERSEDE.source, len(script_keys), *script_keys, *args)  # type: ignore[misc]
+    assert int(first[0]) == Supersede.SUPERSEDED  # ran, but its reply is "lost"
+    listener = aioredis.Redis(
+        host=HOST, port=valkey_cluster.masters()[-1].port, decode_responses=True
+    )
+    pubsub = listener.pubsub()
+    await pubsub.subscribe(keys.delivery_channel(pair.user_id))
+    try:
+        channel = keys.delivery_channel(pair.user_id)
+        retry = await HeldDelivery(cluster_client).run(HELD_SUPERSEDE, script_keys, args, channel)
+        assert retry == Supersede.SUPERSEDED
+        assert await _next_message(pubsub) == str(first[1])
+    finally:
+        await pubsub.aclose()
+        await listener.aclose()
+    assert await cluster_client.zcard(keys.delivery_log(pair.user_id)) == 1
+    assert await cluster_client.lrange(keys.carried_ids(pair), 0, -1) == ["m1"]  # type: ignore[misc]
