@@ -24,6 +24,7 @@ from novaberg.api import chat_export
 from novaberg.api.characters_api import NOT_FOUND as CHARACTER_NOT_FOUND
 from novaberg.api.characters_api import unknown_character
 from novaberg.api.errors import AUTH, BODY, ErrorOut
+from novaberg.api.fields import NO_NUL
 from novaberg.api.memory import Context, User
 from novaberg.api.page_api import HISTORY_PAGE, HistoryPage, history_entry
 from novaberg.pair import Pair
@@ -66,12 +67,14 @@ class ChatList(BaseModel):
 
 class NewChat(BaseModel):
     character_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
-    titel: str | None = Field(default=None, max_length=TITLE_MAX)
+    titel: str | None = Field(default=None, max_length=TITLE_MAX, pattern=NO_NUL)
 
 
 class Rename(BaseModel):
     titel: str | None = Field(
-        max_length=TITLE_MAX, description="The new name; null or empty: its first words again."
+        max_length=TITLE_MAX,
+        pattern=NO_NUL,
+        description="The new name; null or empty: its first words again.",
     )
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from novaberg.api.characters_api import NOT_FOUND, unknown_character
 from novaberg.api.errors import AUTH, BODY, refused_or_invalid
@@ -39,7 +39,7 @@ _MACROS: Final = (
 
 class OpeningIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    begruessung: int = Field(
+    begruessung: StrictInt = Field(
         ge=0, le=64, description="Which greeting the person saw: 0 the first, 1… the alternates."
     )
 

@@ -73,6 +73,10 @@ async def test_the_answered_greeting_is_the_opening_once(
         "/characters/tove/opening", json={"begruessung": 3}, headers=auth(key)
     )
     assert missing.status_code == 422
+    flag = await http.post(
+        "/characters/tove/opening", json={"begruessung": False}, headers=auth(key)
+    )
+    assert flag.status_code == 422  # a boolean is no greeting's number
     other = await token("mats")
     foreign = await http.post(
         "/characters/tove/opening", json={"begruessung": 0}, headers=auth(other)

@@ -95,7 +95,7 @@ def test_search_prints_ranked_hits_with_source(
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert by_layer["kzg"]["sources"][0] == {
         "layer": "kzg",
-        "id": "kzg:meister:nova:1",
+        "id": keys.short_term_entry(PAIR, 1),
         "turn_id": "turn-1",
         "nachrichten_ids": [],
         "source_id": None,

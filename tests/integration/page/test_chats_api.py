@@ -158,6 +158,10 @@ async def test_rename_and_delete(
     assert (back["titel"], back["eigener_titel"]) == ("zweiter Chat", False)
     too_long = await http.patch(f"/chats/{second}", json={"titel": "x" * 121})
     assert too_long.status_code == 422
+    nul = await http.patch(f"/chats/{second}", json={"titel": "a\u0000b"})
+    assert nul.status_code == 422  # PostgreSQL stores no NUL: refused, not a 500
+    nul_new = await http.post("/chats", json={"character_id": "nova", "titel": "a\u0000b"})
+    assert nul_new.status_code == 422
 
     gone = await http.delete(f"/chats/{second}")
     assert gone.status_code == 200 and gone.json() == {"aktuell": first}
