@@ -11,10 +11,11 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
-from browser_kit import ServerThread, open_page, run_axe
-from playwright.sync_api import Browser, Page, expect
+from browser_kit import WAIT_MS, ServerThread, open_page, run_axe
+from playwright.sync_api import Browser, Page, Route, expect
 
 from novaberg.store.postgres import create_pool
 from novaberg.store.users import issue_token
@@ -211,6 +212,49 @@ def test_the_persona_form_keeps_a_name_and_a_description(
     about.fill("")
     tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
     expect(tab.get_by_test_id("persona-status")).to_have_text(words["removed"])
+
+
+def test_a_persona_load_that_crosses_a_save_does_not_undo_it(
+    browser: Browser, served: ServerThread
+) -> None:
+    """On a slow machine the page's first load of the persona can leave after the person
+    pressed save and come back after the save's answer, carrying the persona from before:
+    it must not empty the fields the save just filled. The routes hold each request so the
+    three cross in exactly that order."""
+    tab = browser.new_context(locale="de-DE").new_page()
+    tab.set_default_timeout(WAIT_MS)
+    held: dict[str, Any] = {}
+
+    def hold_me(route: Route) -> None:
+        held["me"] = route
+
+    def hold_persona(route: Route) -> None:
+        if route.request.method == "PUT":
+            held["put"] = route
+        else:  # the load reads now, before the save is stored, and answers when let go
+            held["get"] = (route, route.fetch())
+
+    def wait_for(key: str) -> None:
+        while key not in held:
+            tab.wait_for_timeout(50)
+
+    tab.route("**/chat/me", hold_me)
+    tab.route("**/persona", hold_persona)
+    tab.goto(served.url)
+    wait_for("me")
+    _settings(tab)
+    tab.get_by_test_id("persona-name").fill("Annika")
+    tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
+    wait_for("put")
+    held["me"].continue_()
+    wait_for("get")
+    held["put"].continue_()
+    expect(tab.get_by_test_id("persona-status")).to_have_text(WORDS["de-DE"]["saved"])
+    route, old = held["get"]
+    with tab.expect_event("requestfinished", lambda r: r.url.endswith("/persona")):
+        route.fulfill(response=old)
+    tab.wait_for_timeout(500)  # the load's answer is applied (or ignored) right after
+    expect(tab.get_by_test_id("persona-name")).to_have_value("Annika")
 
 
 @pytest.mark.parametrize("locale", LOCALES)

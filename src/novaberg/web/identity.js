@@ -94,6 +94,7 @@ async function savePersona(ev) {
       name: form.elements.name.value,
       beschreibung: form.elements.beschreibung.value,
     });
+    personaTouched += 1; // a load sent while this was on its way may have read the old persona
     form.elements.name.value = stored.name;
     form.elements.beschreibung.value = stored.beschreibung;
     const empty = !stored.name && !stored.beschreibung;
