@@ -21,10 +21,12 @@ def test_urgency_follows_the_node() -> None:
     assert urgency_of("human/dispatcher") is Urgency.LATER
     assert urgency_of("character/salience") is Urgency.LATER
     assert urgency_of("") is Urgency.LATER
+    assert urgency_of("character/tribunal") is Urgency.FINISH
+    assert urgency_of("character/perception_assistant") is Urgency.FINISH
 
 
 async def test_a_released_turn_goes_to_the_most_urgent_then_the_earliest() -> None:
-    lane = ModelLane()
+    lane = ModelLane(grace=0.01)
     order: list[str] = []
     release = asyncio.Event()
 
@@ -45,6 +47,50 @@ async def test_a_released_turn_goes_to_the_most_urgent_then_the_earliest() -> No
     release.set()
     await asyncio.gather(first, *waiting)
     assert order == ["late-1", "answer-1", "answer-2", "late-2"]
+
+
+async def _call(lane: ModelLane, urgency: Urgency, name: str, ran: list[str]) -> None:
+    async with lane.turn(urgency):
+        ran.append(name)
+
+
+async def test_a_late_call_waits_out_the_gap_between_two_answer_calls() -> None:
+    """The next answer call comes a moment after the last (graph work between them): a late
+    call that arrived in that moment does not take the thread first."""
+    lane = ModelLane(grace=60)
+    ran: list[str] = []
+    await _call(lane, Urgency.ANSWER, "answer-1", ran)
+    late = asyncio.create_task(_call(lane, Urgency.LATER, "late", ran))
+    await asyncio.sleep(0.05)
+    async with asyncio.timeout(5):  # granted at once, the late call still waiting
+        await _call(lane, Urgency.ANSWER, "answer-2", ran)
+    assert ran == ["answer-1", "answer-2"]
+    late.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await late
+    async with asyncio.timeout(5):  # the cancelled waiter keeps nothing
+        await _call(lane, Urgency.FINISH, "finish", ran)
+    assert ran[-1] == "finish"
+
+
+async def test_a_late_call_runs_once_the_gap_has_passed() -> None:
+    lane = ModelLane(grace=0.05)
+    ran: list[str] = []
+    await _call(lane, Urgency.ANSWER, "answer", ran)
+    async with asyncio.timeout(5):
+        await _call(lane, Urgency.LATER, "late", ran)
+    assert ran == ["answer", "late"]
+
+
+async def test_after_the_last_round_a_late_call_does_not_wait() -> None:
+    """Nothing of the turn follows its judges and the perception of its answer: the calls
+    after the release (salience, dispatcher) start at once."""
+    lane = ModelLane(grace=60)
+    ran: list[str] = []
+    await _call(lane, Urgency.FINISH, "judge", ran)
+    async with asyncio.timeout(5):
+        await _call(lane, Urgency.LATER, "salience", ran)
+    assert ran == ["judge", "salience"]
 
 
 async def test_a_cancelled_waiter_gives_its_place_to_the_next() -> None:
