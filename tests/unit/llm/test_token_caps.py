@@ -56,7 +56,7 @@ STRUCTURED_SCHEMAS: list[type[BaseModel]] = [
 ]
 """Every schema a `structured` call in src/ answers with."""
 
-TURN_SCHEMAS = [PerceptionResult, SalienceScore, JuristVerdict, PsychologistVerdict]
+TURN_SCHEMAS = [PerceptionResult, SalienceScore, RouterDecision, JuristVerdict, PsychologistVerdict]
 """Structured calls of every plain turn: each must have a cap of its own."""
 
 
@@ -83,6 +83,19 @@ def test_the_plain_turns_schemas_have_caps_of_their_own() -> None:
     assert all(cap is not None for cap in caps.values()), caps
     small = [PerceptionResult, JuristVerdict, PsychologistVerdict]
     assert all((cap_for(s) or STRUCTURED_MAX_TOKENS) < STRUCTURED_MAX_TOKENS for s in small), caps
+
+
+def test_the_routers_bounds_are_advertised_not_enforced() -> None:
+    """The bounds shape what a constrained model may write; a longer decision of another
+    backend is still read, not refused."""
+    schema = RouterDecision.model_json_schema()
+    assert schema["properties"]["management_tasks"]["maxItems"] == 3
+    long_task = {"target": "notizen", "text": "Brot " * 100}
+    decision = RouterDecision.model_validate(
+        {"management_action": "agent", "management_tasks": [long_task] * 5}
+    )
+    assert len(decision.management_tasks) == 5
+    assert decision.management_tasks[0].text == long_task["text"]
 
 
 def test_a_verdict_gets_a_small_cap_and_a_longer_schema_a_larger_one() -> None:

@@ -82,26 +82,46 @@ NEXT_CONVERSATION: Final = ANSWER_JOIN
 """No management: the router's branch ends at the pre-answer join."""
 
 
+# The decision's limits are advertised to constrained decoding, not enforced (as the
+# situation reading's, nodes/situation.py): a small local model otherwise wrote tasks and
+# words until its token budget cut the JSON, twice, and the turn went on with defaults
+# (bench/local_model.py: 45-50 s of router in 3 of 5 turns). Bounded, its longest answer is
+# valid JSON and its call gets a cap of its own (llm/token_caps.py). Another backend's
+# longer answer is still read.
+DATE_CHARS: Final = 32
+"""An ISO date or date-time with offset (25 characters) and some room."""
+WORDS_CHARS: Final = 60
+"""A target, a keyword or a title: a few words."""
+TASK_TEXT_CHARS: Final = 120
+"""The words of one task, quoted from the message."""
+MAX_TASKS: Final = 3
+"""Tasks named in one message (docs/behaviour/agents.md#several-tasks-in-one-message)."""
+
+
+def _advertised(limit: int, *, alias: str | None = None) -> Any:
+    return Field(default="", alias=alias, json_schema_extra={"maxLength": limit})
+
+
 class TimelineQuery(BaseModel):
     """The turn's timeline question."""
 
     model_config = ConfigDict(populate_by_name=True)
 
     type: Literal["range", "search"]
-    from_: str = Field(default="", alias="from")
-    to: str = ""
-    keyword: str = ""
+    from_: str = _advertised(DATE_CHARS, alias="from")
+    to: str = _advertised(DATE_CHARS)
+    keyword: str = _advertised(WORDS_CHARS)
     direction: Literal["forward", "backward", "both"] = "forward"
     limit: int = 10
-    date: str = ""
-    title: str = ""
+    date: str = _advertised(DATE_CHARS)
+    title: str = _advertised(WORDS_CHARS)
 
 
 class RouterTask(BaseModel):
     """One task of a message that asks for several: the agent and the words asking for it."""
 
-    target: str = ""
-    text: str = ""
+    target: str = _advertised(WORDS_CHARS)
+    text: str = _advertised(TASK_TEXT_CHARS)
 
 
 class RouterDecision(BaseModel):
@@ -114,9 +134,11 @@ class RouterDecision(BaseModel):
     timeline_query: TimelineQuery | None = None
     momentum: Literal["low", "mid", "high"] = MOMENTUM_MID
     management_action: Literal["", "agent"] = ""
-    management_target: str = ""
+    management_target: str = _advertised(WORDS_CHARS)
     management_target_typ: Literal["titel", "inhalt", "thema"] = DEFAULT_TARGET_TYPE
-    management_tasks: list[RouterTask] = Field(default_factory=list)
+    management_tasks: list[RouterTask] = Field(
+        default_factory=list, json_schema_extra={"maxItems": MAX_TASKS}
+    )
 
 
 def decision_update(decision: RouterDecision) -> dict[str, Any]:
