@@ -214,47 +214,85 @@ def test_the_persona_form_keeps_a_name_and_a_description(
     expect(tab.get_by_test_id("persona-status")).to_have_text(words["removed"])
 
 
+class HeldPersona:
+    """A tab whose requests for `/chat/me` and `/persona` are held until let go, so a test
+    can make the page's first load of the persona cross what the person does. (On a slow
+    machine the load waits for `/chat/me` and can start after the person began to type.)"""
+
+    def __init__(self, browser: Browser, url: str) -> None:
+        self.tab = browser.new_context(locale="de-DE").new_page()
+        self.tab.set_default_timeout(WAIT_MS)
+        self.held: dict[str, Any] = {}
+        self.seen: list[str] = []
+        self.tab.on("request", lambda r: self.seen.append(f"{r.method} {r.url}"))
+        self.tab.route("**/chat/me", self._hold_me)
+        self.tab.route("**/persona", self._hold_persona)
+        self.tab.goto(url)
+        self.wait_for("me")
+        _settings(self.tab)
+
+    def _hold_me(self, route: Route) -> None:
+        self.held.setdefault("me", []).append(route)  # the page may ask more than once
+
+    def let_me_go(self) -> None:
+        self.tab.unroute("**/chat/me")  # later ones pass, the held ones go now
+        for route in self.held["me"]:
+            route.continue_()
+
+    def _hold_persona(self, route: Route) -> None:
+        if route.request.method == "PUT":
+            self.held["put"] = route
+        else:  # the load reads now and answers when let go
+            self.held["get"] = (route, route.fetch())
+
+    def wait_for(self, key: str) -> None:
+        for _ in range(400):  # 20 s
+            if key in self.held:
+                return
+            self.tab.wait_for_timeout(50)
+        raise AssertionError(f"no {key} request held; requests: {self.seen[-15:]}")
+
+    def answer_the_load(self) -> None:
+        """Let the held load answer and give the page a moment to apply (or drop) it."""
+        route, answer = self.held["get"]
+        with self.tab.expect_event("requestfinished", lambda r: r.url.endswith("/persona")):
+            route.fulfill(response=answer)
+        self.tab.wait_for_timeout(500)
+
+
 def test_a_persona_load_that_crosses_a_save_does_not_undo_it(
     browser: Browser, served: ServerThread
 ) -> None:
-    """On a slow machine the page's first load of the persona can leave after the person
-    pressed save and come back after the save's answer, carrying the persona from before:
-    it must not empty the fields the save just filled. The routes hold each request so the
-    three cross in exactly that order."""
-    tab = browser.new_context(locale="de-DE").new_page()
-    tab.set_default_timeout(WAIT_MS)
-    held: dict[str, Any] = {}
+    """The load leaves after save was pressed and answers after the save, with the persona
+    from before: it must not empty the fields the save just filled."""
+    page = HeldPersona(browser, served.url)
+    page.tab.get_by_test_id("persona-name").fill("Annika")
+    page.tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
+    page.wait_for("put")
+    page.let_me_go()
+    page.wait_for("get")
+    page.held["put"].continue_()
+    expect(page.tab.get_by_test_id("persona-status")).to_have_text(WORDS["de-DE"]["saved"])
+    page.answer_the_load()
+    expect(page.tab.get_by_test_id("persona-name")).to_have_value("Annika")
 
-    def hold_me(route: Route) -> None:
-        held["me"] = route
 
-    def hold_persona(route: Route) -> None:
-        if route.request.method == "PUT":
-            held["put"] = route
-        else:  # the load reads now, before the save is stored, and answers when let go
-            held["get"] = (route, route.fetch())
-
-    def wait_for(key: str) -> None:
-        while key not in held:
-            tab.wait_for_timeout(50)
-
-    tab.route("**/chat/me", hold_me)
-    tab.route("**/persona", hold_persona)
-    tab.goto(served.url)
-    wait_for("me")
-    _settings(tab)
-    tab.get_by_test_id("persona-name").fill("Annika")
-    tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
-    wait_for("put")
-    held["me"].continue_()
-    wait_for("get")
-    held["put"].continue_()
-    expect(tab.get_by_test_id("persona-status")).to_have_text(WORDS["de-DE"]["saved"])
-    route, old = held["get"]
-    with tab.expect_event("requestfinished", lambda r: r.url.endswith("/persona")):
-        route.fulfill(response=old)
-    tab.wait_for_timeout(500)  # the load's answer is applied (or ignored) right after
-    expect(tab.get_by_test_id("persona-name")).to_have_value("Annika")
+def test_a_persona_load_that_starts_after_typing_does_not_empty_the_form(
+    browser: Browser, served: ServerThread
+) -> None:
+    """The load starts only once the person has typed (CI saw this: the form emptied, the
+    save then removed the persona)."""
+    page = HeldPersona(browser, served.url)
+    page.tab.get_by_test_id("persona-name").fill("Annika")
+    page.tab.get_by_test_id("persona-description").fill("Gärtnerin in Kassel.")
+    page.let_me_go()
+    page.wait_for("get")
+    page.answer_the_load()
+    expect(page.tab.get_by_test_id("persona-name")).to_have_value("Annika")
+    page.tab.unroute("**/persona")
+    page.tab.get_by_test_id("persona-form").locator("button[type=submit]").click()
+    expect(page.tab.get_by_test_id("persona-status")).to_have_text(WORDS["de-DE"]["saved"])
+    expect(page.tab.get_by_test_id("persona-description")).to_have_value("Gärtnerin in Kassel.")
 
 
 @pytest.mark.parametrize("locale", LOCALES)

@@ -72,12 +72,13 @@ function signOut() {
 
 // ---------- persona ----------
 
-let personaTouched = 0; // bumped when the person types or saves: a slower load must not undo it
+let personaTouched = false; // typed into or saved: the form is the person's now
 
 async function loadPersona() {
-  const asked = personaTouched;
   const persona = await get("/persona");
-  if (asked !== personaTouched) return; // typed or saved meanwhile: theirs is newer
+  // A slow start can load after the person began to type (or saved, the load still on its
+  // way with the persona from before): what they typed is newer than what was loaded.
+  if (personaTouched) return;
   const form = part("persona-form");
   form.elements.name.value = persona.name;
   form.elements.beschreibung.value = persona.beschreibung;
@@ -88,13 +89,12 @@ async function savePersona(ev) {
   const form = ev.target;
   say("persona-error", "");
   part("persona-status").textContent = "";
-  personaTouched += 1;
+  personaTouched = true;
   try {
     const stored = await call("PUT", "/persona", {
       name: form.elements.name.value,
       beschreibung: form.elements.beschreibung.value,
     });
-    personaTouched += 1; // a load sent while this was on its way may have read the old persona
     form.elements.name.value = stored.name;
     form.elements.beschreibung.value = stored.beschreibung;
     const empty = !stored.name && !stored.beschreibung;
@@ -219,7 +219,7 @@ export function mount(panel, headerBadge) {
   part("signin-form").addEventListener("submit", signIn);
   part("signout").addEventListener("click", signOut);
   part("persona-form").addEventListener("submit", savePersona);
-  part("persona-form").addEventListener("input", () => { personaTouched += 1; });
+  part("persona-form").addEventListener("input", () => { personaTouched = true; });
   part("token-form").addEventListener("submit", makeToken);
   part("token-copy").addEventListener("click", copyToken);
   onLanguageChange(drawAll);
