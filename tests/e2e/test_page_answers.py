@@ -146,3 +146,33 @@ def open_page_in(context: Any, url: str) -> Any:
     tab.goto(url)
     expect(tab.locator("#connection")).to_have_text("verbunden")
     return tab
+
+
+def test_a_slow_character_list_does_not_undo_the_switch(
+    browser: Browser, served: ServerThread
+) -> None:
+    """On a slow machine the page's list of characters (which says who is paused) can
+    answer after the person flipped the switch, with the state from before: the switch
+    keeps what the flip's own answer said."""
+    tab = browser.new_context(locale="de-DE").new_page()
+    tab.set_default_timeout(WAIT_MS)
+    lists: list[Any] = []
+    tab.route("**/characters?limit=*", lambda route: lists.append(route))
+    tab.goto(served.url)
+    for _ in range(400):  # 20 s
+        if lists:
+            break
+        tab.wait_for_timeout(50)
+    assert lists, "the page never asked for its characters"
+    answers = [(route, route.fetch()) for route in lists]  # read before the flip
+    switch = tab.get_by_test_id("character-pause")
+    switch.click()
+    expect(switch).to_have_text("Nova aktivieren")
+    for route, answer in answers:
+        with tab.expect_event("requestfinished", lambda r: "/characters?limit=" in r.url):
+            route.fulfill(response=answer)
+    tab.unroute("**/characters?limit=*")
+    tab.wait_for_timeout(500)  # the list's answer is applied (or set aside) right after
+    expect(switch).to_have_text("Nova aktivieren")
+    switch.click()  # the next test finds Nova active again
+    expect(switch).to_have_text("Nova pausieren")

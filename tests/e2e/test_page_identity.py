@@ -235,9 +235,9 @@ class HeldPersona:
         self.held.setdefault("me", []).append(route)  # the page may ask more than once
 
     def let_me_go(self) -> None:
-        self.tab.unroute("**/chat/me")  # later ones pass, the held ones go now
         for route in self.held["me"]:
             route.continue_()
+        self.tab.unroute("**/chat/me")  # later ones pass
 
     def _hold_persona(self, route: Route) -> None:
         if route.request.method == "PUT":

@@ -596,6 +596,7 @@ function showCharacter(id) {
 
 async function loadCharacters() {
   const picker = $("character-picker");
+  const since = pause.asked();
   let list = [];
   try {
     // the list comes in pages (the caller's own characters are capped, so a few at most)
@@ -620,7 +621,7 @@ async function loadCharacters() {
   picker.value = state.character;
   known = list;
   showCharacter(state.character);
-  pause.know(list);
+  pause.know(list, since);
   pause.show(state.character, characterLabel());
   namePanels();
   cards.showAvatars($("character-avatars"), list, state.character, (id) => {

@@ -19,10 +19,24 @@ export function mount(toggle, notice) {
   draw();
 }
 
-// The characters as GET /characters listed them (`aktiv` false: paused for this person).
-export function know(characters) {
+let flips = 0; // answered flips so far
+const flippedAt = new Map(); // character id -> `flips` after its last answered flip
+
+/** What `know` needs to tell a list asked for now from a flip answered later. */
+export const asked = () => flips;
+
+// The characters as GET /characters listed them (`aktiv` false: paused for this person),
+// the list asked for when `asked()` said `since`. A slow list can answer after the person
+// flipped the switch, with the state from before: the flip's answer is newer, it stays.
+export function know(characters, since = flips) {
+  const kept = new Set([...paused].filter((id) => (flippedAt.get(id) ?? 0) > since));
+  const fresh = [...flippedAt].filter(([, at]) => at > since).map(([id]) => id);
   paused.clear();
-  for (const c of characters) if (c.aktiv === false) paused.add(c.character_id);
+  for (const c of characters) {
+    if (fresh.includes(c.character_id)) continue;
+    if (c.aktiv === false) paused.add(c.character_id);
+  }
+  for (const id of kept) paused.add(id);
   draw();
 }
 
@@ -51,6 +65,8 @@ async function flip() {
     const done = await call("POST", `/characters/${enc(id)}/${resting ? "activate" : "pause"}`);
     if (done.aktiv) paused.delete(id);
     else paused.add(id);
+    flips += 1;
+    flippedAt.set(id, flips);
     draw();
     if (done.aufgegriffen) {
       banner.hidden = false;
