@@ -69,18 +69,17 @@ def urgency_of(label: str) -> Urgency:
 
 ANSWER_GRACE_S: Final = 2.0
 """How long the thread stays kept for the answer after one of its calls ended (not after
-the last round's: nothing of that turn follows). A turn's
-next answer call follows within milliseconds to a second (graph work, a memory search);
-a later call that took the free thread in that gap held the answer up for its whole
-length — Path 1's dispatcher, 5–6 s on two cores. A later call waits out the gap instead
-(an anticipatory hold: the thread idles at most this long per answer call)."""
+the last round's: nothing of that turn follows). A turn's next answer call follows within
+milliseconds to a second (graph work, a memory search); a later call that took the free
+thread in that gap held the answer up for its whole length — Path 1's dispatcher, 5–6 s
+on two cores. A later call waits out the gap instead (an anticipatory hold: the thread
+idles at most this long per answer call)."""
 
 
 class ModelLane:
     """One holder at a time; a released turn goes to the most urgent waiter, ties to the
     earliest, and to a later call only once no answer call (but the last round's) ended
-    within `grace` seconds.
-    Cancelled waiters are skipped."""
+    within `grace` seconds. Cancelled waiters are skipped."""
 
     def __init__(self, grace: float = ANSWER_GRACE_S) -> None:
         self._grace = grace
